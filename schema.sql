@@ -1,0 +1,86 @@
+-- taskd database schema: the only source of it, embedded into the binary.
+-- Each "-- migrate: N" section brings a file at user_version N-1 to N; taskd
+-- applies the sections above the file's version in order, in one transaction.
+-- Times are Unix milliseconds (UTC); durations are seconds.
+
+-- migrate: 1
+CREATE TABLE tasks (
+  id                    INTEGER PRIMARY KEY,
+  name                  TEXT    NOT NULL UNIQUE,
+  -- definition
+  command               TEXT    NOT NULL,            -- JSON array of argv strings
+  shell                 INTEGER NOT NULL DEFAULT 0,  -- 1: command[0] runs under /bin/sh -c
+  schedule_kind         TEXT    NOT NULL CHECK (schedule_kind IN ('every', 'cron', 'rrule', 'manual')),
+  schedule_spec         TEXT    NOT NULL,
+  tz                    TEXT    NOT NULL DEFAULT '',
+  after_finish          INTEGER NOT NULL DEFAULT 0,
+  phase                 INTEGER NOT NULL DEFAULT 0,
+  jitter                INTEGER NOT NULL DEFAULT 0,
+  timeout               INTEGER,                     -- NULL: half the interval
+  kill_grace            INTEGER NOT NULL DEFAULT 10,
+  tolerance             INTEGER,                     -- NULL: 10 % of the interval
+  retry                 TEXT    NOT NULL DEFAULT '[0,60,300,900,1800,3600]',
+  permanent_exit        TEXT    NOT NULL DEFAULT '[78]',
+  overlap               TEXT    NOT NULL DEFAULT 'skip' CHECK (overlap IN ('skip', 'queue', 'replace')),
+  owner                 TEXT    NOT NULL DEFAULT '',
+  group_name            TEXT    NOT NULL DEFAULT '',
+  priority              INTEGER NOT NULL DEFAULT 0,
+  cwd                   TEXT    NOT NULL DEFAULT '',
+  env                   TEXT    NOT NULL DEFAULT '[]', -- JSON array of [name, value]
+  -- state
+  next_run_at           INTEGER,
+  last_run_at           INTEGER,
+  last_finished_at      INTEGER,
+  last_status           TEXT,
+  attempt_no            INTEGER NOT NULL DEFAULT 0,
+  attempt_uid           TEXT    NOT NULL DEFAULT '',
+  attempt_started_at    INTEGER,
+  attempt_timeout_at    INTEGER,
+  run_index             INTEGER NOT NULL DEFAULT 0,
+  disabled_until_update INTEGER NOT NULL DEFAULT 0,
+  disabled_reason       TEXT    NOT NULL DEFAULT '',
+  paused                INTEGER NOT NULL DEFAULT 0,
+  accounted_until       INTEGER,
+  state_blob            BLOB    NOT NULL DEFAULT x'', -- the child's $TASKD_STATE file, kept between runs
+  created_at            INTEGER NOT NULL,
+  updated_at            INTEGER NOT NULL
+);
+
+-- The tick reads only the tasks that can be due: O(due + log n).
+CREATE INDEX tasks_due ON tasks (next_run_at)
+  WHERE next_run_at IS NOT NULL AND paused = 0 AND disabled_until_update = 0;
+CREATE INDEX tasks_owner ON tasks (owner) WHERE owner <> '';
+CREATE INDEX tasks_group ON tasks (group_name) WHERE group_name <> '';
+
+CREATE TABLE runs (
+  id                INTEGER PRIMARY KEY,
+  task_id           INTEGER NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+  status            TEXT    NOT NULL CHECK (status IN ('queued', 'running', 'succeeded', 'failed',
+                                                       'timed_out', 'dropped', 'skipped', 'lost')),
+  trigger           TEXT    NOT NULL CHECK (trigger IN ('schedule', 'retry', 'manual')),
+  priority          INTEGER NOT NULL DEFAULT 0,
+  scheduled_at      INTEGER NOT NULL,
+  enqueued_at       INTEGER NOT NULL,
+  started_at        INTEGER,
+  finished_at       INTEGER,
+  deadline_at       INTEGER,
+  exit_code         INTEGER,
+  signal            INTEGER,
+  attempt_no        INTEGER NOT NULL DEFAULT 0,
+  attempt_uid       TEXT    NOT NULL DEFAULT '',
+  run_index         INTEGER NOT NULL DEFAULT 0,
+  reason            TEXT    NOT NULL DEFAULT '',
+  output            BLOB    NOT NULL DEFAULT x'',
+  output_truncated  INTEGER NOT NULL DEFAULT 0,
+  worker_host       TEXT    NOT NULL DEFAULT '',
+  worker_pid        INTEGER,
+  worker_started_at INTEGER,                         -- the worker process's start time, to tell pid reuse
+  child_pid         INTEGER,
+  lease_expires_at  INTEGER
+);
+
+CREATE INDEX runs_task ON runs (task_id, id);
+-- Runs not yet finished, by task: the overlap check and the recovery scan.
+CREATE INDEX runs_active ON runs (task_id) WHERE status IN ('queued', 'running');
+-- The claim order: priority first, then first come first served.
+CREATE INDEX runs_queue ON runs (priority DESC, enqueued_at, id) WHERE status = 'queued';

@@ -1,0 +1,56 @@
+#include "cli/app.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+
+namespace taskd::cli {
+namespace {
+
+constexpr const char* description =
+    "taskd keeps periodic tasks and their run history in one SQLite file and runs them\n"
+    "as child processes with a timebox, retries and fencing.";
+
+int report(const core::Error& error) {
+  fmt::print(stderr, "taskd: error: {}\n", error.message);
+  return core::exit_code(error.kind);
+}
+
+}  // namespace
+
+int taskd_main(int argc, char** argv) {
+  Context context;
+  Action action;
+  CLI::App app(description, "taskd");
+  app.set_version_flag("--version", "taskd " TASKD_VERSION);
+  app.add_option("--db", context.db_option, "Database file (default: $TASKD_DB, else $XDG_STATE_HOME/taskd/taskd.db)");
+  app.add_flag("--json", context.json, "Print data as JSON");
+  app.require_subcommand(1);
+  app.fallthrough();
+  add_add_command(app, context, action);
+  add_task_commands(app, context, action);
+  add_history_commands(app, context, action);
+  add_run_once_command(app, context, action);
+  for (auto* command : app.get_subcommands({})) command->fallthrough();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", e.what());
+    return core::exit_code(core::ErrorKind::usage);
+  }
+  try {
+    auto done = action();
+    return done ? 0 : report(done.error());
+  } catch (const std::exception& e) {
+    return report({core::ErrorKind::internal, e.what()});
+  }
+}
+
+}  // namespace taskd::cli

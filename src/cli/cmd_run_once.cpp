@@ -1,0 +1,57 @@
+#include <fmt/format.h>
+#include <memory>
+#include <thread>
+
+#include "cli/context.hpp"
+#include "sched/tick.hpp"
+#include "sched/worker.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct RunOnceOptions {
+  int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string max_time;
+};
+
+bool is_failure(core::RunStatus status) {
+  return status == core::RunStatus::failed || status == core::RunStatus::timed_out || status == core::RunStatus::lost;
+}
+
+Result<void> run_once(const Context& context, const RunOnceOptions& options) {
+  if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
+  auto max_time = optional_duration(options.max_time, "--max-time");
+  if (!max_time) return std::unexpected(max_time.error());
+  auto db = context.open_db();
+  if (!db) return std::unexpected(db.error());
+  if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
+  core::Time started = context.clock.now();
+  if (auto ticked = sched::enqueue_due(*db, started); !ticked) return std::unexpected(ticked.error());
+  sched::WorkerOptions worker;
+  worker.concurrency = options.concurrency;
+  if (*max_time) worker.claim_until = started + **max_time;
+  auto reports = sched::work_until_idle(*db, context.clock, worker);
+  if (!reports) return std::unexpected(reports.error());
+  // Silent when all went well, as cron mails any output.
+  for (const auto& report : *reports) {
+    if (is_failure(report.status))
+      fmt::print("taskd: {} run {} {}: {}\n", report.task, report.run_id, core::to_string(report.status), report.reason);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_run_once_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<RunOnceOptions>();
+  auto* command = app.add_subcommand("run-once", "One tick: queue what is due, run it, wait for it, exit");
+  command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
+  command->add_option("--max-time", options->max_time, "Stop starting new runs after DUR");
+  command->callback([&context, &action, options] { action = [&context, options] { return run_once(context, *options); }; });
+}
+
+}  // namespace taskd::cli

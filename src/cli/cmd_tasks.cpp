@@ -1,0 +1,188 @@
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/format.hpp"
+#include "cli/json.hpp"
+#include "core/policy.hpp"
+#include "store/runs.hpp"
+#include "store/tasks.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct Selection {
+  std::vector<std::string> names;
+  std::string owner;
+  std::string group;
+};
+
+// The tasks a command names: by name (every one must exist), or all of an
+// owner or a group.
+Result<std::vector<core::Task>> select_tasks(store::Database& db, const Selection& selection, std::string_view verb) {
+  bool by_filter = !selection.owner.empty() || !selection.group.empty();
+  if (by_filter == !selection.names.empty())
+    return fail(ErrorKind::usage, fmt::format("{}: name the tasks, or give {}", verb,
+                                              verb == "rm" ? "--owner OWNER" : "--group GROUP"));
+  if (by_filter) return store::list_tasks(db, {selection.group, selection.owner});
+  std::vector<core::Task> tasks;
+  for (const auto& name : selection.names) {
+    auto task = store::find_task(db, name);
+    if (!task) return std::unexpected(task.error());
+    if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
+    tasks.push_back(std::move(**task));
+  }
+  return tasks;
+}
+
+// Applies `change` to every selected task in one transaction: all or nothing.
+template <class Change>
+Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change) {
+  auto db = context.open_db();
+  if (!db) return std::unexpected(db.error());
+  return store::guarded(*db, [&]() -> Result<void> {
+    store::WriteTransaction tx(*db);
+    auto tasks = select_tasks(*db, selection, verb);
+    if (!tasks) return std::unexpected(tasks.error());
+    core::Time now = context.clock.now();
+    for (const auto& task : *tasks) {
+      if (auto changed = change(*db, task, now); !changed) return changed;
+    }
+    tx.commit();
+    return {};
+  });
+}
+
+Result<void> remove(store::Database& db, const core::Task& task, core::Time) {
+  auto removed = store::remove_task(db, task.id);
+  if (!removed) return std::unexpected(removed.error());
+  return {};
+}
+
+Result<void> pause(store::Database& db, const core::Task& task, core::Time now) {
+  auto state = task.state;
+  state.paused = true;
+  return store::save_state(db, task.id, state, now);
+}
+
+Result<void> resume(store::Database& db, const core::Task& task, core::Time now) {
+  if (!task.state.paused) return {};
+  auto schedule = core::schedule_of(task.definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto decision = core::on_resume(*schedule, task.state, now);
+  if (decision.skipped) {
+    if (auto written = store::insert_skipped_run(db, task.id, *decision.skipped, now); !written) return written;
+  }
+  return store::save_state(db, task.id, decision.state, now);
+}
+
+std::string last_outcome(const core::TaskState& state) {
+  if (!state.last_status) return "-";
+  return std::string(core::to_string(*state.last_status));
+}
+
+Result<void> list(const Context& context, const store::TaskFilter& filter) {
+  auto db = context.open_db();
+  if (!db) return std::unexpected(db.error());
+  auto tasks = store::list_tasks(*db, filter);
+  if (!tasks) return std::unexpected(tasks.error());
+  if (context.json) {
+    Json out = Json::array();
+    for (const auto& task : *tasks) out.push_back(task_json(task));
+    print_json(out);
+    return {};
+  }
+  core::Time now = context.clock.now();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& task : *tasks) {
+    rows.push_back({task.definition.name, describe_schedule(task.definition), relative_time(task.state.next_run_at, now),
+                    last_outcome(task.state), task_condition(task.state), describe_command(task.definition.command)});
+  }
+  print_table({"NAME", "SCHEDULE", "NEXT", "LAST", "STATE", "COMMAND"}, rows);
+  return {};
+}
+
+std::string optional_time(const std::optional<core::Time>& time, core::Time now) {
+  if (!time) return "-";
+  return fmt::format("{} ({})", core::format_rfc3339(*time), relative_time(time, now));
+}
+
+void print_task(const core::Task& task, core::Time now) {
+  const auto& d = task.definition;
+  const auto& s = task.state;
+  auto schedule = core::schedule_of(d);
+  auto line = [](std::string_view key, const std::string& value) { fmt::print("{:<18}{}\n", key, value); };
+  line("name", d.name);
+  line("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""));
+  line("schedule", describe_schedule(d));
+  line("state", task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : ""));
+  line("next run", optional_time(s.next_run_at, now));
+  line("last run", optional_time(s.last_run_at, now));
+  line("last status", last_outcome(s));
+  line("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index));
+  if (schedule) line("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)));
+  line("kill grace", core::format_duration(d.kill_grace));
+  std::string ladder;
+  for (auto delay : d.retry) ladder += (ladder.empty() ? "" : ",") + core::format_duration(delay);
+  line("retry", ladder.empty() ? "none" : ladder);
+  if (!d.owner.empty()) line("owner", d.owner);
+  if (!d.group.empty()) line("group", d.group);
+  if (d.priority != 0) line("priority", std::to_string(d.priority));
+  if (!d.cwd.empty()) line("cwd", d.cwd);
+  for (const auto& [name, value] : d.env) line("env", name + "=" + value);
+}
+
+Result<void> show(const Context& context, const std::string& name) {
+  auto db = context.open_db();
+  if (!db) return std::unexpected(db.error());
+  auto task = store::find_task(*db, name);
+  if (!task) return std::unexpected(task.error());
+  if (!*task) return fail(ErrorKind::bad_input, fmt::format("show: no task named \"{}\" (see taskd list)", name));
+  if (context.json) {
+    print_json(task_json(**task));
+  } else {
+    print_task(**task, context.clock.now());
+  }
+  return {};
+}
+
+template <class Change>
+void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
+                        const std::string& description, Change change) {
+  auto selection = std::make_shared<Selection>();
+  auto* command = app.add_subcommand(verb, description);
+  command->add_option("names", selection->names, "Task names");
+  if (verb == "rm") {
+    command->add_option("--owner", selection->owner, "Every task this owner created");
+  } else {
+    command->add_option("--group", selection->group, "Every task of this group");
+  }
+  command->callback([&context, &action, selection, verb, change] {
+    action = [&context, selection, verb, change] { return change_tasks(context, *selection, verb, change); };
+  });
+}
+
+}  // namespace
+
+void add_task_commands(CLI::App& app, Context& context, Action& action) {
+  auto filter = std::make_shared<store::TaskFilter>();
+  auto* list_command = app.add_subcommand("list", "List tasks");
+  list_command->add_option("--group", filter->group, "Only this group");
+  list_command->add_option("--owner", filter->owner, "Only this owner's tasks");
+  list_command->callback([&context, &action, filter] { action = [&context, filter] { return list(context, *filter); }; });
+
+  auto name = std::make_shared<std::string>();
+  auto* show_command = app.add_subcommand("show", "Show one task: definition and state");
+  show_command->add_option("name", *name, "Task name")->required();
+  show_command->callback([&context, &action, name] { action = [&context, name] { return show(context, *name); }; });
+
+  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove);
+  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", pause);
+  add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot", resume);
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,41 @@
+#pragma once
+// What every command shares: the global options, the clock, and the way to
+// open the database.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/duration.hpp"
+#include "core/error.hpp"
+#include "sched/clock.hpp"
+#include "store/database.hpp"
+
+namespace taskd::cli {
+
+struct Context {
+  std::string db_option;  // --db
+  bool json = false;      // --json
+  sched::SystemClock clock;
+
+  std::filesystem::path db_path() const;
+  core::Result<store::Database> open_db() const;
+};
+
+// The work a parsed command will do; set by the command's CLI11 callback and
+// run after parsing, so its errors map to exit codes in one place.
+using Action = std::function<core::Result<void>()>;
+
+// --db > $TASKD_DB > $XDG_STATE_HOME/taskd/taskd.db > ~/.local/state/taskd/taskd.db
+std::filesystem::path default_db_path(const std::string& db_option);
+
+void add_add_command(CLI::App& app, Context& context, Action& action);
+void add_task_commands(CLI::App& app, Context& context, Action& action);
+void add_history_commands(CLI::App& app, Context& context, Action& action);
+void add_run_once_command(CLI::App& app, Context& context, Action& action);
+
+// Parses an optional duration option; `option` names it in the error.
+core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option);
+
+}  // namespace taskd::cli

@@ -1,0 +1,101 @@
+#include "cli/json.hpp"
+
+#include <fmt/format.h>
+
+#include "core/policy.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::Precision;
+
+Json time_json(const std::optional<core::Time>& time, Precision precision = Precision::seconds) {
+  return time ? Json(core::format_rfc3339(*time, precision)) : Json(nullptr);
+}
+
+Json seconds_json(const std::optional<core::Seconds>& seconds) {
+  return seconds ? Json(seconds->count()) : Json(nullptr);
+}
+
+Json definition_json(const core::TaskDefinition& d) {
+  Json out;
+  out["name"] = d.name;
+  out["command"] = d.command.shell ? Json(d.command.argv.empty() ? "" : d.command.argv.front()) : Json(d.command.argv);
+  out["shell"] = d.command.shell;
+  out["schedule"] = {{"kind", core::to_string(d.schedule_kind)}, {"spec", d.schedule_spec}};
+  out["tz"] = d.tz;
+  out["after_finish"] = d.after_finish;
+  out["phase"] = d.phase.count();
+  out["jitter"] = d.jitter.count();
+  std::optional<core::Seconds> timeout = d.timeout;
+  std::optional<core::Seconds> tolerance = d.tolerance;
+  if (auto schedule = core::schedule_of(d)) {
+    auto epoch = core::Time{};
+    timeout = core::effective_timeout(d, *schedule, epoch);
+    if (auto interval = core::interval_around(*schedule, epoch)) tolerance = core::effective_tolerance(d, *interval);
+  }
+  out["timeout"] = seconds_json(timeout);
+  out["kill_grace"] = d.kill_grace.count();
+  out["tolerance"] = seconds_json(tolerance);
+  Json retry = Json::array();
+  for (auto delay : d.retry) retry.push_back(delay.count());
+  out["retry"] = retry;
+  out["permanent_exit"] = d.permanent_exit;
+  out["overlap"] = core::to_string(d.overlap);
+  out["owner"] = d.owner;
+  out["group"] = d.group;
+  out["priority"] = d.priority;
+  out["cwd"] = d.cwd;
+  Json env = Json::object();
+  for (const auto& [name, value] : d.env) env[name] = value;
+  out["env"] = env;
+  return out;
+}
+
+}  // namespace
+
+Json task_json(const core::Task& task) {
+  Json out = definition_json(task.definition);
+  const auto& s = task.state;
+  out["next_run_at"] = time_json(s.next_run_at);
+  out["last_run_at"] = time_json(s.last_run_at, Precision::milliseconds);
+  out["last_finished_at"] = time_json(s.last_finished_at, Precision::milliseconds);
+  out["last_status"] = s.last_status ? Json(core::to_string(*s.last_status)) : Json(nullptr);
+  out["attempt_no"] = s.attempt_no;
+  out["attempt_uid"] = s.attempt_uid.empty() ? Json(nullptr) : Json(s.attempt_uid);
+  out["attempt_started_at"] = time_json(s.attempt_started_at, Precision::milliseconds);
+  out["attempt_timeout_at"] = time_json(s.attempt_timeout_at, Precision::milliseconds);
+  out["run_index"] = s.run_index;
+  out["disabled_until_update"] = s.disabled_until_update;
+  out["disabled_reason"] = s.disabled_reason;
+  out["paused"] = s.paused;
+  return out;
+}
+
+Json run_json(const store::RunRecord& run) {
+  Json out;
+  out["id"] = run.id;
+  out["task"] = run.task;
+  out["status"] = core::to_string(run.status);
+  out["scheduled_at"] = time_json(run.scheduled_at);
+  out["enqueued_at"] = time_json(run.enqueued_at, Precision::milliseconds);
+  out["started_at"] = time_json(run.started_at, Precision::milliseconds);
+  out["finished_at"] = time_json(run.finished_at, Precision::milliseconds);
+  out["exit_code"] = run.exit_code ? Json(*run.exit_code) : Json(nullptr);
+  out["signal"] = run.signal ? Json(*run.signal) : Json(nullptr);
+  out["attempt_no"] = run.attempt_no;
+  out["attempt_uid"] = run.attempt_uid.empty() ? Json(nullptr) : Json(run.attempt_uid);
+  out["run_index"] = run.run_index;
+  out["reason"] = run.reason;
+  out["trigger"] = core::to_string(run.trigger);
+  out["duration"] = run.started_at && run.finished_at
+                        ? Json(std::chrono::duration<double>(*run.finished_at - *run.started_at).count())
+                        : Json(nullptr);
+  out["output_bytes"] = run.output_bytes;
+  out["output_truncated"] = run.output_truncated;
+  return out;
+}
+
+void print_json(const Json& document) { fmt::print("{}\n", document.dump(2)); }
+
+}  // namespace taskd::cli

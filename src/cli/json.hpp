@@ -1,0 +1,19 @@
+#pragma once
+// The --json shapes of SPEC.md: tasks and runs with its field names, times in
+// RFC 3339 UTC, durations in seconds.
+#include <nlohmann/json.hpp>
+
+#include "core/task.hpp"
+#include "store/runs.hpp"
+
+namespace taskd::cli {
+
+using Json = nlohmann::ordered_json;
+
+Json task_json(const core::Task& task);
+Json run_json(const store::RunRecord& run);
+
+// Prints a JSON document and a newline.
+void print_json(const Json& document);
+
+}  // namespace taskd::cli

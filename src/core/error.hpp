@@ -1,0 +1,38 @@
+#pragma once
+// Errors are values inside taskd; main maps their kind to an exit code.
+#include <expected>
+#include <string>
+
+namespace taskd::core {
+
+enum class ErrorKind {
+  usage,        // the command line is wrong (exit 2)
+  bad_input,    // a malformed schedule, duration, file or name (exit 65)
+  unavailable,  // the database is locked, unreadable or unsafe (exit 69)
+  internal,     // a bug or an unexpected system failure (exit 70)
+};
+
+struct Error {
+  ErrorKind kind;
+  std::string message;
+};
+
+template <class T>
+using Result = std::expected<T, Error>;
+
+inline std::unexpected<Error> fail(ErrorKind kind, std::string message) {
+  return std::unexpected(Error{kind, std::move(message)});
+}
+
+// The process exit code SPEC.md assigns to an error kind.
+constexpr int exit_code(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage: return 2;
+    case ErrorKind::bad_input: return 65;
+    case ErrorKind::unavailable: return 69;
+    case ErrorKind::internal: return 70;
+  }
+  return 70;
+}
+
+}  // namespace taskd::core

@@ -1,0 +1,201 @@
+#include "core/policy.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace taskd::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Grid slots in (accounted_until, now] that will not run get one SKIPPED row.
+std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskState& state, Time now,
+                                              std::string_view why) {
+  if (!has_slot_grid(schedule) || !state.accounted_until) return std::nullopt;
+  auto last = last_slot_at_or_before(schedule, now);
+  auto count = count_slots_between(schedule, *state.accounted_until, now);
+  if (!last || count <= 0) return std::nullopt;
+  auto first = next_slot_after(schedule, *state.accounted_until).value_or(*last);
+  state.accounted_until = *last;
+  auto reason = count == 1 ? fmt::format("slot {} skipped: {}", format_rfc3339(first), why)
+                           : fmt::format("{} slots from {} to {} skipped: {}", count, format_rfc3339(first),
+                                         format_rfc3339(*last), why);
+  return SkippedSlots{count, first, *last, std::move(reason)};
+}
+
+Time next_planned_after(const Schedule& schedule, Time t, const std::optional<Time>& fallback) {
+  auto next = next_slot_after(schedule, t);
+  return next ? *next : fallback.value_or(t);
+}
+
+std::string disabled_reason(const TaskDefinition& definition, int attempts, const std::string& last_reason) {
+  return fmt::format("Cannot run {} after {} attempt(s): {}", definition.name, attempts, last_reason);
+}
+
+// Seed 003: a retry that would start at or after the next planned slot, or
+// run past it, is replaced by that slot, so the plan keeps its timing.
+Time retry_time(const TaskDefinition& definition, const Schedule& schedule, Time now, Seconds delay) {
+  Time retry_at = now + delay;
+  auto planned = next_slot_after(schedule, now);
+  if (!planned) return retry_at;
+  Time retry_deadline = retry_at + effective_timeout(definition, schedule, retry_at);
+  return (retry_at >= *planned || retry_deadline > *planned) ? *planned : retry_at;
+}
+
+bool is_fixed_delay(const Schedule& schedule) {
+  const auto* every = std::get_if<Every>(&schedule);
+  return every && every->after_finish;
+}
+
+}  // namespace
+
+Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot) {
+  if (definition.timeout) return *definition.timeout;
+  auto interval = interval_around(schedule, slot);
+  if (!interval) return 1h;
+  return std::max(Seconds{1}, *interval / 2);
+}
+
+Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval) {
+  return definition.tolerance.value_or(interval / 10);
+}
+
+TaskState on_create(const Schedule& schedule, Time now, bool start_now) {
+  TaskState state;
+  state.accounted_until = now;
+  state.next_run_at = start_now ? std::optional<Time>(now) : next_slot_after(schedule, now);
+  return state;
+}
+
+EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                           bool run_active) {
+  EnqueueDecision decision;
+  Time due = state.next_run_at.value_or(now);
+  decision.trigger = state.attempt_no > 0 ? Trigger::retry : Trigger::schedule;
+  bool skip = run_active && definition.overlap == Overlap::skip;
+  Time slot = due;
+  if (has_slot_grid(schedule) && state.accounted_until) {
+    auto latest = last_slot_at_or_before(schedule, now);
+    if (latest && *latest > *state.accounted_until && *latest > due) slot = *latest;
+    // Every due slot but the one served is missed: the machine was off or no
+    // scheduler ran (anacron, systemd Persistent=true: run once, not N times).
+    if (!skip) {
+      TaskState before_latest = state;
+      decision.skipped = account_due_slots(schedule, before_latest, slot - 1ms, "missed while no scheduler ran");
+    }
+  }
+  if (skip) {
+    decision.skipped = account_due_slots(schedule, state, now, "a run of this task was still queued or running");
+    if (!decision.skipped)
+      decision.skipped = SkippedSlots{1, slot, slot,
+                                      fmt::format("slot {} skipped: a run of this task was still queued or running",
+                                                  format_rfc3339(slot))};
+  } else {
+    decision.run_slot = slot;
+    if (has_slot_grid(schedule)) state.accounted_until = std::max(state.accounted_until.value_or(slot), slot);
+  }
+  if (is_fixed_delay(schedule)) {
+    // The next start is set when this run starts and finishes; until then the
+    // task is not due again.
+    state.next_run_at = std::nullopt;
+  } else {
+    state.next_run_at = next_slot_after(schedule, now);
+  }
+  decision.state = std::move(state);
+  return decision;
+}
+
+std::optional<std::string> drop_reason(const TaskDefinition& definition, const Schedule& schedule,
+                                       const TaskState& state, Trigger trigger, Time now) {
+  // Retries and manual runs come sooner than the plan on purpose.
+  if (trigger != Trigger::schedule || !state.last_run_at) return std::nullopt;
+  auto interval = interval_around(schedule, now);
+  if (!interval) return std::nullopt;
+  auto tolerance = effective_tolerance(definition, *interval);
+  Time earliest = *state.last_run_at + *interval - tolerance;
+  if (now >= earliest) return std::nullopt;
+  return fmt::format("dropped: started {} ago, sooner than interval {} - tolerance {} (last run {})",
+                     format_duration(std::chrono::floor<Seconds>(now - *state.last_run_at)),
+                     format_duration(*interval), format_duration(tolerance), format_rfc3339(*state.last_run_at));
+}
+
+StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                       std::string attempt_uid) {
+  StartDecision decision;
+  decision.skipped = account_due_slots(schedule, state, now, "came due before the previous run started");
+  Time deadline = now + effective_timeout(definition, schedule, now);
+  state.last_run_at = now;
+  state.attempt_no += 1;
+  state.attempt_uid = std::move(attempt_uid);
+  state.attempt_started_at = now;
+  state.attempt_timeout_at = deadline;
+  state.run_index += 1;
+  if (is_fixed_delay(schedule)) {
+    // A safety net the finish overwrites, so a crashed worker never strands it.
+    state.next_run_at = deadline + std::get<Every>(schedule).interval;
+  } else {
+    state.next_run_at = next_planned_after(schedule, deadline, state.next_run_at);
+  }
+  decision.deadline = deadline;
+  decision.state = std::move(state);
+  return decision;
+}
+
+FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                         AttemptOutcome outcome, const std::string& reason) {
+  FinishDecision decision;
+  decision.skipped = account_due_slots(schedule, state, now, "came due while the previous run was running");
+  state.last_finished_at = now;
+  state.last_status = run_status_of(outcome);
+  state.attempt_uid.clear();
+  state.attempt_started_at.reset();
+  state.attempt_timeout_at.reset();
+  auto next_planned = [&]() -> std::optional<Time> {
+    if (is_fixed_delay(schedule)) return now + std::get<Every>(schedule).interval;
+    return next_slot_after(schedule, now);
+  };
+  if (outcome == AttemptOutcome::succeeded) {
+    state.attempt_no = 0;
+    state.next_run_at = next_planned();
+  } else if (outcome == AttemptOutcome::permanent_failure) {
+    state.disabled_until_update = true;
+    state.disabled_reason = reason;
+    state.next_run_at.reset();
+  } else {
+    auto ladder = definition.retry;
+    if (state.attempt_no > static_cast<int>(ladder.size())) {
+      state.disabled_until_update = true;
+      state.disabled_reason = disabled_reason(definition, state.attempt_no, reason);
+      state.next_run_at.reset();
+    } else if (is_fixed_delay(schedule)) {
+      state.next_run_at = now + ladder[state.attempt_no - 1];
+    } else {
+      state.next_run_at = retry_time(definition, schedule, now, ladder[state.attempt_no - 1]);
+    }
+  }
+  decision.state = std::move(state);
+  return decision;
+}
+
+FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
+  FinishDecision decision;
+  decision.skipped = account_due_slots(schedule, state, now, "the task was paused");
+  state.paused = false;
+  if (has_slot_grid(schedule) && state.next_run_at && *state.next_run_at <= now)
+    state.next_run_at = next_slot_after(schedule, now);
+  decision.state = std::move(state);
+  return decision;
+}
+
+RunStatus run_status_of(AttemptOutcome outcome) {
+  switch (outcome) {
+    case AttemptOutcome::succeeded: return RunStatus::succeeded;
+    case AttemptOutcome::failed:
+    case AttemptOutcome::permanent_failure: return RunStatus::failed;
+    case AttemptOutcome::timed_out: return RunStatus::timed_out;
+    case AttemptOutcome::lost: return RunStatus::lost;
+  }
+  return RunStatus::failed;
+}
+
+}  // namespace taskd::core

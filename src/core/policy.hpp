@@ -1,0 +1,78 @@
+#pragma once
+// The task state machine of SPEC.md "Policy" (seeds 003 and 004): each
+// transition takes a task, its state and `now`, and returns the new state
+// and what history must record. The store writes it; nothing here does I/O.
+#include <optional>
+#include <string>
+
+#include "core/task.hpp"
+
+namespace taskd::core {
+
+// Planned slots that came due and will not run: one SKIPPED row in history.
+struct SkippedSlots {
+  std::int64_t count = 0;
+  Time first;
+  Time last;
+  std::string reason;
+};
+
+// What a tick does with a task whose next_run_at has come.
+struct EnqueueDecision {
+  TaskState state;
+  std::optional<Time> run_slot;  // the slot a new QUEUED run serves; none when skipped
+  Trigger trigger = Trigger::schedule;
+  std::optional<SkippedSlots> skipped;
+};
+
+// The outcome of an attempt, as the worker observed it.
+// `permanent_failure`: the exit code is in permanent_exit; the task is
+// disabled at once, with the child's own reason.
+enum class AttemptOutcome { succeeded, failed, permanent_failure, timed_out, lost };
+
+// The timebox of a run serving `slot`: --timeout, else half the interval
+// (nuntium's interval / 2), at least one second; one hour with no interval.
+Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot);
+
+// The drop-rule tolerance: --tolerance, else 10 % of the interval.
+Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval);
+
+// A new task's first state: its first slot after `now` (or `now` itself with
+// start_now).
+TaskState on_create(const Schedule& schedule, Time now, bool start_now);
+
+// The tick found next_run_at <= now. `run_active` says whether the task has a
+// run queued or running; with overlap=skip that turns the slot into SKIPPED.
+EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                           bool run_active);
+
+// The reason a queued run must be DROPPED when claimed at `now`, if any
+// (seed 004: now < last_run_at + interval - tolerance). Only scheduled runs
+// can be dropped.
+std::optional<std::string> drop_reason(const TaskDefinition& definition, const Schedule& schedule,
+                                       const TaskState& state, Trigger trigger, Time now);
+
+// A claimed run starts: new attempt, its deadline, and the next slot after it.
+struct StartDecision {
+  TaskState state;
+  Time deadline;
+  std::optional<SkippedSlots> skipped;
+};
+StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                       std::string attempt_uid);
+
+// An attempt ended. Success resets the attempt count and plans the next slot
+// after now; anything else walks the retry ladder, which yields to the plan.
+struct FinishDecision {
+  TaskState state;
+  std::optional<SkippedSlots> skipped;
+};
+FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                         AttemptOutcome outcome, const std::string& reason);
+
+// The task was resumed: slots that passed while paused are skipped.
+FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);
+
+RunStatus run_status_of(AttemptOutcome outcome);
+
+}  // namespace taskd::core

@@ -1,0 +1,100 @@
+#include "core/task.hpp"
+
+#include <algorithm>
+#include <array>
+#include <fmt/format.h>
+
+namespace taskd::core {
+namespace {
+
+template <class Enum, std::size_t N>
+using Names = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr Names<ScheduleKind, 4> schedule_kind_names{{{ScheduleKind::every, "every"},
+                                                      {ScheduleKind::cron, "cron"},
+                                                      {ScheduleKind::rrule, "rrule"},
+                                                      {ScheduleKind::manual, "manual"}}};
+constexpr Names<Overlap, 3> overlap_names{{{Overlap::skip, "skip"}, {Overlap::queue, "queue"}, {Overlap::replace, "replace"}}};
+constexpr Names<RunStatus, 8> run_status_names{{{RunStatus::queued, "queued"},
+                                                {RunStatus::running, "running"},
+                                                {RunStatus::succeeded, "succeeded"},
+                                                {RunStatus::failed, "failed"},
+                                                {RunStatus::timed_out, "timed_out"},
+                                                {RunStatus::dropped, "dropped"},
+                                                {RunStatus::skipped, "skipped"},
+                                                {RunStatus::lost, "lost"}}};
+constexpr Names<Trigger, 3> trigger_names{{{Trigger::schedule, "schedule"}, {Trigger::retry, "retry"}, {Trigger::manual, "manual"}}};
+
+template <class Enum, std::size_t N>
+std::string_view name_of(const Names<Enum, N>& names, Enum value) {
+  for (const auto& [candidate, name] : names) {
+    if (candidate == value) return name;
+  }
+  return "?";
+}
+
+template <class Enum, std::size_t N>
+Result<Enum> parse_name(const Names<Enum, N>& names, std::string_view text, std::string_view what) {
+  std::string choices;
+  for (const auto& [value, name] : names) {
+    if (name == text) return value;
+    choices += choices.empty() ? std::string(name) : fmt::format(", {}", name);
+  }
+  return fail(ErrorKind::bad_input, fmt::format("unknown {} \"{}\" (expected one of: {})", what, text, choices));
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("._:@/-").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string_view to_string(ScheduleKind kind) { return name_of(schedule_kind_names, kind); }
+std::string_view to_string(Overlap overlap) { return name_of(overlap_names, overlap); }
+std::string_view to_string(RunStatus status) { return name_of(run_status_names, status); }
+std::string_view to_string(Trigger trigger) { return name_of(trigger_names, trigger); }
+Result<ScheduleKind> parse_schedule_kind(std::string_view text) {
+  return parse_name(schedule_kind_names, text, "schedule kind");
+}
+Result<Overlap> parse_overlap(std::string_view text) { return parse_name(overlap_names, text, "overlap mode"); }
+Result<RunStatus> parse_run_status(std::string_view text) { return parse_name(run_status_names, text, "run status"); }
+Result<Trigger> parse_trigger(std::string_view text) { return parse_name(trigger_names, text, "trigger"); }
+
+std::vector<Seconds> default_retry_ladder() {
+  using namespace std::chrono_literals;
+  return {0s, 1min, 5min, 15min, 30min, 1h};
+}
+
+Result<std::string> validate_task_name(std::string_view name) {
+  if (name.empty()) return fail(ErrorKind::bad_input, "invalid task name \"\": it is empty");
+  if (name.size() > 128)
+    return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}…\": longer than 128 characters", name.substr(0, 20)));
+  auto bad = std::find_if_not(name.begin(), name.end(), is_name_char);
+  if (bad != name.end())
+    return fail(ErrorKind::bad_input,
+                fmt::format("invalid task name \"{}\": character {} ('{}') is not a letter, digit or one of ._:@/-", name,
+                            bad - name.begin() + 1, *bad));
+  if (name.front() == '-')
+    return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}\": it must not start with '-'", name));
+  return std::string(name);
+}
+
+Result<Schedule> schedule_of(const TaskDefinition& definition) {
+  switch (definition.schedule_kind) {
+    case ScheduleKind::every: {
+      auto interval = parse_duration(definition.schedule_spec);
+      if (!interval) return std::unexpected(interval.error());
+      if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
+      return Every{*interval, definition.phase, definition.after_finish};
+    }
+    case ScheduleKind::manual: return Manual{};
+    case ScheduleKind::cron:
+    case ScheduleKind::rrule: break;
+  }
+  return fail(ErrorKind::bad_input,
+              fmt::format("task \"{}\": schedule kind {} is not supported by this taskd version", definition.name,
+                          to_string(definition.schedule_kind)));
+}
+
+}  // namespace taskd::core

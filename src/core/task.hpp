@@ -1,0 +1,95 @@
+#pragma once
+// What a task is (its definition), where it stands (its state), and what a
+// run of it left behind. Field names follow SPEC.md.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/duration.hpp"
+#include "core/error.hpp"
+#include "core/schedule.hpp"
+#include "core/time.hpp"
+
+namespace taskd::core {
+
+enum class ScheduleKind { every, cron, rrule, manual };
+enum class Overlap { skip, queue, replace };
+enum class RunStatus { queued, running, succeeded, failed, timed_out, dropped, skipped, lost };
+enum class Trigger { schedule, retry, manual };
+
+std::string_view to_string(ScheduleKind kind);
+std::string_view to_string(Overlap overlap);
+std::string_view to_string(RunStatus status);
+std::string_view to_string(Trigger trigger);
+Result<ScheduleKind> parse_schedule_kind(std::string_view text);
+Result<Overlap> parse_overlap(std::string_view text);
+Result<RunStatus> parse_run_status(std::string_view text);
+Result<Trigger> parse_trigger(std::string_view text);
+
+// An argv vector, or (with `shell`) one string for /bin/sh -c.
+struct Command {
+  std::vector<std::string> argv;
+  bool shell = false;
+};
+
+using EnvVar = std::pair<std::string, std::string>;
+
+struct TaskDefinition {
+  std::string name;
+  Command command;
+  ScheduleKind schedule_kind = ScheduleKind::every;
+  std::string schedule_spec;  // as the user wrote it: "5m", a cron line, an RRULE
+  std::string tz;             // empty: the system zone
+  bool after_finish = false;
+  Seconds phase{0};
+  Seconds jitter{0};
+  std::optional<Seconds> timeout;    // none: half the interval
+  Seconds kill_grace{10};
+  std::optional<Seconds> tolerance;  // none: 10 % of the interval
+  std::vector<Seconds> retry;
+  std::vector<int> permanent_exit{78};
+  Overlap overlap = Overlap::skip;
+  std::string owner;
+  std::string group;
+  int priority = 0;
+  std::string cwd;
+  std::vector<EnvVar> env;
+};
+
+struct TaskState {
+  std::optional<Time> next_run_at;
+  std::optional<Time> last_run_at;  // start of the last attempt
+  std::optional<Time> last_finished_at;
+  std::optional<RunStatus> last_status;
+  int attempt_no = 0;
+  std::string attempt_uid;
+  std::optional<Time> attempt_started_at;
+  std::optional<Time> attempt_timeout_at;
+  std::int64_t run_index = 0;
+  bool disabled_until_update = false;
+  std::string disabled_reason;
+  bool paused = false;
+  // The latest planned slot that already has its row in history; slots after
+  // it that are skipped over get a SKIPPED row, so none disappears silently.
+  std::optional<Time> accounted_until;
+};
+
+struct Task {
+  std::int64_t id = 0;
+  TaskDefinition definition;
+  TaskState state;
+};
+
+// The default retry ladder of SPEC.md: 0s,1m,5m,15m,30m,1h.
+std::vector<Seconds> default_retry_ladder();
+
+// A task name: letters, digits and ._:@/- , 1 to 128 characters.
+Result<std::string> validate_task_name(std::string_view name);
+
+// The schedule a definition describes.
+Result<Schedule> schedule_of(const TaskDefinition& definition);
+
+}  // namespace taskd::core

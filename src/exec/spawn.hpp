@@ -1,0 +1,32 @@
+#pragma once
+// Starting a child process: posix_spawn (glibc uses a vfork-style clone, so
+// the cost does not grow with taskd's size), its own process group, stdin
+// from /dev/null, stdout and stderr into one pipe, nothing else inherited.
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace taskd::exec {
+
+struct SpawnRequest {
+  std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env`
+  std::vector<std::string> env;   // "NAME=value"
+  std::string cwd;                // empty: taskd's own
+};
+
+struct SpawnedChild {
+  pid_t pid;        // also its process group id
+  int output_fd;    // read end of the stdout+stderr pipe, non-blocking, close-on-exec
+};
+
+// Starts the child. A program that cannot be executed (not found, not
+// executable, a bad cwd) is an error whose message says so.
+core::Result<SpawnedChild> spawn_child(const SpawnRequest& request);
+
+// Where argv[0] lives, searched in `path_list` as execvp would; empty when
+// it is nowhere. A name with a '/' is taken as it is.
+std::string find_program(const std::string& name, const std::string& path_list);
+
+}  // namespace taskd::exec

@@ -1,0 +1,174 @@
+#include "exec/supervisor.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace taskd::exec {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Without a pidfd, exits are noticed by polling at this period.
+constexpr auto fallback_poll_period = 20ms;
+
+int open_pidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+  return fd;
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// Reaps the group's orphans that ended (taskd is their subreaper), then asks
+// whether any member is left.
+bool group_exists(pid_t group) {
+  while (::waitpid(-group, nullptr, WNOHANG) > 0) {
+  }
+  return ::kill(-group, 0) == 0 || errno == EPERM;
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Reads whatever the pipe holds now; closes it at end of file.
+void drain(int& fd, OutputBuffer& output) {
+  std::array<char, 65536> buffer;
+  while (fd >= 0) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      output.append(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
+    } else if (n == 0) {
+      close_fd(fd);
+    } else if (errno != EINTR) {
+      if (errno != EAGAIN) close_fd(fd);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+Supervisor::Supervisor() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+Supervisor::~Supervisor() {
+  for (auto& child : children_) {
+    ::kill(-child.pid, SIGKILL);
+    ::waitpid(child.pid, nullptr, 0);
+    close_fd(child.output_fd);
+    close_fd(child.exit_fd);
+  }
+  for (const auto& group : lingering_) ::kill(-group.group, SIGKILL);
+}
+
+core::Result<pid_t> Supervisor::start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) {
+  auto spawned = spawn_child(request);
+  if (!spawned) return std::unexpected(spawned.error());
+  children_.push_back(Child{key, spawned->pid, spawned->output_fd, open_pidfd(spawned->pid),
+                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false,
+                            OutputBuffer(limits.output_limit)});
+  return spawned->pid;
+}
+
+std::vector<ChildResult> Supervisor::wait_for_exits() {
+  while (!children_.empty()) {
+    auto now = std::chrono::steady_clock::now();
+    enforce_deadlines(now);
+    auto ended = reap_exited(now);
+    if (!ended.empty()) return ended;
+    poll_once(now);
+  }
+  return {};
+}
+
+void Supervisor::finish_lingering() {
+  while (!lingering_.empty()) {
+    enforce_deadlines(std::chrono::steady_clock::now());
+    if (!lingering_.empty()) std::this_thread::sleep_for(fallback_poll_period);
+  }
+}
+
+void Supervisor::enforce_deadlines(SteadyTime now) {
+  for (auto& child : children_) {
+    if (!child.terminated && now >= child.deadline) {
+      ::kill(-child.pid, SIGTERM);
+      child.terminated = true;
+    }
+    if (child.terminated && !child.killed && now >= child.deadline + child.kill_grace) {
+      ::kill(-child.pid, SIGKILL);
+      child.killed = true;
+    }
+  }
+  std::erase_if(lingering_, [&](const Lingering& group) {
+    if (!group_exists(group.group)) return true;
+    if (now < group.kill_at) return false;
+    ::kill(-group.group, SIGKILL);
+    return true;
+  });
+}
+
+std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
+  std::vector<ChildResult> ended;
+  std::erase_if(children_, [&](Child& child) {
+    int status = 0;
+    pid_t rc = ::waitpid(child.pid, &status, WNOHANG);
+    if (rc == 0 || (rc < 0 && errno == EINTR)) return false;
+    drain(child.output_fd, child.output);
+    close_fd(child.output_fd);
+    close_fd(child.exit_fd);
+    ChildResult result;
+    result.key = child.key;
+    result.timed_out = child.terminated;
+    if (rc > 0 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (rc > 0 && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    result.output = child.output.contents();
+    result.output_truncated = child.output.truncated();
+    // Like systemd's KillMode=control-group: what the run left in its group
+    // is asked to stop now and killed after the grace.
+    if (group_exists(child.pid)) {
+      ::kill(-child.pid, SIGTERM);
+      lingering_.push_back(Lingering{child.pid, now + child.kill_grace});
+    }
+    ended.push_back(std::move(result));
+    return true;
+  });
+  return ended;
+}
+
+SteadyTime Supervisor::next_action_time() const {
+  auto next = SteadyTime::max();
+  for (const auto& child : children_) {
+    next = std::min(next, child.terminated ? child.deadline + child.kill_grace : child.deadline);
+    if (child.exit_fd < 0) next = std::min(next, std::chrono::steady_clock::now() + fallback_poll_period);
+  }
+  for (const auto& group : lingering_) next = std::min(next, group.kill_at);
+  return next;
+}
+
+void Supervisor::poll_once(SteadyTime now) {
+  std::vector<pollfd> fds;
+  for (const auto& child : children_) {
+    if (child.output_fd >= 0) fds.push_back({child.output_fd, POLLIN, 0});
+    if (child.exit_fd >= 0) fds.push_back({child.exit_fd, POLLIN, 0});
+  }
+  auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_action_time() - now);
+  int timeout_ms = static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, 60'000));
+  if (!lingering_.empty()) timeout_ms = std::min(timeout_ms, static_cast<int>(fallback_poll_period.count()));
+  ::poll(fds.data(), fds.size(), timeout_ms);
+  for (auto& child : children_) drain(child.output_fd, child.output);
+}
+
+}  // namespace taskd::exec

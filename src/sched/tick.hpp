@@ -1,0 +1,18 @@
+#pragma once
+// The tick: every task whose next_run_at has come gets one QUEUED run (or a
+// SKIPPED row), and its next_run_at moves to the next planned slot.
+#include "core/time.hpp"
+#include "store/database.hpp"
+
+namespace taskd::sched {
+
+struct TickResult {
+  int enqueued = 0;
+  int skipped = 0;
+};
+
+// Enqueues what is due at `now`, in short transactions of at most `batch`
+// tasks each, so other processes are never locked out for long.
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500);
+
+}  // namespace taskd::sched

@@ -1,0 +1,301 @@
+#include "sched/worker.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <random>
+#include <unistd.h>
+
+#include "core/policy.hpp"
+#include "exec/process_identity.hpp"
+#include "exec/run_files.hpp"
+#include "exec/supervisor.hpp"
+#include "store/runs.hpp"
+#include "store/tasks.hpp"
+
+extern char** environ;
+
+namespace taskd::sched {
+namespace {
+
+using core::Result;
+using core::Time;
+
+// A run this worker has claimed: the task as it was at the claim, the
+// attempt's token and deadline.
+struct Claimed {
+  store::RunRecord run;
+  core::Task task;
+  std::string attempt_uid;
+  Time deadline;
+};
+
+struct InFlight {
+  Claimed claimed;
+  exec::RunFiles files;
+};
+
+// What a child's ending means for the policy, and the words for history.
+struct Verdict {
+  core::AttemptOutcome outcome;
+  std::string reason;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+};
+
+std::string signal_name(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return abbrev ? fmt::format("SIG{}", abbrev) : fmt::format("signal {}", signal);
+}
+
+std::string joined(std::string_view head, const std::string& detail) {
+  return detail.empty() ? std::string(head) : fmt::format("{}: {}", head, detail);
+}
+
+Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std::string& status_line) {
+  const auto& definition = claimed.task.definition;
+  Time started = claimed.task.state.attempt_started_at.value_or(claimed.deadline);
+  std::string detail = status_line.empty() ? exec::last_line(result.output) : status_line;
+  Verdict verdict{core::AttemptOutcome::failed, "", std::nullopt, std::nullopt};
+  if (result.exit_code >= 0) verdict.exit_code = result.exit_code;
+  if (result.signal > 0) verdict.signal = result.signal;
+  if (result.timed_out) {
+    verdict.outcome = core::AttemptOutcome::timed_out;
+    verdict.reason = fmt::format("timed out after {} ({} sent to the process group)",
+                                 core::format_duration(std::chrono::round<core::Seconds>(claimed.deadline - started)),
+                                 result.signal == SIGKILL ? "SIGTERM, then SIGKILL" : "SIGTERM");
+  } else if (result.exit_code == 0) {
+    verdict.outcome = core::AttemptOutcome::succeeded;
+    verdict.reason = status_line;
+  } else if (result.signal > 0) {
+    verdict.reason = joined(fmt::format("killed by {}", signal_name(result.signal)), detail);
+  } else if (std::ranges::find(definition.permanent_exit, result.exit_code) != definition.permanent_exit.end()) {
+    verdict.outcome = core::AttemptOutcome::permanent_failure;
+    verdict.reason = detail.empty() ? fmt::format("exit code {} (a permanent failure)", result.exit_code) : detail;
+  } else {
+    verdict.reason = joined(fmt::format("exit code {}", result.exit_code), detail);
+  }
+  return verdict;
+}
+
+std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files) {
+  const auto& definition = claimed.task.definition;
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string_view text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string_view::npos) variables[std::string(text.substr(0, equals))] = text.substr(equals + 1);
+  }
+  for (const auto& [name, value] : definition.env) variables[name] = value;
+  const auto& state = claimed.task.state;
+  variables["TASKD_TASK"] = definition.name;
+  variables["TASKD_RUN_ID"] = std::to_string(claimed.run.id);
+  variables["TASKD_ATTEMPT_UID"] = claimed.attempt_uid;
+  variables["TASKD_ATTEMPT_NO"] = std::to_string(state.attempt_no);
+  variables["TASKD_RUN_INDEX"] = std::to_string(state.run_index);
+  variables["TASKD_SCHEDULED_AT"] = core::format_rfc3339(claimed.run.scheduled_at);
+  variables["TASKD_DEADLINE"] = std::to_string(std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count());
+  variables["TASKD_STATE"] = files.state_path();
+  variables["TASKD_STATUS"] = files.status_path();
+  std::vector<std::string> env;
+  env.reserve(variables.size());
+  for (const auto& [name, value] : variables) env.push_back(name + "=" + value);
+  return env;
+}
+
+std::vector<std::string> child_argv(const core::Command& command) {
+  if (!command.shell) return command.argv;
+  return {"/bin/sh", "-c", command.argv.empty() ? std::string() : command.argv.front()};
+}
+
+class Worker {
+ public:
+  Worker(store::Database& db, const Clock& clock, const WorkerOptions& options)
+      : db_(db), clock_(clock), options_(options),
+        identity_{exec::host_name(), ::getpid(), exec::process_start_ticks(::getpid())} {}
+
+  Result<std::vector<RunReport>> run() {
+    while (true) {
+      if (auto filled = fill(); !filled) return std::unexpected(filled.error());
+      if (supervisor_.running() == 0) break;
+      for (const auto& result : supervisor_.wait_for_exits()) {
+        if (auto recorded = record(result); !recorded) return std::unexpected(recorded.error());
+      }
+    }
+    supervisor_.finish_lingering();
+    return std::move(reports_);
+  }
+
+ private:
+  bool may_claim() const { return !options_.claim_until || clock_.now() < *options_.claim_until; }
+
+  // Claims and launches runs until every slot is busy or the queue is empty.
+  Result<void> fill() {
+    while (may_claim()) {
+      int free_slots = options_.concurrency - static_cast<int>(supervisor_.running());
+      if (free_slots <= 0) return {};
+      auto batch = claim(free_slots);
+      if (!batch) return std::unexpected(batch.error());
+      if (batch->queued_seen == 0) return {};
+      for (auto& run : batch->claimed) {
+        if (auto launched = launch(std::move(run)); !launched) return launched;
+      }
+    }
+    return {};
+  }
+
+  struct ClaimBatch {
+    std::vector<Claimed> claimed;
+    std::size_t queued_seen = 0;  // claimed, dropped, or taken by another worker
+  };
+
+  // Claims up to `limit` queued runs in one transaction: each is dropped by
+  // the drop rule or becomes a RUNNING attempt with a new token.
+  Result<ClaimBatch> claim(int limit) {
+    return store::guarded(db_, [&]() -> Result<ClaimBatch> {
+      store::WriteTransaction tx(db_);
+      Time now = clock_.now();
+      auto queued = store::next_queued_runs(db_, limit);
+      if (!queued) return std::unexpected(queued.error());
+      ClaimBatch batch{{}, queued->size()};
+      for (const auto& run : *queued) {
+        auto started = start_run(run, now);
+        if (!started) return std::unexpected(started.error());
+        if (*started) batch.claimed.push_back(std::move(**started));
+      }
+      tx.commit();
+      return batch;
+    });
+  }
+
+  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now) {
+    auto found = store::find_task(db_, run.task_id);
+    if (!found) return std::unexpected(found.error());
+    core::Task task = **found;
+    auto schedule = core::schedule_of(task.definition);
+    if (!schedule) return std::unexpected(schedule.error());
+    std::optional<std::string> dropped = core::drop_reason(task.definition, *schedule, task.state, run.trigger, now);
+    if (task.state.disabled_until_update) dropped = "dropped: the task is disabled: " + task.state.disabled_reason;
+    if (dropped) {
+      if (auto marked = store::mark_dropped(db_, run.id, *dropped, now); !marked) return std::unexpected(marked.error());
+      reports_.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
+      return std::optional<Claimed>();
+    }
+    auto decision = core::on_start(task.definition, *schedule, task.state, now, new_attempt_uid());
+    store::StartRecord start{run.id, decision.state.attempt_uid, decision.state.attempt_no, decision.state.run_index,
+                             now, decision.deadline, decision.deadline + task.definition.kill_grace, identity_};
+    auto marked = store::mark_running(db_, start);
+    if (!marked) return std::unexpected(marked.error());
+    if (!*marked) return std::optional<Claimed>();
+    if (auto saved = write_decision(task.id, decision.state, decision.skipped, now); !saved)
+      return std::unexpected(saved.error());
+    task.state = decision.state;
+    return std::optional<Claimed>(Claimed{run, std::move(task), decision.state.attempt_uid, decision.deadline});
+  }
+
+  Result<void> write_decision(std::int64_t task_id, const core::TaskState& state,
+                              const std::optional<core::SkippedSlots>& skipped, Time now) {
+    if (skipped) {
+      if (auto written = store::insert_skipped_run(db_, task_id, *skipped, now); !written) return written;
+    }
+    return store::save_state(db_, task_id, state, now);
+  }
+
+  Result<void> launch(Claimed claimed) {
+    auto blob = store::load_state_blob(db_, claimed.task.id);
+    if (!blob) return std::unexpected(blob.error());
+    auto files = exec::RunFiles::create(*blob);
+    if (!files) return std::unexpected(files.error());
+    const auto& definition = claimed.task.definition;
+    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd};
+    exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
+                             definition.kill_grace, options_.output_limit};
+    auto key = static_cast<std::uint64_t>(claimed.run.id);
+    auto pid = supervisor_.start(key, request, limits);
+    if (!pid) {
+      Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
+      return finish(claimed, verdict, exec::ChildResult{}, *files);
+    }
+    if (auto noted = store::set_child_pid(db_, claimed.run.id, *pid); !noted) return noted;
+    in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
+    return {};
+  }
+
+  Result<void> record(const exec::ChildResult& result) {
+    auto node = in_flight_.extract(result.key);
+    if (node.empty()) return {};
+    auto& flight = node.mapped();
+    const auto& run = flight.claimed;
+    auto verdict = judge(result, run, flight.files.last_status_line());
+    return finish(run, verdict, result, flight.files);
+  }
+
+  // Records an attempt's end: the run row and, if the attempt is still the
+  // task's current one, the task's new state. A stale attempt changes nothing.
+  Result<void> finish(const Claimed& claimed, Verdict verdict, const exec::ChildResult& result,
+                      const exec::RunFiles& files) {
+    auto state_blob = files.read_state(options_.state_limit);
+    if (!state_blob) verdict.reason = joined(verdict.reason, state_blob.error().message);
+    auto status = core::run_status_of(verdict.outcome);
+    auto written = store::guarded(db_, [&]() -> Result<bool> {
+      store::WriteTransaction tx(db_);
+      Time now = clock_.now();
+      store::FinishRecord record{claimed.run.id, claimed.attempt_uid, status, now, verdict.exit_code,
+                                 verdict.signal, verdict.reason, result.output, result.output_truncated};
+      auto finished = store::finish_run(db_, record);
+      if (!finished) return std::unexpected(finished.error());
+      auto current = store::find_task(db_, claimed.task.id);
+      if (!current) return std::unexpected(current.error());
+      bool is_current = *finished && *current && (*current)->state.attempt_uid == claimed.attempt_uid;
+      if (is_current) {
+        auto applied = apply_finish(**current, verdict, state_blob, now);
+        if (!applied) return std::unexpected(applied.error());
+      }
+      tx.commit();
+      return is_current;
+    });
+    if (!written) return std::unexpected(written.error());
+    if (!*written) {
+      verdict.reason = joined("outcome ignored: the attempt is no longer the task's current one", verdict.reason);
+      fmt::print(stderr, "taskd: run {} of {}: {}\n", claimed.run.id, claimed.task.definition.name, verdict.reason);
+    }
+    reports_.push_back({claimed.run.id, claimed.task.definition.name, status, verdict.reason});
+    return {};
+  }
+
+  Result<void> apply_finish(const core::Task& task, const Verdict& verdict, const Result<std::string>& state_blob,
+                            Time now) {
+    auto schedule = core::schedule_of(task.definition);
+    if (!schedule) return std::unexpected(schedule.error());
+    auto decision = core::on_finish(task.definition, *schedule, task.state, now, verdict.outcome, verdict.reason);
+    if (auto saved = write_decision(task.id, decision.state, decision.skipped, now); !saved) return saved;
+    if (state_blob) return store::save_state_blob(db_, task.id, *state_blob);
+    return {};
+  }
+
+  store::Database& db_;
+  const Clock& clock_;
+  WorkerOptions options_;
+  store::WorkerIdentity identity_;
+  exec::Supervisor supervisor_;
+  std::map<std::uint64_t, InFlight> in_flight_;
+  std::vector<RunReport> reports_;
+};
+
+}  // namespace
+
+Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, const WorkerOptions& options) {
+  Worker worker(db, clock, options);
+  return worker.run();
+}
+
+std::string new_attempt_uid() {
+  static std::random_device device;
+  std::uint64_t high = (std::uint64_t{device()} << 32) | device();
+  std::uint64_t low = (std::uint64_t{device()} << 32) | device();
+  return fmt::format("{:016x}{:016x}", high, low);
+}
+
+}  // namespace taskd::sched

@@ -1,0 +1,145 @@
+#include "store/database.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "schema_sql.hpp"
+
+namespace taskd::store {
+namespace {
+
+namespace fs = std::filesystem;
+using core::ErrorKind;
+using core::fail;
+
+// 'task' in ASCII: marks the file as taskd's (PRAGMA application_id).
+constexpr int application_id = 0x7461736b;
+constexpr std::string_view migrate_marker = "-- migrate: ";
+
+struct Migration {
+  int version;
+  std::string_view sql;
+};
+
+std::vector<Migration> migrations() {
+  std::vector<Migration> out;
+  std::string_view rest = taskd_schema_sql;
+  std::size_t at = rest.find(migrate_marker);
+  while (at != std::string_view::npos) {
+    std::size_t number_start = at + migrate_marker.size();
+    int version = 0;
+    std::from_chars(rest.data() + number_start, rest.data() + rest.size(), version);
+    std::size_t body_start = std::min(rest.find('\n', number_start), rest.size());
+    std::size_t next = rest.find(migrate_marker, number_start);
+    out.push_back({version, rest.substr(body_start, next == std::string_view::npos ? next : next - body_start)});
+    at = next;
+  }
+  return out;
+}
+
+std::string mode_string(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
+
+core::Result<void> make_private_directory(const fs::path& dir) {
+  if (dir.empty() || fs::exists(dir)) return {};
+  if (auto parent = make_private_directory(dir.parent_path()); !parent) return parent;
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return fail(ErrorKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
+  return {};
+}
+
+core::Result<void> create_private_file(const fs::path& path) {
+  if (auto dir = make_private_directory(path.parent_path()); !dir) return dir;
+  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0 && errno != EEXIST)
+    return fail(ErrorKind::unavailable, fmt::format("cannot create database {}: {}", path.string(), std::strerror(errno)));
+  if (fd >= 0) ::close(fd);
+  return {};
+}
+
+core::Result<void> check_identity(SQLite::Database& db, const fs::path& path) {
+  int id = db.execAndGet("PRAGMA application_id").getInt();
+  int version = db.execAndGet("PRAGMA user_version").getInt();
+  int tables = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+  if (id != application_id && !(id == 0 && version == 0 && tables == 0))
+    return fail(ErrorKind::unavailable,
+                fmt::format("{} is not a taskd database (it holds other tables); use --db to name another file",
+                            path.string()));
+  if (version > schema_version())
+    return fail(ErrorKind::unavailable,
+                fmt::format("{} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
+                            path.string(), version, schema_version()));
+  return {};
+}
+
+void migrate(SQLite::Database& db) {
+  int version = db.execAndGet("PRAGMA user_version").getInt();
+  if (version == schema_version()) return;
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  version = db.execAndGet("PRAGMA user_version").getInt();  // another process may have won the race
+  for (const auto& step : migrations()) {
+    if (step.version <= version) continue;
+    db.exec(std::string(step.sql));
+    db.exec(fmt::format("PRAGMA user_version = {}", step.version));
+  }
+  db.exec(fmt::format("PRAGMA application_id = {}", application_id));
+  tx.commit();
+}
+
+}  // namespace
+
+int schema_version() { return migrations().back().version; }
+
+core::Error error_from(const SQLite::Exception& e, const fs::path& path) {
+  int code = e.getErrorCode() & 0xff;
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    return {ErrorKind::unavailable, fmt::format("database {} is locked by another process (waited past the busy timeout): {}",
+                                                path.string(), e.what())};
+  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_CANTOPEN || code == SQLITE_PERM ||
+      code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_FULL)
+    return {ErrorKind::unavailable, fmt::format("database {} is unavailable: {}", path.string(), e.what())};
+  return {ErrorKind::internal, fmt::format("database {}: {}", path.string(), e.what())};
+}
+
+core::Result<Database> Database::open(const fs::path& path, const OpenOptions& options) {
+  if (auto created = create_private_file(path); !created) return std::unexpected(created.error());
+  try {
+    auto db = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE,
+                                                 static_cast<int>(options.busy_timeout.count()));
+    if (auto identity = check_identity(*db, path); !identity) return std::unexpected(identity.error());
+    db->exec("PRAGMA journal_mode = WAL");
+    db->exec("PRAGMA synchronous = NORMAL");
+    db->exec("PRAGMA foreign_keys = ON");
+    migrate(*db);
+    return Database(path, std::move(db));
+  } catch (const SQLite::Exception& e) {
+    return std::unexpected(error_from(e, path));
+  }
+}
+
+core::Result<void> check_safe_to_run(const fs::path& path) {
+  for (const fs::path& checked : {path, fs::absolute(path).parent_path()}) {
+    struct stat info {};
+    if (::stat(checked.c_str(), &info) != 0)
+      return fail(ErrorKind::unavailable, fmt::format("cannot check {}: {}", checked.string(), std::strerror(errno)));
+    if (info.st_mode & (S_IWGRP | S_IWOTH))
+      return fail(ErrorKind::unavailable,
+                  fmt::format("refusing to run tasks: {} is writable by group or others (mode {}); whoever can "
+                              "write it can make taskd run any command (fix: chmod go-w {})",
+                              checked.string(), mode_string(info.st_mode), checked.string()));
+    if (info.st_uid != ::getuid() && info.st_uid != 0)
+      return fail(ErrorKind::unavailable,
+                  fmt::format("refusing to run tasks: {} is owned by uid {}, not by you (uid {}) or root",
+                              checked.string(), info.st_uid, ::getuid()));
+  }
+  return {};
+}
+
+}  // namespace taskd::store

@@ -1,0 +1,200 @@
+#include "store/runs.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+
+#include "store/columns.hpp"
+
+namespace taskd::store {
+namespace {
+
+using core::Result;
+using core::Time;
+
+constexpr const char* run_columns =
+    "r.id, r.task_id, t.name, r.status, r.trigger, r.scheduled_at, r.enqueued_at, r.started_at, r.finished_at, "
+    "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
+    "r.output_truncated";
+
+RunRecord run_from_row(SQLite::Statement& row) {
+  RunRecord run;
+  Columns c(row);
+  run.id = c.int64();
+  run.task_id = c.int64();
+  run.task = c.text();
+  run.status = core::parse_run_status(c.text()).value_or(core::RunStatus::failed);
+  run.trigger = core::parse_trigger(c.text()).value_or(core::Trigger::schedule);
+  run.scheduled_at = core::from_unix_ms(c.int64());
+  run.enqueued_at = core::from_unix_ms(c.int64());
+  run.started_at = c.optional_time();
+  run.finished_at = c.optional_time();
+  run.deadline_at = c.optional_time();
+  auto exit_code = c.optional_int64();
+  if (exit_code) run.exit_code = static_cast<int>(*exit_code);
+  auto signal = c.optional_int64();
+  if (signal) run.signal = static_cast<int>(*signal);
+  run.attempt_no = c.int32();
+  run.attempt_uid = c.text();
+  run.run_index = c.int64();
+  run.reason = c.text();
+  run.output_bytes = c.int64();
+  run.output_truncated = c.boolean();
+  return run;
+}
+
+std::vector<RunRecord> runs_from(SQLite::Statement& query) {
+  std::vector<RunRecord> runs;
+  while (query.executeStep()) runs.push_back(run_from_row(query));
+  return runs;
+}
+
+}  // namespace
+
+Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
+                                       Time now) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    SQLite::Statement insert(db.sql(),
+                             "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at) "
+                             "VALUES (?, 'queued', ?, ?, ?, ?)");
+    Binder b(insert);
+    b.int64(task.id);
+    b.text(core::to_string(trigger));
+    b.int64(task.definition.priority);
+    b.time(slot);
+    b.time(now);
+    insert.exec();
+    return db.sql().getLastInsertRowid();
+  });
+}
+
+Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped, Time now) {
+  return guarded(db, [&]() -> Result<void> {
+    SQLite::Statement insert(db.sql(),
+                             "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, finished_at, "
+                             "reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?)");
+    Binder b(insert);
+    b.int64(task_id);
+    b.time(skipped.first);
+    b.time(now);
+    b.time(now);
+    b.text(skipped.reason);
+    insert.exec();
+    return {};
+  });
+}
+
+Result<bool> has_active_run(Database& db, std::int64_t task_id) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement query(db.sql(),
+                            "SELECT EXISTS (SELECT 1 FROM runs WHERE task_id = ? AND status IN ('queued', 'running'))");
+    query.bind(1, task_id);
+    query.executeStep();
+    return query.getColumn(0).getInt() != 0;
+  });
+}
+
+Result<std::vector<RunRecord>> next_queued_runs(Database& db, int limit) {
+  return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                                  "WHERE r.status = 'queued' AND t.paused = 0 "
+                                                  "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?",
+                                                  run_columns));
+    query.bind(1, limit);
+    return runs_from(query);
+  });
+}
+
+Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& reason, Time now) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement update(db.sql(), "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
+                                       "WHERE id = ? AND status = 'queued'");
+    Binder b(update);
+    b.time(now);
+    b.text(reason);
+    b.int64(run_id);
+    return update.exec() == 1;
+  });
+}
+
+Result<bool> mark_running(Database& db, const StartRecord& start) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement update(db.sql(),
+                             "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
+                             "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_pid = ?, "
+                             "worker_started_at = ? WHERE id = ? AND status = 'queued'");
+    Binder b(update);
+    b.text(start.attempt_uid);
+    b.int64(start.attempt_no);
+    b.int64(start.run_index);
+    b.time(start.started_at);
+    b.time(start.deadline_at);
+    b.time(start.lease_expires_at);
+    b.text(start.worker.host);
+    b.int64(start.worker.pid);
+    b.int64(start.worker.started_at);
+    b.int64(start.run_id);
+    return update.exec() == 1;
+  });
+}
+
+Result<void> set_child_pid(Database& db, std::int64_t run_id, pid_t pid) {
+  return guarded(db, [&]() -> Result<void> {
+    SQLite::Statement update(db.sql(), "UPDATE runs SET child_pid = ? WHERE id = ?");
+    update.bind(1, static_cast<std::int64_t>(pid));
+    update.bind(2, static_cast<std::int64_t>(run_id));
+    update.exec();
+    return {};
+  });
+}
+
+Result<bool> finish_run(Database& db, const FinishRecord& finish) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement update(db.sql(),
+                             "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
+                             "output = ?, output_truncated = ?, lease_expires_at = NULL "
+                             "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
+    Binder b(update);
+    b.text(core::to_string(finish.status));
+    b.time(finish.finished_at);
+    b.optional_int(finish.exit_code);
+    b.optional_int(finish.signal);
+    b.text(finish.reason);
+    b.blob(finish.output);
+    b.int64(finish.output_truncated);
+    b.int64(finish.run_id);
+    b.text(finish.attempt_uid);
+    return update.exec() == 1;
+  });
+}
+
+Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit) {
+  return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                                  "WHERE (?1 = 0 OR r.task_id = ?1) ORDER BY r.id DESC LIMIT ?2",
+                                                  run_columns));
+    query.bind(1, static_cast<std::int64_t>(task_id));
+    query.bind(2, limit);
+    return runs_from(query);
+  });
+}
+
+Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id) {
+  return guarded(db, [&]() -> Result<std::optional<RunRecord>> {
+    SQLite::Statement query(
+        db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = ?", run_columns));
+    query.bind(1, static_cast<std::int64_t>(run_id));
+    if (!query.executeStep()) return std::optional<RunRecord>();
+    return std::optional<RunRecord>(run_from_row(query));
+  });
+}
+
+Result<std::string> run_output(Database& db, std::int64_t run_id) {
+  return guarded(db, [&]() -> Result<std::string> {
+    SQLite::Statement query(db.sql(), "SELECT output FROM runs WHERE id = ?");
+    query.bind(1, static_cast<std::int64_t>(run_id));
+    if (!query.executeStep()) return std::string();
+    return query.getColumn(0).getString();
+  });
+}
+
+}  // namespace taskd::store

@@ -1,0 +1,97 @@
+#pragma once
+// Runs in the database: the queue (status queued), the runs in flight
+// (running) and the history (every other status). Every outcome write is
+// conditional on the run's attempt_uid (fencing).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "core/policy.hpp"
+#include "core/task.hpp"
+#include "store/database.hpp"
+
+namespace taskd::store {
+
+struct RunRecord {
+  std::int64_t id = 0;
+  std::int64_t task_id = 0;
+  std::string task;
+  core::RunStatus status = core::RunStatus::queued;
+  core::Trigger trigger = core::Trigger::schedule;
+  core::Time scheduled_at;
+  core::Time enqueued_at;
+  std::optional<core::Time> started_at;
+  std::optional<core::Time> finished_at;
+  std::optional<core::Time> deadline_at;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  int attempt_no = 0;
+  std::string attempt_uid;
+  std::int64_t run_index = 0;
+  std::string reason;
+  std::int64_t output_bytes = 0;
+  bool output_truncated = false;
+};
+
+// Who runs an attempt: enough to tell later whether that process still lives.
+struct WorkerIdentity {
+  std::string host;
+  pid_t pid = 0;
+  std::int64_t started_at = 0;  // the process start time, to tell pid reuse
+};
+
+core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, core::Time slot,
+                                             core::Trigger trigger, core::Time now);
+
+// One SKIPPED row standing for `skipped.count` slots.
+core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped,
+                                      core::Time now);
+
+// Whether the task has a run queued or running.
+core::Result<bool> has_active_run(Database& db, std::int64_t task_id);
+
+// Queued runs of tasks that are not paused, highest priority first, then in
+// the order they were queued.
+core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, int limit);
+
+// QUEUED -> DROPPED; false if the run was no longer queued.
+core::Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& reason, core::Time now);
+
+struct StartRecord {
+  std::int64_t run_id;
+  std::string attempt_uid;
+  int attempt_no;
+  std::int64_t run_index;
+  core::Time started_at;
+  core::Time deadline_at;
+  core::Time lease_expires_at;
+  WorkerIdentity worker;
+};
+// QUEUED -> RUNNING; false if another worker claimed it first.
+core::Result<bool> mark_running(Database& db, const StartRecord& start);
+
+core::Result<void> set_child_pid(Database& db, std::int64_t run_id, pid_t pid);
+
+struct FinishRecord {
+  std::int64_t run_id;
+  std::string attempt_uid;
+  core::RunStatus status;
+  core::Time finished_at;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string reason;
+  std::string output;
+  bool output_truncated = false;
+};
+// RUNNING -> a final status, only for the attempt that is running; false
+// (and nothing written) for a stale attempt_uid.
+core::Result<bool> finish_run(Database& db, const FinishRecord& finish);
+
+// The newest runs first, of one task or (task_id 0) of all.
+core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);
+core::Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id);
+core::Result<std::string> run_output(Database& db, std::int64_t run_id);
+
+}  // namespace taskd::store

@@ -1,0 +1,264 @@
+#include "store/tasks.hpp"
+
+#include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include "store/columns.hpp"
+
+namespace taskd::store {
+namespace {
+
+using core::Result;
+using core::Task;
+using core::Time;
+using nlohmann::json;
+
+constexpr const char* task_columns =
+    "id, name, command, shell, schedule_kind, schedule_spec, tz, after_finish, phase, jitter, timeout, kill_grace, "
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, next_run_at, last_run_at, "
+    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
+    "disabled_until_update, disabled_reason, paused, accounted_until";
+
+json seconds_list(const std::vector<core::Seconds>& values) {
+  json out = json::array();
+  for (auto value : values) out.push_back(value.count());
+  return out;
+}
+
+std::vector<core::Seconds> seconds_from(const std::string& text) {
+  std::vector<core::Seconds> out;
+  for (const auto& value : json::parse(text)) out.emplace_back(value.get<std::int64_t>());
+  return out;
+}
+
+json env_json(const std::vector<core::EnvVar>& env) {
+  json out = json::array();
+  for (const auto& [name, value] : env) out.push_back(json::array({name, value}));
+  return out;
+}
+
+std::vector<core::EnvVar> env_from(const std::string& text) {
+  std::vector<core::EnvVar> out;
+  for (const auto& pair : json::parse(text)) out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+  return out;
+}
+
+Task task_from_row(SQLite::Statement& row) {
+  Task task;
+  auto& d = task.definition;
+  auto& s = task.state;
+  Columns c(row);
+  task.id = c.int64();
+  d.name = c.text();
+  d.command.argv = json::parse(c.text()).get<std::vector<std::string>>();
+  d.command.shell = c.boolean();
+  d.schedule_kind = core::parse_schedule_kind(c.text()).value_or(core::ScheduleKind::manual);
+  d.schedule_spec = c.text();
+  d.tz = c.text();
+  d.after_finish = c.boolean();
+  d.phase = c.seconds();
+  d.jitter = c.seconds();
+  d.timeout = c.optional_seconds();
+  d.kill_grace = c.seconds();
+  d.tolerance = c.optional_seconds();
+  d.retry = seconds_from(c.text());
+  d.permanent_exit = json::parse(c.text()).get<std::vector<int>>();
+  d.overlap = core::parse_overlap(c.text()).value_or(core::Overlap::skip);
+  d.owner = c.text();
+  d.group = c.text();
+  d.priority = c.int32();
+  d.cwd = c.text();
+  d.env = env_from(c.text());
+  s.next_run_at = c.optional_time();
+  s.last_run_at = c.optional_time();
+  s.last_finished_at = c.optional_time();
+  auto status = c.optional_text();
+  if (status) s.last_status = core::parse_run_status(*status).value_or(core::RunStatus::failed);
+  s.attempt_no = c.int32();
+  s.attempt_uid = c.text();
+  s.attempt_started_at = c.optional_time();
+  s.attempt_timeout_at = c.optional_time();
+  s.run_index = c.int64();
+  s.disabled_until_update = c.boolean();
+  s.disabled_reason = c.text();
+  s.paused = c.boolean();
+  s.accounted_until = c.optional_time();
+  return task;
+}
+
+Result<std::vector<Task>> tasks_from(SQLite::Statement& query) {
+  std::vector<Task> tasks;
+  while (query.executeStep()) tasks.push_back(task_from_row(query));
+  return tasks;
+}
+
+Result<std::optional<Task>> first_task(SQLite::Statement& query) {
+  if (!query.executeStep()) return std::optional<Task>();
+  return std::optional<Task>(task_from_row(query));
+}
+
+constexpr const char* state_assignments =
+    "next_run_at = ?, last_run_at = ?, last_finished_at = ?, last_status = ?, attempt_no = ?, attempt_uid = ?, "
+    "attempt_started_at = ?, attempt_timeout_at = ?, run_index = ?, disabled_until_update = ?, disabled_reason = ?, "
+    "paused = ?, accounted_until = ?, updated_at = ?";
+
+void bind_state(Binder& b, const core::TaskState& s, Time now) {
+  b.time(s.next_run_at);
+  b.time(s.last_run_at);
+  b.time(s.last_finished_at);
+  if (s.last_status) {
+    b.text(core::to_string(*s.last_status));
+  } else {
+    b.null();
+  }
+  b.int64(s.attempt_no);
+  b.text(s.attempt_uid);
+  b.time(s.attempt_started_at);
+  b.time(s.attempt_timeout_at);
+  b.int64(s.run_index);
+  b.int64(s.disabled_until_update);
+  b.text(s.disabled_reason);
+  b.int64(s.paused);
+  b.time(s.accounted_until);
+  b.time(now);
+}
+
+}  // namespace
+
+Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    SQLite::Statement insert(db.sql(), fmt::format(
+        "INSERT INTO tasks (name, command, shell, schedule_kind, schedule_spec, tz, after_finish, phase, jitter, "
+        "timeout, kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, "
+        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    Binder b(insert);
+    b.text(d.name);
+    b.text(json(d.command.argv).dump());
+    b.int64(d.command.shell);
+    b.text(core::to_string(d.schedule_kind));
+    b.text(d.schedule_spec);
+    b.text(d.tz);
+    b.int64(d.after_finish);
+    b.seconds(d.phase);
+    b.seconds(d.jitter);
+    b.seconds(d.timeout);
+    b.seconds(d.kill_grace);
+    b.seconds(d.tolerance);
+    b.text(seconds_list(d.retry).dump());
+    b.text(json(d.permanent_exit).dump());
+    b.text(core::to_string(d.overlap));
+    b.text(d.owner);
+    b.text(d.group);
+    b.int64(d.priority);
+    b.text(d.cwd);
+    b.text(env_json(d.env).dump());
+    b.time(now);
+    b.time(now);
+    try {
+      insert.exec();
+    } catch (const SQLite::Exception& e) {
+      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE)
+        return core::fail(core::ErrorKind::bad_input,
+                          fmt::format("a task named \"{}\" already exists (use taskd edit, or taskd rm first)", d.name));
+      throw;
+    }
+    std::int64_t id = db.sql().getLastInsertRowid();
+    if (auto saved = save_state(db, id, s, now); !saved) return std::unexpected(saved.error());
+    return id;
+  });
+}
+
+Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
+  return guarded(db, [&]() -> Result<std::optional<Task>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns));
+    query.bind(1, std::string(name));
+    return first_task(query);
+  });
+}
+
+Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
+  return guarded(db, [&]() -> Result<std::optional<Task>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns));
+    query.bind(1, id);
+    return first_task(query);
+  });
+}
+
+Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
+  return guarded(db, [&]() -> Result<std::vector<Task>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE (?1 = '' OR group_name = ?1) AND "
+                                                  "(?2 = '' OR owner = ?2) ORDER BY name",
+                                                  task_columns));
+    query.bind(1, filter.group);
+    query.bind(2, filter.owner);
+    return tasks_from(query);
+  });
+}
+
+Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
+  return guarded(db, [&]() -> Result<std::vector<Task>> {
+    // The WHERE clause repeats the partial index's condition so SQLite uses it.
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
+                                                  "AND disabled_until_update = 0 AND next_run_at <= ? "
+                                                  "ORDER BY next_run_at LIMIT ?",
+                                                  task_columns));
+    query.bind(1, core::to_unix_ms(now));
+    query.bind(2, limit);
+    return tasks_from(query);
+  });
+}
+
+Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, Time now) {
+  return guarded(db, [&]() -> Result<void> {
+    SQLite::Statement update(db.sql(), fmt::format("UPDATE tasks SET {} WHERE id = ?", state_assignments));
+    Binder b(update);
+    bind_state(b, state, now);
+    b.int64(task_id);
+    update.exec();
+    return {};
+  });
+}
+
+Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::string& attempt_uid,
+                               const core::TaskState& state, Time now) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement update(db.sql(),
+                             fmt::format("UPDATE tasks SET {} WHERE id = ? AND attempt_uid = ?", state_assignments));
+    Binder b(update);
+    bind_state(b, state, now);
+    b.int64(task_id);
+    b.text(attempt_uid);
+    return update.exec() == 1;
+  });
+}
+
+Result<std::string> load_state_blob(Database& db, std::int64_t task_id) {
+  return guarded(db, [&]() -> Result<std::string> {
+    SQLite::Statement query(db.sql(), "SELECT state_blob FROM tasks WHERE id = ?");
+    query.bind(1, task_id);
+    if (!query.executeStep()) return std::string();
+    return query.getColumn(0).getString();
+  });
+}
+
+Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob) {
+  return guarded(db, [&]() -> Result<void> {
+    SQLite::Statement update(db.sql(), "UPDATE tasks SET state_blob = ? WHERE id = ?");
+    update.bind(1, blob.data(), static_cast<int>(blob.size()));
+    update.bind(2, task_id);
+    update.exec();
+    return {};
+  });
+}
+
+Result<int> remove_task(Database& db, std::int64_t task_id) {
+  return guarded(db, [&]() -> Result<int> {
+    SQLite::Statement remove(db.sql(), "DELETE FROM tasks WHERE id = ?");
+    remove.bind(1, task_id);
+    return remove.exec();
+  });
+}
+
+}  // namespace taskd::store
