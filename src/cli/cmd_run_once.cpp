@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "exec/supervisor.hpp"
 #include "sched/tick.hpp"
 #include "sched/worker.hpp"
 
@@ -34,7 +35,8 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
   if (*max_time) worker.claim_until = started + **max_time;
-  auto reports = sched::work_until_idle(*db, context.clock, worker);
+  exec::Supervisor supervisor;
+  auto reports = sched::work_until_idle(*db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
   // Silent when all went well, as cron mails any output.
   for (const auto& report : *reports) {

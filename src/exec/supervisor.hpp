@@ -8,28 +8,13 @@
 #include <vector>
 
 #include "exec/output_buffer.hpp"
-#include "exec/spawn.hpp"
+#include "exec/runner.hpp"
 
 namespace taskd::exec {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
-struct ChildLimits {
-  std::chrono::milliseconds timeout;
-  std::chrono::seconds kill_grace;
-  std::size_t output_limit;
-};
-
-struct ChildResult {
-  std::uint64_t key = 0;  // the caller's name for the child
-  int exit_code = -1;     // -1 when a signal ended it
-  int signal = 0;
-  bool timed_out = false;
-  std::string output;     // the last output_limit bytes of stdout+stderr
-  bool output_truncated = false;
-};
-
-class Supervisor {
+class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
   // behind can be waited for and counted as gone.
@@ -39,18 +24,11 @@ class Supervisor {
   // Kills (SIGKILL) and reaps every child and group still there.
   ~Supervisor();
 
-  // Starts a child under `key`; returns its pid.
-  core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits);
-
-  // Blocks until at least one child has ended (or none is left) and returns
-  // the ones that did.
-  std::vector<ChildResult> wait_for_exits();
-
-  // Waits until the processes children left behind in their groups are gone,
-  // killing them after their grace.
-  void finish_lingering();
-
-  std::size_t running() const { return children_.size(); }
+  core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
+  std::vector<ChildResult> wait_for_exits() override;
+  // Kills what is left in a group after its grace.
+  void finish_lingering() override;
+  std::size_t running() const override { return children_.size(); }
 
  private:
   struct Child {

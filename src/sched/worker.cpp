@@ -11,7 +11,6 @@
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
-#include "exec/supervisor.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
@@ -112,19 +111,19 @@ std::vector<std::string> child_argv(const core::Command& command) {
 
 class Worker {
  public:
-  Worker(store::Database& db, const Clock& clock, const WorkerOptions& options)
-      : db_(db), clock_(clock), options_(options),
+  Worker(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
+      : db_(db), clock_(clock), runner_(runner), options_(options),
         identity_{exec::host_name(), ::getpid(), exec::process_start_ticks(::getpid())} {}
 
   Result<std::vector<RunReport>> run() {
     while (true) {
       if (auto filled = fill(); !filled) return std::unexpected(filled.error());
-      if (supervisor_.running() == 0) break;
-      for (const auto& result : supervisor_.wait_for_exits()) {
+      if (runner_.running() == 0) break;
+      for (const auto& result : runner_.wait_for_exits()) {
         if (auto recorded = record(result); !recorded) return std::unexpected(recorded.error());
       }
     }
-    supervisor_.finish_lingering();
+    runner_.finish_lingering();
     return std::move(reports_);
   }
 
@@ -134,7 +133,7 @@ class Worker {
   // Claims and launches runs until every slot is busy or the queue is empty.
   Result<void> fill() {
     while (may_claim()) {
-      int free_slots = options_.concurrency - static_cast<int>(supervisor_.running());
+      int free_slots = options_.concurrency - static_cast<int>(runner_.running());
       if (free_slots <= 0) return {};
       auto batch = claim(free_slots);
       if (!batch) return std::unexpected(batch.error());
@@ -213,7 +212,7 @@ class Worker {
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, options_.output_limit};
     auto key = static_cast<std::uint64_t>(claimed.run.id);
-    auto pid = supervisor_.start(key, request, limits);
+    auto pid = runner_.start(key, request, limits);
     if (!pid) {
       Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
       return finish(claimed, verdict, exec::ChildResult{}, *files);
@@ -277,17 +276,18 @@ class Worker {
 
   store::Database& db_;
   const Clock& clock_;
+  exec::Runner& runner_;
   WorkerOptions options_;
   store::WorkerIdentity identity_;
-  exec::Supervisor supervisor_;
   std::map<std::uint64_t, InFlight> in_flight_;
   std::vector<RunReport> reports_;
 };
 
 }  // namespace
 
-Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, const WorkerOptions& options) {
-  Worker worker(db, clock, options);
+Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
+                                               const WorkerOptions& options) {
+  Worker worker(db, clock, runner, options);
   return worker.run();
 }
 

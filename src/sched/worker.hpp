@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/task.hpp"
+#include "exec/runner.hpp"
 #include "sched/clock.hpp"
 #include "store/database.hpp"
 
@@ -30,7 +31,7 @@ struct RunReport {
 
 // Runs queued runs until the queue is empty (or claiming time is over) and
 // every child has ended; returns the runs that ended, in order.
-core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock,
+core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                      const WorkerOptions& options);
 
 // A fresh attempt token: 128 random bits in hex.

@@ -1,1 +1,199 @@
 #include <doctest/doctest.h>
+
+#include <SQLiteCpp/Statement.h>
+#include <sys/stat.h>
+
+#include "../unit/test_helpers.hpp"
+#include "store/runs.hpp"
+#include "temp_db.hpp"
+
+using namespace taskd;
+using namespace std::chrono_literals;
+using test::at;
+
+TEST_CASE("a new file is migrated from empty to the current schema") {
+  test::TempDb temp;
+  auto& sql = temp.db.sql();
+  CHECK(sql.execAndGet("PRAGMA user_version").getInt() == store::schema_version());
+  CHECK(sql.execAndGet("PRAGMA application_id").getInt() == 0x7461736b);
+  CHECK(sql.execAndGet("PRAGMA journal_mode").getString() == "wal");
+  CHECK(sql.execAndGet("PRAGMA foreign_keys").getInt() == 1);
+  CHECK(sql.tableExists("tasks"));
+  CHECK(sql.tableExists("runs"));
+}
+
+TEST_CASE("a new database is 0600 in a new 0700 directory") {
+  test::TempDir dir;
+  auto path = dir.path() / "state" / "taskd" / "taskd.db";
+  REQUIRE(store::Database::open(path));
+  struct stat file {};
+  struct stat parent {};
+  REQUIRE(::stat(path.c_str(), &file) == 0);
+  REQUIRE(::stat(path.parent_path().c_str(), &parent) == 0);
+  CHECK((file.st_mode & 0777) == 0600);
+  CHECK((parent.st_mode & 0777) == 0700);
+  CHECK(store::check_safe_to_run(path));
+  ::chmod(path.c_str(), 0664);
+  auto loose = store::check_safe_to_run(path);
+  REQUIRE_FALSE(loose);
+  CHECK(loose.error().kind == core::ErrorKind::unavailable);
+  CHECK(loose.error().message.find("0664") != std::string::npos);
+}
+
+TEST_CASE("opening again leaves a current database as it is") {
+  test::TempDb temp;
+  test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto again = store::Database::open(temp.path);
+  REQUIRE(again);
+  CHECK(store::list_tasks(*again, {}).value().size() == 1);
+}
+
+TEST_CASE("a database from a newer taskd is refused") {
+  test::TempDb temp;
+  temp.db.sql().exec("PRAGMA user_version = 999");
+  auto newer = store::Database::open(temp.path);
+  REQUIRE_FALSE(newer);
+  CHECK(newer.error().kind == core::ErrorKind::unavailable);
+  CHECK(newer.error().message.find("newer") != std::string::npos);
+}
+
+TEST_CASE("a SQLite file of another program is refused, not taken over") {
+  test::TempDir dir;
+  auto path = dir.path() / "other.db";
+  {
+    SQLite::Database other(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    other.exec("CREATE TABLE invoices (id INTEGER)");
+  }
+  auto refused = store::Database::open(path);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == core::ErrorKind::unavailable);
+  CHECK(refused.error().message.find("not a taskd database") != std::string::npos);
+}
+
+TEST_CASE("a task round-trips with every definition field") {
+  test::TempDb temp;
+  auto d = test::every_definition("sync:mail@home/box", 300s);
+  d.command = {{"rsync", "-a", "a b", "$HOME"}, false};
+  d.after_finish = true;
+  d.phase = 17s;
+  d.timeout = 90s;
+  d.kill_grace = 3s;
+  d.tolerance = 12s;
+  d.retry = {0s, 30s};
+  d.permanent_exit = {78, 64};
+  d.overlap = core::Overlap::queue;
+  d.owner = "me";
+  d.group = "mail";
+  d.priority = 5;
+  d.cwd = "/tmp";
+  d.env = {{"A", "1"}, {"B", "x=y"}};
+  auto added = test::add_task(temp.db, d, at(10, 0));
+  auto found = store::find_task(temp.db, "sync:mail@home/box").value();
+  REQUIRE(found);
+  const auto& f = found->definition;
+  CHECK(found->id == added.id);
+  CHECK(f.command.argv == d.command.argv);
+  CHECK(f.after_finish);
+  CHECK(f.phase == 17s);
+  CHECK(f.timeout == 90s);
+  CHECK(f.kill_grace == 3s);
+  CHECK(f.tolerance == 12s);
+  CHECK(f.retry == d.retry);
+  CHECK(f.permanent_exit == d.permanent_exit);
+  CHECK(f.overlap == core::Overlap::queue);
+  CHECK(f.owner == "me");
+  CHECK(f.group == "mail");
+  CHECK(f.priority == 5);
+  CHECK(f.cwd == "/tmp");
+  CHECK(f.env == d.env);
+  CHECK(found->state.next_run_at == added.state.next_run_at);
+  CHECK(found->state.accounted_until == at(10, 0));
+}
+
+TEST_CASE("a duplicate name is bad input and changes nothing") {
+  test::TempDb temp;
+  test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto d = test::every_definition("a", 120s);
+  auto again = store::insert_task(temp.db, d, {}, at(10, 0));
+  REQUIRE_FALSE(again);
+  CHECK(again.error().kind == core::ErrorKind::bad_input);
+  CHECK(store::find_task(temp.db, "a").value()->definition.schedule_spec == "1m");
+}
+
+TEST_CASE("state written with a stale attempt_uid changes nothing (fencing)") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto state = task.state;
+  state.attempt_uid = "current";
+  state.attempt_no = 1;
+  REQUIRE(store::save_state(temp.db, task.id, state, at(10, 0)));
+  auto stale = state;
+  stale.attempt_uid = "";
+  stale.attempt_no = 0;
+  stale.next_run_at = at(23, 0);
+  CHECK_FALSE(store::save_state_fenced(temp.db, task.id, "superseded", stale, at(10, 1)).value());
+  auto kept = store::find_task(temp.db, task.id).value()->state;
+  CHECK(kept.attempt_uid == "current");
+  CHECK(kept.next_run_at == state.next_run_at);
+  CHECK(store::save_state_fenced(temp.db, task.id, "current", stale, at(10, 1)).value());
+  CHECK(store::find_task(temp.db, task.id).value()->state.next_run_at == at(23, 0));
+}
+
+TEST_CASE("a run is claimed once and finished only by its own attempt") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto run_id = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1)).value();
+  CHECK(store::has_active_run(temp.db, task.id).value());
+  store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 1), at(10, 1, 30), at(10, 1, 40), {"host", 42, 7}};
+  CHECK(store::mark_running(temp.db, start).value());
+  start.attempt_uid = "uid-2";
+  CHECK_FALSE(store::mark_running(temp.db, start).value());  // a second worker loses the race
+
+  store::FinishRecord stale{run_id, "uid-2", core::RunStatus::succeeded, at(10, 2), 0, std::nullopt, "", "", false};
+  CHECK_FALSE(store::finish_run(temp.db, stale).value());
+  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
+
+  store::FinishRecord own{run_id, "uid-1", core::RunStatus::failed, at(10, 2), 3, std::nullopt, "exit code 3", "out", false};
+  CHECK(store::finish_run(temp.db, own).value());
+  auto run = store::find_run(temp.db, run_id).value().value();
+  CHECK(run.status == core::RunStatus::failed);
+  CHECK(run.exit_code == 3);
+  CHECK(run.attempt_uid == "uid-1");
+  CHECK(store::run_output(temp.db, run_id).value() == "out");
+  CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("due tasks come from the partial index, not a scan") {
+  test::TempDb temp;
+  SQLite::Statement plan(temp.db.sql(),
+                         "EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
+                         "AND disabled_until_update = 0 AND next_run_at <= 0 ORDER BY next_run_at LIMIT 10");
+  std::string details;
+  while (plan.executeStep()) details += plan.getColumn(3).getString() + ";";
+  CHECK(details.find("USING INDEX tasks_due") != std::string::npos);
+  CHECK(details.find("TEMP B-TREE") == std::string::npos);
+}
+
+TEST_CASE("paused and disabled tasks are never due") {
+  test::TempDb temp;
+  auto paused = test::add_task(temp.db, test::every_definition("paused", 60s), at(10, 0), true);
+  auto disabled = test::add_task(temp.db, test::every_definition("disabled", 60s), at(10, 0), true);
+  test::add_task(temp.db, test::every_definition("due", 60s), at(10, 0), true);
+  auto state = paused.state;
+  state.paused = true;
+  REQUIRE(store::save_state(temp.db, paused.id, state, at(10, 0)));
+  state = disabled.state;
+  state.disabled_until_update = true;
+  REQUIRE(store::save_state(temp.db, disabled.id, state, at(10, 0)));
+  auto due = store::due_tasks(temp.db, at(10, 0), 10).value();
+  REQUIRE(due.size() == 1);
+  CHECK(due.front().definition.name == "due");
+}
+
+TEST_CASE("removing a task removes its history") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  REQUIRE(store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1)));
+  CHECK(store::remove_task(temp.db, task.id).value() == 1);
+  CHECK(store::list_runs(temp.db, 0, 10).value().empty());
+}

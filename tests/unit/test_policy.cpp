@@ -1,1 +1,324 @@
 #include <doctest/doctest.h>
+
+#include "core/policy.hpp"
+#include "test_helpers.hpp"
+
+using namespace taskd::core;
+using taskd::test::at;
+using namespace std::chrono_literals;
+
+namespace {
+
+TaskDefinition every(Seconds interval, Seconds phase) {
+  TaskDefinition d;
+  d.name = "fetch";
+  d.schedule_kind = ScheduleKind::every;
+  d.schedule_spec = format_duration(interval);
+  d.phase = phase;
+  d.retry = default_retry_ladder();
+  return d;
+}
+
+Schedule schedule_for(const TaskDefinition& d) { return schedule_of(d).value(); }
+
+}  // namespace
+
+TEST_CASE("a new task waits for its first slot, or starts now when asked") {
+  auto d = every(60s, 15s);
+  CHECK(on_create(schedule_for(d), at(14, 0), false).next_run_at == at(14, 0, 15));
+  CHECK(on_create(schedule_for(d), at(14, 0), true).next_run_at == at(14, 0));
+}
+
+TEST_CASE("the tick queues the due slot and moves next_run_at to the following slot") {
+  auto d = every(60s, 0s);
+  auto state = on_create(schedule_for(d), at(13, 59, 30), false);
+  auto decision = on_enqueue(d, schedule_for(d), state, at(14, 0, 0, 200), false);
+  CHECK(decision.run_slot == at(14, 0));
+  CHECK(decision.trigger == Trigger::schedule);
+  CHECK_FALSE(decision.skipped);
+  CHECK(decision.state.next_run_at == at(14, 1));
+}
+
+TEST_CASE("missed slots run once and are recorded as one SKIPPED row with their count") {
+  auto d = every(60s, 0s);
+  auto state = on_create(schedule_for(d), at(9, 59, 30), false);  // next slot 10:00
+  auto decision = on_enqueue(d, schedule_for(d), state, at(10, 5, 30), false);
+  CHECK(decision.run_slot == at(10, 5));
+  REQUIRE(decision.skipped);
+  CHECK(decision.skipped->count == 5);
+  CHECK(decision.skipped->first == at(10, 0));
+  CHECK(decision.skipped->last == at(10, 4));
+  CHECK(decision.skipped->reason.find("5 slots") != std::string::npos);
+  CHECK(decision.state.next_run_at == at(10, 6));
+}
+
+TEST_CASE("overlap=skip records the slot as SKIPPED while a run is queued or running") {
+  auto d = every(60s, 0s);
+  auto state = on_create(schedule_for(d), at(9, 59, 30), false);
+  auto decision = on_enqueue(d, schedule_for(d), state, at(10, 0, 1), true);
+  CHECK_FALSE(decision.run_slot);
+  REQUIRE(decision.skipped);
+  CHECK(decision.skipped->count == 1);
+  CHECK(decision.skipped->first == at(10, 0));
+  CHECK(decision.state.next_run_at == at(10, 1));
+}
+
+TEST_CASE("overlap=queue queues anyway (nuntium)") {
+  auto d = every(60s, 0s);
+  d.overlap = Overlap::queue;
+  auto state = on_create(schedule_for(d), at(9, 59, 30), false);
+  CHECK(on_enqueue(d, schedule_for(d), state, at(10, 0, 1), true).run_slot == at(10, 0));
+}
+
+TEST_CASE("at start: new attempt, timebox of half the interval, next slot after the timebox") {
+  auto d = every(60s, 0s);
+  TaskState state;
+  state.next_run_at = at(10, 1);
+  state.accounted_until = at(10, 0);
+  auto start = on_start(d, schedule_for(d), state, at(10, 0, 5), "uid-1");
+  CHECK(start.state.attempt_no == 1);
+  CHECK(start.state.run_index == 1);
+  CHECK(start.state.attempt_uid == "uid-1");
+  CHECK(start.state.last_run_at == at(10, 0, 5));
+  CHECK(start.deadline == at(10, 0, 35));
+  CHECK(start.state.attempt_timeout_at == at(10, 0, 35));
+  CHECK(start.state.next_run_at == at(10, 1));
+}
+
+TEST_CASE("success resets the attempt count and plans the first slot after now") {
+  auto d = every(30min, 0s);
+  d.timeout = 1h;
+  TaskState state;
+  state.attempt_no = 2;
+  state.accounted_until = at(10, 0);
+  auto start = on_start(d, schedule_for(d), state, at(10, 0), "uid");
+  // Seed 003: at start the next refresh accounts for the timeout...
+  CHECK(start.state.next_run_at == at(11, 30));
+  // ...and a success after 10 minutes brings it back to the nearest slot.
+  auto done = on_finish(d, schedule_for(d), start.state, at(10, 10), AttemptOutcome::succeeded, "");
+  CHECK(done.state.attempt_no == 0);
+  CHECK(done.state.next_run_at == at(10, 30));
+  CHECK(done.state.attempt_uid.empty());
+  CHECK(done.state.last_status == RunStatus::succeeded);
+  CHECK(done.state.last_finished_at == at(10, 10));
+}
+
+TEST_CASE("a retry that would run past the next planned slot waits for the plan (seed 003, 2 PM)") {
+  auto d = every(24h, 14h);
+  d.timeout = 2h;
+  d.retry = {0s, 1min, 5min, 15min, 2h};
+  TaskState state;
+  state.attempt_no = 5;
+  state.accounted_until = at(11, 0);
+  auto failed = on_finish(d, schedule_for(d), state, at(11, 30), AttemptOutcome::failed, "exit code 1");
+  CHECK(failed.state.next_run_at == at(14, 0));
+}
+
+TEST_CASE("a retry that fits before the next planned slot runs after its delay") {
+  auto d = every(24h, 14h);
+  d.timeout = 1h;
+  TaskState state;
+  state.attempt_no = 2;  // second attempt failed: the ladder's 1m
+  state.accounted_until = at(9, 0);
+  auto failed = on_finish(d, schedule_for(d), state, at(9, 0), AttemptOutcome::failed, "exit code 1");
+  CHECK(failed.state.next_run_at == at(9, 1));
+  CHECK(failed.state.attempt_no == 2);
+}
+
+TEST_CASE("the exhausted ladder disables the task until it is updated, with the reason") {
+  auto d = every(1h, 0s);
+  TaskState state;
+  state.accounted_until = at(0, 0);
+  Time now = at(0, 0);
+  for (int attempt = 1; attempt <= 7; ++attempt) {
+    CAPTURE(attempt);
+    REQUIRE_FALSE(state.disabled_until_update);
+    auto start = on_start(d, schedule_for(d), state, now, "uid");
+    auto failed = on_finish(d, schedule_for(d), start.state, now + 1s, AttemptOutcome::failed, "exit code 1: boom");
+    state = failed.state;
+    now = state.next_run_at.value_or(now);
+  }
+  CHECK(state.disabled_until_update);
+  CHECK(state.disabled_reason == "Cannot run fetch after 7 attempt(s): exit code 1: boom");
+  CHECK_FALSE(state.next_run_at);
+}
+
+TEST_CASE("a permanent exit code disables at once with the child's own reason") {
+  auto d = every(1h, 0s);
+  TaskState state;
+  state.attempt_no = 1;
+  auto failed = on_finish(d, schedule_for(d), state, at(10, 0), AttemptOutcome::permanent_failure,
+                          "Provided URL is invalid: https://example.com/broken");
+  CHECK(failed.state.disabled_until_update);
+  CHECK(failed.state.disabled_reason == "Provided URL is invalid: https://example.com/broken");
+  CHECK(failed.state.last_status == RunStatus::failed);
+}
+
+TEST_CASE("fixed delay: a 3-minute run with a 5-minute delay starts every 8 minutes (seed 000)") {
+  auto d = every(5min, 0s);
+  d.after_finish = true;
+  d.timeout = 10min;
+  TaskState state = on_create(schedule_for(d), at(10, 0), true);
+  Time start_at = *state.next_run_at;
+  for (int run = 0; run < 3; ++run) {
+    CHECK(start_at == at(10, 0) + run * 8min);
+    auto queued = on_enqueue(d, schedule_for(d), state, start_at, false);
+    CHECK(queued.run_slot == start_at);
+    CHECK_FALSE(queued.state.next_run_at);  // not due again until this run ends
+    auto start = on_start(d, schedule_for(d), queued.state, start_at, "uid");
+    CHECK(start.state.next_run_at == start_at + 15min);  // safety net: timebox + delay
+    auto done = on_finish(d, schedule_for(d), start.state, start_at + 3min, AttemptOutcome::succeeded, "");
+    state = done.state;
+    start_at = *state.next_run_at;
+  }
+}
+
+TEST_CASE("slots that came due during a long run are recorded as skipped at its end") {
+  auto d = every(60s, 0s);
+  d.timeout = 5min;
+  TaskState state;
+  state.accounted_until = at(10, 0);
+  auto start = on_start(d, schedule_for(d), state, at(10, 0), "uid");
+  CHECK(start.state.next_run_at == at(10, 6));
+  auto done = on_finish(d, schedule_for(d), start.state, at(10, 3, 30), AttemptOutcome::succeeded, "");
+  REQUIRE(done.skipped);
+  CHECK(done.skipped->count == 3);
+  CHECK(done.skipped->first == at(10, 1));
+  CHECK(done.state.next_run_at == at(10, 4));
+  CHECK(done.state.accounted_until == at(10, 3));
+}
+
+TEST_CASE("slots that pass while paused are skipped on resume, and the plan goes on") {
+  auto d = every(60s, 0s);
+  TaskState state;
+  state.paused = true;
+  state.next_run_at = at(10, 1);
+  state.accounted_until = at(10, 0);
+  auto resumed = on_resume(schedule_for(d), state, at(10, 10, 30));
+  CHECK_FALSE(resumed.state.paused);
+  CHECK(resumed.state.next_run_at == at(10, 11));
+  REQUIRE(resumed.skipped);
+  CHECK(resumed.skipped->count == 10);
+  CHECK(resumed.skipped->reason.find("paused") != std::string::npos);
+}
+
+TEST_CASE("the drop rule uses the tolerance: 57 s after the last run starts, 28 s is dropped (seed 004)") {
+  auto d = every(60s, 30s);
+  TaskState state;
+  state.last_run_at = at(0, 0, 35);
+  CHECK_FALSE(drop_reason(d, schedule_for(d), state, Trigger::schedule, at(0, 1, 32)));
+  state.last_run_at = at(0, 1, 35);
+  auto dropped = drop_reason(d, schedule_for(d), state, Trigger::schedule, at(0, 2, 3));
+  REQUIRE(dropped);
+  CHECK(dropped->find("tolerance 6s") != std::string::npos);
+  CHECK_FALSE(drop_reason(d, schedule_for(d), state, Trigger::retry, at(0, 2, 3)));
+}
+
+TEST_CASE("the default timebox is half the interval; one hour without an interval") {
+  auto d = every(10min, 0s);
+  CHECK(effective_timeout(d, schedule_for(d), at(0, 0)) == 5min);
+  d.timeout = 42s;
+  CHECK(effective_timeout(d, schedule_for(d), at(0, 0)) == 42s);
+  TaskDefinition manual;
+  manual.schedule_kind = ScheduleKind::manual;
+  CHECK(effective_timeout(manual, Manual{}, at(0, 0)) == 1h);
+  CHECK(effective_timeout(every(1s, 0s), Schedule{Every{1s, 0s}}, at(0, 0)) == 1s);
+}
+
+// Seed 004's four timelines, replayed event by event with overlap=queue (the
+// nuntium model), one minute interval, the tick every 30 seconds.
+namespace {
+
+struct Nuntium {
+  TaskDefinition d = [] {
+    auto definition = every(60s, 30s);
+    definition.overlap = Overlap::queue;
+    return definition;
+  }();
+  Schedule schedule = schedule_for(d);
+  TaskState state = on_create(schedule, at(0, 0), false);
+  std::vector<Time> queue;
+
+  void tick(Time now) {
+    if (!state.next_run_at || *state.next_run_at > now) return;
+    auto decision = on_enqueue(d, schedule, state, now, !queue.empty());
+    if (decision.run_slot) queue.push_back(*decision.run_slot);
+    state = decision.state;
+  }
+  bool begin(Time now) {
+    queue.erase(queue.begin());
+    if (drop_reason(d, schedule, state, Trigger::schedule, now)) return false;
+    state = on_start(d, schedule, state, now, "uid").state;
+    return true;
+  }
+  void end(Time now, AttemptOutcome outcome) { state = on_finish(d, schedule, state, now, outcome, "").state; }
+};
+
+}  // namespace
+
+TEST_CASE("seed 004 timeline 1: standard flow, A2 runs 57 s after A1") {
+  Nuntium a;
+  CHECK(a.state.next_run_at == at(0, 0, 30));
+  a.tick(at(0, 0, 30));
+  CHECK(a.state.next_run_at == at(0, 1, 30));
+  CHECK(a.begin(at(0, 0, 35)));
+  CHECK(a.state.last_run_at == at(0, 0, 35));
+  CHECK(a.state.next_run_at == at(0, 1, 30));
+  a.end(at(0, 0, 45), AttemptOutcome::succeeded);
+  a.tick(at(0, 1, 0));
+  CHECK(a.state.next_run_at == at(0, 1, 30));
+  a.tick(at(0, 1, 30));
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+  CHECK(a.begin(at(0, 1, 32)));
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+}
+
+TEST_CASE("seed 004 timeline 2: a full queue keeps the gap, A2 is not dropped") {
+  Nuntium a;
+  a.tick(at(0, 0, 30));
+  a.tick(at(0, 1, 0));
+  a.tick(at(0, 1, 30));
+  CHECK(a.queue.size() == 2);
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+  CHECK(a.begin(at(0, 1, 35)));
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+  a.end(at(0, 1, 38), AttemptOutcome::succeeded);
+  a.tick(at(0, 2, 0));
+  a.tick(at(0, 2, 30));
+  CHECK(a.state.next_run_at == at(0, 3, 30));
+  CHECK(a.begin(at(0, 2, 37)));
+  CHECK(a.state.next_run_at == at(0, 3, 30));
+}
+
+TEST_CASE("seed 004 timeline 3: A2 starting 28 s after A1 is dropped, A3 runs") {
+  Nuntium a;
+  a.tick(at(0, 0, 30));
+  a.tick(at(0, 1, 0));
+  a.tick(at(0, 1, 30));
+  CHECK(a.begin(at(0, 1, 35)));
+  a.end(at(0, 1, 38), AttemptOutcome::succeeded);
+  a.tick(at(0, 2, 0));
+  CHECK_FALSE(a.begin(at(0, 2, 3)));
+  CHECK(a.state.last_run_at == at(0, 1, 35));
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+  a.tick(at(0, 2, 30));
+  CHECK(a.state.next_run_at == at(0, 3, 30));
+  CHECK(a.begin(at(0, 2, 56)));
+  CHECK(a.state.last_run_at == at(0, 2, 56));
+  CHECK(a.state.next_run_at == at(0, 3, 30));
+}
+
+TEST_CASE("seed 004 timeline 4: A1 hits its timebox, A2 still starts on time") {
+  Nuntium a;
+  a.tick(at(0, 0, 30));
+  CHECK(a.begin(at(0, 0, 35)));
+  CHECK(a.state.attempt_timeout_at == at(0, 1, 5));
+  a.tick(at(0, 1, 0));
+  a.end(at(0, 1, 5), AttemptOutcome::timed_out);
+  CHECK(a.state.last_run_at == at(0, 0, 35));
+  // The immediate retry would run past 01:30, so it waits for the plan.
+  CHECK(a.state.next_run_at == at(0, 1, 30));
+  a.tick(at(0, 1, 30));
+  CHECK(a.state.next_run_at == at(0, 2, 30));
+  CHECK(a.begin(at(0, 1, 32)));
+}

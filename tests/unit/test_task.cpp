@@ -1,1 +1,54 @@
 #include <doctest/doctest.h>
+
+#include "core/task.hpp"
+#include "exec/run_files.hpp"
+
+using namespace taskd::core;
+
+TEST_CASE("task names: letters, digits and ._:@/- up to 128 characters") {
+  CHECK(validate_task_name("backup"));
+  CHECK(validate_task_name("user@host:/var/www.sync-1_b"));
+  CHECK(validate_task_name(std::string(128, 'a')));
+  CHECK_FALSE(validate_task_name(std::string(129, 'a')));
+  CHECK_FALSE(validate_task_name(""));
+  CHECK_FALSE(validate_task_name("-rf"));
+  auto spaced = validate_task_name("my task");
+  REQUIRE_FALSE(spaced);
+  CHECK(spaced.error().message.find("character 3") != std::string::npos);
+  CHECK_FALSE(validate_task_name("naïve"));
+}
+
+TEST_CASE("enum names read back") {
+  for (auto status : {RunStatus::queued, RunStatus::running, RunStatus::succeeded, RunStatus::failed,
+                      RunStatus::timed_out, RunStatus::dropped, RunStatus::skipped, RunStatus::lost}) {
+    CHECK(parse_run_status(to_string(status)).value() == status);
+  }
+  CHECK(parse_overlap("queue").value() == Overlap::queue);
+  auto bad = parse_overlap("sometimes");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().message.find("skip, queue, replace") != std::string::npos);
+}
+
+TEST_CASE("a definition's schedule") {
+  TaskDefinition every;
+  every.schedule_spec = "5m";
+  every.phase = Seconds{30};
+  auto schedule = schedule_of(every);
+  REQUIRE(schedule);
+  CHECK(std::get<Every>(*schedule).interval == Seconds{300});
+  CHECK(std::get<Every>(*schedule).phase == Seconds{30});
+  every.schedule_spec = "0s";
+  CHECK_FALSE(schedule_of(every));
+  TaskDefinition manual;
+  manual.schedule_kind = ScheduleKind::manual;
+  CHECK(std::holds_alternative<Manual>(schedule_of(manual).value()));
+}
+
+TEST_CASE("the last line of a child's output") {
+  using taskd::exec::last_line;
+  CHECK(last_line("first\nsecond\n") == "second");
+  CHECK(last_line("only") == "only");
+  CHECK(last_line("a\nb\n\n\r\n") == "b");
+  CHECK(last_line("").empty());
+  CHECK(last_line(std::string(600, 'x')).size() == 500);
+}

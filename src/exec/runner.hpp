@@ -1,0 +1,48 @@
+#pragma once
+// What the worker needs from whatever runs its children: start one, wait for
+// some to end, clean up. The Supervisor runs real processes; tests use a fake
+// that records what would run and returns scripted outcomes.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "exec/spawn.hpp"
+
+namespace taskd::exec {
+
+struct ChildLimits {
+  std::chrono::milliseconds timeout;
+  std::chrono::seconds kill_grace;
+  std::size_t output_limit;
+};
+
+struct ChildResult {
+  std::uint64_t key = 0;  // the caller's name for the child
+  int exit_code = -1;     // -1 when a signal ended it
+  int signal = 0;
+  bool timed_out = false;
+  std::string output;     // the last output_limit bytes of stdout+stderr
+  bool output_truncated = false;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+
+  // Starts a child under `key`; returns its pid. A program that cannot be
+  // executed is an error whose message says why.
+  virtual core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) = 0;
+
+  // Blocks until at least one child has ended (or none is left) and returns
+  // the ones that did.
+  virtual std::vector<ChildResult> wait_for_exits() = 0;
+
+  // Waits until what the children left behind in their groups is gone.
+  virtual void finish_lingering() = 0;
+
+  virtual std::size_t running() const = 0;
+};
+
+}  // namespace taskd::exec

@@ -1,0 +1,277 @@
+#include <doctest/doctest.h>
+
+#include <SQLiteCpp/Statement.h>
+#include <functional>
+#include <map>
+
+#include "../unit/test_helpers.hpp"
+#include "sched/tick.hpp"
+#include "sched/worker.hpp"
+#include "store/runs.hpp"
+#include "temp_db.hpp"
+
+using namespace taskd;
+using namespace std::chrono_literals;
+using test::at;
+
+namespace {
+
+class FakeClock final : public sched::Clock {
+ public:
+  explicit FakeClock(core::Time now) : now_(now) {}
+  core::Time now() const override { return now_; }
+  void advance(core::Millis by) { now_ += by; }
+
+ private:
+  core::Time now_;
+};
+
+std::string env_value(const exec::SpawnRequest& request, const std::string& name) {
+  for (const auto& entry : request.env) {
+    if (entry.starts_with(name + "=")) return entry.substr(name.size() + 1);
+  }
+  return "<unset>";
+}
+
+// Records what would run; every child "runs" for `duration` of fake time and
+// ends as `outcome_for` says (exit 0 by default).
+class FakeRunner final : public exec::Runner {
+ public:
+  explicit FakeRunner(FakeClock& clock) : clock_(clock) {}
+
+  std::vector<exec::SpawnRequest> started;
+  std::size_t most_at_once = 0;
+  core::Millis duration = 1s;
+  std::function<exec::ChildResult(const exec::SpawnRequest&)> outcome_for = [](const exec::SpawnRequest&) {
+    exec::ChildResult result;
+    result.exit_code = 0;
+    result.output = "ok\n";
+    return result;
+  };
+  std::function<void()> while_running = [] {};
+
+  core::Result<pid_t> start(std::uint64_t key, const exec::SpawnRequest& request, const exec::ChildLimits&) override {
+    if (request.argv.front() == "/missing")
+      return core::fail(core::ErrorKind::bad_input, "cannot execute \"/missing\": not found");
+    started.push_back(request);
+    running_[key] = request;
+    most_at_once = std::max(most_at_once, running_.size());
+    return static_cast<pid_t>(1000 + key);
+  }
+
+  std::vector<exec::ChildResult> wait_for_exits() override {
+    while_running();
+    clock_.advance(duration);
+    std::vector<exec::ChildResult> ended;
+    for (const auto& [key, request] : running_) {
+      auto result = outcome_for(request);
+      result.key = key;
+      ended.push_back(result);
+    }
+    running_.clear();
+    return ended;
+  }
+
+  void finish_lingering() override {}
+  std::size_t running() const override { return running_.size(); }
+
+ private:
+  FakeClock& clock_;
+  std::map<std::uint64_t, exec::SpawnRequest> running_;
+};
+
+struct Fixture {
+  test::TempDb temp;
+  FakeClock clock{at(10, 0)};
+  FakeRunner runner{clock};
+  sched::WorkerOptions options = [] {
+    sched::WorkerOptions o;
+    o.concurrency = 4;
+    return o;
+  }();
+
+  std::vector<sched::RunReport> tick_and_work() {
+    REQUIRE(sched::enqueue_due(temp.db, clock.now()));
+    return sched::work_until_idle(temp.db, clock, runner, options).value();
+  }
+  core::Task task(const std::string& name) { return store::find_task(temp.db, name).value().value(); }
+  std::vector<store::RunRecord> runs() { return store::list_runs(temp.db, 0, 1000).value(); }
+};
+
+}  // namespace
+
+TEST_CASE("a due task is queued once however often the tick runs") {
+  Fixture f;
+  test::add_task(f.temp.db, test::every_definition("a", 60s), at(10, 0), true);
+  CHECK(sched::enqueue_due(f.temp.db, at(10, 0))->enqueued == 1);
+  CHECK(sched::enqueue_due(f.temp.db, at(10, 0))->enqueued == 0);
+  CHECK(f.runs().size() == 1);
+}
+
+TEST_CASE("run-once runs what is due and records success") {
+  Fixture f;
+  auto added = test::add_task(f.temp.db, test::every_definition("a", 60s), at(10, 0), true);
+  auto reports = f.tick_and_work();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports.front().status == core::RunStatus::succeeded);
+  auto runs = f.runs();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs.front().status == core::RunStatus::succeeded);
+  CHECK(runs.front().exit_code == 0);
+  CHECK(runs.front().started_at == at(10, 0));
+  CHECK(runs.front().finished_at == at(10, 0, 1));
+  CHECK(store::run_output(f.temp.db, runs.front().id).value() == "ok\n");
+  auto task = f.task("a");
+  CHECK(task.state.attempt_no == 0);
+  CHECK(task.state.run_index == 1);
+  CHECK(task.state.last_status == core::RunStatus::succeeded);
+  CHECK(task.state.next_run_at == core::next_slot_after(core::schedule_of(added.definition).value(), at(10, 0, 1)));
+}
+
+TEST_CASE("the child gets the TASKD_* environment of its attempt") {
+  Fixture f;
+  auto d = test::every_definition("env", 60s);
+  d.env = {{"GREETING", "hello"}};
+  test::add_task(f.temp.db, d, at(10, 0), true);
+  f.tick_and_work();
+  REQUIRE(f.runner.started.size() == 1);
+  const auto& request = f.runner.started.front();
+  auto run = f.runs().front();
+  CHECK(env_value(request, "TASKD_TASK") == "env");
+  CHECK(env_value(request, "TASKD_RUN_ID") == std::to_string(run.id));
+  CHECK(env_value(request, "TASKD_ATTEMPT_UID") == run.attempt_uid);
+  CHECK(run.attempt_uid.size() == 32);
+  CHECK(env_value(request, "TASKD_ATTEMPT_NO") == "1");
+  CHECK(env_value(request, "TASKD_RUN_INDEX") == "1");
+  CHECK(env_value(request, "TASKD_SCHEDULED_AT") == "2026-11-21T10:00:00Z");
+  CHECK(env_value(request, "TASKD_DEADLINE") == std::to_string(core::to_unix_ms(at(10, 0, 30)) / 1000));
+  CHECK(env_value(request, "TASKD_STATE") != "<unset>");
+  CHECK(env_value(request, "TASKD_STATUS") != "<unset>");
+  CHECK(env_value(request, "GREETING") == "hello");
+}
+
+TEST_CASE("no more children run at once than the concurrency allows, and all run") {
+  Fixture f;
+  f.options.concurrency = 2;
+  for (int i = 0; i < 5; ++i) test::add_task(f.temp.db, test::every_definition("t" + std::to_string(i), 60s), at(10, 0), true);
+  auto reports = f.tick_and_work();
+  CHECK(reports.size() == 5);
+  CHECK(f.runner.started.size() == 5);
+  CHECK(f.runner.most_at_once == 2);
+}
+
+TEST_CASE("higher priority runs are claimed first") {
+  Fixture f;
+  f.options.concurrency = 1;
+  auto low = test::every_definition("low", 60s);
+  auto high = test::every_definition("high", 60s);
+  high.priority = 10;
+  test::add_task(f.temp.db, low, at(10, 0), true);
+  test::add_task(f.temp.db, high, at(10, 0), true);
+  f.tick_and_work();
+  REQUIRE(f.runner.started.size() == 2);
+  CHECK(env_value(f.runner.started[0], "TASKD_TASK") == "high");
+}
+
+TEST_CASE("a program that cannot be executed is a failed run whose reason says so") {
+  Fixture f;
+  auto d = test::every_definition("missing", 60s);
+  d.command = {{"/missing"}, false};
+  test::add_task(f.temp.db, d, at(10, 0), true);
+  auto reports = f.tick_and_work();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports.front().status == core::RunStatus::failed);
+  auto run = f.runs().front();
+  CHECK(run.status == core::RunStatus::failed);
+  CHECK(run.reason.find("cannot execute") != std::string::npos);
+  CHECK(f.task("missing").state.attempt_no == 1);
+}
+
+TEST_CASE("a failed exit code walks the retry ladder; exit 78 disables with the child's reason") {
+  Fixture f;
+  test::add_task(f.temp.db, test::every_definition("flaky", 1h), at(10, 0), true);
+  test::add_task(f.temp.db, test::every_definition("broken", 1h), at(10, 0), true);
+  f.runner.outcome_for = [](const exec::SpawnRequest& request) {
+    exec::ChildResult result;
+    bool broken = env_value(request, "TASKD_TASK") == "broken";
+    result.exit_code = broken ? 78 : 3;
+    result.output = broken ? "Provided URL is invalid: https://example.com/broken\n" : "oops\n";
+    return result;
+  };
+  f.tick_and_work();
+  auto flaky = f.task("flaky");
+  CHECK(flaky.state.attempt_no == 1);
+  CHECK(flaky.state.next_run_at == at(10, 0, 1));  // the ladder's first step: 0s
+  CHECK_FALSE(flaky.state.disabled_until_update);
+  auto broken = f.task("broken");
+  CHECK(broken.state.disabled_until_update);
+  CHECK(broken.state.disabled_reason == "Provided URL is invalid: https://example.com/broken");
+  CHECK_FALSE(broken.state.next_run_at);
+}
+
+TEST_CASE("an outcome from a superseded attempt is recorded in history but leaves the task alone") {
+  Fixture f;
+  auto task = test::add_task(f.temp.db, test::every_definition("a", 60s), at(10, 0), true);
+  f.runner.while_running = [&] {
+    // Another process recovered the run and started a new attempt meanwhile.
+    auto current = f.task("a");
+    current.state.attempt_uid = "newer-attempt";
+    current.state.attempt_no = 7;
+    REQUIRE(store::save_state(f.temp.db, task.id, current.state, f.clock.now()));
+  };
+  auto reports = f.tick_and_work();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports.front().reason.find("no longer the task's current one") != std::string::npos);
+  auto after = f.task("a");
+  CHECK(after.state.attempt_uid == "newer-attempt");
+  CHECK(after.state.attempt_no == 7);
+  CHECK_FALSE(after.state.last_status);
+}
+
+TEST_CASE("with overlap=queue a second queued run too soon after the first is dropped") {
+  Fixture f;
+  auto d = test::every_definition("q", 60s);
+  d.overlap = core::Overlap::queue;
+  auto task = test::add_task(f.temp.db, d, at(10, 0), true);
+  REQUIRE(store::insert_queued_run(f.temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)));
+  f.options.concurrency = 1;
+  auto reports = f.tick_and_work();
+  REQUIRE(reports.size() == 2);
+  CHECK(reports[0].status == core::RunStatus::succeeded);
+  CHECK(reports[1].status == core::RunStatus::dropped);
+  CHECK(reports[1].reason.find("tolerance") != std::string::npos);
+}
+
+TEST_CASE("runs of a paused task stay queued") {
+  Fixture f;
+  auto task = test::add_task(f.temp.db, test::every_definition("p", 60s), at(10, 0), true);
+  REQUIRE(sched::enqueue_due(f.temp.db, at(10, 0)));
+  auto state = f.task("p").state;
+  state.paused = true;
+  REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
+  CHECK(sched::work_until_idle(f.temp.db, f.clock, f.runner, f.options).value().empty());
+  CHECK(f.runs().front().status == core::RunStatus::queued);
+}
+
+TEST_CASE("no run is claimed after --max-time") {
+  Fixture f;
+  test::add_task(f.temp.db, test::every_definition("late", 60s), at(10, 0), true);
+  f.options.claim_until = at(10, 0);
+  CHECK(f.tick_and_work().empty());
+  CHECK(f.runs().front().status == core::RunStatus::queued);
+}
+
+TEST_CASE("what the child writes to $TASKD_STATE is kept for its next run") {
+  Fixture f;
+  auto task = test::add_task(f.temp.db, test::every_definition("cursor", 60s), at(10, 0), true);
+  f.runner.outcome_for = [](const exec::SpawnRequest& request) {
+    std::FILE* state = std::fopen(env_value(request, "TASKD_STATE").c_str(), "w");
+    std::fputs("page=7", state);
+    std::fclose(state);
+    exec::ChildResult result;
+    result.exit_code = 0;
+    return result;
+  };
+  f.tick_and_work();
+  CHECK(store::load_state_blob(f.temp.db, task.id).value() == "page=7");
+}
