@@ -42,7 +42,10 @@ int taskd_main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", e.what());
+    auto leftover = app.remaining();
+    bool unknown_command = app.get_subcommands().empty() && !leftover.empty();
+    std::string message = unknown_command ? fmt::format("unknown command \"{}\"", leftover.front()) : e.what();
+    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", message);
     return core::exit_code(core::ErrorKind::usage);
   }
   try {

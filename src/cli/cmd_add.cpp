@@ -117,7 +117,10 @@ Result<void> apply_schedule(const AddOptions& options, core::TaskDefinition& d) 
   d.after_finish = options.after_finish;
   auto phase = optional_duration(options.phase, "--phase");
   if (!phase) return std::unexpected(phase.error());
-  d.phase = *phase ? **phase % *interval : core::default_phase(d.name, *interval);
+  if (*phase && **phase >= *interval)
+    return fail(ErrorKind::bad_input, fmt::format("--phase {} must be shorter than the interval {}", options.phase,
+                                                  options.every));
+  d.phase = *phase ? **phase : core::default_phase(d.name, *interval);
   return {};
 }
 
@@ -174,7 +177,8 @@ void warn_if_missing(const core::TaskDefinition& d) {
   for (const auto& [name, value] : d.env) {
     if (name == "PATH") path_list = value;
   }
-  if (exec::find_program(d.command.argv.front(), path_list).empty())
+  auto program = exec::find_program(d.command.argv.front(), path_list);
+  if (program.empty() || ::access(program.c_str(), X_OK) != 0)
     fmt::print(stderr, "taskd: warning: {}: program \"{}\" is not found in PATH now\n", d.name, d.command.argv.front());
 }
 
@@ -184,7 +188,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto schedule = core::schedule_of(*definition);
   if (!schedule) return std::unexpected(schedule.error());
   warn_if_missing(*definition);
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   core::Time now = context.clock.now();
   auto state = core::on_create(*schedule, now, options.start_now);
@@ -218,7 +222,8 @@ void add_add_command(CLI::App& app, Context& context, Action& action) {
   add->add_option("--permanent-exit", options->permanent_exit, "Exit codes that disable the task at once (default 78)");
   add->add_flag("--shell", options->shell, "Run the command as one string with /bin/sh -c");
   add->add_option("--cwd", options->cwd, "Working directory of the command");
-  add->add_option("--env", options->env, "NAME=VALUE for the command's environment (repeatable)");
+  add->add_option("--env", options->env, "NAME=VALUE for the command's environment (repeatable)")
+      ->allow_extra_args(false);
   add->add_option("--owner", options->owner, "Who created the task (taskd rm --owner removes them all)");
   add->add_option("--group", options->group, "Group of the task (taskd pause --group pauses them all)");
   add->add_option("--priority", options->priority, "Higher runs first when runs queue up (default 0)");

@@ -40,7 +40,7 @@ std::string run_duration(const store::RunRecord& run) {
 
 Result<void> history(const Context& context, const HistoryOptions& options) {
   if (options.limit < 1) return fail(ErrorKind::usage, "history: --limit must be at least 1");
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   std::int64_t task_id = 0;
   if (!options.name.empty()) {
@@ -84,7 +84,7 @@ Result<store::RunRecord> run_to_show(store::Database& db, const core::Task& task
 }
 
 Result<void> logs(const Context& context, const HistoryOptions& options) {
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   auto task = required_task(*db, options.name, "logs");
   if (!task) return std::unexpected(task.error());

@@ -27,7 +27,7 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
   auto max_time = optional_duration(options.max_time, "--max-time");
   if (!max_time) return std::unexpected(max_time.error());
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
   core::Time started = context.clock.now();

@@ -42,7 +42,7 @@ Result<std::vector<core::Task>> select_tasks(store::Database& db, const Selectio
 // Applies `change` to every selected task in one transaction: all or nothing.
 template <class Change>
 Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change) {
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   return store::guarded(*db, [&]() -> Result<void> {
     store::WriteTransaction tx(*db);
@@ -86,7 +86,7 @@ std::string last_outcome(const core::TaskState& state) {
 }
 
 Result<void> list(const Context& context, const store::TaskFilter& filter) {
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   auto tasks = store::list_tasks(*db, filter);
   if (!tasks) return std::unexpected(tasks.error());
@@ -137,7 +137,7 @@ void print_task(const core::Task& task, core::Time now) {
 }
 
 Result<void> show(const Context& context, const std::string& name) {
-  auto db = context.open_db();
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   auto task = store::find_task(*db, name);
   if (!task) return std::unexpected(task.error());

@@ -20,7 +20,7 @@ struct Context {
   sched::SystemClock clock;
 
   std::filesystem::path db_path() const;
-  core::Result<store::Database> open_db() const;
+  core::Result<store::Database> open_db(store::IfMissing if_missing) const;
 };
 
 // The work a parsed command will do; set by the command's CLI11 callback and

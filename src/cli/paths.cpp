@@ -20,7 +20,9 @@ fs::path default_db_path(const std::string& db_option) {
 
 fs::path Context::db_path() const { return default_db_path(db_option); }
 
-core::Result<store::Database> Context::open_db() const { return store::Database::open(db_path()); }
+core::Result<store::Database> Context::open_db(store::IfMissing if_missing) const {
+  return store::Database::open(db_path(), {.if_missing = if_missing});
+}
 
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option) {
   if (text.empty()) return std::optional<core::Seconds>();

@@ -33,8 +33,7 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 Result<Seconds> parse_duration(std::string_view text) {
   auto error = [&](std::size_t position, std::string_view what) {
     return fail(ErrorKind::bad_input,
-                fmt::format("invalid duration \"{}\": {} at position {} (write e.g. 90s, 5m, 1h30m, 2d)", text,
-                            what, position + 1));
+                fmt::format("invalid duration \"{}\": {} at position {}", text, what, position + 1));
   };
   if (text.empty()) return fail(ErrorKind::bad_input, "invalid duration \"\": empty (write e.g. 90s, 5m, 1h30m, 2d)");
 
@@ -42,7 +41,8 @@ Result<Seconds> parse_duration(std::string_view text) {
   std::size_t i = 0;
   std::optional<std::int64_t> previous_unit;
   while (i < text.size()) {
-    if (!is_digit(text[i])) return error(i, fmt::format("expected a number, found '{}'", text[i]));
+    if (!is_digit(text[i]))
+      return error(i, fmt::format("expected a number, found '{}' (write e.g. 90s, 5m, 1h30m, 2d)", text[i]));
     std::int64_t number = 0;
     for (; i < text.size() && is_digit(text[i]); ++i) {
       number = number * 10 + (text[i] - '0');

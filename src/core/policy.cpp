@@ -181,8 +181,11 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   FinishDecision decision;
   decision.skipped = account_due_slots(schedule, state, now, "the task was paused");
   state.paused = false;
-  if (has_slot_grid(schedule) && state.next_run_at && *state.next_run_at <= now)
-    state.next_run_at = next_slot_after(schedule, now);
+  // A planned slot that passed is skipped; a pending start (--start-now, a
+  // retry) still runs at the next tick.
+  bool passed_slot = state.next_run_at && *state.next_run_at <= now &&
+                     last_slot_at_or_before(schedule, *state.next_run_at) == state.next_run_at;
+  if (has_slot_grid(schedule) && passed_slot) state.next_run_at = next_slot_after(schedule, now);
   decision.state = std::move(state);
   return decision;
 }

@@ -70,7 +70,8 @@ struct FinishDecision {
 FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                          AttemptOutcome outcome, const std::string& reason);
 
-// The task was resumed: slots that passed while paused are skipped.
+// The task was resumed: slots that passed while paused are skipped; a
+// pending --start-now or retry is kept.
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);
 
 RunStatus run_status_of(AttemptOutcome outcome);

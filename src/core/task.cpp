@@ -48,6 +48,14 @@ bool is_name_char(char c) {
          std::string_view("._:@/-").find(c) != std::string_view::npos;
 }
 
+// The whole UTF-8 sequence that starts at `at`, so a message never cuts a
+// character in half.
+std::string_view utf8_character_at(std::string_view text, std::size_t at) {
+  auto lead = static_cast<unsigned char>(text[at]);
+  std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+  return text.substr(at, length);
+}
+
 }  // namespace
 
 std::string_view to_string(ScheduleKind kind) { return name_of(schedule_kind_names, kind); }
@@ -71,10 +79,13 @@ Result<std::string> validate_task_name(std::string_view name) {
   if (name.size() > 128)
     return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}…\": longer than 128 characters", name.substr(0, 20)));
   auto bad = std::find_if_not(name.begin(), name.end(), is_name_char);
-  if (bad != name.end())
+  if (bad != name.end()) {
+    auto at = static_cast<std::size_t>(bad - name.begin());
     return fail(ErrorKind::bad_input,
-                fmt::format("invalid task name \"{}\": character {} ('{}') is not a letter, digit or one of ._:@/-", name,
-                            bad - name.begin() + 1, *bad));
+                fmt::format("invalid task name \"{}\": character {} ('{}') is not an ASCII letter, digit or one of "
+                            "._:@/-",
+                            name, at + 1, utf8_character_at(name, at)));
+  }
   if (name.front() == '-')
     return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}\": it must not start with '-'", name));
   return std::string(name);

@@ -60,6 +60,8 @@ class SpawnSetup {
     posix_spawn_file_actions_addopen(&actions_, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions_, output_write_fd, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions_, output_write_fd, STDERR_FILENO);
+    // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
+    posix_spawn_file_actions_addclosefrom_np(&actions_, STDERR_FILENO + 1);
     if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions_, cwd.c_str());
   }
 

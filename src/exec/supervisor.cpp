@@ -87,6 +87,7 @@ std::vector<ChildResult> Supervisor::wait_for_exits() {
   while (!children_.empty()) {
     auto now = std::chrono::steady_clock::now();
     enforce_deadlines(now);
+    reap_strays();
     auto ended = reap_exited(now);
     if (!ended.empty()) return ended;
     poll_once(now);
@@ -146,6 +147,16 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     return true;
   });
   return ended;
+}
+
+void Supervisor::reap_strays() {
+  while (true) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    bool tracked = std::ranges::any_of(children_, [&](const Child& child) { return child.pid == info.si_pid; });
+    if (tracked) return;  // reap_exited collects its status
+    ::waitpid(info.si_pid, nullptr, 0);
+  }
 }
 
 SteadyTime Supervisor::next_action_time() const {

@@ -50,6 +50,9 @@ class Supervisor final : public Runner {
 
   void enforce_deadlines(SteadyTime now);
   std::vector<ChildResult> reap_exited(SteadyTime now);
+  // Reaps orphans that left their run's process group (a daemonizing
+  // grandchild) and were handed to taskd as their subreaper.
+  void reap_strays();
   void poll_once(SteadyTime now);
   SteadyTime next_action_time() const;
 

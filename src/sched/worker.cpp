@@ -206,7 +206,10 @@ class Worker {
     auto blob = store::load_state_blob(db_, claimed.task.id);
     if (!blob) return std::unexpected(blob.error());
     auto files = exec::RunFiles::create(*blob);
-    if (!files) return std::unexpected(files.error());
+    if (!files) {
+      Verdict verdict{core::AttemptOutcome::failed, files.error().message, std::nullopt, std::nullopt};
+      return finish(claimed, verdict, exec::ChildResult{}, nullptr);
+    }
     const auto& definition = claimed.task.definition;
     exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd};
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
@@ -215,7 +218,7 @@ class Worker {
     auto pid = runner_.start(key, request, limits);
     if (!pid) {
       Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
-      return finish(claimed, verdict, exec::ChildResult{}, *files);
+      return finish(claimed, verdict, exec::ChildResult{}, &*files);
     }
     if (auto noted = store::set_child_pid(db_, claimed.run.id, *pid); !noted) return noted;
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
@@ -228,15 +231,20 @@ class Worker {
     auto& flight = node.mapped();
     const auto& run = flight.claimed;
     auto verdict = judge(result, run, flight.files.last_status_line());
-    return finish(run, verdict, result, flight.files);
+    return finish(run, verdict, result, &flight.files);
   }
 
   // Records an attempt's end: the run row and, if the attempt is still the
   // task's current one, the task's new state. A stale attempt changes nothing.
   Result<void> finish(const Claimed& claimed, Verdict verdict, const exec::ChildResult& result,
-                      const exec::RunFiles& files) {
-    auto state_blob = files.read_state(options_.state_limit);
-    if (!state_blob) verdict.reason = joined(verdict.reason, state_blob.error().message);
+                      const exec::RunFiles* files) {
+    // Without run files (they could not be made) the kept state stays as it is.
+    std::optional<std::string> state_blob;
+    if (files) {
+      auto read = files->read_state(options_.state_limit);
+      if (read) state_blob = std::move(*read);
+      else verdict.reason = joined(verdict.reason, read.error().message);
+    }
     auto status = core::run_status_of(verdict.outcome);
     auto written = store::guarded(db_, [&]() -> Result<bool> {
       store::WriteTransaction tx(db_);
@@ -245,6 +253,8 @@ class Worker {
                                  verdict.signal, verdict.reason, result.output, result.output_truncated};
       auto finished = store::finish_run(db_, record);
       if (!finished) return std::unexpected(finished.error());
+      if (auto pruned = store::prune_history(db_, claimed.task.id, options_.history_limit); !pruned)
+        return std::unexpected(pruned.error());
       auto current = store::find_task(db_, claimed.task.id);
       if (!current) return std::unexpected(current.error());
       bool is_current = *finished && *current && (*current)->state.attempt_uid == claimed.attempt_uid;
@@ -264,8 +274,8 @@ class Worker {
     return {};
   }
 
-  Result<void> apply_finish(const core::Task& task, const Verdict& verdict, const Result<std::string>& state_blob,
-                            Time now) {
+  Result<void> apply_finish(const core::Task& task, const Verdict& verdict,
+                            const std::optional<std::string>& state_blob, Time now) {
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     auto decision = core::on_finish(task.definition, *schedule, task.state, now, verdict.outcome, verdict.reason);

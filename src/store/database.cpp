@@ -109,9 +109,12 @@ core::Error error_from(const SQLite::Exception& e, const fs::path& path) {
 }
 
 core::Result<Database> Database::open(const fs::path& path, const OpenOptions& options) {
-  if (auto created = create_private_file(path); !created) return std::unexpected(created.error());
+  bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);
+  if (!stand_in) {
+    if (auto created = create_private_file(path); !created) return std::unexpected(created.error());
+  }
   try {
-    auto db = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE,
+    auto db = std::make_unique<SQLite::Database>(stand_in ? ":memory:" : path.string(), SQLite::OPEN_READWRITE,
                                                  static_cast<int>(options.busy_timeout.count()));
     if (auto identity = check_identity(*db, path); !identity) return std::unexpected(identity.error());
     db->exec("PRAGMA journal_mode = WAL");

@@ -18,7 +18,13 @@ namespace taskd::store {
 // The schema version this taskd writes (the highest "-- migrate: N").
 int schema_version();
 
+// What opening a database that does not exist does: create it, or (for
+// commands that only read or change existing tasks) stand in an empty one in
+// memory, so that nothing is written.
+enum class IfMissing { create, use_empty };
+
 struct OpenOptions {
+  IfMissing if_missing = IfMissing::create;
   std::chrono::milliseconds busy_timeout{5000};
 };
 

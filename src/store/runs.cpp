@@ -167,13 +167,26 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
   });
 }
 
+Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
+  return guarded(db, [&]() -> Result<int> {
+    SQLite::Statement prune(db.sql(),
+                            "DELETE FROM runs WHERE task_id = ?1 AND status NOT IN ('queued', 'running') AND id <= "
+                            "(SELECT id FROM runs WHERE task_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
+    prune.bind(1, task_id);
+    prune.bind(2, keep);
+    return prune.exec();
+  });
+}
+
 Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE (?1 = 0 OR r.task_id = ?1) ORDER BY r.id DESC LIMIT ?2",
-                                                  run_columns));
-    query.bind(1, static_cast<std::int64_t>(task_id));
-    query.bind(2, limit);
+    // Two statements, so that each uses its index (runs_task, or the primary key).
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id {} "
+                                                  "ORDER BY r.id DESC LIMIT ?",
+                                                  run_columns, task_id != 0 ? "WHERE r.task_id = ?" : ""));
+    Binder b(query);
+    if (task_id != 0) b.int64(task_id);
+    b.int64(limit);
     return runs_from(query);
   });
 }

@@ -89,6 +89,10 @@ struct FinishRecord {
 // (and nothing written) for a stale attempt_uid.
 core::Result<bool> finish_run(Database& db, const FinishRecord& finish);
 
+// Deletes the task's finished runs beyond the newest `keep` rows, so history
+// stays bounded. Queued and running runs are never deleted.
+core::Result<int> prune_history(Database& db, std::int64_t task_id, int keep);
+
 // The newest runs first, of one task or (task_id 0) of all.
 core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);
 core::Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id);

@@ -197,3 +197,22 @@ TEST_CASE("removing a task removes its history") {
   CHECK(store::remove_task(temp.db, task.id).value() == 1);
   CHECK(store::list_runs(temp.db, 0, 10).value().empty());
 }
+
+TEST_CASE("history is bounded per task, and unfinished runs are never pruned") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto other = test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
+  auto queued = store::insert_queued_run(temp.db, task, at(9, 0), core::Trigger::schedule, at(9, 0)).value();
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(store::insert_skipped_run(temp.db, task.id, {1, at(10, i), at(10, i), "skipped"}, at(10, i)));
+    REQUIRE(store::insert_skipped_run(temp.db, other.id, {1, at(10, i), at(10, i), "skipped"}, at(10, i)));
+  }
+  CHECK(store::prune_history(temp.db, task.id, 3).value() == 2);
+  auto kept = store::list_runs(temp.db, task.id, 100).value();
+  REQUIRE(kept.size() == 4);
+  CHECK(kept[0].scheduled_at == at(10, 4));
+  CHECK(kept[2].scheduled_at == at(10, 2));
+  CHECK(kept[3].id == queued);
+  CHECK(store::list_runs(temp.db, other.id, 100).value().size() == 5);
+  CHECK(store::prune_history(temp.db, task.id, 3).value() == 0);
+}

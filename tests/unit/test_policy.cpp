@@ -202,6 +202,20 @@ TEST_CASE("slots that pass while paused are skipped on resume, and the plan goes
   CHECK(resumed.skipped->reason.find("paused") != std::string::npos);
 }
 
+TEST_CASE("a pending --start-now run survives a pause; only planned slots are skipped") {
+  auto d = every(60s, 0s);
+  auto created = on_create(schedule_for(d), at(10, 0, 10), true);
+  created.paused = true;
+  auto resumed = on_resume(schedule_for(d), created, at(10, 5, 30));
+  CHECK(resumed.state.next_run_at == at(10, 0, 10));
+  REQUIRE(resumed.skipped);
+  CHECK(resumed.skipped->count == 5);
+  auto queued = on_enqueue(d, schedule_for(d), resumed.state, at(10, 5, 31), false);
+  CHECK(queued.run_slot == at(10, 0, 10));
+  CHECK_FALSE(queued.skipped);
+  CHECK(queued.state.next_run_at == at(10, 6));
+}
+
 TEST_CASE("the drop rule uses the tolerance: 57 s after the last run starts, 28 s is dropped (seed 004)") {
   auto d = every(60s, 30s);
   TaskState state;

@@ -1,0 +1,179 @@
+"""Shared helpers for the black-box tests of the taskd command line.
+
+Every test gets a fresh private temporary directory, a database inside it
+(passed with --db), and an environment without any TASKD_* variable whose
+HOME and XDG_STATE_HOME point into that directory, so nothing outside it is
+read or written.
+"""
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+TASKD_BIN = os.environ.get("TASKD_BIN", "")
+FAKETIME = shutil.which("faketime") or "/usr/bin/faketime"
+
+# Generous: a command that hangs must fail the test, not the whole suite.
+COMMAND_TIMEOUT = 60
+
+
+def clean_environment(tmp):
+    """The process environment minus TASKD_*, with HOME and XDG_STATE_HOME in tmp."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKD_")}
+    env["HOME"] = os.path.join(tmp, "home")
+    env["XDG_STATE_HOME"] = os.path.join(tmp, "home", ".local", "state")
+    env["TMPDIR"] = os.path.join(tmp, "tmp")  # where taskd makes the run files
+    # libfaketime is LD_PRELOADed ahead of the ASan runtime; let an
+    # -fsanitize=address build run under it (ignored by a plain build).
+    opts = env.get("ASAN_OPTIONS", "")
+    env["ASAN_OPTIONS"] = (opts + ":" if opts else "") + "verify_asan_link_order=0"
+    return env
+
+
+class TaskdTestCase(unittest.TestCase):
+    """Base class: self.tmp (mode 0700), self.db, self.env and run helpers."""
+
+    maxDiff = None
+
+    @classmethod
+    def setUpClass(cls):
+        if not TASKD_BIN or not os.access(TASKD_BIN, os.X_OK):
+            raise RuntimeError("set TASKD_BIN to the taskd binary (got %r)" % TASKD_BIN)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="taskd-cli-")
+        os.chmod(self.tmp, 0o700)
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        os.makedirs(os.path.join(self.tmp, "home"), mode=0o700)
+        os.makedirs(os.path.join(self.tmp, "tmp"), mode=0o700)
+        self.db = os.path.join(self.tmp, "taskd.db")
+        self.env = clean_environment(self.tmp)
+
+    # -- running the binary -------------------------------------------------
+
+    def command_line(self, args, db=True, faketime=None):
+        argv = [TASKD_BIN]
+        if db is True:
+            argv += ["--db", self.db]
+        elif db:
+            argv += ["--db", db]
+        argv += list(args)
+        if faketime:
+            argv = [FAKETIME, faketime] + argv
+        return argv
+
+    def run_taskd(self, *args, db=True, faketime=None, env=None, timeout=COMMAND_TIMEOUT, **kwargs):
+        """Runs taskd; returns (returncode, stdout, stderr) as text.
+
+        Global options go first in args: run_taskd("--json", "history").
+        db=True uses self.db, db=None passes no --db, a string names another file.
+        faketime="2026-11-21 14:00:00" starts the binary's clock there.
+        input="text" feeds taskd's stdin through a pipe (default: /dev/null).
+        """
+        if "input" not in kwargs:
+            kwargs["stdin"] = subprocess.DEVNULL
+        proc = subprocess.run(
+            self.command_line(args, db=db, faketime=faketime),
+            env=self.env if env is None else env,
+            cwd=self.tmp,
+            capture_output=True,
+            encoding="utf-8",
+            errors="surrogateescape",  # invalid UTF-8 stays visible as lone surrogates
+            timeout=timeout,
+            **kwargs,
+        )
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def popen_taskd(self, *args, db=True, faketime=None, **kwargs):
+        return subprocess.Popen(
+            self.command_line(args, db=db, faketime=faketime),
+            env=self.env,
+            cwd=self.tmp,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",
+            errors="surrogateescape",
+            **kwargs,
+        )
+
+    def ok(self, *args, **kwargs):
+        """Runs taskd and asserts exit 0; returns stdout."""
+        code, out, err = self.run_taskd(*args, **kwargs)
+        self.assertEqual(code, 0, "taskd %s failed (%d):\nstdout: %s\nstderr: %s" % (" ".join(args), code, out, err))
+        return out
+
+    def json_of(self, *args, **kwargs):
+        """Runs `taskd --db DB --json ARGS…`, asserts exit 0, returns the parsed JSON."""
+        out = self.ok("--json", *args, **kwargs)
+        return parse_json(self, out)
+
+    def add(self, name, *args, **kwargs):
+        """taskd add NAME ARGS… (schedule, options, --, command); asserts success."""
+        return self.ok("add", name, *args, **kwargs)
+
+    def task(self, name, **kwargs):
+        return self.json_of("show", name, **kwargs)
+
+    def tasks(self, *args, **kwargs):
+        return self.json_of("list", *args, **kwargs)
+
+    def history(self, *args, **kwargs):
+        return self.json_of("history", "--limit", "1000", *args, **kwargs)
+
+    def run_once(self, *args, **kwargs):
+        """taskd run-once; asserts exit 0 and returns stdout."""
+        return self.ok("run-once", *args, **kwargs)
+
+    def logs(self, name, **kwargs):
+        return self.ok("logs", name, **kwargs)
+
+    # -- assertions ----------------------------------------------------------
+
+    def assertOneErrorLine(self, err, *fragments):
+        """stderr is one line (ignoring a usage hint line) that names what is wrong."""
+        lines = [line for line in err.splitlines() if line.strip() and not line.startswith("Run 'taskd --help'")]
+        self.assertEqual(len(lines), 1, "expected one error line, got: %r" % err)
+        for fragment in fragments:
+            self.assertIn(fragment, lines[0])
+        return lines[0]
+
+
+def parse_json(test, text):
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        test.fail("not JSON (%s): %r" % (e, text))
+
+
+RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$")
+
+
+def parse_time(text):
+    """An RFC 3339 UTC string of taskd's JSON as an aware datetime."""
+    if not isinstance(text, str) or not RFC3339.match(text):
+        raise AssertionError("not an RFC 3339 UTC time: %r" % (text,))
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def processes_matching(marker):
+    """Command lines of the live processes whose command line contains marker."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open("/proc/%s/stat" % pid) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and marker in cmdline:
+            found.append((int(pid), cmdline))
+    return found

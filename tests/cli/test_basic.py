@@ -1,0 +1,218 @@
+"""The everyday commands: add, list, show, run-once, history, logs, rm, pause, resume."""
+
+import re
+import unittest
+
+from taskd_test import TaskdTestCase, parse_time
+
+# The binary's clock under faketime; --every 1h --phase 0 then gives slots on
+# the hour, so "due" and "not due" do not depend on the real time.
+T0 = "2026-11-21 14:00:00"
+
+
+def at(hhmmss):
+    return "2026-11-21 " + hhmmss
+
+
+class AddListShowTest(TaskdTestCase):
+    def test_add_prints_the_next_run_and_list_shows_the_task(self):
+        out = self.add("backup", "--every", "1h", "--phase", "0", "--", "echo", "hello world", faketime=T0)
+        self.assertIn("backup", out)
+        self.assertIn("2026-11-21T15:00:00Z", out)
+
+        code, table, err = self.run_taskd("list", faketime=at("14:10:00"))
+        self.assertEqual(code, 0, err)
+        lines = table.splitlines()
+        self.assertEqual(len(lines), 2, table)
+        for column in ("NAME", "SCHEDULE", "NEXT", "COMMAND"):
+            self.assertIn(column, lines[0])
+        self.assertTrue(lines[1].startswith("backup "), table)
+        self.assertIn("every 1h", lines[1])
+        self.assertRegex(lines[1], r"  in (50m|49m5\ds)  ")  # the faked clock has moved on a little
+        self.assertIn("echo 'hello world'", lines[1])
+
+    def test_list_json_uses_the_field_names_of_the_spec(self):
+        self.add("backup", "--every", "1h", "--phase", "0", "--", "echo", "hello world", faketime=T0)
+        tasks = self.tasks()
+        self.assertEqual(len(tasks), 1)
+        task = tasks[0]
+        self.assertEqual(task["name"], "backup")
+        self.assertEqual(task["command"], ["echo", "hello world"])
+        self.assertEqual(task["schedule"], {"kind": "every", "spec": "1h"})
+        self.assertEqual(task["next_run_at"], "2026-11-21T15:00:00Z")
+        self.assertEqual(task["attempt_no"], 0)
+        self.assertEqual(task["run_index"], 0)
+        self.assertIs(task["paused"], False)
+        self.assertIs(task["disabled_until_update"], False)
+        self.assertIsNone(task["last_run_at"])
+        self.assertIsNone(task["last_status"])
+        self.assertEqual(task["permanent_exit"], [78])
+        self.assertEqual(task["retry"], [0, 60, 300, 900, 1800, 3600])
+        self.assertEqual(task["timeout"], 1800)  # half the interval
+        self.assertEqual(task["overlap"], "skip")
+        for field in ("tz", "after_finish", "phase", "jitter", "kill_grace", "tolerance", "owner", "group",
+                      "priority", "cwd", "env", "last_finished_at", "attempt_uid", "attempt_started_at",
+                      "attempt_timeout_at", "disabled_reason"):
+            self.assertIn(field, task)
+
+    def test_show_text_and_json(self):
+        self.add("report", "--every", "30m", "--owner", "alice", "--group", "nightly", "--", "echo", "hi",
+                 faketime=T0)
+        code, text, err = self.run_taskd("show", "report", faketime=T0)
+        self.assertEqual(code, 0, err)
+        fields = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in text.splitlines() if line.strip())
+        self.assertEqual(fields["name"], "report")
+        self.assertEqual(fields["command"], "echo hi")
+        self.assertEqual(fields["schedule"], "every 30m")
+        self.assertEqual(fields["state"], "active")
+        self.assertEqual(fields["owner"], "alice")
+        self.assertEqual(fields["group"], "nightly")
+        self.assertEqual(fields["timeout"], "15m")
+
+        task = self.task("report")
+        self.assertEqual(task["name"], "report")
+        self.assertEqual(task["command"], ["echo", "hi"])
+        self.assertEqual(task["schedule"], {"kind": "every", "spec": "30m"})
+        self.assertEqual(task["owner"], "alice")
+        self.assertEqual(task["group"], "nightly")
+        self.assertEqual(task, self.tasks()[0])
+
+    def test_shell_command_is_kept_as_one_string(self):
+        self.add("sh", "--every", "1h", "--shell", "--", "echo a | tr a b")
+        task = self.task("sh")
+        self.assertEqual(task["command"], "echo a | tr a b")
+        self.assertIs(task["shell"], True)
+
+
+class RunOnceTest(TaskdTestCase):
+    def test_run_once_runs_a_start_now_task_and_records_it(self):
+        self.add("hello", "--every", "1h", "--start-now", "--", "echo", "hello from the task")
+        code, out, err = self.run_taskd("run-once")
+        self.assertEqual((code, out, err), (0, "", ""))  # silent when all went well
+
+        runs = self.history()
+        self.assertEqual(len(runs), 1, runs)
+        run = runs[0]
+        self.assertEqual(run["task"], "hello")
+        self.assertEqual(run["status"], "succeeded")
+        self.assertEqual(run["exit_code"], 0)
+        self.assertIsNone(run["signal"])
+        self.assertEqual(run["trigger"], "schedule")
+        self.assertEqual(run["attempt_no"], 1)
+        self.assertLessEqual(parse_time(run["started_at"]), parse_time(run["finished_at"]))
+        self.assertFalse(run["output_truncated"])
+
+        self.assertEqual(self.logs("hello"), "hello from the task\n")
+
+        task = self.task("hello")
+        self.assertEqual(task["last_status"], "succeeded")
+        self.assertEqual(task["attempt_no"], 0)  # reset on success
+        self.assertEqual(task["run_index"], 1)
+        self.assertEqual(task["last_run_at"], run["started_at"])
+        self.assertGreater(parse_time(task["next_run_at"]), parse_time(task["last_run_at"]))
+
+        # Done for this slot: a second tick runs nothing.
+        self.run_once()
+        self.assertEqual(len(self.history()), 1)
+
+    def test_start_now_runs_at_the_first_tick_and_a_task_not_due_does_not(self):
+        self.add("now", "--every", "1h", "--phase", "0", "--start-now", "--", "true", faketime=T0)
+        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.assertEqual(self.run_once(faketime=at("14:00:01")), "")
+        runs = self.history()
+        self.assertEqual([r["task"] for r in runs], ["now"])
+        self.assertEqual(runs[0]["status"], "succeeded")
+        later = self.task("later")
+        self.assertEqual(later["next_run_at"], "2026-11-21T15:00:00Z")
+        self.assertIsNone(later["last_run_at"])
+
+        # Still before 15:00: nothing is due.
+        self.run_once(faketime=at("14:59:00"))
+        self.assertEqual(len(self.history()), 1)
+
+        # At its slot it runs, and serves that slot.
+        self.run_once(faketime=at("15:00:02"))
+        later_runs = self.history("later")
+        self.assertEqual(len(later_runs), 1)
+        self.assertEqual(later_runs[0]["status"], "succeeded")
+        self.assertEqual(later_runs[0]["scheduled_at"], "2026-11-21T15:00:00Z")
+        self.assertEqual(self.task("later")["next_run_at"], "2026-11-21T16:00:00Z")
+
+    def test_run_once_prints_one_line_per_failed_run(self):
+        self.add("good-task", "--every", "1h", "--start-now", "--", "true")
+        self.add("bad-one", "--every", "1h", "--start-now", "--", "false")
+        self.add("bad-two", "--every", "1h", "--start-now", "--shell", "--", "exit 4")
+        code, out, err = self.run_taskd("run-once")
+        self.assertEqual(code, 0, err)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), 2, out)
+        named = sorted(name for line in lines for name in ("good-task", "bad-one", "bad-two")
+                       if re.search(r"(^|\W)%s(\W|$)" % re.escape(name), line))
+        self.assertEqual(named, ["bad-one", "bad-two"], out)
+        statuses = {r["task"]: r["status"] for r in self.history()}
+        self.assertEqual(statuses, {"good-task": "succeeded", "bad-one": "failed", "bad-two": "failed"})
+
+
+class RemoveTest(TaskdTestCase):
+    def test_rm_removes_the_task_and_its_history(self):
+        self.add("keep", "--every", "1h", "--start-now", "--", "true")
+        self.add("gone", "--every", "1h", "--start-now", "--", "true")
+        self.run_once()
+        self.assertEqual(len(self.history()), 2)
+        self.assertEqual(self.ok("rm", "gone"), "")
+        self.assertEqual([t["name"] for t in self.tasks()], ["keep"])
+        self.assertEqual([r["task"] for r in self.history()], ["keep"])
+        code, _, err = self.run_taskd("show", "gone")
+        self.assertEqual(code, 65, err)
+
+    def test_rm_owner_removes_only_that_owners_tasks(self):
+        self.add("a1", "--every", "1h", "--owner", "alice", "--", "true")
+        self.add("a2", "--every", "1h", "--owner", "alice", "--", "true")
+        self.add("b1", "--every", "1h", "--owner", "bob", "--", "true")
+        self.add("n1", "--every", "1h", "--", "true")
+        self.assertEqual(sorted(t["name"] for t in self.tasks("--owner", "alice")), ["a1", "a2"])
+        self.ok("rm", "--owner", "alice")
+        self.assertEqual(sorted(t["name"] for t in self.tasks()), ["b1", "n1"])
+
+
+class PauseResumeTest(TaskdTestCase):
+    def test_paused_task_is_not_run_and_resumed_it_is_scheduled_again(self):
+        self.add("job", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.ok("pause", "job", faketime=at("14:10:00"))
+        self.assertIs(self.task("job")["paused"], True)
+        code, table, _ = self.run_taskd("list")
+        self.assertIn("paused", table.splitlines()[1])
+
+        # 15:00 came and went while paused: not run.
+        self.assertEqual(self.run_once(faketime=at("15:30:00")), "")
+        self.assertEqual([r for r in self.history() if r["status"] != "skipped"], [])
+
+        self.ok("resume", "job", faketime=at("15:31:00"))
+        task = self.task("job")
+        self.assertIs(task["paused"], False)
+        self.assertEqual(task["next_run_at"], "2026-11-21T16:00:00Z")
+        # The slot missed while paused does not vanish silently.
+        skipped = [r for r in self.history() if r["status"] == "skipped"]
+        self.assertEqual([r["scheduled_at"] for r in skipped], ["2026-11-21T15:00:00Z"])
+
+        self.run_once(faketime=at("16:00:03"))
+        ran = [r for r in self.history() if r["status"] != "skipped"]
+        self.assertEqual([(r["status"], r["scheduled_at"]) for r in ran], [("succeeded", "2026-11-21T16:00:00Z")])
+
+    def test_pause_group_stops_only_that_group(self):
+        self.add("g1-a", "--every", "1h", "--start-now", "--group", "g1", "--", "true")
+        self.add("g1-b", "--every", "1h", "--start-now", "--group", "g1", "--", "true")
+        self.add("g2-a", "--every", "1h", "--start-now", "--group", "g2", "--", "true")
+        self.add("solo", "--every", "1h", "--start-now", "--", "true")
+        self.ok("pause", "--group", "g1")
+        paused = {t["name"]: t["paused"] for t in self.tasks()}
+        self.assertEqual(paused, {"g1-a": True, "g1-b": True, "g2-a": False, "solo": False})
+        self.run_once()
+        self.assertEqual(sorted(r["task"] for r in self.history()), ["g2-a", "solo"])
+
+        self.ok("resume", "--group", "g1")
+        self.assertFalse(any(t["paused"] for t in self.tasks()))
+
+
+if __name__ == "__main__":
+    unittest.main()

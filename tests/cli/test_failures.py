@@ -1,0 +1,168 @@
+"""Runs that go wrong: exit codes, programs that cannot start, permanent
+failures, timeouts with stubborn process trees, and bounded output."""
+
+import os
+import random
+import signal
+import unittest
+
+from taskd_test import TaskdTestCase, parse_time, processes_matching
+
+T0 = "2026-11-21 14:00:00"
+
+
+class FailureTest(TaskdTestCase):
+    def only_run(self, name):
+        runs = self.history(name)
+        self.assertEqual(len(runs), 1, runs)
+        return runs[0]
+
+    def unique_sleep(self):
+        """A `sleep` argument no other process on the machine uses, and a
+        cleanup that kills (by pid) whatever a broken taskd left behind."""
+        marker = "3141.%06d" % random.randrange(10**6)
+        def kill_leftovers():
+            for pid, _ in processes_matching("sleep " + marker):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        self.addCleanup(kill_leftovers)
+        return marker
+
+    def test_failing_command_is_failed_with_exit_code_and_stderr_in_reason(self):
+        self.add("fails", "--every", "1h", "--start-now", "--shell", "--", "echo oops >&2; exit 3")
+        code, out, err = self.run_taskd("run-once")
+        self.assertEqual(code, 0, err)
+        self.assertIn("fails", out)
+        run = self.only_run("fails")
+        self.assertEqual(run["status"], "failed")
+        self.assertEqual(run["exit_code"], 3)
+        self.assertIn("exit code 3", run["reason"])
+        self.assertIn("oops", run["reason"])
+        task = self.task("fails")
+        self.assertEqual(task["last_status"], "failed")
+        self.assertEqual(task["attempt_no"], 1)
+        self.assertIs(task["disabled_until_update"], False)
+
+    def test_program_that_does_not_exist_is_a_failed_run_not_a_crash(self):
+        self.add("missing", "--every", "1h", "--start-now", "--", "/nonexistent/prog")
+        self.add("fine", "--every", "1h", "--start-now", "--", "true")
+        code, out, err = self.run_taskd("run-once")
+        self.assertEqual(code, 0, "stdout: %s\nstderr: %s" % (out, err))
+        self.assertIn("missing", out)
+        run = self.only_run("missing")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("cannot execute", run["reason"])
+        self.assertIn("/nonexistent/prog", run["reason"])
+        self.assertEqual(self.only_run("fine")["status"], "succeeded")
+
+    def test_program_not_in_path_is_a_failed_run(self):
+        self.add("nopath", "--every", "1h", "--start-now", "--", "no-such-program-4711")
+        self.assertEqual(self.run_taskd("run-once")[0], 0)
+        run = self.only_run("nopath")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("cannot execute", run["reason"])
+        self.assertIn("no-such-program-4711", run["reason"])
+
+    def test_permanent_exit_disables_with_the_last_status_line(self):
+        self.add("perm", "--every", "1h", "--start-now", "--shell", "--",
+                 'echo "starting" > "$TASKD_STATUS"; echo "API key revoked, update the task" >> "$TASKD_STATUS";'
+                 ' echo noise >&2; exit 78')
+        self.run_taskd("run-once")
+        run = self.only_run("perm")
+        self.assertEqual(run["status"], "failed")
+        self.assertEqual(run["exit_code"], 78)
+        task = self.task("perm")
+        self.assertIs(task["disabled_until_update"], True)
+        self.assertEqual(task["disabled_reason"], "API key revoked, update the task")
+        self.assertIsNone(task["next_run_at"])
+        code, text, _ = self.run_taskd("show", "perm")
+        self.assertIn("disabled", text)
+        # A disabled task is not run again.
+        self.run_once()
+        self.assertEqual(len(self.history("perm")), 1)
+
+    def test_permanent_exit_without_status_file_uses_last_stderr_line(self):
+        self.add("perm2", "--every", "1h", "--start-now", "--permanent-exit", "9,78", "--shell", "--",
+                 "echo first >&2; echo 'config file missing' >&2; exit 9")
+        self.run_taskd("run-once")
+        task = self.task("perm2")
+        self.assertIs(task["disabled_until_update"], True)
+        self.assertEqual(task["disabled_reason"], "config file missing")
+
+    def test_retry_ladder_then_disabled_until_update(self):
+        # Under faketime with slots on the hour, a retry 0s after the failure
+        # (timebox 1m) ends long before the next slot, so it is kept.
+        self.add("flaky", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "1m", "--retry", "0s",
+                 "--shell", "--", "echo broken >&2; exit 1", faketime=T0)
+        self.run_once(faketime="2026-11-21 14:00:01")
+        task = self.task("flaky")
+        self.assertEqual(task["attempt_no"], 1)
+        self.assertLess(parse_time(task["next_run_at"]), parse_time("2026-11-21T14:01:00Z"))
+
+        self.run_once(faketime="2026-11-21 14:00:05")
+        runs = self.history("flaky")
+        self.assertEqual([(r["status"], r["trigger"], r["attempt_no"]) for r in runs],
+                         [("failed", "retry", 2), ("failed", "schedule", 1)])
+        task = self.task("flaky")
+        self.assertIs(task["disabled_until_update"], True)
+        self.assertEqual(task["disabled_reason"], "Cannot run flaky after 2 attempt(s): exit code 1: broken")
+
+    def test_timeout_kills_the_whole_process_tree(self):
+        marker = self.unique_sleep()
+        self.add("stuck", "--every", "1h", "--start-now", "--timeout", "1s", "--kill-grace", "1s", "--shell", "--",
+                 'trap "" TERM; sleep %s & sleep %s' % (marker, marker))
+        code, out, err = self.run_taskd("run-once", timeout=30)
+        self.assertEqual(code, 0, err)
+        self.assertIn("stuck", out)
+        self.assertEqual(processes_matching("sleep " + marker), [])
+        run = self.only_run("stuck")
+        self.assertEqual(run["status"], "timed_out")
+        self.assertEqual(run["signal"], signal.SIGKILL)  # it ignored SIGTERM
+        self.assertIn("timed out", run["reason"])
+        took = (parse_time(run["finished_at"]) - parse_time(run["started_at"])).total_seconds()
+        self.assertGreaterEqual(took, 1.9)  # timeout + kill grace
+        self.assertLess(took, 10)
+
+    def test_timeout_sends_sigterm_first(self):
+        marker = self.unique_sleep()
+        self.add("slow", "--every", "1h", "--start-now", "--timeout", "1s", "--kill-grace", "5s", "--",
+                 "sleep", marker)
+        self.run_taskd("run-once", timeout=30)
+        run = self.only_run("slow")
+        self.assertEqual(run["status"], "timed_out")
+        self.assertEqual(run["signal"], signal.SIGTERM)
+        took = (parse_time(run["finished_at"]) - parse_time(run["started_at"])).total_seconds()
+        self.assertLess(took, 4)  # ended by SIGTERM, without waiting for the grace
+        self.assertEqual(processes_matching("sleep " + marker), [])
+
+    def test_background_process_left_by_a_successful_run_is_stopped(self):
+        marker = self.unique_sleep()
+        self.add("leaves", "--every", "1h", "--start-now", "--kill-grace", "1s", "--shell", "--",
+                 "sleep %s > /dev/null 2>&1 & echo started" % marker)
+        self.run_taskd("run-once", timeout=30)
+        self.assertEqual(self.only_run("leaves")["status"], "succeeded")
+        self.assertEqual(processes_matching("sleep " + marker), [])
+
+    def test_output_is_bounded_to_the_last_64_kib(self):
+        script = ("import sys\n"
+                  "for i in range(4000): sys.stdout.write('line %06d %s\\n' % (i, 'x' * 40))\n"
+                  "sys.stdout.write('THE-END\\n')\n")
+        expected = "".join("line %06d %s\n" % (i, "x" * 40) for i in range(4000)) + "THE-END\n"
+        self.assertGreater(len(expected), 200 * 1024)
+        self.add("chatty", "--every", "1h", "--start-now", "--", "/usr/bin/python3", "-c", script)
+        self.run_once()
+        run = self.only_run("chatty")
+        self.assertEqual(run["status"], "succeeded")
+        self.assertIs(run["output_truncated"], True)
+        self.assertEqual(run["output_bytes"], 64 * 1024)
+        text = self.logs("chatty")
+        self.assertTrue(text.endswith("line 003999 " + "x" * 40 + "\nTHE-END\n"), text[-200:])
+        self.assertNotIn("line 000000", text)
+        logged = self.json_of("logs", "chatty")
+        self.assertEqual(logged["output"], expected[-64 * 1024:])
+
+
+if __name__ == "__main__":
+    unittest.main()
