@@ -74,13 +74,17 @@ CREATE TABLE runs (
   output_truncated  INTEGER NOT NULL DEFAULT 0,
   worker_host       TEXT    NOT NULL DEFAULT '',
   worker_pid        INTEGER,
+  worker_boot_id    TEXT    NOT NULL DEFAULT '',       -- with the pid and start time: one process, ever
   worker_started_at INTEGER,                         -- the worker process's start time, to tell pid reuse
-  child_pid         INTEGER,
+  child_pid         INTEGER,                         -- also the child's process group
+  child_started_at  INTEGER,
   lease_expires_at  INTEGER
 );
 
 CREATE INDEX runs_task ON runs (task_id, id);
 -- Runs not yet finished, by task: the overlap check and the recovery scan.
 CREATE INDEX runs_active ON runs (task_id) WHERE status IN ('queued', 'running');
+-- Runs in flight: the recovery scan.
+CREATE INDEX runs_running ON runs (id) WHERE status = 'running';
 -- The claim order: priority first, then first come first served.
 CREATE INDEX runs_queue ON runs (priority DESC, enqueued_at, id) WHERE status = 'queued';

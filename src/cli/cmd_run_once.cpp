@@ -4,6 +4,7 @@
 
 #include "cli/context.hpp"
 #include "exec/supervisor.hpp"
+#include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 #include "sched/worker.hpp"
 
@@ -31,13 +32,17 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
   core::Time started = context.clock.now();
-  if (auto ticked = sched::enqueue_due(*db, started); !ticked) return std::unexpected(ticked.error());
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
   if (*max_time) worker.claim_until = started + **max_time;
+  auto lost = sched::recover_lost_runs(*db, started, sched::current_worker(), sched::SystemProcessTable{},
+                                       worker.history_limit);
+  if (!lost) return std::unexpected(lost.error());
+  if (auto ticked = sched::enqueue_due(*db, started); !ticked) return std::unexpected(ticked.error());
   exec::Supervisor supervisor;
   auto reports = sched::work_until_idle(*db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
+  reports->insert(reports->begin(), lost->begin(), lost->end());
   // Silent when all went well, as cron mails any output.
   for (const auto& report : *reports) {
     if (is_failure(report.status))

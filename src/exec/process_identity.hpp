@@ -9,7 +9,20 @@ namespace taskd::exec {
 
 std::string host_name();
 
-// The start time of `pid` in clock ticks after boot, or 0 when unknown.
+// This boot's id (/proc/sys/kernel/random/boot_id): process start times are
+// counted from boot, so they only compare within one boot.
+std::string boot_id();
+
+// Whether the process `pid` that started at `start_ticks` still runs (a pid
+// reused by another process does not count).
+bool is_running(pid_t pid, std::int64_t start_ticks);
+
+// SIGKILL to the process group led by `pid`, if that process is still the
+// one that started at `start_ticks`.
+void kill_group_if_running(pid_t pid, std::int64_t start_ticks);
+
+// The start time of `pid` in clock ticks after boot, or 0 when it does not
+// run (gone, or a zombie).
 std::int64_t process_start_ticks(pid_t pid);
 
 }  // namespace taskd::exec

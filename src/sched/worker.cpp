@@ -11,6 +11,7 @@
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
+#include "sched/outcome.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
@@ -113,7 +114,7 @@ class Worker {
  public:
   Worker(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
       : db_(db), clock_(clock), runner_(runner), options_(options),
-        identity_{exec::host_name(), ::getpid(), exec::process_start_ticks(::getpid())} {}
+        identity_(current_worker()) {}
 
   Result<std::vector<RunReport>> run() {
     while (true) {
@@ -188,18 +189,10 @@ class Worker {
     auto marked = store::mark_running(db_, start);
     if (!marked) return std::unexpected(marked.error());
     if (!*marked) return std::optional<Claimed>();
-    if (auto saved = write_decision(task.id, decision.state, decision.skipped, now); !saved)
+    if (auto saved = write_decision(db_, task.id, decision.state, decision.skipped, now); !saved)
       return std::unexpected(saved.error());
     task.state = decision.state;
     return std::optional<Claimed>(Claimed{run, std::move(task), decision.state.attempt_uid, decision.deadline});
-  }
-
-  Result<void> write_decision(std::int64_t task_id, const core::TaskState& state,
-                              const std::optional<core::SkippedSlots>& skipped, Time now) {
-    if (skipped) {
-      if (auto written = store::insert_skipped_run(db_, task_id, *skipped, now); !written) return written;
-    }
-    return store::save_state(db_, task_id, state, now);
   }
 
   Result<void> launch(Claimed claimed) {
@@ -220,7 +213,8 @@ class Worker {
       Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
       return finish(claimed, verdict, exec::ChildResult{}, &*files);
     }
-    if (auto noted = store::set_child_pid(db_, claimed.run.id, *pid); !noted) return noted;
+    if (auto noted = store::set_child(db_, claimed.run.id, *pid, exec::process_start_ticks(*pid)); !noted)
+      return noted;
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return {};
   }
@@ -234,53 +228,26 @@ class Worker {
     return finish(run, verdict, result, &flight.files);
   }
 
-  // Records an attempt's end: the run row and, if the attempt is still the
-  // task's current one, the task's new state. A stale attempt changes nothing.
-  Result<void> finish(const Claimed& claimed, Verdict verdict, const exec::ChildResult& result,
+  // Records an attempt's end; a stale attempt is recorded in history only,
+  // and said on stderr.
+  Result<void> finish(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
                       const exec::RunFiles* files) {
+    AttemptEnd end{claimed.run.id,     claimed.task.id, claimed.attempt_uid, verdict.outcome,
+                   verdict.reason,     verdict.exit_code, verdict.signal,    result.output,
+                   result.output_truncated, std::nullopt};
     // Without run files (they could not be made) the kept state stays as it is.
-    std::optional<std::string> state_blob;
     if (files) {
-      auto read = files->read_state(options_.state_limit);
-      if (read) state_blob = std::move(*read);
-      else verdict.reason = joined(verdict.reason, read.error().message);
+      auto state = files->read_state(options_.state_limit);
+      if (state) end.state_blob = std::move(*state);
+      else end.reason = joined(end.reason, state.error().message);
     }
-    auto status = core::run_status_of(verdict.outcome);
-    auto written = store::guarded(db_, [&]() -> Result<bool> {
-      store::WriteTransaction tx(db_);
-      Time now = clock_.now();
-      store::FinishRecord record{claimed.run.id, claimed.attempt_uid, status, now, verdict.exit_code,
-                                 verdict.signal, verdict.reason, result.output, result.output_truncated};
-      auto finished = store::finish_run(db_, record);
-      if (!finished) return std::unexpected(finished.error());
-      if (auto pruned = store::prune_history(db_, claimed.task.id, options_.history_limit); !pruned)
-        return std::unexpected(pruned.error());
-      auto current = store::find_task(db_, claimed.task.id);
-      if (!current) return std::unexpected(current.error());
-      bool is_current = *finished && *current && (*current)->state.attempt_uid == claimed.attempt_uid;
-      if (is_current) {
-        auto applied = apply_finish(**current, verdict, state_blob, now);
-        if (!applied) return std::unexpected(applied.error());
-      }
-      tx.commit();
-      return is_current;
-    });
-    if (!written) return std::unexpected(written.error());
-    if (!*written) {
-      verdict.reason = joined("outcome ignored: the attempt is no longer the task's current one", verdict.reason);
-      fmt::print(stderr, "taskd: run {} of {}: {}\n", claimed.run.id, claimed.task.definition.name, verdict.reason);
+    auto current = record_attempt_end(db_, end, clock_.now(), options_.history_limit);
+    if (!current) return std::unexpected(current.error());
+    if (!*current) {
+      end.reason = joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
+      fmt::print(stderr, "taskd: run {} of {}: {}\n", claimed.run.id, claimed.task.definition.name, end.reason);
     }
-    reports_.push_back({claimed.run.id, claimed.task.definition.name, status, verdict.reason});
-    return {};
-  }
-
-  Result<void> apply_finish(const core::Task& task, const Verdict& verdict,
-                            const std::optional<std::string>& state_blob, Time now) {
-    auto schedule = core::schedule_of(task.definition);
-    if (!schedule) return std::unexpected(schedule.error());
-    auto decision = core::on_finish(task.definition, *schedule, task.state, now, verdict.outcome, verdict.reason);
-    if (auto saved = write_decision(task.id, decision.state, decision.skipped, now); !saved) return saved;
-    if (state_blob) return store::save_state_blob(db_, task.id, *state_blob);
+    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome), end.reason});
     return {};
   }
 
@@ -299,6 +266,10 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
   return worker.run();
+}
+
+store::WorkerIdentity current_worker() {
+  return {exec::host_name(), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
 }
 
 std::string new_attempt_uid() {

@@ -11,6 +11,7 @@
 #include "exec/runner.hpp"
 #include "sched/clock.hpp"
 #include "store/database.hpp"
+#include "store/runs.hpp"
 
 namespace taskd::sched {
 
@@ -34,6 +35,9 @@ struct RunReport {
 // every child has ended; returns the runs that ended, in order.
 core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                      const WorkerOptions& options);
+
+// This process as a worker: host, boot, pid and start time.
+store::WorkerIdentity current_worker();
 
 // A fresh attempt token: 128 random bits in hex.
 std::string new_attempt_uid();

@@ -120,8 +120,8 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
   return guarded(db, [&]() -> Result<bool> {
     SQLite::Statement update(db.sql(),
                              "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
-                             "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_pid = ?, "
-                             "worker_started_at = ? WHERE id = ? AND status = 'queued'");
+                             "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, "
+                             "worker_pid = ?, worker_started_at = ? WHERE id = ? AND status = 'queued'");
     Binder b(update);
     b.text(start.attempt_uid);
     b.int64(start.attempt_no);
@@ -130,6 +130,7 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
     b.time(start.deadline_at);
     b.time(start.lease_expires_at);
     b.text(start.worker.host);
+    b.text(start.worker.boot_id);
     b.int64(start.worker.pid);
     b.int64(start.worker.started_at);
     b.int64(start.run_id);
@@ -137,13 +138,42 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
   });
 }
 
-Result<void> set_child_pid(Database& db, std::int64_t run_id, pid_t pid) {
+Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement update(db.sql(), "UPDATE runs SET child_pid = ? WHERE id = ?");
-    update.bind(1, static_cast<std::int64_t>(pid));
-    update.bind(2, static_cast<std::int64_t>(run_id));
+    SQLite::Statement update(db.sql(), "UPDATE runs SET child_pid = ?, child_started_at = ? WHERE id = ?");
+    Binder b(update);
+    b.int64(pid);
+    b.int64(started_at);
+    b.int64(run_id);
     update.exec();
     return {};
+  });
+}
+
+Result<std::vector<InFlightRun>> running_runs(Database& db) {
+  return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
+    SQLite::Statement query(db.sql(),
+                            "SELECT r.id, r.task_id, t.name, r.attempt_uid, r.worker_host, r.worker_boot_id, "
+                            "r.worker_pid, r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at "
+                            "FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'running'");
+    std::vector<InFlightRun> runs;
+    while (query.executeStep()) {
+      Columns c(query);
+      InFlightRun run;
+      run.id = c.int64();
+      run.task_id = c.int64();
+      run.task = c.text();
+      run.attempt_uid = c.text();
+      run.worker.host = c.text();
+      run.worker.boot_id = c.text();
+      run.worker.pid = static_cast<pid_t>(c.optional_int64().value_or(0));
+      run.worker.started_at = c.optional_int64().value_or(0);
+      run.child_pid = static_cast<pid_t>(c.optional_int64().value_or(0));
+      run.child_started_at = c.optional_int64().value_or(0);
+      run.lease_expires_at = c.optional_time();
+      runs.push_back(std::move(run));
+    }
+    return runs;
   });
 }
 

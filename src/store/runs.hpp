@@ -38,8 +38,21 @@ struct RunRecord {
 // Who runs an attempt: enough to tell later whether that process still lives.
 struct WorkerIdentity {
   std::string host;
+  std::string boot_id;
   pid_t pid = 0;
   std::int64_t started_at = 0;  // the process start time, to tell pid reuse
+};
+
+// A RUNNING run and who runs it: what recovery needs to judge it lost.
+struct InFlightRun {
+  std::int64_t id = 0;
+  std::int64_t task_id = 0;
+  std::string task;
+  std::string attempt_uid;
+  WorkerIdentity worker;
+  pid_t child_pid = 0;
+  std::int64_t child_started_at = 0;
+  std::optional<core::Time> lease_expires_at;
 };
 
 core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, core::Time slot,
@@ -72,7 +85,12 @@ struct StartRecord {
 // QUEUED -> RUNNING; false if another worker claimed it first.
 core::Result<bool> mark_running(Database& db, const StartRecord& start);
 
-core::Result<void> set_child_pid(Database& db, std::int64_t run_id, pid_t pid);
+// Records the child's pid and start time, so a later recovery can kill what
+// a dead worker left running.
+core::Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at);
+
+// Every run in status running.
+core::Result<std::vector<InFlightRun>> running_runs(Database& db);
 
 struct FinishRecord {
   std::int64_t run_id;

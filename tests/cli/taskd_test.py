@@ -9,7 +9,9 @@ read or written.
 import datetime
 import json
 import os
+import random
 import re
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -132,6 +134,19 @@ class TaskdTestCase(unittest.TestCase):
 
     def logs(self, name, **kwargs):
         return self.ok("logs", name, **kwargs)
+
+    def unique_sleep(self):
+        """A `sleep` argument no other process on the machine uses, and a
+        cleanup that kills (by pid) whatever a broken taskd left behind."""
+        marker = "3141.%06d" % random.randrange(10**6)
+        def kill_leftovers():
+            for pid, _ in processes_matching("sleep " + marker):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        self.addCleanup(kill_leftovers)
+        return marker
 
     # -- assertions ----------------------------------------------------------
 

@@ -17,19 +17,6 @@ class FailureTest(TaskdTestCase):
         self.assertEqual(len(runs), 1, runs)
         return runs[0]
 
-    def unique_sleep(self):
-        """A `sleep` argument no other process on the machine uses, and a
-        cleanup that kills (by pid) whatever a broken taskd left behind."""
-        marker = "3141.%06d" % random.randrange(10**6)
-        def kill_leftovers():
-            for pid, _ in processes_matching("sleep " + marker):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-        self.addCleanup(kill_leftovers)
-        return marker
-
     def test_failing_command_is_failed_with_exit_code_and_stderr_in_reason(self):
         self.add("fails", "--every", "1h", "--start-now", "--shell", "--", "echo oops >&2; exit 3")
         code, out, err = self.run_taskd("run-once")

@@ -3,8 +3,10 @@
 #include <SQLiteCpp/Statement.h>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "../unit/test_helpers.hpp"
+#include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 #include "sched/worker.hpp"
 #include "store/runs.hpp"
@@ -274,4 +276,89 @@ TEST_CASE("what the child writes to $TASKD_STATE is kept for its next run") {
   };
   f.tick_and_work();
   CHECK(store::load_state_blob(f.temp.db, task.id).value() == "page=7");
+}
+
+namespace {
+
+// Processes for recovery tests: which (pid, start) pairs live, and which
+// groups recovery killed.
+class FakeProcessTable final : public sched::ProcessTable {
+ public:
+  std::set<std::pair<pid_t, std::int64_t>> alive;
+  mutable std::vector<pid_t> killed;
+  bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
+  void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
+};
+
+const store::WorkerIdentity self{"here", "boot-1", 500, 5000};
+
+// A task with one run RUNNING under `worker`, as a claim leaves it.
+std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker) {
+  auto task = test::add_task(temp.db, test::every_definition("r", 1h), at(10, 0), true);
+  auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
+  auto start = core::on_start(task.definition, core::schedule_of(task.definition).value(), task.state, at(10, 0), "uid-r");
+  REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
+  store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
+  REQUIRE(store::mark_running(temp.db, record).value());
+  REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
+  return run_id;
+}
+
+}  // namespace
+
+TEST_CASE("a run whose worker died on this host is LOST at once, and its child's group is killed first") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
+  FakeProcessTable processes;
+  auto lost = sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value();
+  REQUIRE(lost.size() == 1);
+  CHECK(lost.front().status == core::RunStatus::lost);
+  CHECK(processes.killed == std::vector<pid_t>{4242});
+  auto run = store::find_run(temp.db, run_id).value().value();
+  CHECK(run.status == core::RunStatus::lost);
+  CHECK(run.reason.find("worker pid 321") != std::string::npos);
+  auto task = store::find_task(temp.db, "r").value().value();
+  CHECK(task.state.attempt_uid.empty());
+  CHECK(task.state.last_status == core::RunStatus::lost);
+  CHECK(task.state.next_run_at == at(10, 0, 5));  // the ladder's first retry: 0s
+  CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("a run whose worker lives is left alone, even past its lease") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
+  FakeProcessTable processes;
+  processes.alive.insert({321, 3000});
+  CHECK(sched::recover_lost_runs(temp.db, at(12, 0), self, processes, 1000).value().empty());
+  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
+  CHECK(processes.killed.empty());
+}
+
+TEST_CASE("a reused pid does not keep a dead worker's run alive") {
+  test::TempDb temp;
+  running_under(temp, {"here", "boot-1", 321, 3000});
+  FakeProcessTable processes;
+  processes.alive.insert({321, 9999});  // another process got pid 321
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value().size() == 1);
+}
+
+TEST_CASE("after a reboot every run of this host is LOST") {
+  test::TempDb temp;
+  running_under(temp, {"here", "boot-0", 321, 3000});
+  FakeProcessTable processes;
+  processes.alive.insert({321, 3000});
+  auto lost = sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value();
+  REQUIRE(lost.size() == 1);
+  CHECK(lost.front().reason.find("rebooted") != std::string::npos);
+}
+
+TEST_CASE("another host's run is LOST only once its lease has expired by the margin") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, {"elsewhere", "boot-x", 321, 3000});
+  FakeProcessTable processes;
+  auto lease = store::running_runs(temp.db).value().front().lease_expires_at.value();
+  CHECK(sched::recover_lost_runs(temp.db, lease + 59s, self, processes, 1000).value().empty());
+  CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes, 1000).value().size() == 1);
+  CHECK(processes.killed.empty());  // another host's processes are not ours to kill
+  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
 }

@@ -144,7 +144,7 @@ TEST_CASE("a run is claimed once and finished only by its own attempt") {
   auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1)).value();
   CHECK(store::has_active_run(temp.db, task.id).value());
-  store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 1), at(10, 1, 30), at(10, 1, 40), {"host", 42, 7}};
+  store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 1), at(10, 1, 30), at(10, 1, 40), {"host", "boot", 42, 7}};
   CHECK(store::mark_running(temp.db, start).value());
   start.attempt_uid = "uid-2";
   CHECK_FALSE(store::mark_running(temp.db, start).value());  // a second worker loses the race

@@ -1,0 +1,36 @@
+#pragma once
+// Recording the end of an attempt, wherever it is learned: the worker that
+// saw its child exit, or a recovery that found its worker gone.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/policy.hpp"
+#include "store/database.hpp"
+
+namespace taskd::sched {
+
+struct AttemptEnd {
+  std::int64_t run_id = 0;
+  std::int64_t task_id = 0;
+  std::string attempt_uid;
+  core::AttemptOutcome outcome = core::AttemptOutcome::failed;
+  std::string reason;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string output;
+  bool output_truncated = false;
+  std::optional<std::string> state_blob;  // the run's $TASKD_STATE, to keep for the next run
+};
+
+// In one transaction: the run row (only if it is still running under this
+// attempt) and, if the attempt is still the task's current one, the task's
+// new state from the policy. Returns false for a stale attempt, which
+// changes nothing but history.
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit);
+
+// Writes a policy decision: its SKIPPED row, if any, and the task's state.
+core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,
+                                  const std::optional<core::SkippedSlots>& skipped, core::Time now);
+
+}  // namespace taskd::sched

@@ -1,0 +1,60 @@
+#include "sched/recovery.hpp"
+
+#include <fmt/format.h>
+
+#include "exec/process_identity.hpp"
+#include "sched/outcome.hpp"
+
+namespace taskd::sched {
+namespace {
+
+// Why the run's worker is gone, or nothing when it may still be working.
+std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time now,
+                                       const store::WorkerIdentity& self, const ProcessTable& processes) {
+  const auto& worker = run.worker;
+  if (worker.host == self.host) {
+    if (!worker.boot_id.empty() && worker.boot_id != self.boot_id)
+      return fmt::format("lost: the machine rebooted while worker pid {} ran it", worker.pid);
+    if (processes.is_running(worker.pid, worker.started_at)) return std::nullopt;
+    return fmt::format("lost: worker pid {} on {} is gone (killed or crashed)", worker.pid, worker.host);
+  }
+  if (!run.lease_expires_at || now < *run.lease_expires_at + foreign_lease_margin) return std::nullopt;
+  return fmt::format("lost: the lease of worker pid {} on {} expired at {}", worker.pid, worker.host,
+                     core::format_rfc3339(*run.lease_expires_at));
+}
+
+}  // namespace
+
+bool SystemProcessTable::is_running(pid_t pid, std::int64_t start_ticks) const {
+  return exec::is_running(pid, start_ticks);
+}
+
+void SystemProcessTable::kill_group(pid_t pid, std::int64_t start_ticks) const {
+  exec::kill_group_if_running(pid, start_ticks);
+}
+
+core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
+                                                       const store::WorkerIdentity& self,
+                                                       const ProcessTable& processes, int history_limit) {
+  auto running = store::running_runs(db);
+  if (!running) return std::unexpected(running.error());
+  std::vector<RunReport> lost;
+  for (const auto& run : *running) {
+    auto reason = gone_reason(run, now, self, processes);
+    if (!reason) continue;
+    // Before the task can run again, what the dead worker started must stop.
+    if (run.worker.host == self.host) processes.kill_group(run.child_pid, run.child_started_at);
+    AttemptEnd end;
+    end.run_id = run.id;
+    end.task_id = run.task_id;
+    end.attempt_uid = run.attempt_uid;
+    end.outcome = core::AttemptOutcome::lost;
+    end.reason = *reason;
+    auto recorded = record_attempt_end(db, end, now, history_limit);
+    if (!recorded) return std::unexpected(recorded.error());
+    lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
+  }
+  return lost;
+}
+
+}  // namespace taskd::sched

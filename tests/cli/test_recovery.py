@@ -1,0 +1,55 @@
+"""A taskd killed with SIGKILL in the middle of a run: the next run-once
+records the run LOST, kills what it left running, and runs the task again."""
+
+import os
+import signal
+import time
+import unittest
+
+from taskd_test import TaskdTestCase, processes_matching
+
+
+class RecoveryTest(TaskdTestCase):
+    def wait_for_file(self, path, seconds=20):
+        """Polls for a file the child writes: a condition, with a deadline."""
+        deadline = time.monotonic() + seconds
+        while not os.path.exists(path):
+            self.assertLess(time.monotonic(), deadline, "the child never wrote %s" % path)
+            time.sleep(0.02)
+
+    def test_killed_worker_leaves_a_lost_run_and_no_orphan(self):
+        marker = self.unique_sleep()
+        started = os.path.join(self.tmp, "started")
+        second = os.path.join(self.tmp, "second-run")
+        # First attempt: note that it started, then hang. The retry succeeds.
+        script = ('if [ -e %s ]; then echo again > %s; exit 0; fi; touch %s; sleep %s'
+                  % (started, second, started, marker))
+        self.add("hang", "--every", "1h", "--start-now", "--timeout", "10m", "--shell", "--", script)
+        worker = self.popen_taskd("run-once")
+        self.addCleanup(worker.kill)
+        self.wait_for_file(started)
+        self.assertTrue(processes_matching("sleep " + marker), "the child is running")
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+        worker.stdout.close()
+        worker.stderr.close()
+        # The orphan outlived its worker; the run is stuck RUNNING until recovered.
+        self.assertTrue(processes_matching("sleep " + marker))
+        self.assertEqual([r["status"] for r in self.history("hang")], ["running"])
+
+        out = self.run_once()
+        self.assertIn("lost", out)
+        self.assertEqual(processes_matching("sleep " + marker), [])
+        runs = self.history("hang")
+        self.assertEqual([r["status"] for r in runs], ["succeeded", "lost"])
+        self.assertIn("worker pid %d" % worker.pid, runs[1]["reason"])
+        self.assertEqual(runs[0]["trigger"], "retry")
+        self.assertEqual(runs[0]["attempt_no"], 2)
+        self.assertTrue(os.path.exists(second))
+        task = self.task("hang")
+        self.assertEqual(task["attempt_no"], 0)
+        self.assertEqual(task["last_status"], "succeeded")
+
+
+if __name__ == "__main__":
+    unittest.main()
