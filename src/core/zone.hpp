@@ -1,0 +1,40 @@
+#pragma once
+// Time zones (IANA names, from the system's tzdata through date-tz) and the
+// three cases a wall-clock time can be in: it names one instant, none (it
+// falls in a DST gap), or two (it falls in a repeated hour).
+#include <date/tz.h>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+
+namespace taskd::core {
+
+using Zone = const date::time_zone*;
+using LocalTime = date::local_seconds;
+
+// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone.
+Result<Zone> find_zone(std::string_view name);
+
+// The zone's name as the user would write it back.
+std::string zone_name(Zone zone);
+
+// The wall-clock time at `t` in `zone`, to the second.
+LocalTime to_local(Zone zone, Time t);
+
+enum class LocalKind { unique, skipped, repeated };
+
+struct LocalInstants {
+  LocalKind kind;
+  // unique: the instant; skipped: the end of the gap (the first instant after
+  // it); repeated: the earlier of the two instants.
+  Time first;
+  // repeated: the later instant; otherwise equal to `first`.
+  Time second;
+};
+
+// The instants a wall-clock time names in `zone`.
+LocalInstants resolve_local(Zone zone, LocalTime local);
+
+}  // namespace taskd::core

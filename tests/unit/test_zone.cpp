@@ -1,0 +1,56 @@
+#include <doctest/doctest.h>
+
+#include "core/zone.hpp"
+
+using namespace taskd::core;
+using namespace std::chrono;
+
+namespace {
+Time utc(int y, unsigned m, unsigned d, int hh, int mm) {
+  return sys_days{year{y} / month{m} / day{d}} + hours{hh} + minutes{mm};
+}
+LocalTime local(int y, unsigned m, unsigned d, int hh, int mm) {
+  return date::local_days{date::year{y} / date::month{m} / date::day{d}} + hours{hh} + minutes{mm};
+}
+}  // namespace
+
+TEST_CASE("zones are found by IANA name; unknown names are bad input") {
+  CHECK(zone_name(find_zone("Europe/Berlin").value()) == "Europe/Berlin");
+  CHECK(find_zone("").has_value());
+  auto bad = find_zone("Mars/Olympus");
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().kind == ErrorKind::bad_input);
+  CHECK(bad.error().message.find("Mars/Olympus") != std::string::npos);
+}
+
+TEST_CASE("a wall-clock time in a spring-forward gap resolves to the end of the gap") {
+  auto berlin = find_zone("Europe/Berlin").value();
+  auto gap = resolve_local(berlin, local(2026, 3, 29, 2, 30));
+  CHECK(gap.kind == LocalKind::skipped);
+  CHECK(gap.first == utc(2026, 3, 29, 1, 0));  // 03:00 CEST
+}
+
+TEST_CASE("a wall-clock time in a repeated hour names two instants, earlier first") {
+  auto new_york = find_zone("America/New_York").value();
+  auto twice = resolve_local(new_york, local(2026, 11, 1, 1, 30));
+  CHECK(twice.kind == LocalKind::repeated);
+  CHECK(twice.first == utc(2026, 11, 1, 5, 30));   // 01:30 EDT
+  CHECK(twice.second == utc(2026, 11, 1, 6, 30));  // 01:30 EST
+}
+
+TEST_CASE("Lord Howe shifts by 30 minutes") {
+  auto lord_howe = find_zone("Australia/Lord_Howe").value();
+  // 2026-10-04 02:00 local jumps to 02:30.
+  auto gap = resolve_local(lord_howe, local(2026, 10, 4, 2, 15));
+  CHECK(gap.kind == LocalKind::skipped);
+  CHECK(to_local(lord_howe, gap.first) == local(2026, 10, 4, 2, 30));
+  CHECK(resolve_local(lord_howe, local(2026, 10, 4, 2, 30)).kind == LocalKind::unique);
+}
+
+TEST_CASE("a zone without DST: every wall-clock time names one instant") {
+  auto tokyo = find_zone("Asia/Tokyo").value();
+  auto noon = resolve_local(tokyo, local(2026, 3, 29, 12, 0));
+  CHECK(noon.kind == LocalKind::unique);
+  CHECK(noon.first == utc(2026, 3, 29, 3, 0));
+  CHECK(to_local(tokyo, noon.first) == local(2026, 3, 29, 12, 0));
+}
