@@ -12,7 +12,8 @@ CREATE TABLE tasks (
   shell                 INTEGER NOT NULL DEFAULT 0,  -- 1: command[0] runs under /bin/sh -c
   schedule_kind         TEXT    NOT NULL CHECK (schedule_kind IN ('every', 'cron', 'rrule', 'manual')),
   schedule_spec         TEXT    NOT NULL,
-  tz                    TEXT    NOT NULL DEFAULT '',
+  tz                    TEXT    NOT NULL DEFAULT '',  -- IANA zone of a cron or rrule schedule
+  dtstart               TEXT,                        -- rrule: DTSTART as a wall time in tz
   after_finish          INTEGER NOT NULL DEFAULT 0,
   phase                 INTEGER NOT NULL DEFAULT 0,
   jitter                INTEGER NOT NULL DEFAULT 0,
@@ -61,6 +62,7 @@ CREATE TABLE runs (
   priority          INTEGER NOT NULL DEFAULT 0,
   scheduled_at      INTEGER NOT NULL,
   enqueued_at       INTEGER NOT NULL,
+  not_before        INTEGER NOT NULL,                -- the slot plus its jitter: not claimed before
   started_at        INTEGER,
   finished_at       INTEGER,
   deadline_at       INTEGER,

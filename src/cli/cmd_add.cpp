@@ -6,7 +6,7 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
-#include "core/hash.hpp"
+#include "cli/schedule_options.hpp"
 #include "core/policy.hpp"
 #include "exec/spawn.hpp"
 #include "store/tasks.hpp"
@@ -21,8 +21,7 @@ using core::Result;
 struct AddOptions {
   std::string name;
   std::vector<std::string> command;
-  std::string every;
-  std::string phase;
+  ScheduleOptions schedule;
   std::string timeout;
   std::string kill_grace = "10s";
   std::string tolerance;
@@ -35,7 +34,6 @@ struct AddOptions {
   int priority = 0;
   bool start_now = false;
   bool shell = false;
-  bool after_finish = false;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -106,25 +104,7 @@ Result<core::Command> build_command(const AddOptions& options) {
   return core::Command{{line}, true};
 }
 
-// The schedule options: the interval, its phase and fixed delay.
-Result<void> apply_schedule(const AddOptions& options, core::TaskDefinition& d) {
-  if (options.every.empty()) return fail(ErrorKind::usage, "add: give a schedule: --every DUR");
-  auto interval = core::parse_duration(options.every);
-  if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
-  if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
-  d.schedule_kind = core::ScheduleKind::every;
-  d.schedule_spec = options.every;
-  d.after_finish = options.after_finish;
-  auto phase = optional_duration(options.phase, "--phase");
-  if (!phase) return std::unexpected(phase.error());
-  if (*phase && **phase >= *interval)
-    return fail(ErrorKind::bad_input, fmt::format("--phase {} must be shorter than the interval {}", options.phase,
-                                                  options.every));
-  d.phase = *phase ? **phase : core::default_phase(d.name, *interval);
-  return {};
-}
-
-Result<void> apply_policy(const AddOptions& options, core::TaskDefinition& d) {
+Result<void> apply_policy(const AddOptions& options, core::TaskDefinition& d, core::Time now) {
   auto timeout = optional_duration(options.timeout, "--timeout");
   if (!timeout) return std::unexpected(timeout.error());
   if (*timeout && (*timeout)->count() <= 0) return fail(ErrorKind::bad_input, "--timeout: must be longer than 0s");
@@ -134,10 +114,10 @@ Result<void> apply_policy(const AddOptions& options, core::TaskDefinition& d) {
   d.kill_grace = *grace;
   auto tolerance = optional_duration(options.tolerance, "--tolerance");
   if (!tolerance) return std::unexpected(tolerance.error());
-  auto interval = core::parse_duration(d.schedule_spec);
+  auto interval = core::interval_around(core::schedule_of(d).value(), now);
   if (*tolerance && interval && **tolerance >= *interval)
     return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
-                                                  options.tolerance, d.schedule_spec));
+                                                  options.tolerance, core::format_duration(*interval)));
   d.tolerance = *tolerance;
   auto ladder = parse_ladder(options.retry);
   if (!ladder) return std::unexpected(ladder.error());
@@ -148,7 +128,7 @@ Result<void> apply_policy(const AddOptions& options, core::TaskDefinition& d) {
   return {};
 }
 
-Result<core::TaskDefinition> build_definition(const AddOptions& options) {
+Result<core::TaskDefinition> build_definition(const AddOptions& options, core::Time now) {
   core::TaskDefinition d;
   auto name = core::validate_task_name(options.name);
   if (!name) return std::unexpected(name.error());
@@ -156,8 +136,8 @@ Result<core::TaskDefinition> build_definition(const AddOptions& options) {
   auto command = build_command(options);
   if (!command) return std::unexpected(command.error());
   d.command = *command;
-  if (auto schedule = apply_schedule(options, d); !schedule) return std::unexpected(schedule.error());
-  if (auto policy = apply_policy(options, d); !policy) return std::unexpected(policy.error());
+  if (auto schedule = apply_schedule(options.schedule, d, now); !schedule) return std::unexpected(schedule.error());
+  if (auto policy = apply_policy(options, d, now); !policy) return std::unexpected(policy.error());
   auto env = parse_env(options.env);
   if (!env) return std::unexpected(env.error());
   d.env = *env;
@@ -183,14 +163,14 @@ void warn_if_missing(const core::TaskDefinition& d) {
 }
 
 Result<void> add_task(const AddOptions& options, const Context& context) {
-  auto definition = build_definition(options);
+  core::Time now = context.clock.now();
+  auto definition = build_definition(options, now);
   if (!definition) return std::unexpected(definition.error());
   auto schedule = core::schedule_of(*definition);
   if (!schedule) return std::unexpected(schedule.error());
   warn_if_missing(*definition);
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
-  core::Time now = context.clock.now();
   auto state = core::on_create(*schedule, now, options.start_now);
   auto id = store::insert_task(*db, *definition, state, now);
   if (!id) return std::unexpected(id.error());
@@ -208,12 +188,10 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
 
 void add_add_command(CLI::App& app, Context& context, Action& action) {
   auto options = std::make_shared<AddOptions>();
-  auto* add = app.add_subcommand("add", "Add a task: taskd add NAME --every DUR [OPTIONS] -- PROGRAM [ARG…]");
+  auto* add = app.add_subcommand("add", "Add a task: taskd add NAME --every DUR|--cron EXPR|--rrule RULE [OPTIONS] -- PROGRAM [ARG…]");
   add->add_option("name", options->name, "Task name: letters, digits and ._:@/-")->required();
   add->add_option("command", options->command, "The program and its arguments, after --");
-  add->add_option("--every", options->every, "Run every DUR (fixed rate), e.g. 30s, 5m, 1h30m, 1d");
-  add->add_option("--phase", options->phase, "Offset of the slots within the interval (default: a hash of the name)");
-  add->add_flag("--after-finish", options->after_finish, "Fixed delay: the next run starts DUR after one finishes");
+  add_schedule_options(*add, options->schedule);
   add->add_flag("--start-now", options->start_now, "Run once at the next tick, then follow the schedule");
   add->add_option("--timeout", options->timeout, "Timebox of a run (default: half the interval)");
   add->add_option("--kill-grace", options->kill_grace, "Time between SIGTERM and SIGKILL at the timebox (default 10s)");

@@ -120,7 +120,8 @@ void print_task(const core::Task& task, core::Time now) {
   line("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""));
   line("schedule", describe_schedule(d));
   line("state", task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : ""));
-  line("next run", optional_time(s.next_run_at, now));
+  bool ended = !s.next_run_at && !s.disabled_until_update && d.schedule_kind != core::ScheduleKind::manual;
+  line("next run", ended ? "none: the schedule has ended (COUNT or UNTIL)" : optional_time(s.next_run_at, now));
   line("last run", optional_time(s.last_run_at, now));
   line("last status", last_outcome(s));
   line("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index));

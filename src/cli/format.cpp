@@ -35,11 +35,13 @@ std::string describe_schedule(const core::TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case core::ScheduleKind::every:
       return fmt::format("every {}{}", definition.schedule_spec, definition.after_finish ? " after finish" : "");
+    case core::ScheduleKind::cron: return fmt::format("cron {} ({})", definition.schedule_spec, definition.tz);
+    case core::ScheduleKind::rrule:
+      return fmt::format("rrule {} from {} ({})", definition.schedule_spec,
+                         definition.dtstart ? core::format_local(*definition.dtstart) : "?", definition.tz);
     case core::ScheduleKind::manual: return "manual";
-    case core::ScheduleKind::cron:
-    case core::ScheduleKind::rrule: break;
   }
-  return fmt::format("{} {}", core::to_string(definition.schedule_kind), definition.schedule_spec);
+  return std::string(core::to_string(definition.schedule_kind));
 }
 
 std::string describe_command(const core::Command& command) {

@@ -24,6 +24,7 @@ Json definition_json(const core::TaskDefinition& d) {
   out["shell"] = d.command.shell;
   out["schedule"] = {{"kind", core::to_string(d.schedule_kind)}, {"spec", d.schedule_spec}};
   out["tz"] = d.tz;
+  out["dtstart"] = d.dtstart ? Json(core::format_local(*d.dtstart)) : Json(nullptr);
   out["after_finish"] = d.after_finish;
   out["phase"] = d.phase.count();
   out["jitter"] = d.jitter.count();

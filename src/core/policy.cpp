@@ -3,24 +3,25 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "core/hash.hpp"
+
 namespace taskd::core {
 namespace {
 
 using namespace std::chrono_literals;
 
-// Grid slots in (accounted_until, now] that will not run get one SKIPPED row.
-std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskState& state, Time now,
+// Grid slots in (accounted_until, until] that will not run get one SKIPPED row.
+std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskState& state, Time until,
                                               std::string_view why) {
   if (!has_slot_grid(schedule) || !state.accounted_until) return std::nullopt;
-  auto last = last_slot_at_or_before(schedule, now);
-  auto count = count_slots_between(schedule, *state.accounted_until, now);
-  if (!last || count <= 0) return std::nullopt;
-  auto first = next_slot_after(schedule, *state.accounted_until).value_or(*last);
-  state.accounted_until = *last;
-  auto reason = count == 1 ? fmt::format("slot {} skipped: {}", format_rfc3339(first), why)
-                           : fmt::format("{} slots from {} to {} skipped: {}", count, format_rfc3339(first),
-                                         format_rfc3339(*last), why);
-  return SkippedSlots{count, first, *last, std::move(reason)};
+  auto span = slots_between(schedule, *state.accounted_until, until);
+  if (span.count <= 0) return std::nullopt;
+  state.accounted_until = span.last;
+  std::string how_many = fmt::format("{}{} slots", span.count_is_lower_bound ? "at least " : "", span.count);
+  auto reason = span.count == 1 ? fmt::format("slot {} skipped: {}", format_rfc3339(span.first), why)
+                                : fmt::format("{} from {} to {} skipped: {}", how_many, format_rfc3339(span.first),
+                                              format_rfc3339(span.last), why);
+  return SkippedSlots{span.count, span.first, span.last, std::move(reason)};
 }
 
 Time next_planned_after(const Schedule& schedule, Time t, const std::optional<Time>& fallback) {
@@ -56,6 +57,13 @@ Seconds effective_timeout(const TaskDefinition& definition, const Schedule& sche
   return std::max(Seconds{1}, *interval / 2);
 }
 
+Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index) {
+  auto range = definition.jitter.count();
+  if (range <= 0) return Millis{0};
+  auto salt = 0x6a6974746572ULL /* "jitter" */ + static_cast<std::uint64_t>(run_index);
+  return Seconds{static_cast<std::int64_t>(stable_hash(definition.name, salt) % static_cast<std::uint64_t>(range))};
+}
+
 Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval) {
   return definition.tolerance.value_or(interval / 10);
 }
@@ -75,8 +83,8 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
   bool skip = run_active && definition.overlap == Overlap::skip;
   Time slot = due;
   if (has_slot_grid(schedule) && state.accounted_until) {
-    auto latest = last_slot_at_or_before(schedule, now);
-    if (latest && *latest > *state.accounted_until && *latest > due) slot = *latest;
+    auto latest = slots_between(schedule, *state.accounted_until, now);
+    if (latest.count > 0 && latest.last > due) slot = latest.last;
     // Every due slot but the one served is missed: the machine was off or no
     // scheduler ran (anacron, systemd Persistent=true: run once, not N times).
     if (!skip) {
@@ -92,6 +100,9 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
                                                   format_rfc3339(slot))};
   } else {
     decision.run_slot = slot;
+    // Only planned slots are jittered: a retry or --start-now means "now".
+    bool planned = decision.trigger == Trigger::schedule && next_slot_after(schedule, slot - 1ms) == slot;
+    decision.not_before = slot + (planned ? jitter_delay(definition, state.run_index + 1) : Millis{0});
     if (has_slot_grid(schedule)) state.accounted_until = std::max(state.accounted_until.value_or(slot), slot);
   }
   if (is_fixed_delay(schedule)) {
@@ -112,18 +123,19 @@ std::optional<std::string> drop_reason(const TaskDefinition& definition, const S
   auto interval = interval_around(schedule, now);
   if (!interval) return std::nullopt;
   auto tolerance = effective_tolerance(definition, *interval);
-  Time earliest = *state.last_run_at + *interval - tolerance;
+  // Jittered starts of consecutive runs may come closer than the interval.
+  Time earliest = *state.last_run_at + *interval - tolerance - definition.jitter;
   if (now >= earliest) return std::nullopt;
   return fmt::format("dropped: started {} ago, sooner than interval {} - tolerance {} (last run {})",
                      format_duration(std::chrono::floor<Seconds>(now - *state.last_run_at)),
                      format_duration(*interval), format_duration(tolerance), format_rfc3339(*state.last_run_at));
 }
 
-StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
-                       std::string attempt_uid) {
+StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time slot,
+                       Time now, std::string attempt_uid) {
   StartDecision decision;
   decision.skipped = account_due_slots(schedule, state, now, "came due before the previous run started");
-  Time deadline = now + effective_timeout(definition, schedule, now);
+  Time deadline = now + effective_timeout(definition, schedule, slot);
   state.last_run_at = now;
   state.attempt_no += 1;
   state.attempt_uid = std::move(attempt_uid);
@@ -184,7 +196,7 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   // A planned slot that passed is skipped; a pending start (--start-now, a
   // retry) still runs at the next tick.
   bool passed_slot = state.next_run_at && *state.next_run_at <= now &&
-                     last_slot_at_or_before(schedule, *state.next_run_at) == state.next_run_at;
+                     next_slot_after(schedule, *state.next_run_at - 1ms) == state.next_run_at;
   if (has_slot_grid(schedule) && passed_slot) state.next_run_at = next_slot_after(schedule, now);
   decision.state = std::move(state);
   return decision;

@@ -21,6 +21,7 @@ struct SkippedSlots {
 struct EnqueueDecision {
   TaskState state;
   std::optional<Time> run_slot;  // the slot a new QUEUED run serves; none when skipped
+  Time not_before{};             // when the run may start: its slot plus the jitter
   Trigger trigger = Trigger::schedule;
   std::optional<SkippedSlots> skipped;
 };
@@ -33,6 +34,11 @@ enum class AttemptOutcome { succeeded, failed, permanent_failure, timed_out, los
 // The timebox of a run serving `slot`: --timeout, else half the interval
 // (nuntium's interval / 2), at least one second; one hour with no interval.
 Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot);
+
+// The delay after its slot at which a scheduled run starts: a stable whole
+// number of seconds in [0, jitter) from the task's name and the run_index the
+// run will have.
+Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index);
 
 // The drop-rule tolerance: --tolerance, else 10 % of the interval.
 Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval);
@@ -52,14 +58,15 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
 std::optional<std::string> drop_reason(const TaskDefinition& definition, const Schedule& schedule,
                                        const TaskState& state, Trigger trigger, Time now);
 
-// A claimed run starts: new attempt, its deadline, and the next slot after it.
+// A claimed run serving `slot` starts at `now`: new attempt, its deadline,
+// and the next slot after it.
 struct StartDecision {
   TaskState state;
   Time deadline;
   std::optional<SkippedSlots> skipped;
 };
-StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
-                       std::string attempt_uid);
+StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time slot,
+                       Time now, std::string attempt_uid);
 
 // An attempt ended. Success resets the attempt count and plans the next slot
 // after now; anything else walks the retry ladder, which yields to the plan.

@@ -1,11 +1,18 @@
 #include "core/schedule.hpp"
 
+#include <array>
+
 namespace taskd::core {
 namespace {
 
+using namespace std::chrono_literals;
 using std::chrono::duration_cast;
 
-// Slot number k of the grid at or before `t` (floor division, also before 1970).
+// Counting slots one by one stops here; the count is then a lower bound.
+constexpr std::int64_t counting_bound = 100'000;
+
+// Slot number k of a fixed-rate grid at or before `t` (floor division, also
+// before 1970).
 std::int64_t slot_index_at_or_before(const Every& every, Time t) {
   std::int64_t offset = (t - Time{every.phase}).count();
   std::int64_t step = duration_cast<Millis>(every.interval).count();
@@ -21,6 +28,18 @@ struct Overloaded : Fs... {
   using Fs::operator()...;
 };
 
+// The latest slot at or before `t` among those after `from`, walking forward.
+std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time t) {
+  SlotCursor cursor(schedule, from);
+  std::optional<Time> last;
+  for (std::int64_t i = 0; i < counting_bound; ++i) {
+    auto slot = cursor.next();
+    if (!slot || *slot > t) break;
+    last = slot;
+  }
+  return last;
+}
+
 }  // namespace
 
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
@@ -28,43 +47,69 @@ std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
                         [&](const Every& every) -> std::optional<Time> {
                           return slot_time(every, slot_index_at_or_before(every, t) + 1);
                         },
+                        [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t); },
+                        [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t); },
                         [](const Manual&) -> std::optional<Time> { return std::nullopt; },
                     },
                     schedule);
+}
+
+SlotCursor::SlotCursor(const Schedule& schedule, Time after) : schedule_(schedule), last_(after) {
+  if (const auto* rule = std::get_if<Recurrence>(&schedule)) recurrence_.emplace(rule->spec, rule->zone, after);
+}
+
+std::optional<Time> SlotCursor::next() {
+  auto slot = recurrence_ ? recurrence_->next() : next_slot_after(schedule_, last_);
+  if (slot) last_ = *slot;
+  return slot;
 }
 
 std::optional<Time> last_slot_at_or_before(const Schedule& schedule, Time t) {
-  return std::visit(Overloaded{
-                        [&](const Every& every) -> std::optional<Time> {
-                          return slot_time(every, slot_index_at_or_before(every, t));
-                        },
-                        [](const Manual&) -> std::optional<Time> { return std::nullopt; },
-                    },
-                    schedule);
+  if (const auto* every = std::get_if<Every>(&schedule)) return slot_time(*every, slot_index_at_or_before(*every, t));
+  // Look back over widening windows: dense schedules answer from the first.
+  constexpr std::array<Seconds, 5> windows{1h, 24h, 32 * 24h, 366 * 24h, 8 * 366 * 24h};
+  for (auto window : windows) {
+    if (auto last = last_slot_walking(schedule, t - window, t)) return last;
+  }
+  return std::nullopt;
 }
 
-std::int64_t count_slots_between(const Schedule& schedule, Time after, Time until) {
-  if (until <= after) return 0;
-  return std::visit(Overloaded{
-                        [&](const Every& every) -> std::int64_t {
-                          return slot_index_at_or_before(every, until) - slot_index_at_or_before(every, after);
-                        },
-                        [](const Manual&) -> std::int64_t { return 0; },
-                    },
-                    schedule);
+SlotSpan slots_between(const Schedule& schedule, Time after, Time until) {
+  SlotSpan span;
+  if (until <= after) return span;
+  if (const auto* every = std::get_if<Every>(&schedule)) {
+    span.count = slot_index_at_or_before(*every, until) - slot_index_at_or_before(*every, after);
+    span.first = slot_time(*every, slot_index_at_or_before(*every, after) + 1);
+    span.last = slot_time(*every, slot_index_at_or_before(*every, until));
+    return span;
+  }
+  SlotCursor cursor(schedule, after);
+  while (auto slot = cursor.next()) {
+    if (*slot > until) return span;
+    if (span.count == 0) span.first = *slot;
+    span.last = *slot;
+    if (++span.count == counting_bound) {
+      span.count_is_lower_bound = true;
+      span.last = last_slot_at_or_before(schedule, until).value_or(span.last);
+      return span;
+    }
+  }
+  return span;
 }
 
-std::optional<Seconds> interval_around(const Schedule& schedule, Time) {
-  return std::visit(Overloaded{
-                        [](const Every& every) -> std::optional<Seconds> { return every.interval; },
-                        [](const Manual&) -> std::optional<Seconds> { return std::nullopt; },
-                    },
-                    schedule);
+std::optional<Seconds> interval_around(const Schedule& schedule, Time t) {
+  if (const auto* every = std::get_if<Every>(&schedule)) return every->interval;
+  auto from = last_slot_at_or_before(schedule, t);
+  if (!from) from = next_slot_after(schedule, t);
+  if (!from) return std::nullopt;
+  auto to = next_slot_after(schedule, *from);
+  if (!to) return std::nullopt;
+  return std::chrono::floor<Seconds>(*to - *from);
 }
 
 bool has_slot_grid(const Schedule& schedule) {
   const auto* every = std::get_if<Every>(&schedule);
-  return every && !every->after_finish;
+  return every ? !every->after_finish : !std::holds_alternative<Manual>(schedule);
 }
 
 }  // namespace taskd::core

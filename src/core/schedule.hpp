@@ -6,37 +6,70 @@
 #include <string>
 #include <variant>
 
+#include "core/cron.hpp"
 #include "core/duration.hpp"
+#include "core/rrule.hpp"
 #include "core/time.hpp"
+#include "core/zone.hpp"
 
 namespace taskd::core {
 
 // Fixed rate: slots at phase + k * interval after the Unix epoch. With
 // `after_finish` it is a fixed delay instead: the next run is `interval`
-// after the previous one finished.
+// after the previous one finished, and there is no grid of slots.
 struct Every {
   Seconds interval;
   Seconds phase;
   bool after_finish = false;
 };
 
+// A cron expression on the wall clock of a zone.
+struct Cron {
+  CronSpec spec;
+  Zone zone;
+};
+
+// An RFC 5545 recurrence rule on the wall clock of a zone.
+struct Recurrence {
+  RRuleSpec spec;
+  Zone zone;
+};
+
 // Only `taskd trigger` runs the task.
 struct Manual {};
 
-using Schedule = std::variant<Every, Manual>;
+using Schedule = std::variant<Every, Cron, Recurrence, Manual>;
 
 // The first planned slot strictly after `t`, or none when the schedule has no
 // more slots.
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t);
 
-// The last planned slot at or before `t`, if there is one.
+// Walks the planned slots after an instant, in order.
+class SlotCursor {
+ public:
+  SlotCursor(const Schedule& schedule, Time after);
+  std::optional<Time> next();
+
+ private:
+  const Schedule& schedule_;
+  Time last_;
+  std::optional<RRuleCursor> recurrence_;
+};
+
+// The last planned slot at or before `t`, if one lies within eight years.
 std::optional<Time> last_slot_at_or_before(const Schedule& schedule, Time t);
 
-// How many planned slots fall in (after, until].
-std::int64_t count_slots_between(const Schedule& schedule, Time after, Time until);
+// The planned slots in (after, until].
+struct SlotSpan {
+  std::int64_t count = 0;
+  bool count_is_lower_bound = false;  // counting stopped at a bound; there are more
+  Time first{};
+  Time last{};
+};
+SlotSpan slots_between(const Schedule& schedule, Time after, Time until);
 
-// The gap between planned slots around `t` ("the interval" of SPEC.md), or
-// none for a schedule without slots.
+// "The interval" of SPEC.md at `t`: the gap between the planned slots around
+// it; none for a schedule with fewer than two slots left.
 std::optional<Seconds> interval_around(const Schedule& schedule, Time t);
 
 // Whether the schedule plans slots on a grid (fixed delay and manual do not).

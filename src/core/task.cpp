@@ -95,17 +95,28 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case ScheduleKind::every: {
       auto interval = parse_duration(definition.schedule_spec);
-      if (!interval) return std::unexpected(interval.error());
+      if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
       if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
       return Every{*interval, definition.phase, definition.after_finish};
     }
+    case ScheduleKind::cron: {
+      auto zone = find_zone(definition.tz);
+      if (!zone) return std::unexpected(zone.error());
+      auto spec = parse_cron(definition.schedule_spec, definition.name);
+      if (!spec) return std::unexpected(spec.error());
+      return Cron{*spec, *zone};
+    }
+    case ScheduleKind::rrule: {
+      auto zone = find_zone(definition.tz);
+      if (!zone) return std::unexpected(zone.error());
+      if (!definition.dtstart) return fail(ErrorKind::bad_input, "--rrule needs a DTSTART");
+      auto spec = parse_rrule(definition.schedule_spec, *definition.dtstart);
+      if (!spec) return std::unexpected(spec.error());
+      return Recurrence{*spec, *zone};
+    }
     case ScheduleKind::manual: return Manual{};
-    case ScheduleKind::cron:
-    case ScheduleKind::rrule: break;
   }
-  return fail(ErrorKind::bad_input,
-              fmt::format("task \"{}\": schedule kind {} is not supported by this taskd version", definition.name,
-                          to_string(definition.schedule_kind)));
+  return fail(ErrorKind::internal, "unknown schedule kind");
 }
 
 }  // namespace taskd::core

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/schedule.hpp"
 #include "core/time.hpp"
+#include "core/zone.hpp"
 
 namespace taskd::core {
 
@@ -42,7 +43,8 @@ struct TaskDefinition {
   Command command;
   ScheduleKind schedule_kind = ScheduleKind::every;
   std::string schedule_spec;  // as the user wrote it: "5m", a cron line, an RRULE
-  std::string tz;             // empty: the system zone
+  std::string tz;             // an IANA zone name; empty only for schedules without wall clock
+  std::optional<LocalTime> dtstart;  // rrule: DTSTART, a wall time in tz
   bool after_finish = false;
   Seconds phase{0};
   Seconds jitter{0};

@@ -16,6 +16,19 @@ Result<Zone> find_zone(std::string_view name) {
 
 std::string zone_name(Zone zone) { return std::string(zone->name()); }
 
+std::string format_local(LocalTime local) {
+  std::string utc = format_rfc3339(Time{local.time_since_epoch()});
+  utc.pop_back();  // the 'Z'
+  return utc;
+}
+
+Result<LocalTime> parse_local(std::string_view text) {
+  auto as_utc = parse_rfc3339(std::string(text) + "Z");
+  if (!as_utc)
+    return fail(ErrorKind::bad_input, fmt::format("invalid wall-clock time \"{}\" (write e.g. 2026-11-21T14:00:00)", text));
+  return LocalTime{std::chrono::floor<std::chrono::seconds>(*as_utc).time_since_epoch()};
+}
+
 LocalTime to_local(Zone zone, Time t) {
   return zone->to_local(std::chrono::floor<std::chrono::seconds>(t));
 }

@@ -20,6 +20,11 @@ Result<Zone> find_zone(std::string_view name);
 // The zone's name as the user would write it back.
 std::string zone_name(Zone zone);
 
+// A wall-clock time as "2026-11-21T14:00:00", and back (a trailing offset or
+// "Z" is refused: the time belongs to the task's zone).
+std::string format_local(LocalTime local);
+Result<LocalTime> parse_local(std::string_view text);
+
 // The wall-clock time at `t` in `zone`, to the second.
 LocalTime to_local(Zone zone, Time t);
 

@@ -21,7 +21,7 @@ core::Result<TickResult> enqueue_task(store::Database& db, const core::Task& tas
     result.skipped = 1;
   }
   if (decision.run_slot) {
-    auto queued = store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now);
+    auto queued = store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before);
     if (!queued) return std::unexpected(queued.error());
     result.enqueued = 1;
   }

@@ -157,7 +157,7 @@ class Worker {
     return store::guarded(db_, [&]() -> Result<ClaimBatch> {
       store::WriteTransaction tx(db_);
       Time now = clock_.now();
-      auto queued = store::next_queued_runs(db_, limit);
+      auto queued = store::next_queued_runs(db_, now, limit);
       if (!queued) return std::unexpected(queued.error());
       ClaimBatch batch{{}, queued->size()};
       for (const auto& run : *queued) {
@@ -183,7 +183,7 @@ class Worker {
       reports_.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
       return std::optional<Claimed>();
     }
-    auto decision = core::on_start(task.definition, *schedule, task.state, now, new_attempt_uid());
+    auto decision = core::on_start(task.definition, *schedule, task.state, run.scheduled_at, now, new_attempt_uid());
     store::StartRecord start{run.id, decision.state.attempt_uid, decision.state.attempt_no, decision.state.run_index,
                              now, decision.deadline, decision.deadline + task.definition.kill_grace, identity_};
     auto marked = store::mark_running(db_, start);

@@ -51,17 +51,18 @@ std::vector<RunRecord> runs_from(SQLite::Statement& query) {
 }  // namespace
 
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
-                                       Time now) {
+                                       Time now, std::optional<Time> not_before) {
   return guarded(db, [&]() -> Result<std::int64_t> {
     SQLite::Statement insert(db.sql(),
-                             "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at) "
-                             "VALUES (?, 'queued', ?, ?, ?, ?)");
+                             "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
+                             "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?)");
     Binder b(insert);
     b.int64(task.id);
     b.text(core::to_string(trigger));
     b.int64(task.definition.priority);
     b.time(slot);
     b.time(now);
+    b.time(not_before.value_or(now));
     insert.exec();
     return db.sql().getLastInsertRowid();
   });
@@ -70,11 +71,12 @@ Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Tim
 Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped, Time now) {
   return guarded(db, [&]() -> Result<void> {
     SQLite::Statement insert(db.sql(),
-                             "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, finished_at, "
-                             "reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?)");
+                             "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, "
+                             "finished_at, reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?, ?)");
     Binder b(insert);
     b.int64(task_id);
     b.time(skipped.first);
+    b.time(now);
     b.time(now);
     b.time(now);
     b.text(skipped.reason);
@@ -93,13 +95,15 @@ Result<bool> has_active_run(Database& db, std::int64_t task_id) {
   });
 }
 
-Result<std::vector<RunRecord>> next_queued_runs(Database& db, int limit) {
+Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
     SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE r.status = 'queued' AND t.paused = 0 "
+                                                  "WHERE r.status = 'queued' AND r.not_before <= ? AND t.paused = 0 "
                                                   "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?",
                                                   run_columns));
-    query.bind(1, limit);
+    Binder b(query);
+    b.time(now);
+    b.int64(limit);
     return runs_from(query);
   });
 }

@@ -55,8 +55,11 @@ struct InFlightRun {
   std::optional<core::Time> lease_expires_at;
 };
 
+// A QUEUED run serving `slot`, to be claimed no sooner than `not_before`
+// (its jitter), or at once.
 core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, core::Time slot,
-                                             core::Trigger trigger, core::Time now);
+                                             core::Trigger trigger, core::Time now,
+                                             std::optional<core::Time> not_before = std::nullopt);
 
 // One SKIPPED row standing for `skipped.count` slots.
 core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped,
@@ -65,9 +68,9 @@ core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const 
 // Whether the task has a run queued or running.
 core::Result<bool> has_active_run(Database& db, std::int64_t task_id);
 
-// Queued runs of tasks that are not paused, highest priority first, then in
-// the order they were queued.
-core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, int limit);
+// Queued runs that may start at `now` (their jitter has passed) of tasks that
+// are not paused, highest priority first, then in the order they were queued.
+core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, core::Time now, int limit);
 
 // QUEUED -> DROPPED; false if the run was no longer queued.
 core::Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& reason, core::Time now);

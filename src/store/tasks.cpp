@@ -16,7 +16,7 @@ using core::Time;
 using nlohmann::json;
 
 constexpr const char* task_columns =
-    "id, name, command, shell, schedule_kind, schedule_spec, tz, after_finish, phase, jitter, timeout, kill_grace, "
+    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, next_run_at, last_run_at, "
     "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
     "disabled_until_update, disabled_reason, paused, accounted_until";
@@ -57,6 +57,7 @@ Task task_from_row(SQLite::Statement& row) {
   d.schedule_kind = core::parse_schedule_kind(c.text()).value_or(core::ScheduleKind::manual);
   d.schedule_spec = c.text();
   d.tz = c.text();
+  if (auto dtstart = c.optional_text()) d.dtstart = core::parse_local(*dtstart).value();
   d.after_finish = c.boolean();
   d.phase = c.seconds();
   d.jitter = c.seconds();
@@ -130,9 +131,9 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
     SQLite::Statement insert(db.sql(), fmt::format(
-        "INSERT INTO tasks (name, command, shell, schedule_kind, schedule_spec, tz, after_finish, phase, jitter, "
-        "timeout, kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, "
-        "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        "INSERT INTO tasks (name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, "
+        "jitter, timeout, kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, "
+        "env, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     Binder b(insert);
     b.text(d.name);
     b.text(json(d.command.argv).dump());
@@ -140,6 +141,11 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
     b.text(core::to_string(d.schedule_kind));
     b.text(d.schedule_spec);
     b.text(d.tz);
+    if (d.dtstart) {
+      b.text(core::format_local(*d.dtstart));
+    } else {
+      b.null();
+    }
     b.int64(d.after_finish);
     b.seconds(d.phase);
     b.seconds(d.jitter);

@@ -255,6 +255,25 @@ TEST_CASE("runs of a paused task stay queued") {
   CHECK(f.runs().front().status == core::RunStatus::queued);
 }
 
+TEST_CASE("a jittered run is not claimed before its delay has passed") {
+  Fixture f;
+  auto d = test::every_definition("jittery", 1h);
+  d.jitter = 10min;
+  d.phase = 0s;
+  test::add_task(f.temp.db, d, at(9, 30));
+  f.clock = FakeClock(at(10, 0));
+  CHECK(f.tick_and_work().empty());
+  auto delay = core::jitter_delay(d, 1);
+  REQUIRE(delay > 0s);
+  f.clock.advance(delay - 1s);
+  CHECK(sched::work_until_idle(f.temp.db, f.clock, f.runner, f.options).value().empty());
+  f.clock.advance(1s);
+  CHECK(sched::work_until_idle(f.temp.db, f.clock, f.runner, f.options).value().size() == 1);
+  auto run = f.runs().front();
+  CHECK(run.scheduled_at == at(10, 0));
+  CHECK(run.started_at == at(10, 0) + delay);
+}
+
 TEST_CASE("no run is claimed after --max-time") {
   Fixture f;
   test::add_task(f.temp.db, test::every_definition("late", 60s), at(10, 0), true);
@@ -296,7 +315,8 @@ const store::WorkerIdentity self{"here", "boot-1", 500, 5000};
 std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker) {
   auto task = test::add_task(temp.db, test::every_definition("r", 1h), at(10, 0), true);
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
-  auto start = core::on_start(task.definition, core::schedule_of(task.definition).value(), task.state, at(10, 0), "uid-r");
+  auto schedule = core::schedule_of(task.definition).value();
+  auto start = core::on_start(task.definition, schedule, task.state, at(10, 0), at(10, 0), "uid-r");
   REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
   store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
   REQUIRE(store::mark_running(temp.db, record).value());

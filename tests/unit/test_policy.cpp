@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "core/policy.hpp"
 #include "test_helpers.hpp"
 
@@ -75,7 +77,7 @@ TEST_CASE("at start: new attempt, timebox of half the interval, next slot after 
   TaskState state;
   state.next_run_at = at(10, 1);
   state.accounted_until = at(10, 0);
-  auto start = on_start(d, schedule_for(d), state, at(10, 0, 5), "uid-1");
+  auto start = on_start(d, schedule_for(d), state, at(10, 0, 5), at(10, 0, 5), "uid-1");
   CHECK(start.state.attempt_no == 1);
   CHECK(start.state.run_index == 1);
   CHECK(start.state.attempt_uid == "uid-1");
@@ -91,7 +93,7 @@ TEST_CASE("success resets the attempt count and plans the first slot after now")
   TaskState state;
   state.attempt_no = 2;
   state.accounted_until = at(10, 0);
-  auto start = on_start(d, schedule_for(d), state, at(10, 0), "uid");
+  auto start = on_start(d, schedule_for(d), state, at(10, 0), at(10, 0), "uid");
   // Seed 003: at start the next refresh accounts for the timeout...
   CHECK(start.state.next_run_at == at(11, 30));
   // ...and a success after 10 minutes brings it back to the nearest slot.
@@ -133,7 +135,7 @@ TEST_CASE("the exhausted ladder disables the task until it is updated, with the 
   for (int attempt = 1; attempt <= 7; ++attempt) {
     CAPTURE(attempt);
     REQUIRE_FALSE(state.disabled_until_update);
-    auto start = on_start(d, schedule_for(d), state, now, "uid");
+    auto start = on_start(d, schedule_for(d), state, now, now, "uid");
     auto failed = on_finish(d, schedule_for(d), start.state, now + 1s, AttemptOutcome::failed, "exit code 1: boom");
     state = failed.state;
     now = state.next_run_at.value_or(now);
@@ -165,7 +167,7 @@ TEST_CASE("fixed delay: a 3-minute run with a 5-minute delay starts every 8 minu
     auto queued = on_enqueue(d, schedule_for(d), state, start_at, false);
     CHECK(queued.run_slot == start_at);
     CHECK_FALSE(queued.state.next_run_at);  // not due again until this run ends
-    auto start = on_start(d, schedule_for(d), queued.state, start_at, "uid");
+    auto start = on_start(d, schedule_for(d), queued.state, start_at, start_at, "uid");
     CHECK(start.state.next_run_at == start_at + 15min);  // safety net: timebox + delay
     auto done = on_finish(d, schedule_for(d), start.state, start_at + 3min, AttemptOutcome::succeeded, "");
     state = done.state;
@@ -178,7 +180,7 @@ TEST_CASE("slots that came due during a long run are recorded as skipped at its 
   d.timeout = 5min;
   TaskState state;
   state.accounted_until = at(10, 0);
-  auto start = on_start(d, schedule_for(d), state, at(10, 0), "uid");
+  auto start = on_start(d, schedule_for(d), state, at(10, 0), at(10, 0), "uid");
   CHECK(start.state.next_run_at == at(10, 6));
   auto done = on_finish(d, schedule_for(d), start.state, at(10, 3, 30), AttemptOutcome::succeeded, "");
   REQUIRE(done.skipped);
@@ -214,6 +216,45 @@ TEST_CASE("a pending --start-now run survives a pause; only planned slots are sk
   CHECK(queued.run_slot == at(10, 0, 10));
   CHECK_FALSE(queued.skipped);
   CHECK(queued.state.next_run_at == at(10, 6));
+}
+
+TEST_CASE("jitter: a stable delay in [0, jitter) per run index, never for retries") {
+  auto d = every(60s, 0s);
+  d.jitter = 30s;
+  std::set<std::int64_t> seen;
+  for (std::int64_t index = 1; index <= 200; ++index) {
+    auto delay = jitter_delay(d, index);
+    CHECK(delay >= 0s);
+    CHECK(delay < 30s);
+    CHECK(delay == jitter_delay(d, index));
+    seen.insert(delay.count());
+  }
+  CHECK(seen.size() > 20);  // spread, not one value
+  d.jitter = 0s;
+  CHECK(jitter_delay(d, 7) == 0s);
+}
+
+TEST_CASE("a jittered slot is queued at its slot and may start only after its delay") {
+  auto d = every(60s, 0s);
+  d.jitter = 30s;
+  auto state = on_create(schedule_for(d), at(9, 59, 30), false);
+  auto queued = on_enqueue(d, schedule_for(d), state, at(10, 0), false);
+  CHECK(queued.run_slot == at(10, 0));
+  CHECK(queued.not_before == at(10, 0) + jitter_delay(d, 1));
+  CHECK(queued.state.next_run_at == at(10, 1));  // the plan does not drift
+
+  state.attempt_no = 1;  // a retry is due: it starts at once
+  auto retry = on_enqueue(d, schedule_for(d), state, at(10, 0), false);
+  CHECK(retry.trigger == Trigger::retry);
+  CHECK(retry.not_before == at(10, 0));
+}
+
+TEST_CASE("jittered starts closer than the interval are not dropped") {
+  auto d = every(60s, 0s);
+  d.jitter = 30s;
+  TaskState state;
+  state.last_run_at = at(10, 0, 29);
+  CHECK_FALSE(drop_reason(d, schedule_for(d), state, Trigger::schedule, at(10, 1, 1)));
 }
 
 TEST_CASE("the drop rule uses the tolerance: 57 s after the last run starts, 28 s is dropped (seed 004)") {
@@ -262,7 +303,7 @@ struct Nuntium {
   bool begin(Time now) {
     queue.erase(queue.begin());
     if (drop_reason(d, schedule, state, Trigger::schedule, now)) return false;
-    state = on_start(d, schedule, state, now, "uid").state;
+    state = on_start(d, schedule, state, now, now, "uid").state;
     return true;
   }
   void end(Time now, AttemptOutcome outcome) { state = on_finish(d, schedule, state, now, outcome, "").state; }

@@ -30,14 +30,24 @@ TEST_CASE("slots before 1970 are on the same grid") {
   CHECK(last_slot_at_or_before(every_7s, before_epoch).value() == from_unix_ms(-11'000));
 }
 
-TEST_CASE("counting slots in a range") {
+TEST_CASE("the slots in a range: how many, the first and the last") {
   Schedule every_minute = Every{60s, 0s};
-  CHECK(count_slots_between(every_minute, at(14, 0), at(14, 5)) == 5);
-  CHECK(count_slots_between(every_minute, at(14, 0), at(14, 4, 59)) == 4);
-  CHECK(count_slots_between(every_minute, at(14, 0, 30), at(14, 0, 31)) == 0);
-  CHECK(count_slots_between(every_minute, at(14, 5), at(14, 0)) == 0);
+  auto five = slots_between(every_minute, at(14, 0), at(14, 5));
+  CHECK(five.count == 5);
+  CHECK(five.first == at(14, 1));
+  CHECK(five.last == at(14, 5));
+  CHECK(slots_between(every_minute, at(14, 0), at(14, 4, 59)).count == 4);
+  CHECK(slots_between(every_minute, at(14, 0, 30), at(14, 0, 31)).count == 0);
+  CHECK(slots_between(every_minute, at(14, 5), at(14, 0)).count == 0);
   // A year of missed seconds is counted, not iterated.
-  CHECK(count_slots_between(Every{1s, 0s}, at(0, 0) - std::chrono::days{365}, at(0, 0)) == 365 * 86400);
+  CHECK(slots_between(Every{1s, 0s}, at(0, 0) - std::chrono::days{365}, at(0, 0)).count == 365 * 86400);
+}
+
+TEST_CASE("a cursor walks the slots in order") {
+  Schedule every_minute = Every{60s, 0s};
+  SlotCursor cursor(every_minute, at(14, 0));
+  CHECK(cursor.next() == at(14, 1));
+  CHECK(cursor.next() == at(14, 2));
 }
 
 TEST_CASE("a manual schedule has no slots and no interval") {
@@ -45,7 +55,7 @@ TEST_CASE("a manual schedule has no slots and no interval") {
   CHECK_FALSE(next_slot_after(manual, at(14, 0)));
   CHECK_FALSE(last_slot_at_or_before(manual, at(14, 0)));
   CHECK_FALSE(interval_around(manual, at(14, 0)));
-  CHECK(count_slots_between(manual, at(14, 0), at(15, 0)) == 0);
+  CHECK(slots_between(manual, at(14, 0), at(15, 0)).count == 0);
   CHECK_FALSE(has_slot_grid(manual));
 }
 

@@ -1,0 +1,107 @@
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/json.hpp"
+#include "cli/schedule_options.hpp"
+#include "core/policy.hpp"
+#include "store/tasks.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct PreviewOptions {
+  std::string name;
+  ScheduleOptions schedule;
+  std::string from;
+  int count = 10;
+};
+
+bool names_a_schedule(const ScheduleOptions& options) {
+  return !options.every.empty() || !options.cron.empty() || !options.rrule.empty();
+}
+
+// The task to preview: a stored one by name, or one made of the options.
+Result<core::Task> task_to_preview(const Context& context, const PreviewOptions& options, core::Time now) {
+  if (!options.name.empty()) {
+    if (names_a_schedule(options.schedule)) return fail(ErrorKind::usage, "preview: give a task NAME or a schedule, not both");
+    auto db = context.open_db(store::IfMissing::use_empty);
+    if (!db) return std::unexpected(db.error());
+    auto task = store::find_task(*db, options.name);
+    if (!task) return std::unexpected(task.error());
+    if (!*task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
+    return **task;
+  }
+  core::Task task;
+  task.definition.name = "preview";
+  if (auto applied = apply_schedule(options.schedule, task.definition, now); !applied) return std::unexpected(applied.error());
+  return task;
+}
+
+// The start instants the scheduler will use after `from`: a stored task's
+// pending next run first, then its planned slots, each with its jitter.
+std::vector<core::Time> starts(const core::Task& task, core::Time from, int count) {
+  auto schedule = core::schedule_of(task.definition);
+  std::vector<core::Time> out;
+  if (!schedule) return out;
+  auto run_index = task.state.run_index;
+  auto start_of = [&](core::Time slot) {
+    bool planned = core::next_slot_after(*schedule, slot - core::Millis{1}) == slot;
+    return slot + (planned ? core::jitter_delay(task.definition, ++run_index) : core::Millis{0});
+  };
+  core::Time after = from;
+  const auto& next = task.state.next_run_at;
+  if (next && *next > from) {
+    out.push_back(start_of(*next));
+    after = *next;
+  }
+  core::SlotCursor cursor(*schedule, after);
+  while (static_cast<int>(out.size()) < count) {
+    auto slot = cursor.next();
+    if (!slot) break;
+    out.push_back(start_of(*slot));
+  }
+  return out;
+}
+
+Result<void> preview(const Context& context, const PreviewOptions& options) {
+  if (options.count < 1) return fail(ErrorKind::usage, "preview: --count must be at least 1");
+  core::Time now = context.clock.now();
+  core::Time from = now;
+  if (!options.from.empty()) {
+    auto parsed = core::parse_rfc3339(options.from);
+    if (!parsed) return fail(ErrorKind::bad_input, "--from: " + parsed.error().message);
+    from = *parsed;
+  }
+  auto task = task_to_preview(context, options, now);
+  if (!task) return std::unexpected(task.error());
+  auto instants = starts(*task, from, options.count);
+  if (context.json) {
+    Json out = Json::array();
+    for (auto instant : instants) out.push_back(core::format_rfc3339(instant));
+    print_json(out);
+    return {};
+  }
+  std::string text;
+  for (auto instant : instants) text += core::format_rfc3339(instant) + "\n";
+  fmt::print("{}", text);
+  return {};
+}
+
+}  // namespace
+
+void add_preview_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<PreviewOptions>();
+  auto* command = app.add_subcommand("preview", "Print the next start times of a task or of a schedule");
+  command->add_option("name", options->name, "A task's name (or give a schedule with --every/--cron/--rrule)");
+  add_schedule_options(*command, options->schedule);
+  command->add_option("--from", options->from, "Start after this RFC 3339 time (default: now)");
+  command->add_option("--count", options->count, "How many start times (default 10)");
+  command->callback([&context, &action, options] { action = [&context, options] { return preview(context, *options); }; });
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,116 @@
+#include "cli/schedule_options.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "cli/context.hpp"
+#include "core/hash.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+Result<void> apply_every(const ScheduleOptions& options, core::TaskDefinition& d) {
+  auto interval = core::parse_duration(options.every);
+  if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
+  if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
+  d.schedule_kind = core::ScheduleKind::every;
+  d.schedule_spec = options.every;
+  d.after_finish = options.after_finish;
+  auto phase = optional_duration(options.phase, "--phase");
+  if (!phase) return std::unexpected(phase.error());
+  if (*phase && **phase >= *interval)
+    return fail(ErrorKind::bad_input,
+                fmt::format("--phase {} must be shorter than the interval {}", options.phase, options.every));
+  d.phase = *phase ? **phase : core::default_phase(d.name, *interval);
+  return {};
+}
+
+Result<void> apply_zone(const ScheduleOptions& options, core::TaskDefinition& d) {
+  auto zone = core::find_zone(options.tz.empty() ? default_zone_name() : options.tz);
+  if (!zone) return fail(ErrorKind::bad_input, "--tz: " + zone.error().message);
+  d.tz = core::zone_name(*zone);
+  return {};
+}
+
+// DTSTART: as given, or the start of today in the task's zone.
+Result<void> apply_dtstart(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
+  if (!options.dtstart.empty()) {
+    auto dtstart = core::parse_local(options.dtstart);
+    if (!dtstart) return fail(ErrorKind::bad_input, "--dtstart: " + dtstart.error().message);
+    d.dtstart = *dtstart;
+    return {};
+  }
+  auto zone = core::find_zone(d.tz);
+  if (!zone) return std::unexpected(zone.error());
+  d.dtstart = std::chrono::floor<std::chrono::days>(core::to_local(*zone, now));
+  return {};
+}
+
+Result<void> check_combinations(const ScheduleOptions& options) {
+  int kinds = !options.every.empty() + !options.cron.empty() + !options.rrule.empty();
+  if (kinds != 1) return fail(ErrorKind::usage, "give exactly one schedule: --every DUR, --cron EXPR or --rrule RULE");
+  if (options.every.empty() && (!options.phase.empty() || options.after_finish))
+    return fail(ErrorKind::usage, "--phase and --after-finish go with --every");
+  if (!options.every.empty() && !options.tz.empty())
+    return fail(ErrorKind::usage, "--tz goes with --cron or --rrule (--every counts in UTC)");
+  if (options.rrule.empty() && !options.dtstart.empty()) return fail(ErrorKind::usage, "--dtstart goes with --rrule");
+  return {};
+}
+
+Result<void> apply_wall_clock(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
+  if (auto zoned = apply_zone(options, d); !zoned) return zoned;
+  d.schedule_kind = options.cron.empty() ? core::ScheduleKind::rrule : core::ScheduleKind::cron;
+  d.schedule_spec = options.cron.empty() ? options.rrule : options.cron;
+  if (options.rrule.empty()) return {};
+  return apply_dtstart(options, d, now);
+}
+
+// --jitter: shorter than the interval, so the plan never drifts.
+Result<void> apply_jitter(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
+                          core::Time now) {
+  auto jitter = optional_duration(options.jitter, "--jitter");
+  if (!jitter) return std::unexpected(jitter.error());
+  if (!*jitter) return {};
+  auto interval = core::interval_around(schedule, now);
+  if (interval && **jitter >= *interval)
+    return fail(ErrorKind::bad_input, fmt::format("--jitter {} must be shorter than the interval {}", options.jitter,
+                                                  core::format_duration(*interval)));
+  d.jitter = **jitter;
+  return {};
+}
+
+}  // namespace
+
+void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
+  command.add_option("--every", options.every, "Run every DUR (fixed rate), e.g. 30s, 5m, 1h30m, 1d");
+  command.add_option("--cron", options.cron, "Run on a cron expression, e.g. '*/15 * * * *' (wall clock in --tz)");
+  command.add_option("--rrule", options.rrule, "Run on an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO' (in --tz)");
+  command.add_option("--phase", options.phase, "--every: offset of the slots in the interval (default: name hash)");
+  command.add_flag("--after-finish", options.after_finish, "--every: fixed delay after the previous run finished");
+  command.add_option("--tz", options.tz, "Time zone of --cron and --rrule (default: $TZ, else the system's)");
+  command.add_option("--dtstart", options.dtstart, "--rrule: DTSTART as wall time in --tz (default: today 00:00)");
+  command.add_option("--jitter", options.jitter, "Start each run a stable random delay in [0, DUR) after its slot");
+}
+
+Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
+  if (auto combined = check_combinations(options); !combined) return combined;
+  auto kind = options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d);
+  if (!kind) return kind;
+  auto schedule = core::schedule_of(d);
+  if (!schedule) return std::unexpected(schedule.error());
+  return apply_jitter(options, d, *schedule, now);
+}
+
+std::string default_zone_name() {
+  const char* tz = std::getenv("TZ");
+  std::string name = tz ? tz : "";
+  if (name.starts_with(':')) name.erase(0, 1);
+  if (!name.empty() && core::find_zone(name)) return name;
+  return "";
+}
+
+}  // namespace taskd::cli

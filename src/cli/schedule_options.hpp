@@ -1,0 +1,32 @@
+#pragma once
+// The schedule options that `add` and `preview` share: one of --every,
+// --cron or --rrule, with --phase, --after-finish, --tz and --dtstart.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "core/task.hpp"
+
+namespace taskd::cli {
+
+struct ScheduleOptions {
+  std::string every;
+  std::string cron;
+  std::string rrule;
+  std::string phase;
+  std::string tz;
+  std::string dtstart;
+  std::string jitter;
+  bool after_finish = false;
+};
+
+void add_schedule_options(CLI::App& command, ScheduleOptions& options);
+
+// Fills the definition's schedule fields (its name must be set: it seeds the
+// default phase and cron's H) and checks that the schedule can be computed.
+core::Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& definition, core::Time now);
+
+// The zone a schedule uses when --tz is not given: $TZ if it names an IANA
+// zone, else the system's.
+std::string default_zone_name();
+
+}  // namespace taskd::cli

@@ -1,0 +1,44 @@
+#pragma once
+// Cron expressions: 5 fields (minute hour day-of-month month day-of-week), or
+// 6 with seconds first; numbers, ranges, steps, lists, month and weekday
+// names, 7 = Sunday, @hourly @daily @midnight @weekly @monthly @yearly
+// @annually, Vixie's rule (day-of-month and day-of-week OR-ed when both are
+// restricted), and Jenkins' H / H(a-b) (a stable value from the task's name).
+#include <bitset>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/time.hpp"
+#include "core/zone.hpp"
+
+namespace taskd::core {
+
+struct CronSpec {
+  std::bitset<60> seconds;  // {0} for a 5-field expression
+  std::bitset<60> minutes;
+  std::bitset<24> hours;
+  std::bitset<32> days_of_month;  // bits 1..31
+  std::bitset<13> months;         // bits 1..12
+  std::bitset<7> days_of_week;    // bits 0..6, Sunday = 0 (7 folds into 0)
+  bool day_of_month_restricted = false;  // the field is not '*'
+  bool day_of_week_restricted = false;
+  // The hour field starts with '*' ("*", "*/2"): at DST changes such a job
+  // follows the clock; any other job is a fixed time (see cron_next_after).
+  bool hour_follows_clock = false;
+};
+
+// Parses `expression`; `task_name` seeds H. An error names the field and the
+// position: `cron: field 3 (day of month): 32 is out of range 1-31`. An
+// expression that can never match (`0 0 30 2 *`) is an error too.
+Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name);
+
+// The first slot strictly after `t`, wall clock in `zone`, with cronie's DST
+// rules: a fixed time that falls in a skipped hour runs once, at the end of
+// the gap; a fixed time in a repeated hour runs once (its first occurrence);
+// jobs whose hour field is '*' follow the clock (a skipped wall time does not
+// run; in a repeated hour they run in both passes).
+std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t);
+
+}  // namespace taskd::core
