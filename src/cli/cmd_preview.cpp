@@ -42,32 +42,6 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
   return task;
 }
 
-// The start instants the scheduler will use after `from`: a stored task's
-// pending next run first, then its planned slots, each with its jitter.
-std::vector<core::Time> starts(const core::Task& task, core::Time from, int count) {
-  auto schedule = core::schedule_of(task.definition);
-  std::vector<core::Time> out;
-  if (!schedule) return out;
-  auto run_index = task.state.run_index;
-  auto start_of = [&](core::Time slot) {
-    bool planned = core::next_slot_after(*schedule, slot - core::Millis{1}) == slot;
-    return slot + (planned ? core::jitter_delay(task.definition, ++run_index) : core::Millis{0});
-  };
-  core::Time after = from;
-  const auto& next = task.state.next_run_at;
-  if (next && *next > from) {
-    out.push_back(start_of(*next));
-    after = *next;
-  }
-  core::SlotCursor cursor(*schedule, after);
-  while (static_cast<int>(out.size()) < count) {
-    auto slot = cursor.next();
-    if (!slot) break;
-    out.push_back(start_of(*slot));
-  }
-  return out;
-}
-
 Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (options.count < 1) return fail(ErrorKind::usage, "preview: --count must be at least 1");
   core::Time now = context.clock.now();
@@ -79,7 +53,9 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   }
   auto task = task_to_preview(context, options, now);
   if (!task) return std::unexpected(task.error());
-  auto instants = starts(*task, from, options.count);
+  auto schedule = core::schedule_of(task->definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto instants = core::upcoming_starts(*task, *schedule, from, core::Time::max(), static_cast<std::size_t>(options.count));
   if (context.json) {
     Json out = Json::array();
     for (auto instant : instants) out.push_back(core::format_rfc3339(instant));

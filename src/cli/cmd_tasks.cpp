@@ -5,6 +5,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/policy.hpp"
+#include "sched/outcome.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
@@ -69,15 +70,23 @@ Result<void> pause(store::Database& db, const core::Task& task, core::Time now) 
   return store::save_state(db, task.id, state, now);
 }
 
-Result<void> resume(store::Database& db, const core::Task& task, core::Time now) {
-  if (!task.state.paused) return {};
+// Applies a policy transition that depends only on the schedule and now.
+template <class Transition>
+Result<void> transition(store::Database& db, const core::Task& task, core::Time now, Transition on_change) {
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto decision = core::on_resume(*schedule, task.state, now);
-  if (decision.skipped) {
-    if (auto written = store::insert_skipped_run(db, task.id, *decision.skipped, now); !written) return written;
-  }
-  return store::save_state(db, task.id, decision.state, now);
+  auto decision = on_change(*schedule, task.state, now);
+  return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
+}
+
+Result<void> resume(store::Database& db, const core::Task& task, core::Time now) {
+  if (!task.state.paused) return {};
+  return transition(db, task, now, core::on_resume);
+}
+
+Result<void> enable(store::Database& db, const core::Task& task, core::Time now) {
+  if (!task.state.disabled_until_update) return {};
+  return transition(db, task, now, core::on_enable);
 }
 
 std::string last_outcome(const core::TaskState& state) {
@@ -184,6 +193,8 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   add_change_command(app, context, action, "rm", "Remove tasks and their history", remove);
   add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", pause);
   add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot", resume);
+  add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",
+                     enable);
 }
 
 }  // namespace taskd::cli

@@ -202,6 +202,43 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   return decision;
 }
 
+std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
+                                  std::size_t limit) {
+  std::vector<Time> starts;
+  auto run_index = task.state.run_index;
+  auto start_of = [&](Time slot) {
+    bool planned = next_slot_after(schedule, slot - 1ms) == slot;
+    return slot + (planned ? jitter_delay(task.definition, ++run_index) : Millis{0});
+  };
+  auto keep = [&](Time start) {
+    if (start >= until || starts.size() >= limit) return false;
+    starts.push_back(start);
+    return true;
+  };
+  Time after = from;
+  const auto& pending = task.state.next_run_at;
+  if (pending && *pending > from) {
+    if (!keep(start_of(*pending))) return starts;
+    after = *pending;
+  }
+  SlotCursor cursor(schedule, after);
+  while (auto slot = cursor.next()) {
+    if (!keep(start_of(*slot))) break;
+  }
+  return starts;
+}
+
+FinishDecision on_enable(const Schedule& schedule, TaskState state, Time now) {
+  FinishDecision decision;
+  decision.skipped = account_due_slots(schedule, state, now, "the task was disabled");
+  state.disabled_until_update = false;
+  state.disabled_reason.clear();
+  state.attempt_no = 0;
+  state.next_run_at = is_fixed_delay(schedule) ? std::optional<Time>(now) : next_slot_after(schedule, now);
+  decision.state = std::move(state);
+  return decision;
+}
+
 RunStatus run_status_of(AttemptOutcome outcome) {
   switch (outcome) {
     case AttemptOutcome::succeeded: return RunStatus::succeeded;

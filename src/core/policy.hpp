@@ -81,6 +81,17 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
 // pending --start-now or retry is kept.
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);
 
+// The user enabled a disabled task (seed 003's "until the next manual
+// save"): the attempt count starts over and the plan resumes from now; slots
+// that passed while it was disabled are skipped.
+FinishDecision on_enable(const Schedule& schedule, TaskState state, Time now);
+
 RunStatus run_status_of(AttemptOutcome outcome);
+
+// The instants at which the scheduler will start the task after `from` and
+// before `until`, at most `limit` of them: its pending next run, then its
+// planned slots, each with its jitter.
+std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
+                                  std::size_t limit);
 
 }  // namespace taskd::core

@@ -95,6 +95,21 @@ class FailureTest(TaskdTestCase):
         task = self.task("flaky")
         self.assertIs(task["disabled_until_update"], True)
         self.assertEqual(task["disabled_reason"], "Cannot run flaky after 2 attempt(s): exit code 1: broken")
+        self.assertIn("Cannot run flaky", self.ok("show", "flaky"))
+        self.run_once(faketime="2026-11-21 15:00:01")
+        self.assertEqual(len(self.history("flaky")), 2, "a disabled task does not run")
+
+        # `enable` clears it: the count starts over and the plan resumes.
+        self.ok("enable", "flaky", faketime="2026-11-21 15:30:00")
+        task = self.task("flaky")
+        self.assertIs(task["disabled_until_update"], False)
+        self.assertEqual(task["disabled_reason"], "")
+        self.assertEqual(task["attempt_no"], 0)
+        self.assertEqual(task["next_run_at"], "2026-11-21T16:00:00Z")
+        self.run_once(faketime="2026-11-21 16:00:01")
+        runs = self.history("flaky")
+        self.assertEqual([(r["status"], r["attempt_no"]) for r in runs[:2]], [("failed", 1), ("skipped", 0)])
+        self.assertIn("disabled", runs[1]["reason"])
 
     def test_timeout_kills_the_whole_process_tree(self):
         marker = self.unique_sleep()

@@ -1,0 +1,115 @@
+#include <algorithm>
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/json.hpp"
+#include "core/policy.hpp"
+#include "store/tasks.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct ForecastOptions {
+  std::string window = "1h";
+  std::string bucket = "1m";
+};
+
+// A chart wider than this is scaled down.
+constexpr std::size_t bar_width = 50;
+constexpr std::int64_t max_buckets = 1000;
+
+struct Forecast {
+  core::Time from;
+  core::Seconds bucket;
+  std::vector<std::int64_t> starts;  // per bucket
+
+  std::int64_t peak() const { return starts.empty() ? 0 : *std::ranges::max_element(starts); }
+  std::size_t peak_index() const { return static_cast<std::size_t>(std::ranges::max_element(starts) - starts.begin()); }
+  double mean() const {
+    double total = 0;
+    for (auto n : starts) total += static_cast<double>(n);
+    return starts.empty() ? 0 : total / static_cast<double>(starts.size());
+  }
+  core::Time bucket_start(std::size_t i) const { return from + static_cast<std::int64_t>(i) * bucket; }
+};
+
+Result<Forecast> forecast_of(const std::vector<core::Task>& tasks, core::Time from, core::Seconds window,
+                             core::Seconds bucket) {
+  Forecast forecast{from, bucket, std::vector<std::int64_t>(static_cast<std::size_t>(window / bucket), 0)};
+  core::Time until = from + window;
+  for (const auto& task : tasks) {
+    if (task.state.paused || task.state.disabled_until_update) continue;
+    auto schedule = core::schedule_of(task.definition);
+    if (!schedule) return std::unexpected(schedule.error());
+    for (auto start : core::upcoming_starts(task, *schedule, from, until, SIZE_MAX))
+      forecast.starts[static_cast<std::size_t>((start - from) / bucket)] += 1;
+  }
+  return forecast;
+}
+
+void print_chart(const Forecast& forecast) {
+  auto peak = forecast.peak();
+  for (std::size_t i = 0; i < forecast.starts.size(); ++i) {
+    auto n = forecast.starts[i];
+    auto width = peak > 0 ? static_cast<std::size_t>(n * static_cast<std::int64_t>(bar_width) / peak) : 0;
+    fmt::print("{}  {:<{}} {}\n", core::format_rfc3339(forecast.bucket_start(i)), std::string(width, '#'), bar_width, n);
+  }
+  double mean = forecast.mean();
+  fmt::print("peak {} starts per {} at {}; mean {:.2f}; peak/mean {:.2f}\n", peak,
+             core::format_duration(forecast.bucket), core::format_rfc3339(forecast.bucket_start(forecast.peak_index())),
+             mean, mean > 0 ? static_cast<double>(peak) / mean : 0.0);
+}
+
+Json forecast_json(const Forecast& forecast) {
+  Json buckets = Json::array();
+  for (std::size_t i = 0; i < forecast.starts.size(); ++i)
+    buckets.push_back({{"start", core::format_rfc3339(forecast.bucket_start(i))}, {"starts", forecast.starts[i]}});
+  double mean = forecast.mean();
+  return {{"from", core::format_rfc3339(forecast.from)},
+          {"bucket", forecast.bucket.count()},
+          {"buckets", buckets},
+          {"peak", forecast.peak()},
+          {"peak_at", core::format_rfc3339(forecast.bucket_start(forecast.peak_index()))},
+          {"mean", mean},
+          {"peak_to_mean", mean > 0 ? static_cast<double>(forecast.peak()) / mean : 0.0}};
+}
+
+Result<void> forecast(const Context& context, const ForecastOptions& options) {
+  auto window = core::parse_duration(options.window);
+  if (!window) return fail(ErrorKind::bad_input, "--window: " + window.error().message);
+  auto bucket = core::parse_duration(options.bucket);
+  if (!bucket) return fail(ErrorKind::bad_input, "--bucket: " + bucket.error().message);
+  if (bucket->count() <= 0 || *window < *bucket || *window / *bucket > max_buckets)
+    return fail(ErrorKind::bad_input, fmt::format("--bucket {} must be longer than 0s and fit the --window {} "
+                                                  "at most {} times", options.bucket, options.window, max_buckets));
+  auto db = context.open_db(store::IfMissing::use_empty);
+  if (!db) return std::unexpected(db.error());
+  auto tasks = store::list_tasks(*db, {});
+  if (!tasks) return std::unexpected(tasks.error());
+  core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
+  auto result = forecast_of(*tasks, from, *window, *bucket);
+  if (!result) return std::unexpected(result.error());
+  if (context.json) {
+    print_json(forecast_json(*result));
+  } else {
+    print_chart(*result);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_forecast_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<ForecastOptions>();
+  auto* command = app.add_subcommand("forecast", "Chart how many runs start in each bucket of the coming window");
+  command->add_option("--window", options->window, "How far ahead (default 1h)");
+  command->add_option("--bucket", options->bucket, "Width of a bar (default 1m)");
+  command->callback([&context, &action, options] { action = [&context, options] { return forecast(context, *options); }; });
+}
+
+}  // namespace taskd::cli

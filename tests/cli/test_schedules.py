@@ -1,0 +1,99 @@
+"""Schedules from the command line: cron and RRULE in a zone, jitter,
+preview (which must agree with what the scheduler does) and forecast."""
+
+import os
+import unittest
+
+from taskd_test import TaskdTestCase
+
+
+class ScheduleTest(TaskdTestCase):
+    def preview(self, *args, **kwargs):
+        return self.ok("preview", *args, **kwargs).split()
+
+    def test_cron_task_waits_for_its_slot_in_its_zone(self):
+        self.add("quarter", "--cron", "*/15 * * * *", "--tz", "Asia/Kolkata", "--", "true",
+                 faketime="2026-11-21 14:07:00")
+        task = self.task("quarter")
+        self.assertEqual(task["schedule"], {"kind": "cron", "spec": "*/15 * * * *"})
+        self.assertEqual(task["tz"], "Asia/Kolkata")
+        self.assertEqual(task["next_run_at"], "2026-11-21T14:15:00Z")
+
+    def test_zone_defaults_to_TZ_and_is_stored_with_the_task(self):
+        env = dict(self.env, TZ="America/New_York")
+        self.add("nightly", "--cron", "0 3 * * *", "--", "true", env=env, faketime="2026-11-21 12:00:00")
+        task = self.task("nightly")
+        self.assertEqual(task["tz"], "America/New_York")
+        self.assertEqual(task["next_run_at"], "2026-11-22T08:00:00Z")  # 03:00 EST
+
+    def test_a_fixed_time_in_the_spring_gap_runs_once_right_after_it(self):
+        times = self.preview("--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--from", "2026-03-28T12:00:00Z",
+                             "--count", "2")
+        self.assertEqual(times, ["2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"])
+
+    def test_rrule_count_ends_the_schedule_and_show_says_so(self):
+        self.add("twice", "--rrule", "FREQ=DAILY;COUNT=2", "--tz", "UTC", "--dtstart", "2026-11-21T15:00:00",
+                 "--", "true", faketime="2026-11-21 14:00:00")
+        self.assertEqual(self.preview("twice", faketime="2026-11-21 14:00:00"),
+                         ["2026-11-21T15:00:00Z", "2026-11-22T15:00:00Z"])
+        for day in ("2026-11-21 15:00:01", "2026-11-22 15:00:01"):
+            self.run_once(faketime=day)
+        self.assertEqual([r["status"] for r in self.history("twice")], ["succeeded", "succeeded"])
+        self.assertIsNone(self.task("twice")["next_run_at"])
+        self.assertIn("the schedule has ended", self.ok("show", "twice"))
+
+    def test_preview_agrees_with_the_scheduler_when_jittered(self):
+        marker = os.path.join(self.tmp, "ran")
+        self.add("jittery", "--every", "1h", "--phase", "0", "--jitter", "30m", "--shell", "--",
+                 "touch " + marker, faketime="2026-11-21 13:30:00")
+        first = self.preview("jittery", "--count", "1", faketime="2026-11-21 13:30:00")[0]
+        self.assertNotEqual(first, "2026-11-21T14:00:00Z", "this name's first jitter is not zero")
+        just_before = first.replace("T", " ").replace("Z", "")
+        minute, second = just_before[:-3], int(just_before[-2:])
+        # At the slot the run is queued but does not start; at its jittered time it does.
+        self.run_once(faketime="2026-11-21 14:00:00")
+        self.assertFalse(os.path.exists(marker))
+        self.run_once(faketime=first.replace("T", " ").replace("Z", ""))
+        self.assertTrue(os.path.exists(marker), "nothing ran at %s (slot 14:00, %s:%02d)" % (first, minute, second))
+        run = self.history("jittery")[0]
+        self.assertEqual(run["scheduled_at"], "2026-11-21T14:00:00Z")
+        self.assertEqual(run["started_at"][:19] + "Z", first)
+
+    def test_forecast_counts_starts_per_bucket(self):
+        for name, phase in (("a", "0"), ("b", "0"), ("c", "30s")):
+            self.add(name, "--every", "1m", "--phase", phase, "--", "true", faketime="2026-11-21 14:00:00")
+        chart = self.json_of("forecast", "--window", "2m", "--bucket", "30s", faketime="2026-11-21 14:00:00")
+        self.assertEqual([b["starts"] for b in chart["buckets"]], [0, 1, 2, 1])
+        self.assertEqual(chart["peak"], 2)
+        self.assertEqual(chart["peak_at"], "2026-11-21T14:01:00Z")
+        self.assertAlmostEqual(chart["mean"], 1.0)
+        text = self.ok("forecast", "--window", "2m", "--bucket", "30s", faketime="2026-11-21 14:00:00")
+        self.assertIn("peak 2 starts per 30s at 2026-11-21T14:01:00Z", text)
+
+    def test_bad_schedules_are_refused_naming_what_and_where(self):
+        cases = [
+            (["--cron", "0 0 32 * *"], "field 3 (day of month)"),
+            (["--cron", "0 0 30 2 *"], "never"),
+            (["--cron", "* * *"], "cron"),
+            (["--cron", "* * * * *", "--tz", "Mars/Olympus"], "Mars/Olympus"),
+            (["--rrule", "FREQ=SOMETIMES"], "FREQ"),
+            (["--rrule", "FREQ=DAILY", "--dtstart", "yesterday"], "--dtstart"),
+            (["--every", "1m", "--jitter", "1m"], "--jitter"),
+        ]
+        for schedule, fragment in cases:
+            with self.subTest(schedule=schedule):
+                code, out, err = self.run_taskd("add", "x", *schedule, "--", "true")
+                self.assertEqual(code, 65, err)
+                self.assertOneErrorLine(err, fragment)
+                self.assertFalse(os.path.exists(self.db))
+
+    def test_schedule_options_that_do_not_go_together_are_usage_errors(self):
+        for schedule in (["--every", "1m", "--cron", "* * * * *"], ["--cron", "* * * * *", "--phase", "0"],
+                         ["--every", "1m", "--tz", "UTC"], ["--every", "1m", "--dtstart", "2026-01-01T00:00:00"]):
+            with self.subTest(schedule=schedule):
+                code, _, err = self.run_taskd("add", "x", *schedule, "--", "true")
+                self.assertEqual(code, 2, err)
+
+
+if __name__ == "__main__":
+    unittest.main()
