@@ -32,14 +32,14 @@ bench: build
 	@bench/preview_vs_python.sh $(BUILD)/taskd
 
 # Coverage-guided fuzzing of the duration, cron and RRULE parsers with AFL++
-# (GCC plugin), for FUZZ_SECONDS; crashes land in build-fuzz/findings.
+# (afl-g++ instrumentation), for FUZZ_SECONDS; findings in build-fuzz/findings.
 FUZZ_SECONDS ?= 120
 fuzz: deps
-	@command -v afl-g++-fast >/dev/null || apt-get install -y -q afl++
-	@CXX=afl-g++-fast cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTASKD_FUZZ=ON -DTASKD_TESTS=OFF >/dev/null
+	@command -v afl-g++ >/dev/null || apt-get install -y -q afl++
+	@CXX=afl-g++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Release -DTASKD_FUZZ=ON -DTASKD_TESTS=OFF >/dev/null
 	@cmake --build build-fuzz --target fuzz_parsers
 	@AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
-	  afl-fuzz -i tests/fuzz/corpus -o build-fuzz/findings -V $(FUZZ_SECONDS) -- build-fuzz/fuzz_parsers
+	  rm -rf build-fuzz/findings; afl-fuzz -i tests/fuzz/corpus -o build-fuzz/findings -V $(FUZZ_SECONDS) -- build-fuzz/fuzz_parsers
 	@crashes=$$(find build-fuzz/findings -path '*crashes/id*' | wc -l); hangs=$$(find build-fuzz/findings -path '*hangs/id*' | wc -l); \
 	  echo "fuzz: $$crashes crashes, $$hangs hangs"; [ "$$crashes" = 0 ] && [ "$$hangs" = 0 ]
 

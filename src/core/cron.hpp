@@ -22,7 +22,7 @@ struct CronSpec {
   std::bitset<32> days_of_month;  // bits 1..31
   std::bitset<13> months;         // bits 1..12
   std::bitset<7> days_of_week;    // bits 0..6, Sunday = 0 (7 folds into 0)
-  bool day_of_month_restricted = false;  // the field is not '*'
+  bool day_of_month_restricted = false;  // the field does not start with * or ?
   bool day_of_week_restricted = false;
   // The hour field starts with '*' ("*", "*/2"): at DST changes such a job
   // follows the clock; any other job is a fixed time (see cron_next_after).

@@ -1,0 +1,443 @@
+#include "core/cron.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/hash.hpp"
+
+namespace taskd::core {
+namespace {
+
+using std::chrono::days;
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+// ---- parsing ----------------------------------------------------------------
+
+constexpr std::array<std::string_view, 12> month_names{"jan", "feb", "mar", "apr", "may", "jun",
+                                                       "jul", "aug", "sep", "oct", "nov", "dec"};
+constexpr std::array<std::string_view, 7> weekday_names{"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+
+struct FieldKind {
+  std::string_view name;
+  int min;
+  int max;
+  // H picks from min..hash_max: days 1-28 exist in every month, and weekdays
+  // stop at 6 so Sunday is not picked twice as often (Jenkins does the same).
+  int hash_max;
+  // Separates the fields' H values; fixed forever, or every H task would move.
+  std::uint64_t hash_salt;
+  std::span<const std::string_view> names;  // names[i] stands for min_name_value + i
+  int min_name_value;
+  bool is_day_field;  // accepts '?' for '*'
+};
+
+namespace field {
+constexpr std::size_t second = 0, minute = 1, hour = 2, day_of_month = 3, month = 4, day_of_week = 5, count = 6;
+}
+
+constexpr std::array<FieldKind, field::count> field_kinds{{
+    {"second", 0, 59, 59, 0x63726f6e01, {}, 0, false},
+    {"minute", 0, 59, 59, 0x63726f6e02, {}, 0, false},
+    {"hour", 0, 23, 23, 0x63726f6e03, {}, 0, false},
+    {"day of month", 1, 31, 28, 0x63726f6e04, {}, 0, true},
+    {"month", 1, 12, 12, 0x63726f6e05, month_names, 1, false},
+    {"day of week", 0, 7, 6, 0x63726f6e06, weekday_names, 0, true},
+}};
+
+struct Alias {
+  std::string_view name;
+  std::string_view expression;
+};
+
+constexpr std::array<Alias, 7> aliases{{
+    {"@hourly", "0 * * * *"},
+    {"@daily", "0 0 * * *"},
+    {"@midnight", "0 0 * * *"},
+    {"@weekly", "0 0 * * 0"},
+    {"@monthly", "0 0 1 * *"},
+    {"@yearly", "0 0 1 1 *"},
+    {"@annually", "0 0 1 1 *"},
+}};
+
+// Feb counts 29: an expression that runs only in leap years still runs.
+constexpr std::array<int, 13> longest_month_days{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+char to_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) { return to_lower(x) == to_lower(y); });
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::vector<std::string_view> split_on_spaces(std::string_view text) {
+  std::vector<std::string_view> fields;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (is_space(text[i])) {
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    fields.push_back(text.substr(i, end - i));
+    i = end;
+  }
+  return fields;
+}
+
+std::vector<std::string_view> split_list(std::string_view text) {
+  std::vector<std::string_view> items;
+  std::size_t start = 0;
+  for (std::size_t comma = text.find(','); comma != std::string_view::npos; comma = text.find(',', start)) {
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  items.push_back(text.substr(start));
+  return items;
+}
+
+std::uint64_t values_in(int low, int high, int step) {
+  std::uint64_t mask = 0;
+  for (int value = low; value <= high; value += step) mask |= std::uint64_t{1} << value;
+  return mask;
+}
+
+// Reads a run of digits, saturating: a huge number is just out of range.
+std::optional<int> read_number(std::string_view digits) {
+  if (digits.empty() || !std::ranges::all_of(digits, is_digit)) return std::nullopt;
+  int number = 0;
+  for (char c : digits) number = std::min(number * 10 + (c - '0'), 10000);
+  return number;
+}
+
+struct Range {
+  int low;
+  int high;
+};
+
+// Parses one field of an expression into a mask of its values (bit n = value n).
+class FieldParser {
+ public:
+  FieldParser(const FieldKind& kind, std::size_t number, std::string_view task_name)
+      : kind_(kind), number_(number), task_name_(task_name) {}
+
+  Result<std::uint64_t> parse(std::string_view text) const {
+    std::uint64_t mask = 0;
+    for (auto item : split_list(text)) {
+      if (item.empty()) return error(fmt::format("empty list item in \"{}\"", text));
+      auto values = parse_item(item);
+      if (!values) return values;
+      mask |= *values;
+    }
+    return mask;
+  }
+
+ private:
+  std::unexpected<Error> error(std::string_view what) const {
+    return fail(ErrorKind::bad_input, fmt::format("cron: field {} ({}): {}", number_, kind_.name, what));
+  }
+
+  bool is_wildcard(std::string_view text) const { return text == "*" || (kind_.is_day_field && text == "?"); }
+
+  Result<std::uint64_t> parse_item(std::string_view item) const {
+    const auto slash = item.find('/');
+    const auto base = item.substr(0, slash);
+    std::optional<int> step;
+    if (slash != std::string_view::npos) {
+      auto parsed = parse_step(item.substr(slash + 1), item);
+      if (!parsed) return std::unexpected(parsed.error());
+      step = *parsed;
+    }
+    if (is_wildcard(base)) return values_in(kind_.min, kind_.max, step.value_or(1));
+    if (!base.empty() && to_lower(base.front()) == 'h') return parse_hashed(base.substr(1), step, item);
+    auto range = parse_range(base, item);
+    if (!range) return std::unexpected(range.error());
+    // "a/step" means a-max/step, as Vixie cron, cronie and croniter read it.
+    const bool open_ended = step && base.find('-') == std::string_view::npos;
+    return values_in(range->low, open_ended ? kind_.max : range->high, step.value_or(1));
+  }
+
+  Result<int> parse_step(std::string_view text, std::string_view item) const {
+    auto step = read_number(text);
+    if (!step) return error(fmt::format("step \"{}\" in \"{}\" is not a number", text, item));
+    if (*step < 1 || *step > kind_.max) return error(fmt::format("step {} is out of range 1-{}", text, kind_.max));
+    return *step;
+  }
+
+  // Jenkins' H: a value picked by a stable hash of the task's name, within
+  // H(a-b) when given; H/step starts at a hashed offset below the step.
+  Result<std::uint64_t> parse_hashed(std::string_view rest, std::optional<int> step, std::string_view item) const {
+    Range range{kind_.min, kind_.hash_max};
+    if (!rest.empty()) {
+      if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
+        return error(fmt::format("expected H, H(a-b), H/step or H(a-b)/step, found \"{}\"", item));
+      auto given = parse_range(rest.substr(1, rest.size() - 2), item);
+      if (!given) return std::unexpected(given.error());
+      range = *given;
+    }
+    const auto hash = stable_hash(task_name_, kind_.hash_salt);
+    const auto span = static_cast<std::uint64_t>(range.high - range.low + 1);
+    if (!step) return std::uint64_t{1} << (range.low + static_cast<int>(hash % span));
+    const auto offset = static_cast<int>(hash % std::min(static_cast<std::uint64_t>(*step), span));
+    return values_in(range.low + offset, range.high, *step);
+  }
+
+  Result<Range> parse_range(std::string_view text, std::string_view item) const {
+    const auto dash = text.find('-');
+    auto low = parse_value(text.substr(0, dash), item);
+    if (!low) return std::unexpected(low.error());
+    if (dash == std::string_view::npos) return Range{*low, *low};
+    auto high = parse_value(text.substr(dash + 1), item);
+    if (!high) return std::unexpected(high.error());
+    // Sunday ends a weekday range as 7, so "FRI-SUN" reads as people mean it.
+    if (&kind_ == &field_kinds[field::day_of_week] && *high == 0 && *low > 0) *high = 7;
+    if (*low > *high) return error(fmt::format("range {} is reversed", text));
+    return Range{*low, *high};
+  }
+
+  Result<int> parse_value(std::string_view token, std::string_view item) const {
+    if (token.empty()) return error(fmt::format("missing a value in \"{}\"", item));
+    if (std::ranges::all_of(token, is_letter) && !kind_.names.empty()) return parse_name(token);
+    auto number = read_number(token);
+    if (!number) return error(fmt::format("\"{}\" is not a number", token));
+    if (*number < kind_.min || *number > kind_.max)
+      return error(fmt::format("{} is out of range {}-{}", token, kind_.min, kind_.max));
+    return *number;
+  }
+
+  Result<int> parse_name(std::string_view token) const {
+    const auto found = std::ranges::find_if(kind_.names, [&](auto name) { return equals_ignoring_case(name, token); });
+    if (found == kind_.names.end())
+      return error(fmt::format("unknown name \"{}\" (use {}-{})", token, to_upper(kind_.names.front()),
+                               to_upper(kind_.names.back())));
+    return kind_.min_name_value + static_cast<int>(found - kind_.names.begin());
+  }
+
+  static std::string to_upper(std::string_view name) {
+    std::string upper(name);
+    for (char& c : upper) c = static_cast<char>(c - 'a' + 'A');
+    return upper;
+  }
+
+  const FieldKind& kind_;
+  std::size_t number_;
+  std::string_view task_name_;
+};
+
+Result<std::string_view> expand_alias(std::string_view expression) {
+  if (!expression.starts_with('@')) return expression;
+  const auto found =
+      std::ranges::find_if(aliases, [&](const Alias& a) { return equals_ignoring_case(a.name, expression); });
+  if (found == aliases.end())
+    return fail(ErrorKind::bad_input,
+                fmt::format("cron: unknown alias \"{}\" (use @hourly, @daily, @midnight, @weekly, @monthly, @yearly "
+                            "or @annually)",
+                            expression));
+  return found->expression;
+}
+
+// Day 7 of the week is Sunday, day 0.
+std::bitset<7> fold_sunday(std::uint64_t mask) { return std::bitset<7>(mask | (mask >> 7)); }
+
+bool starts_unrestricted(std::string_view field) { return field.starts_with('*') || field.starts_with('?'); }
+
+// The fields as written, by kind; a 5-field expression has no seconds.
+struct Fields {
+  std::array<std::string_view, field::count> texts{};
+  std::size_t first_written = 0;
+
+  // The field's number as the user counts.
+  std::size_t number(std::size_t kind) const { return kind - first_written + 1; }
+};
+
+Result<Fields> split_into_fields(std::string_view expression) {
+  const auto trimmed = trim(expression);
+  if (trimmed.empty()) return fail(ErrorKind::bad_input, "cron: empty expression (write e.g. \"*/15 * * * *\")");
+  auto expanded = expand_alias(trimmed);
+  if (!expanded) return std::unexpected(expanded.error());
+  const auto written = split_on_spaces(*expanded);
+  if (written.size() != 5 && written.size() != 6)
+    return fail(ErrorKind::bad_input,
+                fmt::format("cron: expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
+                            "first, found {} in \"{}\"",
+                            written.size(), trimmed));
+  Fields fields;
+  fields.first_written = field::count - written.size();
+  std::ranges::copy(written, fields.texts.begin() + static_cast<std::ptrdiff_t>(fields.first_written));
+  return fields;
+}
+
+Result<CronSpec> spec_from_fields(const Fields& fields, std::string_view task_name) {
+  std::array<std::uint64_t, field::count> masks{};
+  masks[field::second] = 1;  // second 0 unless given
+  for (std::size_t kind = fields.first_written; kind < field::count; ++kind) {
+    auto mask = FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind]);
+    if (!mask) return std::unexpected(mask.error());
+    masks[kind] = *mask;
+  }
+  CronSpec spec;
+  spec.seconds = masks[field::second];
+  spec.minutes = masks[field::minute];
+  spec.hours = masks[field::hour];
+  spec.days_of_month = masks[field::day_of_month];
+  spec.months = masks[field::month];
+  spec.days_of_week = fold_sunday(masks[field::day_of_week]);
+  // As cronie does, a day field that starts with '*' ("*/2" too) counts as
+  // unrestricted; croniter instead looks at the values ("1-31" is unrestricted).
+  spec.day_of_month_restricted = !starts_unrestricted(fields.texts[field::day_of_month]);
+  spec.day_of_week_restricted = !starts_unrestricted(fields.texts[field::day_of_week]);
+  spec.hour_follows_clock = fields.texts[field::hour].starts_with('*');
+  return spec;
+}
+
+bool some_listed_month_has_a_listed_day(const CronSpec& spec) {
+  for (std::size_t m = 1; m <= 12; ++m) {
+    if (!spec.months[m]) continue;
+    for (std::size_t d = 1; d <= static_cast<std::size_t>(longest_month_days[m]); ++d) {
+      if (spec.days_of_month[d]) return true;
+    }
+  }
+  return false;
+}
+
+// Decided from the fields, never by searching. With Vixie's OR any listed
+// weekday runs the job; otherwise a listed day in a listed month does, as every
+// date (Feb 29 too) falls on every weekday in some year.
+bool runs_someday(const CronSpec& spec) {
+  return (spec.day_of_month_restricted && spec.day_of_week_restricted) || some_listed_month_has_a_listed_day(spec);
+}
+
+std::unexpected<Error> never_runs_error(const Fields& fields) {
+  return fail(ErrorKind::bad_input,
+              fmt::format("cron: field {} (day of month): \"{}\" never falls in the months of field {} (\"{}\"), so "
+                          "the expression never runs",
+                          fields.number(field::day_of_month), fields.texts[field::day_of_month],
+                          fields.number(field::month), fields.texts[field::month]));
+}
+
+// ---- searching --------------------------------------------------------------
+
+// The Gregorian calendar repeats every 400 years: what is not found within
+// them is never found.
+constexpr days search_horizon{400 * 366};
+
+// The lowest set bit at or above `from`; every bitset here fits one word.
+template <std::size_t N>
+std::optional<int> first_set_from(const std::bitset<N>& bits, int from) {
+  if (from >= static_cast<int>(N)) return std::nullopt;
+  const auto rest = (bits >> static_cast<std::size_t>(from)).to_ullong();
+  if (rest == 0) return std::nullopt;
+  return from + std::countr_zero(rest);
+}
+
+// The first time of day at or after `from` whose hour, minute and second match.
+std::optional<seconds> next_time_of_day(const CronSpec& spec, seconds from) {
+  const auto from_hour = static_cast<int>(from / hours{1});
+  const auto from_minute = static_cast<int>(from % hours{1} / minutes{1});
+  const auto from_second = static_cast<int>(from % minutes{1} / seconds{1});
+  for (auto hour = first_set_from(spec.hours, from_hour); hour; hour = first_set_from(spec.hours, *hour + 1)) {
+    const bool same_hour = *hour == from_hour;
+    for (auto minute = first_set_from(spec.minutes, same_hour ? from_minute : 0); minute;
+         minute = first_set_from(spec.minutes, *minute + 1)) {
+      const bool same_minute = same_hour && *minute == from_minute;
+      if (auto second = first_set_from(spec.seconds, same_minute ? from_second : 0))
+        return hours{*hour} + minutes{*minute} + seconds{*second};
+    }
+  }
+  return std::nullopt;
+}
+
+// Vixie's rule: when both day fields are restricted, a day matches if either
+// does; otherwise both must (an unrestricted field matches every day unless
+// it has a step, as in cronie).
+bool day_matches(const CronSpec& spec, const date::year_month_day& date, date::weekday weekday) {
+  const bool by_month = spec.days_of_month[static_cast<unsigned>(date.day())];
+  const bool by_week = spec.days_of_week[weekday.c_encoding()];
+  if (spec.day_of_month_restricted && spec.day_of_week_restricted) return by_month || by_week;
+  return by_month && by_week;
+}
+
+date::local_days first_day_of_next_month(const date::year_month_day& date) {
+  return date::local_days{(date.year() / date.month() + date::months{1}) / 1};
+}
+
+// The first wall-clock time at or after `from` that the expression names,
+// skipping whole months and days that cannot match.
+std::optional<LocalTime> next_wall_time(const CronSpec& spec, LocalTime from) {
+  auto day = std::chrono::floor<days>(from);
+  auto time_of_day = from - day;
+  for (const auto horizon = day + search_horizon; day < horizon; time_of_day = seconds{0}) {
+    const date::year_month_day date{day};
+    if (!spec.months[static_cast<unsigned>(date.month())]) {
+      day = first_day_of_next_month(date);
+      continue;
+    }
+    if (day_matches(spec, date, date::weekday{day})) {
+      if (auto time = next_time_of_day(spec, time_of_day)) return day + *time;
+    }
+    day += days{1};
+  }
+  return std::nullopt;
+}
+
+// A job that follows the clock runs at every instant whose wall-clock time
+// matches: a wall time the clock skips never comes, one it shows twice comes
+// twice. Within one offset period wall time and instants advance together.
+std::optional<Time> next_following_clock(const CronSpec& spec, Zone zone, Time t) {
+  auto instant = std::chrono::floor<seconds>(t) + seconds{1};
+  for (const auto horizon = instant + search_horizon; instant < horizon;) {
+    const auto period = zone->get_info(instant);
+    auto wall = next_wall_time(spec, LocalTime{(instant + period.offset).time_since_epoch()});
+    if (!wall) return std::nullopt;
+    const auto run = date::sys_seconds{wall->time_since_epoch() - period.offset};
+    if (run < period.end) return run;
+    instant = period.end;
+  }
+  return std::nullopt;
+}
+
+// A fixed-time job runs once per matching wall time: at the end of the gap
+// when the clock skips it, at its first instant when the clock shows it
+// twice. These runs never decrease as the wall time grows, so the first one
+// after `t` belongs to the first matching wall time whose run is after `t`.
+std::optional<Time> next_fixed_time(const CronSpec& spec, Zone zone, Time t) {
+  auto wall = to_local(zone, t);
+  while (auto next = next_wall_time(spec, wall + seconds{1})) {
+    const Time run = resolve_local(zone, *next).first;
+    if (run > t) return run;
+    wall = *next;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name) {
+  auto fields = split_into_fields(expression);
+  if (!fields) return std::unexpected(fields.error());
+  auto spec = spec_from_fields(*fields, task_name);
+  if (spec && !runs_someday(*spec)) return never_runs_error(*fields);
+  return spec;
+}
+
+std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t) {
+  return spec.hour_follows_clock ? next_following_clock(spec, zone, t) : next_fixed_time(spec, zone, t);
+}
+
+}  // namespace taskd::core

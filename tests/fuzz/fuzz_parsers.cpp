@@ -1,0 +1,61 @@
+// libFuzzer target for the schedule parsers: whatever the bytes, parsing gives
+// a value or an error and never crashes or hangs, and a cron expression that
+// parses gives strictly increasing slots, also across DST changes.
+// `make fuzz` builds it with AFL++'s GCC plugin (afl-g++-fast links its
+// libFuzzer-compatible driver) and fuzzes it for FUZZ_SECONDS; clang's own
+// libFuzzer cannot be used while clang's <expected> lacks C++23 support.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "core/cron.hpp"
+#include "core/duration.hpp"
+#include "core/rrule.hpp"
+
+using namespace taskd::core;
+using namespace std::chrono;
+
+namespace {
+
+constexpr int slots_checked = 4;
+
+void require(bool condition) {
+  if (!condition) std::abort();
+}
+
+Time utc(int y, unsigned m, unsigned d, int hh, int mm) {
+  return sys_days{year{y} / month{m} / day{d}} + hours{hh} + minutes{mm};
+}
+
+void check_slots_increase(const CronSpec& spec, Zone zone, Time from) {
+  Time t = from;
+  for (int i = 0; i < slots_checked; ++i) {
+    auto next = cron_next_after(spec, zone, t);
+    if (!next) return;
+    require(*next > t);
+    t = *next;
+  }
+}
+
+void check_cron(std::string_view text) {
+  static const Zone utc_zone = find_zone("UTC").value();
+  static const Zone new_york = find_zone("America/New_York").value();
+  auto spec = parse_cron(text, "fuzz");
+  if (!spec) return;
+  check_slots_increase(*spec, utc_zone, utc(2026, 11, 21, 14, 0));
+  check_slots_increase(*spec, new_york, utc(2026, 3, 8, 6, 50));   // 10 minutes before spring forward
+  check_slots_increase(*spec, new_york, utc(2026, 11, 1, 5, 10));  // in the first pass of the repeated hour
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  // Any outcome of a parser but a crash or a hang is fine.
+  parse_duration(text);
+  check_cron(text);
+  parse_rrule(text, LocalTime{date::local_days{date::year{2026} / 1 / 1} + hours{9}});
+  return 0;
+}
