@@ -206,8 +206,7 @@ std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Ti
                                   std::size_t limit) {
   std::vector<Time> starts;
   auto run_index = task.state.run_index;
-  auto start_of = [&](Time slot) {
-    bool planned = next_slot_after(schedule, slot - 1ms) == slot;
+  auto start_of = [&](Time slot, bool planned) {
     return slot + (planned ? jitter_delay(task.definition, ++run_index) : Millis{0});
   };
   auto keep = [&](Time start) {
@@ -218,12 +217,13 @@ std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Ti
   Time after = from;
   const auto& pending = task.state.next_run_at;
   if (pending && *pending > from) {
-    if (!keep(start_of(*pending))) return starts;
+    // A pending --start-now or retry is not a planned slot: it is not jittered.
+    if (!keep(start_of(*pending, next_slot_after(schedule, *pending - 1ms) == pending))) return starts;
     after = *pending;
   }
   SlotCursor cursor(schedule, after);
   while (auto slot = cursor.next()) {
-    if (!keep(start_of(*slot))) break;
+    if (!keep(start_of(*slot, true))) break;
   }
   return starts;
 }

@@ -8,6 +8,8 @@ import unittest
 
 from taskd_test import TaskdTestCase, processes_matching
 
+T0 = "2026-11-21 14:00:00"
+
 
 class RecoveryTest(TaskdTestCase):
     def wait_for_file(self, path, seconds=20):
@@ -24,12 +26,19 @@ class RecoveryTest(TaskdTestCase):
         # First attempt: note that it started, then hang. The retry succeeds.
         script = ('if [ -e %s ]; then echo again > %s; exit 0; fi; touch %s; sleep %s'
                   % (started, second, started, marker))
-        self.add("hang", "--every", "1h", "--start-now", "--timeout", "10m", "--shell", "--", script)
-        worker = self.popen_taskd("run-once")
+        # Slots on the hour, the clock at 14:00: the retry (0s, timebox 10m)
+        # ends long before the 15:00 slot, so it is not replaced by the slot.
+        self.add("hang", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "10m", "--shell", "--", script,
+                 faketime=T0)
+        worker = self.popen_taskd("run-once", faketime=T0)
         self.addCleanup(worker.kill)
         self.wait_for_file(started)
         self.assertTrue(processes_matching("sleep " + marker), "the child is running")
-        worker.send_signal(signal.SIGKILL)
+        # faketime runs taskd as its child: kill taskd itself, found by its --db.
+        workers = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
+        self.assertEqual(len(workers), 1, workers)
+        worker_pid = workers[0][0]
+        os.kill(worker_pid, signal.SIGKILL)
         worker.wait(timeout=10)
         worker.stdout.close()
         worker.stderr.close()
@@ -37,12 +46,12 @@ class RecoveryTest(TaskdTestCase):
         self.assertTrue(processes_matching("sleep " + marker))
         self.assertEqual([r["status"] for r in self.history("hang")], ["running"])
 
-        out = self.run_once()
+        out = self.run_once(faketime=T0)
         self.assertIn("lost", out)
         self.assertEqual(processes_matching("sleep " + marker), [])
         runs = self.history("hang")
         self.assertEqual([r["status"] for r in runs], ["succeeded", "lost"])
-        self.assertIn("worker pid %d" % worker.pid, runs[1]["reason"])
+        self.assertIn("worker pid %d" % worker_pid, runs[1]["reason"])
         self.assertEqual(runs[0]["trigger"], "retry")
         self.assertEqual(runs[0]["attempt_no"], 2)
         self.assertTrue(os.path.exists(second))
