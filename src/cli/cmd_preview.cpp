@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
 
@@ -62,9 +63,13 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
     print_json(out);
     return {};
   }
-  std::string text;
-  for (auto instant : instants) text += core::format_rfc3339(instant) + "\n";
-  fmt::print("{}", text);
+  fmt::memory_buffer text;
+  for (auto instant : instants) {
+    auto line = core::format_rfc3339(instant);
+    text.append(line.data(), line.data() + line.size());
+    text.push_back('\n');
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return {};
 }
 

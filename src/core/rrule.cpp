@@ -1,5 +1,6 @@
 #include "core/rrule.hpp"
 
+#include <array>
 #include <fmt/format.h>
 #include <libical/ical.h>
 
@@ -22,6 +23,19 @@ bool filters_too_sparsely(const icalrecurrencetype& rule) {
 bool limits_its_own_unit(const icalrecurrencetype& rule) {
   return (rule.freq == ICAL_MINUTELY_RECURRENCE && rule.by_minute[0] != ICAL_RECURRENCE_ARRAY_MAX) ||
          (rule.freq == ICAL_SECONDLY_RECURRENCE && rule.by_second[0] != ICAL_RECURRENCE_ARRAY_MAX);
+}
+
+// The fixed step between occurrences of a rule without BY parts or COUNT
+// whose periods have one length (SECONDLY to WEEKLY): it is walked without
+// libical, which spends microseconds on each occurrence.
+std::optional<seconds> fixed_step(const icalrecurrencetype& rule) {
+  constexpr std::array<seconds, 5> units{seconds{1}, minutes{1}, hours{1}, days{1}, weeks{1}};
+  auto unused = [](const short* values) { return values[0] == ICAL_RECURRENCE_ARRAY_MAX; };
+  bool plain = unused(rule.by_second) && unused(rule.by_minute) && unused(rule.by_hour) && unused(rule.by_day) &&
+               unused(rule.by_month_day) && unused(rule.by_year_day) && unused(rule.by_week_no) &&
+               unused(rule.by_month) && unused(rule.by_set_pos);
+  if (!plain || rule.count > 0 || rule.freq > ICAL_WEEKLY_RECURRENCE) return std::nullopt;
+  return units[static_cast<std::size_t>(rule.freq)] * rule.interval;
 }
 
 // BYMONTHDAY that no BYMONTH month has (FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30):
@@ -133,6 +147,22 @@ struct RRuleCursor::State {
   Time after;
   std::optional<Time> until;
   icalrecur_iterator* iterator = nullptr;
+  std::optional<seconds> step;  // set: occurrences are next_local, next_local + step, …
+  LocalTime next_local;
+  date::sys_info offsets;  // the zone's UTC offset around the last occurrence
+
+  std::optional<LocalTime> next_local_occurrence();
+
+  // instant_of, without asking the zone again while well inside one offset
+  // period: consecutive occurrences mostly share one.
+  Time instant(LocalTime local) {
+    constexpr hours margin{3};  // wider than any DST shift
+    auto guess = sys_seconds{local.time_since_epoch() - offsets.offset};
+    if (guess >= offsets.begin + margin && guess + margin < offsets.end) return Time{guess};
+    Time t = instant_of(zone, local);
+    offsets = zone->get_info(floor<seconds>(t));
+    return t;
+  }
 
   ~State() {
     if (iterator) icalrecur_iterator_free(iterator);
@@ -161,6 +191,9 @@ RRuleCursor::RRuleCursor(const RRuleSpec& spec, Zone zone, Time after) : state_(
   bool fixed_periods = rule->freq <= ICAL_WEEKLY_RECURRENCE;
   // Periods of fixed length: the rule from a later period start is the same
   // rule. Months and years: libical's own set_start keeps DTSTART's day.
+  state_->step = fixed_step(*rule);
+  state_->next_local = start;
+  if (state_->step) return;
   state_->iterator = icalrecur_iterator_new(*rule, to_ical(fixed_periods ? start : spec.dtstart));
   if (state_->iterator && skip_ahead && !fixed_periods) icalrecur_iterator_set_start(state_->iterator, to_ical(start));
 }
@@ -169,12 +202,23 @@ RRuleCursor::~RRuleCursor() = default;
 RRuleCursor::RRuleCursor(RRuleCursor&&) noexcept = default;
 RRuleCursor& RRuleCursor::operator=(RRuleCursor&&) noexcept = default;
 
+std::optional<LocalTime> RRuleCursor::State::next_local_occurrence() {
+  if (step) {
+    auto local = next_local;
+    next_local += *step;
+    return local;
+  }
+  if (!iterator) return std::nullopt;
+  auto local = icalrecur_iterator_next(iterator);
+  if (icaltime_is_null_time(local)) return std::nullopt;
+  return from_ical(local);
+}
+
 std::optional<Time> RRuleCursor::next() {
-  if (!state_->iterator) return std::nullopt;
   while (true) {
-    auto local = icalrecur_iterator_next(state_->iterator);
-    if (icaltime_is_null_time(local)) return std::nullopt;
-    Time t = instant_of(state_->zone, from_ical(local));
+    auto local = state_->next_local_occurrence();
+    if (!local) return std::nullopt;
+    Time t = state_->instant(*local);
     if (state_->until && t > *state_->until) return std::nullopt;
     if (t > state_->after) {
       state_->after = t;

@@ -59,11 +59,13 @@ std::string format_rfc3339(Time time, Precision precision) {
   auto day = floor<days>(time);
   year_month_day date{day};
   hh_mm_ss clock{time - day};
-  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", int(date.year()), unsigned(date.month()),
-                                unsigned(date.day()), clock.hours().count(), clock.minutes().count(),
-                                clock.seconds().count());
-  if (precision == Precision::milliseconds) out += fmt::format(".{:03}", clock.subseconds().count());
-  return out + "Z";
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", int(date.year()),
+                 unsigned(date.month()), unsigned(date.day()), clock.hours().count(), clock.minutes().count(),
+                 clock.seconds().count());
+  if (precision == Precision::milliseconds) fmt::format_to(std::back_inserter(out), ".{:03}", clock.subseconds().count());
+  out.push_back('Z');
+  return fmt::to_string(out);
 }
 
 Result<Time> parse_rfc3339(std::string_view text) {
