@@ -14,7 +14,7 @@
 namespace taskd::core {
 
 struct RRuleSpec {
-  std::string rule;    // as given, without a leading "RRULE:"
+  std::string rule;    // normalized by parse_rrule, without a leading "RRULE:"
   LocalTime dtstart;   // wall time in the task's zone
 };
 
