@@ -90,3 +90,12 @@ CREATE INDEX runs_active ON runs (task_id) WHERE status IN ('queued', 'running')
 CREATE INDEX runs_running ON runs (id) WHERE status = 'running';
 -- The claim order: priority first, then first come first served.
 CREATE INDEX runs_queue ON runs (priority DESC, enqueued_at, id) WHERE status = 'queued';
+
+-- migrate: 2
+-- Groups with a cap on how many of their runs may run at once, across every
+-- taskd process on this file. A group without a row has no cap.
+CREATE TABLE groups (
+  name        TEXT    PRIMARY KEY,
+  concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- NULL: no cap
+  updated_at  INTEGER NOT NULL
+);

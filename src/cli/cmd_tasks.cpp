@@ -32,10 +32,9 @@ Result<std::vector<core::Task>> select_tasks(store::Database& db, const Selectio
   if (by_filter) return store::list_tasks(db, {selection.group, selection.owner});
   std::vector<core::Task> tasks;
   for (const auto& name : selection.names) {
-    auto task = store::find_task(db, name);
+    auto task = find_named_task(db, name, verb);
     if (!task) return std::unexpected(task.error());
-    if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-    tasks.push_back(std::move(**task));
+    tasks.push_back(std::move(*task));
   }
   return tasks;
 }
@@ -149,13 +148,12 @@ void print_task(const core::Task& task, core::Time now) {
 Result<void> show(const Context& context, const std::string& name) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto task = store::find_task(*db, name);
+  auto task = find_named_task(*db, name, "show");
   if (!task) return std::unexpected(task.error());
-  if (!*task) return fail(ErrorKind::bad_input, fmt::format("show: no task named \"{}\" (see taskd list)", name));
   if (context.json) {
-    print_json(task_json(**task));
+    print_json(task_json(*task));
   } else {
-    print_task(**task, context.clock.now());
+    print_task(*task, context.clock.now());
   }
   return {};
 }
@@ -177,6 +175,13 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
 }
 
 }  // namespace
+
+Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
+  auto task = store::find_task(db, name);
+  if (!task) return std::unexpected(task.error());
+  if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
+  return std::move(**task);
+}
 
 void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto filter = std::make_shared<store::TaskFilter>();

@@ -9,6 +9,7 @@
 
 #include "core/duration.hpp"
 #include "core/error.hpp"
+#include "core/task.hpp"
 #include "sched/clock.hpp"
 #include "store/database.hpp"
 
@@ -36,6 +37,12 @@ void add_history_commands(CLI::App& app, Context& context, Action& action);
 void add_run_once_command(CLI::App& app, Context& context, Action& action);
 void add_preview_command(CLI::App& app, Context& context, Action& action);
 void add_forecast_command(CLI::App& app, Context& context, Action& action);
+void add_trigger_command(CLI::App& app, Context& context, Action& action);
+void add_group_command(CLI::App& app, Context& context, Action& action);
+void add_edit_command(CLI::App& app, Context& context, Action& action);
+
+// The task called `name`; an unknown name is bad input, said in `verb`'s words.
+core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);
 
 // Parses an optional duration option; `option` names it in the error.
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option);

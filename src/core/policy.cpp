@@ -48,6 +48,30 @@ bool is_fixed_delay(const Schedule& schedule) {
   return every && every->after_finish;
 }
 
+// After a success: the first planned slot after now (fixed delay: now + DUR).
+std::optional<Time> next_after_success(const Schedule& schedule, Time now) {
+  if (is_fixed_delay(schedule)) return now + std::get<Every>(schedule).interval;
+  return next_slot_after(schedule, now);
+}
+
+void clear_attempt(TaskState& state) {
+  state.attempt_uid.clear();
+  state.attempt_started_at.reset();
+  state.attempt_timeout_at.reset();
+}
+
+void end_attempt(TaskState& state, Time now, AttemptOutcome outcome) {
+  state.last_finished_at = now;
+  state.last_status = run_status_of(outcome);
+  clear_attempt(state);
+}
+
+void disable_now(TaskState& state, std::string reason) {
+  state.disabled_until_update = true;
+  state.disabled_reason = std::move(reason);
+  state.next_run_at.reset();
+}
+
 }  // namespace
 
 Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot) {
@@ -157,28 +181,16 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
                          AttemptOutcome outcome, const std::string& reason) {
   FinishDecision decision;
   decision.skipped = account_due_slots(schedule, state, now, "came due while the previous run was running");
-  state.last_finished_at = now;
-  state.last_status = run_status_of(outcome);
-  state.attempt_uid.clear();
-  state.attempt_started_at.reset();
-  state.attempt_timeout_at.reset();
-  auto next_planned = [&]() -> std::optional<Time> {
-    if (is_fixed_delay(schedule)) return now + std::get<Every>(schedule).interval;
-    return next_slot_after(schedule, now);
-  };
+  end_attempt(state, now, outcome);
   if (outcome == AttemptOutcome::succeeded) {
     state.attempt_no = 0;
-    state.next_run_at = next_planned();
+    state.next_run_at = next_after_success(schedule, now);
   } else if (outcome == AttemptOutcome::permanent_failure) {
-    state.disabled_until_update = true;
-    state.disabled_reason = reason;
-    state.next_run_at.reset();
+    disable_now(state, reason);
   } else {
-    auto ladder = definition.retry;
+    const auto& ladder = definition.retry;
     if (state.attempt_no > static_cast<int>(ladder.size())) {
-      state.disabled_until_update = true;
-      state.disabled_reason = disabled_reason(definition, state.attempt_no, reason);
-      state.next_run_at.reset();
+      disable_now(state, disabled_reason(definition, state.attempt_no, reason));
     } else if (is_fixed_delay(schedule)) {
       state.next_run_at = now + ladder[state.attempt_no - 1];
     } else {
@@ -187,6 +199,41 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
   }
   decision.state = std::move(state);
   return decision;
+}
+
+StartDecision on_manual_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                              std::string attempt_uid) {
+  StartDecision decision;
+  decision.deadline = now + effective_timeout(definition, schedule, now);
+  state.attempt_no += 1;
+  state.attempt_uid = std::move(attempt_uid);
+  state.attempt_started_at = now;
+  state.attempt_timeout_at = decision.deadline;
+  state.run_index += 1;
+  decision.state = std::move(state);
+  return decision;
+}
+
+FinishDecision on_manual_finish(const Schedule& schedule, TaskState state, Time now, AttemptOutcome outcome,
+                                const std::string& reason) {
+  FinishDecision decision;
+  bool failing_streak = state.attempt_no > 1;
+  end_attempt(state, now, outcome);
+  state.attempt_no -= 1;
+  if (outcome == AttemptOutcome::succeeded) {
+    state.attempt_no = 0;
+    if (failing_streak) state.next_run_at = next_after_success(schedule, now);
+  } else if (outcome == AttemptOutcome::permanent_failure) {
+    disable_now(state, reason);
+  }
+  decision.state = std::move(state);
+  return decision;
+}
+
+TaskState on_replace(TaskState state) {
+  clear_attempt(state);
+  state.attempt_no = std::max(0, state.attempt_no - 1);
+  return state;
 }
 
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {

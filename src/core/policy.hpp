@@ -77,6 +77,22 @@ struct FinishDecision {
 FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                          AttemptOutcome outcome, const std::string& reason);
 
+// A manual run (`taskd trigger`) starts or ends. It is fenced and counted
+// like any attempt, but leaves the rotation alone (seed 000): next_run_at and
+// last_run_at stay, so the planned slots neither move nor get dropped. A
+// failure does not walk the ladder; a success ends a failing streak (the
+// pending retry gives way to the next planned slot); a permanent failure
+// disables the task as always.
+StartDecision on_manual_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
+                              std::string attempt_uid);
+FinishDecision on_manual_finish(const Schedule& schedule, TaskState state, Time now, AttemptOutcome outcome,
+                                const std::string& reason);
+
+// overlap=replace: a newer run takes the place of the running attempt, which
+// ends without counting as an attempt (the newer run inherits its number);
+// its late report is then stale.
+TaskState on_replace(TaskState state);
+
 // The task was resumed: slots that passed while paused are skipped; a
 // pending --start-now or retry is kept.
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);

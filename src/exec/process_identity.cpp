@@ -25,8 +25,8 @@ bool is_running(pid_t pid, std::int64_t start_ticks) {
   return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
 }
 
-void kill_group_if_running(pid_t pid, std::int64_t start_ticks) {
-  if (is_running(pid, start_ticks)) ::kill(-pid, SIGKILL);
+void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
+  if (is_running(pid, start_ticks)) ::kill(-pid, signal);
 }
 
 std::int64_t process_start_ticks(pid_t pid) {

@@ -1,6 +1,7 @@
 #pragma once
 // Who a process is, in a way that survives pid reuse: host, pid and the
 // process's start time (clock ticks after boot, from /proc/PID/stat).
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <sys/types.h>
@@ -17,9 +18,9 @@ std::string boot_id();
 // reused by another process does not count).
 bool is_running(pid_t pid, std::int64_t start_ticks);
 
-// SIGKILL to the process group led by `pid`, if that process is still the
+// `signal` to the process group led by `pid`, if that process is still the
 // one that started at `start_ticks`.
-void kill_group_if_running(pid_t pid, std::int64_t start_ticks);
+void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
 
 // The start time of `pid` in clock ticks after boot, or 0 when it does not
 // run (gone, or a zombie).

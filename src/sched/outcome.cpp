@@ -9,7 +9,9 @@ namespace {
 core::Result<void> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end, core::Time now) {
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto decision = core::on_finish(task.definition, *schedule, task.state, now, end.outcome, end.reason);
+  auto decision = end.trigger == core::Trigger::manual
+                      ? core::on_manual_finish(*schedule, task.state, now, end.outcome, end.reason)
+                      : core::on_finish(task.definition, *schedule, task.state, now, end.outcome, end.reason);
   if (auto saved = write_decision(db, task.id, decision.state, decision.skipped, now); !saved) return saved;
   if (end.state_blob) return store::save_state_blob(db, task.id, *end.state_blob);
   return {};

@@ -14,6 +14,7 @@ struct AttemptEnd {
   std::int64_t run_id = 0;
   std::int64_t task_id = 0;
   std::string attempt_uid;
+  core::Trigger trigger = core::Trigger::schedule;
   core::AttemptOutcome outcome = core::AttemptOutcome::failed;
   std::string reason;
   std::optional<int> exit_code;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "exec/process_identity.hpp"
 #include "sched/outcome.hpp"
 
 namespace taskd::sched {
@@ -25,14 +24,6 @@ std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time
 
 }  // namespace
 
-bool SystemProcessTable::is_running(pid_t pid, std::int64_t start_ticks) const {
-  return exec::is_running(pid, start_ticks);
-}
-
-void SystemProcessTable::kill_group(pid_t pid, std::int64_t start_ticks) const {
-  exec::kill_group_if_running(pid, start_ticks);
-}
-
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
                                                        const ProcessTable& processes, int history_limit) {
@@ -48,6 +39,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     end.run_id = run.id;
     end.task_id = run.task_id;
     end.attempt_uid = run.attempt_uid;
+    end.trigger = run.trigger;
     end.outcome = core::AttemptOutcome::lost;
     end.reason = *reason;
     auto recorded = record_attempt_end(db, end, now, history_limit);

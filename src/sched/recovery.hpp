@@ -6,26 +6,11 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "sched/process_table.hpp"
 #include "sched/worker.hpp"
 #include "store/runs.hpp"
 
 namespace taskd::sched {
-
-// How recovery looks at processes; tests pass a fake.
-class ProcessTable {
- public:
-  virtual ~ProcessTable() = default;
-  // Whether the process `pid` that started at `start_ticks` still runs.
-  virtual bool is_running(pid_t pid, std::int64_t start_ticks) const = 0;
-  // SIGKILL to the group `pid` leads, if that process is still the same one.
-  virtual void kill_group(pid_t pid, std::int64_t start_ticks) const = 0;
-};
-
-class SystemProcessTable final : public ProcessTable {
- public:
-  bool is_running(pid_t pid, std::int64_t start_ticks) const override;
-  void kill_group(pid_t pid, std::int64_t start_ticks) const override;
-};
 
 // A worker on another host is judged gone only this long after its lease
 // expired: it kills its children at the lease and reports right after.

@@ -1,15 +1,23 @@
 #include "sched/tick.hpp"
 
+#include <vector>
+
 #include "core/policy.hpp"
+#include "sched/replace.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::sched {
 namespace {
 
+struct TaskEnqueued {
+  TickResult counts;
+  std::optional<ChildToStop> replaced_child;
+};
+
 // Applies the enqueue decision for one due task; returns what it wrote.
-core::Result<TickResult> enqueue_task(store::Database& db, const core::Task& task, core::Time now) {
-  TickResult result;
+core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now) {
+  TaskEnqueued result;
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
   auto active = store::has_active_run(db, task.id);
@@ -18,37 +26,52 @@ core::Result<TickResult> enqueue_task(store::Database& db, const core::Task& tas
   if (decision.skipped) {
     if (auto written = store::insert_skipped_run(db, task.id, *decision.skipped, now); !written)
       return std::unexpected(written.error());
-    result.skipped = 1;
+    result.counts.skipped = 1;
   }
   if (decision.run_slot) {
+    if (*active && task.definition.overlap == core::Overlap::replace) {
+      auto replaced = replace_active_runs(db, task.id, decision.state, *decision.run_slot, now);
+      if (!replaced) return std::unexpected(replaced.error());
+      result.replaced_child = *replaced;
+      result.counts.replaced = replaced->has_value();
+    }
     auto queued = store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before);
     if (!queued) return std::unexpected(queued.error());
-    result.enqueued = 1;
+    result.counts.enqueued = 1;
   }
   if (auto saved = store::save_state(db, task.id, decision.state, now); !saved) return std::unexpected(saved.error());
   return result;
 }
 
+struct BatchResult {
+  int due = 0;
+  std::vector<ChildToStop> to_stop;
+};
+
 }  // namespace
 
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch) {
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch, const ProcessTable& processes) {
   TickResult total;
   while (true) {
-    auto batch_result = store::guarded(db, [&]() -> core::Result<int> {
+    auto batch_result = store::guarded(db, [&]() -> core::Result<BatchResult> {
       store::WriteTransaction tx(db);
       auto due = store::due_tasks(db, now, batch);
       if (!due) return std::unexpected(due.error());
+      BatchResult result{static_cast<int>(due->size()), {}};
       for (const auto& task : *due) {
-        auto result = enqueue_task(db, task, now);
-        if (!result) return std::unexpected(result.error());
-        total.enqueued += result->enqueued;
-        total.skipped += result->skipped;
+        auto enqueued = enqueue_task(db, task, now);
+        if (!enqueued) return std::unexpected(enqueued.error());
+        total.enqueued += enqueued->counts.enqueued;
+        total.skipped += enqueued->counts.skipped;
+        total.replaced += enqueued->counts.replaced;
+        if (enqueued->replaced_child) result.to_stop.push_back(*enqueued->replaced_child);
       }
       tx.commit();
-      return static_cast<int>(due->size());
+      return result;
     });
     if (!batch_result) return std::unexpected(batch_result.error());
-    if (*batch_result < batch) return total;
+    stop_children(processes, batch_result->to_stop);
+    if (batch_result->due < batch) return total;
   }
 }
 

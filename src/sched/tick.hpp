@@ -1,7 +1,9 @@
 #pragma once
 // The tick: every task whose next_run_at has come gets one QUEUED run (or a
-// SKIPPED row), and its next_run_at moves to the next planned slot.
+// SKIPPED row), and its next_run_at moves to the next planned slot. With
+// overlap=replace the new run takes the place of the running one.
 #include "core/time.hpp"
+#include "sched/process_table.hpp"
 #include "store/database.hpp"
 
 namespace taskd::sched {
@@ -9,10 +11,13 @@ namespace taskd::sched {
 struct TickResult {
   int enqueued = 0;
   int skipped = 0;
+  int replaced = 0;  // running attempts stopped by overlap=replace
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`
-// tasks each, so other processes are never locked out for long.
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500);
+// tasks each, so other processes are never locked out for long. Replaced
+// attempts get SIGTERM (through `processes`) once their end is committed.
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
+                                     const ProcessTable& processes = system_processes());
 
 }  // namespace taskd::sched

@@ -171,6 +171,10 @@ class Worker {
   }
 
   Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now) {
+    // A run claimed earlier in this batch may have filled the group or be of the same task.
+    auto claimable = store::is_claimable(db_, run.id, now);
+    if (!claimable) return std::unexpected(claimable.error());
+    if (!*claimable) return std::optional<Claimed>();
     auto found = store::find_task(db_, run.task_id);
     if (!found) return std::unexpected(found.error());
     core::Task task = **found;
@@ -183,7 +187,10 @@ class Worker {
       reports_.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
       return std::optional<Claimed>();
     }
-    auto decision = core::on_start(task.definition, *schedule, task.state, run.scheduled_at, now, new_attempt_uid());
+    auto decision = run.trigger == core::Trigger::manual
+                        ? core::on_manual_start(task.definition, *schedule, task.state, now, new_attempt_uid())
+                        : core::on_start(task.definition, *schedule, task.state, run.scheduled_at, now,
+                                         new_attempt_uid());
     store::StartRecord start{run.id, decision.state.attempt_uid, decision.state.attempt_no, decision.state.run_index,
                              now, decision.deadline, decision.deadline + task.definition.kill_grace, identity_};
     auto marked = store::mark_running(db_, start);
@@ -232,9 +239,9 @@ class Worker {
   // and said on stderr.
   Result<void> finish(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
                       const exec::RunFiles* files) {
-    AttemptEnd end{claimed.run.id,     claimed.task.id, claimed.attempt_uid, verdict.outcome,
-                   verdict.reason,     verdict.exit_code, verdict.signal,    result.output,
-                   result.output_truncated, std::nullopt};
+    AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
+                   verdict.outcome,       verdict.reason,    verdict.exit_code,   verdict.signal,
+                   result.output,         result.output_truncated, std::nullopt};
     // Without run files (they could not be made) the kept state stays as it is.
     if (files) {
       auto state = files->read_state(options_.state_limit);

@@ -48,6 +48,36 @@ std::vector<RunRecord> runs_from(SQLite::Statement& query) {
   return runs;
 }
 
+// When a queued run `r` of task `t` may start at ?1 (see next_queued_runs).
+constexpr const char* claimable_run =
+    "r.status = 'queued' AND r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
+    "AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.task_id = r.task_id) "
+    "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
+    "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
+    "WHERE x.status = 'running' AND y.group_name = t.group_name)))";
+
+constexpr const char* in_flight_columns =
+    "r.id, r.task_id, t.name, r.trigger, r.attempt_uid, r.worker_host, r.worker_boot_id, r.worker_pid, "
+    "r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at";
+
+InFlightRun in_flight_from_row(SQLite::Statement& row) {
+  Columns c(row);
+  InFlightRun run;
+  run.id = c.int64();
+  run.task_id = c.int64();
+  run.task = c.text();
+  run.trigger = core::parse_trigger(c.text()).value_or(core::Trigger::schedule);
+  run.attempt_uid = c.text();
+  run.worker.host = c.text();
+  run.worker.boot_id = c.text();
+  run.worker.pid = static_cast<pid_t>(c.optional_int64().value_or(0));
+  run.worker.started_at = c.optional_int64().value_or(0);
+  run.child_pid = static_cast<pid_t>(c.optional_int64().value_or(0));
+  run.child_started_at = c.optional_int64().value_or(0);
+  run.lease_expires_at = c.optional_time();
+  return run;
+}
+
 }  // namespace
 
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
@@ -97,14 +127,38 @@ Result<bool> has_active_run(Database& db, std::int64_t task_id) {
 
 Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE r.status = 'queued' AND r.not_before <= ? AND t.paused = 0 "
-                                                  "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?",
-                                                  run_columns));
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
+                                                  "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
+                                                  run_columns, claimable_run));
     Binder b(query);
     b.time(now);
     b.int64(limit);
     return runs_from(query);
+  });
+}
+
+Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
+  return guarded(db, [&]() -> Result<bool> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                                  "WHERE {} AND r.id = ?2)",
+                                                  claimable_run));
+    Binder b(query);
+    b.time(now);
+    b.int64(run_id);
+    query.executeStep();
+    return query.getColumn(0).getInt() != 0;
+  });
+}
+
+Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::string& reason, Time now) {
+  return guarded(db, [&]() -> Result<int> {
+    SQLite::Statement update(db.sql(), "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
+                                       "WHERE task_id = ? AND status = 'queued'");
+    Binder b(update);
+    b.time(now);
+    b.text(reason);
+    b.int64(task_id);
+    return update.exec();
   });
 }
 
@@ -156,28 +210,23 @@ Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_
 
 Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
-    SQLite::Statement query(db.sql(),
-                            "SELECT r.id, r.task_id, t.name, r.attempt_uid, r.worker_host, r.worker_boot_id, "
-                            "r.worker_pid, r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at "
-                            "FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'running'");
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                                  "WHERE r.status = 'running'",
+                                                  in_flight_columns));
     std::vector<InFlightRun> runs;
-    while (query.executeStep()) {
-      Columns c(query);
-      InFlightRun run;
-      run.id = c.int64();
-      run.task_id = c.int64();
-      run.task = c.text();
-      run.attempt_uid = c.text();
-      run.worker.host = c.text();
-      run.worker.boot_id = c.text();
-      run.worker.pid = static_cast<pid_t>(c.optional_int64().value_or(0));
-      run.worker.started_at = c.optional_int64().value_or(0);
-      run.child_pid = static_cast<pid_t>(c.optional_int64().value_or(0));
-      run.child_started_at = c.optional_int64().value_or(0);
-      run.lease_expires_at = c.optional_time();
-      runs.push_back(std::move(run));
-    }
+    while (query.executeStep()) runs.push_back(in_flight_from_row(query));
     return runs;
+  });
+}
+
+Result<std::optional<InFlightRun>> running_run_of(Database& db, std::int64_t task_id) {
+  return guarded(db, [&]() -> Result<std::optional<InFlightRun>> {
+    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                                  "WHERE r.status = 'running' AND r.task_id = ?",
+                                                  in_flight_columns));
+    query.bind(1, task_id);
+    if (!query.executeStep()) return std::optional<InFlightRun>();
+    return std::optional<InFlightRun>(in_flight_from_row(query));
   });
 }
 

@@ -48,6 +48,7 @@ struct InFlightRun {
   std::int64_t id = 0;
   std::int64_t task_id = 0;
   std::string task;
+  core::Trigger trigger = core::Trigger::schedule;
   std::string attempt_uid;
   WorkerIdentity worker;
   pid_t child_pid = 0;
@@ -68,9 +69,18 @@ core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const 
 // Whether the task has a run queued or running.
 core::Result<bool> has_active_run(Database& db, std::int64_t task_id);
 
-// Queued runs that may start at `now` (their jitter has passed) of tasks that
-// are not paused, highest priority first, then in the order they were queued.
+// Queued runs that may start at `now`, highest priority first, then in the
+// order they were queued. A run may start when its jitter has passed, its
+// task is not paused (a manual run starts anyway), no other run of its task
+// is running, and its group is below its concurrency cap.
 core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, core::Time now, int limit);
+
+// Whether one queued run may start at `now`, by the same rules: runs claimed
+// earlier in the same transaction count.
+core::Result<bool> is_claimable(Database& db, std::int64_t run_id, core::Time now);
+
+// QUEUED -> DROPPED for every queued run of the task; returns how many.
+core::Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::string& reason, core::Time now);
 
 // QUEUED -> DROPPED; false if the run was no longer queued.
 core::Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& reason, core::Time now);
@@ -94,6 +104,9 @@ core::Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::
 
 // Every run in status running.
 core::Result<std::vector<InFlightRun>> running_runs(Database& db);
+
+// The task's running run, if any.
+core::Result<std::optional<InFlightRun>> running_run_of(Database& db, std::int64_t task_id);
 
 struct FinishRecord {
   std::int64_t run_id;

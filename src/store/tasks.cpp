@@ -126,40 +126,49 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.time(now);
 }
 
+// Every definition column but the name, in bind_definition's order.
+constexpr const char* definition_columns =
+    "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env";
+
+void bind_definition(Binder& b, const core::TaskDefinition& d) {
+  b.text(json(d.command.argv).dump());
+  b.int64(d.command.shell);
+  b.text(core::to_string(d.schedule_kind));
+  b.text(d.schedule_spec);
+  b.text(d.tz);
+  if (d.dtstart) {
+    b.text(core::format_local(*d.dtstart));
+  } else {
+    b.null();
+  }
+  b.int64(d.after_finish);
+  b.seconds(d.phase);
+  b.seconds(d.jitter);
+  b.seconds(d.timeout);
+  b.seconds(d.kill_grace);
+  b.seconds(d.tolerance);
+  b.text(seconds_list(d.retry).dump());
+  b.text(json(d.permanent_exit).dump());
+  b.text(core::to_string(d.overlap));
+  b.text(d.owner);
+  b.text(d.group);
+  b.int64(d.priority);
+  b.text(d.cwd);
+  b.text(env_json(d.env).dump());
+}
+
 }  // namespace
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    SQLite::Statement insert(db.sql(), fmt::format(
-        "INSERT INTO tasks (name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, "
-        "jitter, timeout, kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, "
-        "env, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    SQLite::Statement insert(db.sql(), fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) "
+                                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                                   "?, ?, ?, ?)",
+                                                   definition_columns));
     Binder b(insert);
     b.text(d.name);
-    b.text(json(d.command.argv).dump());
-    b.int64(d.command.shell);
-    b.text(core::to_string(d.schedule_kind));
-    b.text(d.schedule_spec);
-    b.text(d.tz);
-    if (d.dtstart) {
-      b.text(core::format_local(*d.dtstart));
-    } else {
-      b.null();
-    }
-    b.int64(d.after_finish);
-    b.seconds(d.phase);
-    b.seconds(d.jitter);
-    b.seconds(d.timeout);
-    b.seconds(d.kill_grace);
-    b.seconds(d.tolerance);
-    b.text(seconds_list(d.retry).dump());
-    b.text(json(d.permanent_exit).dump());
-    b.text(core::to_string(d.overlap));
-    b.text(d.owner);
-    b.text(d.group);
-    b.int64(d.priority);
-    b.text(d.cwd);
-    b.text(env_json(d.env).dump());
+    bind_definition(b, d);
     b.time(now);
     b.time(now);
     try {
@@ -173,6 +182,20 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
     std::int64_t id = db.sql().getLastInsertRowid();
     if (auto saved = save_state(db, id, s, now); !saved) return std::unexpected(saved.error());
     return id;
+  });
+}
+
+Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& d, Time now) {
+  return guarded(db, [&]() -> Result<void> {
+    SQLite::Statement update(db.sql(), fmt::format("UPDATE tasks SET ({}, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
+                                                   definition_columns));
+    Binder b(update);
+    bind_definition(b, d);
+    b.time(now);
+    b.int64(task_id);
+    update.exec();
+    return {};
   });
 }
 

@@ -20,6 +20,10 @@ struct TaskFilter {
 core::Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& definition,
                                        const core::TaskState& state, core::Time now);
 
+// Replaces a task's definition (not its name), keeping its state and history.
+core::Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& definition,
+                                     core::Time now);
+
 core::Result<std::optional<core::Task>> find_task(Database& db, std::string_view name);
 core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id);
 core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter& filter);

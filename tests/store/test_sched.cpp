@@ -305,8 +305,10 @@ class FakeProcessTable final : public sched::ProcessTable {
  public:
   std::set<std::pair<pid_t, std::int64_t>> alive;
   mutable std::vector<pid_t> killed;
+  mutable std::vector<pid_t> terminated;
   bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
   void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
+  void terminate_group(pid_t pid, std::int64_t) const override { terminated.push_back(pid); }
 };
 
 const store::WorkerIdentity self{"here", "boot-1", 500, 5000};

@@ -1,0 +1,62 @@
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/json.hpp"
+#include "sched/trigger.hpp"
+
+namespace taskd::cli {
+namespace {
+
+struct TriggerOptions {
+  std::string name;
+  bool force = false;
+};
+
+void print_triggered(const std::string& name, const sched::Triggered& triggered) {
+  if (triggered.enabled) fmt::print("enabled {} (--force)\n", name);
+  if (triggered.replaced) fmt::print("stopped the running run of {} (overlap=replace)\n", name);
+  if (triggered.queued_run) {
+    fmt::print("queued run {} of {}: it starts at the next tick\n", *triggered.queued_run, name);
+  } else {
+    fmt::print("not triggered: run {} of {} is already queued or running (overlap=skip)\n", *triggered.active_run,
+               name);
+  }
+}
+
+Json triggered_json(const std::string& name, const sched::Triggered& triggered) {
+  Json out;
+  out["task"] = name;
+  out["triggered"] = triggered.queued_run.has_value();
+  out["run"] = triggered.queued_run ? *triggered.queued_run : *triggered.active_run;
+  out["enabled"] = triggered.enabled;
+  out["replaced"] = triggered.replaced;
+  return out;
+}
+
+core::Result<void> trigger(const Context& context, const TriggerOptions& options) {
+  auto db = context.open_db(store::IfMissing::use_empty);
+  if (!db) return std::unexpected(db.error());
+  auto task = find_named_task(*db, options.name, "trigger");
+  if (!task) return std::unexpected(task.error());
+  auto triggered = sched::trigger_run(*db, *task, options.force, context.clock.now());
+  if (!triggered) return std::unexpected(triggered.error());
+  if (context.json) {
+    print_json(triggered_json(task->definition.name, *triggered));
+  } else {
+    print_triggered(task->definition.name, *triggered);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_trigger_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<TriggerOptions>();
+  auto* command = app.add_subcommand("trigger", "Queue one run of a task now; its planned slots stay as they are");
+  command->add_option("name", options->name, "Task name")->required();
+  command->add_flag("--force", options->force, "Enable a disabled task first, then run it");
+  command->callback([&context, &action, options] { action = [&context, options] { return trigger(context, *options); }; });
+}
+
+}  // namespace taskd::cli

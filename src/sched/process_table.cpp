@@ -1,0 +1,24 @@
+#include "sched/process_table.hpp"
+
+#include "exec/process_identity.hpp"
+
+namespace taskd::sched {
+
+bool SystemProcessTable::is_running(pid_t pid, std::int64_t start_ticks) const {
+  return exec::is_running(pid, start_ticks);
+}
+
+void SystemProcessTable::kill_group(pid_t pid, std::int64_t start_ticks) const {
+  exec::kill_group_if_running(pid, start_ticks, SIGKILL);
+}
+
+void SystemProcessTable::terminate_group(pid_t pid, std::int64_t start_ticks) const {
+  exec::kill_group_if_running(pid, start_ticks, SIGTERM);
+}
+
+const ProcessTable& system_processes() {
+  static const SystemProcessTable table;
+  return table;
+}
+
+}  // namespace taskd::sched

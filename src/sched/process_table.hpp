@@ -1,0 +1,30 @@
+#pragma once
+// How the scheduler looks at and stops processes of other workers (by pid and
+// start time, so a reused pid is never hit); tests pass a fake.
+#include <cstdint>
+#include <sys/types.h>
+
+namespace taskd::sched {
+
+class ProcessTable {
+ public:
+  virtual ~ProcessTable() = default;
+  // Whether the process `pid` that started at `start_ticks` still runs.
+  virtual bool is_running(pid_t pid, std::int64_t start_ticks) const = 0;
+  // SIGKILL to the group `pid` leads, if that process is still the same one.
+  virtual void kill_group(pid_t pid, std::int64_t start_ticks) const = 0;
+  // SIGTERM to the group `pid` leads, if that process is still the same one.
+  virtual void terminate_group(pid_t pid, std::int64_t start_ticks) const = 0;
+};
+
+class SystemProcessTable final : public ProcessTable {
+ public:
+  bool is_running(pid_t pid, std::int64_t start_ticks) const override;
+  void kill_group(pid_t pid, std::int64_t start_ticks) const override;
+  void terminate_group(pid_t pid, std::int64_t start_ticks) const override;
+};
+
+// The real processes of this machine.
+const ProcessTable& system_processes();
+
+}  // namespace taskd::sched

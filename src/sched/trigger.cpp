@@ -1,0 +1,74 @@
+#include "sched/trigger.hpp"
+
+#include <fmt/format.h>
+
+#include "core/policy.hpp"
+#include "sched/outcome.hpp"
+#include "sched/replace.hpp"
+#include "store/runs.hpp"
+#include "store/tasks.hpp"
+
+namespace taskd::sched {
+namespace {
+
+core::Result<std::optional<std::int64_t>> active_run_of(store::Database& db, std::int64_t task_id) {
+  auto running = store::running_run_of(db, task_id);
+  if (!running) return std::unexpected(running.error());
+  if (*running) return std::optional<std::int64_t>((*running)->id);
+  auto queued = store::list_runs(db, task_id, 1);
+  if (!queued) return std::unexpected(queued.error());
+  if (!queued->empty() && queued->front().status == core::RunStatus::queued)
+    return std::optional<std::int64_t>(queued->front().id);
+  return std::optional<std::int64_t>();
+}
+
+}  // namespace
+
+core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
+                                    const ProcessTable& processes) {
+  const auto& name = task.definition.name;
+  if (task.state.disabled_until_update && !force)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("trigger: {} is disabled ({}); run 'taskd enable {}' or 'taskd trigger --force {}'",
+                                  name, task.state.disabled_reason, name, name));
+  auto schedule = core::schedule_of(task.definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  std::optional<ChildToStop> to_stop;
+  auto triggered = store::guarded(db, [&]() -> core::Result<Triggered> {
+    store::WriteTransaction tx(db);
+    Triggered result;
+    auto current = store::find_task(db, task.id);
+    if (!current) return std::unexpected(current.error());
+    if (!*current) return core::fail(core::ErrorKind::bad_input, fmt::format("trigger: no task named \"{}\"", name));
+    core::TaskState state = (*current)->state;
+    std::optional<core::SkippedSlots> skipped;
+    if (state.disabled_until_update) {
+      auto enabled = core::on_enable(*schedule, state, now);
+      state = enabled.state;
+      skipped = enabled.skipped;
+      result.enabled = true;
+    }
+    auto active = active_run_of(db, task.id);
+    if (!active) return std::unexpected(active.error());
+    if (*active && task.definition.overlap == core::Overlap::skip) {
+      result.active_run = *active;
+      return result;  // nothing written: the transaction rolls back
+    }
+    if (*active && task.definition.overlap == core::Overlap::replace) {
+      auto replaced = replace_active_runs(db, task.id, state, now, now);
+      if (!replaced) return std::unexpected(replaced.error());
+      to_stop = *replaced;
+      result.replaced = to_stop.has_value();
+    }
+    auto queued = store::insert_queued_run(db, **current, now, core::Trigger::manual, now);
+    if (!queued) return std::unexpected(queued.error());
+    result.queued_run = *queued;
+    if (auto saved = write_decision(db, task.id, state, skipped, now); !saved) return std::unexpected(saved.error());
+    tx.commit();
+    return result;
+  });
+  if (triggered && to_stop) stop_children(processes, {*to_stop});
+  return triggered;
+}
+
+}  // namespace taskd::sched
