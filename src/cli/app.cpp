@@ -35,6 +35,7 @@ int taskd_main(int argc, char** argv) {
   add_forecast_command(app, context, action);
   add_trigger_command(app, context, action);
   add_group_command(app, context, action);
+  add_edit_command(app, context, action);
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 
   try {

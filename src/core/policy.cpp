@@ -286,6 +286,20 @@ FinishDecision on_enable(const Schedule& schedule, TaskState state, Time now) {
   return decision;
 }
 
+FinishDecision on_edit(const Schedule& schedule, TaskState state, Time now, bool schedule_changed) {
+  if (schedule_changed) {
+    state.accounted_until = now;
+    if (!is_fixed_delay(schedule)) {
+      state.next_run_at = next_slot_after(schedule, now);  // an ended COUNT/UNTIL may go on
+    } else if (state.next_run_at) {
+      // Without next_run_at a fixed-delay task has a run in flight, whose end plans the next.
+      state.next_run_at = now + std::get<Every>(schedule).interval;
+    }
+  }
+  if (state.disabled_until_update) return on_enable(schedule, std::move(state), now);
+  return FinishDecision{std::move(state), std::nullopt};
+}
+
 RunStatus run_status_of(AttemptOutcome outcome) {
   switch (outcome) {
     case AttemptOutcome::succeeded: return RunStatus::succeeded;

@@ -102,6 +102,11 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);
 // that passed while it was disabled are skipped.
 FinishDecision on_enable(const Schedule& schedule, TaskState state, Time now);
 
+// The user changed the task's definition (seed 003's "manual save"): a
+// disabled task is enabled as by on_enable. A changed schedule plans from
+// now; the old schedule's slots are not counted as skipped.
+FinishDecision on_edit(const Schedule& schedule, TaskState state, Time now, bool schedule_changed);
+
 RunStatus run_status_of(AttemptOutcome outcome);
 
 // The instants at which the scheduler will start the task after `from` and

@@ -34,6 +34,7 @@ Result<Trigger> parse_trigger(std::string_view text);
 struct Command {
   std::vector<std::string> argv;
   bool shell = false;
+  bool operator==(const Command&) const = default;
 };
 
 using EnvVar = std::pair<std::string, std::string>;
@@ -59,6 +60,7 @@ struct TaskDefinition {
   int priority = 0;
   std::string cwd;
   std::vector<EnvVar> env;
+  bool operator==(const TaskDefinition&) const = default;
 };
 
 struct TaskState {

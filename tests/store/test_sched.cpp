@@ -6,9 +6,12 @@
 #include <set>
 
 #include "../unit/test_helpers.hpp"
+#include "sched/outcome.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
+#include "sched/trigger.hpp"
 #include "sched/worker.hpp"
+#include "store/groups.hpp"
 #include "store/runs.hpp"
 #include "temp_db.hpp"
 
@@ -383,4 +386,117 @@ TEST_CASE("another host's run is LOST only once its lease has expired by the mar
   CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes, 1000).value().size() == 1);
   CHECK(processes.killed.empty());  // another host's processes are not ours to kill
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
+}
+
+// Groups, overlap modes and manual runs.
+
+TEST_CASE("a group's concurrency cap holds across its tasks, and every run still runs") {
+  Fixture f;
+  for (const auto* name : {"g1", "g2", "g3"}) {
+    auto d = test::every_definition(name, 60s);
+    d.group = "crawlers";
+    test::add_task(f.temp.db, d, at(10, 0), true);
+  }
+  test::add_task(f.temp.db, test::every_definition("free", 60s), at(10, 0), true);
+  REQUIRE(store::set_group_concurrency(f.temp.db, "crawlers", 1, at(10, 0)));
+  auto reports = f.tick_and_work();
+  CHECK(reports.size() == 4);
+  CHECK(f.runner.most_at_once == 2);  // one crawler and the ungrouped task
+  auto groups = store::list_groups(f.temp.db).value();
+  REQUIRE(groups.size() == 1);
+  CHECK(groups.front().concurrency == 1);
+  CHECK(groups.front().tasks == 3);
+}
+
+TEST_CASE("lifting a group's cap lets its runs run side by side") {
+  Fixture f;
+  for (const auto* name : {"g1", "g2"}) {
+    auto d = test::every_definition(name, 60s);
+    d.group = "crawlers";
+    test::add_task(f.temp.db, d, at(10, 0), true);
+  }
+  REQUIRE(store::set_group_concurrency(f.temp.db, "crawlers", 1, at(10, 0)));
+  REQUIRE(store::set_group_concurrency(f.temp.db, "crawlers", std::nullopt, at(10, 0)));
+  f.tick_and_work();
+  CHECK(f.runner.most_at_once == 2);
+}
+
+TEST_CASE("with overlap=queue a queued run waits while its task's run is running") {
+  Fixture f;
+  auto d = test::every_definition("q", 60s);
+  d.overlap = core::Overlap::queue;
+  auto task = test::add_task(f.temp.db, d, at(10, 0), true);
+  REQUIRE(store::insert_queued_run(f.temp.db, task, at(10, 0), core::Trigger::manual, at(10, 0)));
+  auto reports = f.tick_and_work();
+  CHECK(reports.size() == 2);
+  CHECK(f.runner.most_at_once == 1);
+}
+
+TEST_CASE("a manual run starts while its task is paused, and leaves next_run_at alone") {
+  Fixture f;
+  auto task = test::add_task(f.temp.db, test::every_definition("m", 1h), at(10, 0));
+  auto state = f.task("m").state;
+  state.paused = true;
+  REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
+  auto triggered = sched::trigger_run(f.temp.db, f.task("m"), false, at(10, 0)).value();
+  REQUIRE(triggered.queued_run);
+  auto reports = sched::work_until_idle(f.temp.db, f.clock, f.runner, f.options).value();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports.front().status == core::RunStatus::succeeded);
+  auto after = f.task("m");
+  CHECK(after.state.next_run_at == task.state.next_run_at);
+  CHECK(after.state.run_index == 1);
+  CHECK(f.runs().front().trigger == core::Trigger::manual);
+}
+
+TEST_CASE("trigger: overlap=skip makes a second trigger a no-op; a disabled task needs --force") {
+  Fixture f;
+  auto task = test::add_task(f.temp.db, test::every_definition("t", 1h), at(10, 0));
+  auto first = sched::trigger_run(f.temp.db, task, false, at(10, 0)).value();
+  auto second = sched::trigger_run(f.temp.db, task, false, at(10, 0)).value();
+  CHECK_FALSE(second.queued_run);
+  CHECK(second.active_run == first.queued_run);
+  f.tick_and_work();
+
+  auto state = f.task("t").state;
+  state.disabled_until_update = true;
+  state.disabled_reason = "Cannot run t after 7 attempt(s): boom";
+  REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
+  auto refused = sched::trigger_run(f.temp.db, f.task("t"), false, at(10, 5));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == core::ErrorKind::bad_input);
+  CHECK(refused.error().message.find("--force") != std::string::npos);
+  auto forced = sched::trigger_run(f.temp.db, f.task("t"), true, at(10, 5)).value();
+  CHECK(forced.enabled);
+  CHECK(forced.queued_run);
+  CHECK_FALSE(f.task("t").state.disabled_until_update);
+}
+
+TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its child, and its late report is stale") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, self);
+  auto task = store::find_task(temp.db, "r").value().value();
+  task.definition.overlap = core::Overlap::replace;
+  REQUIRE(store::update_definition(temp.db, task.id, task.definition, at(10, 0)));
+  FakeProcessTable processes;
+  auto ticked = sched::enqueue_due(temp.db, at(11, 0), 500, processes).value();
+  CHECK(ticked.enqueued == 1);
+  CHECK(ticked.replaced == 1);
+  CHECK(processes.terminated == std::vector<pid_t>{4242});
+  auto old_run = store::find_run(temp.db, run_id).value().value();
+  CHECK(old_run.status == core::RunStatus::failed);
+  CHECK(old_run.reason.find("replaced") != std::string::npos);
+  auto after = store::find_task(temp.db, "r").value().value();
+  CHECK(after.state.attempt_uid.empty());
+  CHECK(after.state.attempt_no == 0);
+  // The old worker reports its child's end: history and state stay as they are.
+  sched::AttemptEnd late;
+  late.run_id = run_id;
+  late.task_id = task.id;
+  late.attempt_uid = "uid-r";
+  late.outcome = core::AttemptOutcome::failed;
+  late.reason = "killed by SIGTERM";
+  CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1), 1000).value());
+  CHECK(store::find_run(temp.db, run_id).value()->reason.find("replaced") != std::string::npos);
+  CHECK(store::find_task(temp.db, "r").value()->state.last_status != core::RunStatus::failed);
 }

@@ -377,3 +377,132 @@ TEST_CASE("seed 004 timeline 4: A1 hits its timebox, A2 still starts on time") {
   CHECK(a.state.next_run_at == at(0, 2, 30));
   CHECK(a.begin(at(0, 1, 32)));
 }
+
+// Manual runs, replace and edit.
+
+TEST_CASE("fixed delay: a manual trigger between runs leaves the 8-minute rotation unchanged (seed 000)") {
+  auto d = every(5min, 0s);
+  d.after_finish = true;
+  d.timeout = 10min;
+  auto schedule = schedule_for(d);
+  TaskState state = on_create(schedule, at(10, 0), true);
+  auto run = [&](Time start_at) {
+    auto queued = on_enqueue(d, schedule, state, start_at, false);
+    auto start = on_start(d, schedule, queued.state, start_at, start_at, "uid");
+    state = on_finish(d, schedule, start.state, start_at + 3min, AttemptOutcome::succeeded, "").state;
+  };
+  run(at(10, 0));
+  REQUIRE(state.next_run_at == at(10, 8));
+  // The user triggers a run at 10:04 that takes 3 minutes.
+  auto manual = on_manual_start(d, schedule, state, at(10, 4), "uid-manual");
+  CHECK(manual.state.attempt_uid == "uid-manual");
+  CHECK(manual.state.run_index == 2);
+  CHECK(manual.state.next_run_at == at(10, 8));
+  CHECK(manual.state.last_run_at == at(10, 0));
+  state = on_manual_finish(schedule, manual.state, at(10, 7), AttemptOutcome::succeeded, "").state;
+  CHECK(state.next_run_at == at(10, 8));
+  CHECK(state.attempt_no == 0);
+  CHECK(state.last_finished_at == at(10, 7));
+  run(at(10, 8));
+  CHECK(state.next_run_at == at(10, 16));
+}
+
+TEST_CASE("a manual run is not dropped and does not make the next planned run too soon") {
+  auto d = every(5min, 0s);
+  auto schedule = schedule_for(d);
+  TaskState state = on_create(schedule, at(10, 0), false);
+  state = on_start(d, schedule, state, at(10, 0), at(10, 0), "uid").state;
+  state = on_finish(d, schedule, state, at(10, 1), AttemptOutcome::succeeded, "").state;
+  CHECK_FALSE(drop_reason(d, schedule, state, Trigger::manual, at(10, 2)));
+  state = on_manual_start(d, schedule, state, at(10, 4), "m").state;
+  state = on_manual_finish(schedule, state, at(10, 4, 30), AttemptOutcome::succeeded, "").state;
+  CHECK_FALSE(drop_reason(d, schedule, state, Trigger::schedule, at(10, 5)));
+}
+
+TEST_CASE("a failed manual run does not walk the retry ladder; a successful one ends a failing streak") {
+  auto d = every(1h, 0s);
+  auto schedule = schedule_for(d);
+  TaskState state = on_create(schedule, at(10, 0), false);
+  auto manual = on_manual_start(d, schedule, state, at(10, 10), "m");
+  auto failed = on_manual_finish(schedule, manual.state, at(10, 11), AttemptOutcome::failed, "exit code 1");
+  CHECK(failed.state.attempt_no == 0);
+  CHECK(failed.state.next_run_at == at(11, 0));
+  CHECK(failed.state.last_status == RunStatus::failed);
+  CHECK_FALSE(failed.state.disabled_until_update);
+
+  // The 11:00 run and its first retry fail: the next retry is planned 1m later.
+  state = on_start(d, schedule, failed.state, at(11, 0), at(11, 0), "s").state;
+  state = on_finish(d, schedule, state, at(11, 1), AttemptOutcome::failed, "boom").state;
+  state = on_start(d, schedule, state, at(11, 1), at(11, 1), "s2").state;
+  state = on_finish(d, schedule, state, at(11, 2), AttemptOutcome::failed, "boom").state;
+  REQUIRE(state.attempt_no == 2);
+  REQUIRE(state.next_run_at == at(11, 3));
+  // A manual run that succeeds meanwhile makes the retry unnecessary.
+  state = on_manual_start(d, schedule, state, at(11, 2, 30), "m2").state;
+  CHECK(state.attempt_no == 3);
+  state = on_manual_finish(schedule, state, at(11, 2, 40), AttemptOutcome::succeeded, "").state;
+  CHECK(state.attempt_no == 0);
+  CHECK(state.next_run_at == at(12, 0));
+}
+
+TEST_CASE("a manual run that exits with a permanent code disables the task") {
+  auto d = every(1h, 0s);
+  auto schedule = schedule_for(d);
+  auto manual = on_manual_start(d, schedule, on_create(schedule, at(10, 0), false), at(10, 10), "m");
+  auto done = on_manual_finish(schedule, manual.state, at(10, 11), AttemptOutcome::permanent_failure, "bad URL");
+  CHECK(done.state.disabled_until_update);
+  CHECK(done.state.disabled_reason == "bad URL");
+  CHECK_FALSE(done.state.next_run_at);
+}
+
+TEST_CASE("a replaced attempt ends without counting: the newer run inherits its number") {
+  auto d = every(1h, 0s);
+  auto schedule = schedule_for(d);
+  auto started = on_start(d, schedule, on_create(schedule, at(10, 0), false), at(11, 0), at(11, 0), "old");
+  auto replaced = on_replace(started.state);
+  CHECK(replaced.attempt_uid.empty());
+  CHECK(replaced.attempt_no == 0);
+  CHECK_FALSE(replaced.attempt_timeout_at);
+  CHECK(on_start(d, schedule, replaced, at(12, 0), at(12, 0), "new").state.attempt_no == 1);
+}
+
+TEST_CASE("an edit enables a disabled task; a new schedule plans from the time of the edit") {
+  auto d = every(1h, 0s);
+  auto schedule = schedule_for(d);
+  TaskState disabled = on_create(schedule, at(10, 0), false);
+  disabled.disabled_until_update = true;
+  disabled.disabled_reason = "Cannot run fetch after 7 attempt(s): boom";
+  disabled.attempt_no = 7;
+  disabled.next_run_at.reset();
+  auto same = on_edit(schedule, disabled, at(12, 30), false);
+  CHECK_FALSE(same.state.disabled_until_update);
+  CHECK(same.state.disabled_reason.empty());
+  CHECK(same.state.attempt_no == 0);
+  CHECK(same.state.next_run_at == at(13, 0));
+
+  auto faster = every(15min, 0s);
+  TaskState active = on_create(schedule, at(10, 0), false);
+  auto moved = on_edit(schedule_for(faster), active, at(10, 20), true);
+  CHECK(moved.state.next_run_at == at(10, 30));
+  CHECK(moved.state.accounted_until == at(10, 20));
+  CHECK_FALSE(moved.skipped);
+  CHECK(on_edit(schedule, active, at(10, 20), false).state.next_run_at == at(11, 0));
+}
+
+TEST_CASE("refresh every 30 minutes with a 1-hour timeout: the next start waits for the timebox (seed 003)") {
+  auto d = every(30min, 0s);
+  d.timeout = 1h;
+  auto schedule = schedule_for(d);
+  TaskState state = on_create(schedule, at(9, 59), false);
+  auto queued = on_enqueue(d, schedule, state, at(10, 0), false);
+  CHECK(queued.state.next_run_at == at(10, 30));
+  auto start = on_start(d, schedule, queued.state, at(10, 0), at(10, 0), "uid");
+  // No second refresh may start while this one can still run: not 10:30 or 11:00.
+  CHECK(start.deadline == at(11, 0));
+  CHECK(start.state.next_run_at == at(11, 30));
+  // It hits the timebox: the ladder's first rung (0s) would run at 11:00 with a
+  // deadline past 11:30, so the retry is the 11:30 slot itself.
+  auto timed_out = on_finish(d, schedule, start.state, at(11, 0), AttemptOutcome::timed_out, "timed out");
+  CHECK(timed_out.state.next_run_at == at(11, 30));
+  CHECK(timed_out.state.attempt_no == 1);
+}

@@ -1,0 +1,262 @@
+#include "cli/task_options.hpp"
+
+#include <charconv>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
+
+#include "cli/context.hpp"
+#include "core/hash.hpp"
+#include "core/policy.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  if (text == "none") return items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
+Result<std::vector<core::Seconds>> parse_ladder(const std::string& text) {
+  std::vector<core::Seconds> ladder;
+  for (const auto& item : split_list(text)) {
+    auto delay = core::parse_duration(item);
+    if (!delay) return fail(ErrorKind::bad_input, "--retry: " + delay.error().message);
+    if (!ladder.empty() && *delay < ladder.back())
+      return fail(ErrorKind::bad_input, fmt::format("--retry \"{}\": the delays must not decrease ({} comes after {})",
+                                                    text, item, core::format_duration(ladder.back())));
+    ladder.push_back(*delay);
+  }
+  return ladder;
+}
+
+Result<std::vector<int>> parse_exit_codes(const std::string& text) {
+  std::vector<int> codes;
+  for (const auto& item : split_list(text)) {
+    int code = -1;
+    auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), code);
+    if (error != std::errc() || end != item.data() + item.size() || code < 1 || code > 255)
+      return fail(ErrorKind::bad_input,
+                  fmt::format("--permanent-exit \"{}\": \"{}\" is not an exit code from 1 to 255", text, item));
+    codes.push_back(code);
+  }
+  return codes;
+}
+
+bool is_env_name(std::string_view name) {
+  if (name.empty() || (name.front() >= '0' && name.front() <= '9')) return false;
+  return std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+Result<std::vector<core::EnvVar>> parse_env(const std::vector<std::string>& assignments) {
+  std::vector<core::EnvVar> env;
+  for (const auto& assignment : assignments) {
+    auto equals = assignment.find('=');
+    std::string name = assignment.substr(0, equals);
+    if (equals == std::string::npos || !is_env_name(name))
+      return fail(ErrorKind::bad_input,
+                  fmt::format("--env \"{}\": expected NAME=VALUE with a NAME of letters, digits and _", assignment));
+    env.emplace_back(name, assignment.substr(equals + 1));
+  }
+  return env;
+}
+
+Result<core::Command> build_command(const TaskOptions& options) {
+  if (options.command.empty())
+    return fail(ErrorKind::usage, "add: no program given; put it after --, e.g. taskd add NAME --every 5m -- PROGRAM ARG…");
+  if (!options.shell) return core::Command{options.command, false};
+  std::string line;
+  for (const auto& part : options.command) line += line.empty() ? part : " " + part;
+  return core::Command{{line}, true};
+}
+
+Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
+  auto timeout = optional_duration(options.timeout, "--timeout");
+  if (!timeout) return std::unexpected(timeout.error());
+  if (*timeout && (*timeout)->count() <= 0) return fail(ErrorKind::bad_input, "--timeout: must be longer than 0s");
+  d.timeout = *timeout;
+  auto grace = core::parse_duration(options.kill_grace);
+  if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
+  d.kill_grace = *grace;
+  auto tolerance = optional_duration(options.tolerance, "--tolerance");
+  if (!tolerance) return std::unexpected(tolerance.error());
+  auto interval = core::interval_around(core::schedule_of(d).value(), now);
+  if (*tolerance && interval && **tolerance >= *interval)
+    return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
+                                                  options.tolerance, core::format_duration(*interval)));
+  d.tolerance = *tolerance;
+  auto ladder = parse_ladder(options.retry);
+  if (!ladder) return std::unexpected(ladder.error());
+  d.retry = *ladder;
+  auto codes = parse_exit_codes(options.permanent_exit);
+  if (!codes) return std::unexpected(codes.error());
+  d.permanent_exit = *codes;
+  return {};
+}
+
+}  // namespace
+
+Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
+  core::TaskDefinition d;
+  auto name = core::validate_task_name(options.name);
+  if (!name) return std::unexpected(name.error());
+  d.name = *name;
+  auto command = build_command(options);
+  if (!command) return std::unexpected(command.error());
+  d.command = *command;
+  if (auto schedule = apply_schedule(options.schedule, d, now); !schedule) return std::unexpected(schedule.error());
+  if (auto policy = apply_policy(options, d, now); !policy) return std::unexpected(policy.error());
+  auto env = parse_env(options.env);
+  if (!env) return std::unexpected(env.error());
+  d.env = *env;
+  d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
+  d.owner = options.owner;
+  d.group = options.group;
+  d.priority = options.priority;
+  auto overlap = core::parse_overlap(options.overlap);
+  if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
+  d.overlap = *overlap;
+  return d;
+}
+
+
+void add_definition_options(CLI::App& command, TaskOptions& options) {
+  command.add_option("command", options.command, "The program and its arguments, after --");
+  add_schedule_options(command, options.schedule);
+  command.add_option("--timeout", options.timeout, "Timebox of a run (default: half the interval)");
+  command.add_option("--kill-grace", options.kill_grace, "Time between SIGTERM and SIGKILL at the timebox (default 10s)");
+  command.add_option("--tolerance", options.tolerance, "Drop-rule tolerance (default: 10% of the interval)");
+  command.add_option("--retry", options.retry, "Retry delays after failed attempts (default 0s,1m,5m,15m,30m,1h)");
+  command.add_option("--permanent-exit", options.permanent_exit, "Exit codes that disable the task at once (default 78)");
+  command.add_option("--overlap", options.overlap, "When a run is still queued or running: skip, queue or replace");
+  command.add_flag("--shell,!--no-shell", options.shell, "Run the command as one string with /bin/sh -c");
+  command.add_option("--cwd", options.cwd, "Working directory of the command");
+  command.add_option("--env", options.env, "NAME=VALUE for the command's environment (repeatable)")
+      ->allow_extra_args(false);
+  command.add_option("--owner", options.owner, "Who created the task (taskd rm --owner removes them all)");
+  command.add_option("--group", options.group, "Group of the task (taskd pause --group pauses them all)");
+  command.add_option("--priority", options.priority, "Higher runs first when runs queue up (default 0)");
+}
+
+namespace {
+
+std::string joined_durations(const std::vector<core::Seconds>& delays) {
+  std::vector<std::string> texts;
+  for (auto delay : delays) texts.push_back(core::format_duration(delay));
+  return texts.empty() ? "none" : fmt::format("{}", fmt::join(texts, ","));
+}
+
+std::string optional_duration_text(const std::optional<core::Seconds>& duration) {
+  return duration ? core::format_duration(*duration) : "";
+}
+
+ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
+  ScheduleOptions schedule;
+  switch (d.schedule_kind) {
+    case core::ScheduleKind::every: {
+      schedule.every = d.schedule_spec;
+      schedule.after_finish = d.after_finish;
+      auto interval = core::parse_duration(d.schedule_spec);
+      if (interval && d.phase != core::default_phase(d.name, *interval)) schedule.phase = core::format_duration(d.phase);
+      break;
+    }
+    case core::ScheduleKind::cron: schedule.cron = d.schedule_spec; break;
+    case core::ScheduleKind::rrule: schedule.rrule = d.schedule_spec; break;
+    case core::ScheduleKind::manual: break;
+  }
+  if (d.schedule_kind != core::ScheduleKind::every) schedule.tz = d.tz;
+  if (d.dtstart) schedule.dtstart = core::format_local(*d.dtstart);
+  if (d.jitter.count() > 0) schedule.jitter = core::format_duration(d.jitter);
+  return schedule;
+}
+
+template <auto Field>
+void copy_field(TaskOptions& to, const TaskOptions& from) {
+  to.*Field = from.*Field;
+}
+
+template <auto Field>
+void copy_schedule_field(TaskOptions& to, const TaskOptions& from) {
+  to.schedule.*Field = from.schedule.*Field;
+}
+
+using FieldCopy = void (*)(TaskOptions&, const TaskOptions&);
+
+// Each option `edit` takes, by the name CLI11 gives it, and its field.
+const std::map<std::string, FieldCopy>& option_fields() {
+  static const std::map<std::string, FieldCopy> fields{
+      {"command", copy_field<&TaskOptions::command>},
+      {"--timeout", copy_field<&TaskOptions::timeout>},
+      {"--kill-grace", copy_field<&TaskOptions::kill_grace>},
+      {"--tolerance", copy_field<&TaskOptions::tolerance>},
+      {"--retry", copy_field<&TaskOptions::retry>},
+      {"--permanent-exit", copy_field<&TaskOptions::permanent_exit>},
+      {"--overlap", copy_field<&TaskOptions::overlap>},
+      {"--shell", copy_field<&TaskOptions::shell>},
+      {"--cwd", copy_field<&TaskOptions::cwd>},
+      {"--env", copy_field<&TaskOptions::env>},
+      {"--owner", copy_field<&TaskOptions::owner>},
+      {"--group", copy_field<&TaskOptions::group>},
+      {"--priority", copy_field<&TaskOptions::priority>},
+      {"--every", copy_schedule_field<&ScheduleOptions::every>},
+      {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
+      {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
+      {"--phase", copy_schedule_field<&ScheduleOptions::phase>},
+      {"--after-finish", copy_schedule_field<&ScheduleOptions::after_finish>},
+      {"--tz", copy_schedule_field<&ScheduleOptions::tz>},
+      {"--dtstart", copy_schedule_field<&ScheduleOptions::dtstart>},
+      {"--jitter", copy_schedule_field<&ScheduleOptions::jitter>},
+  };
+  return fields;
+}
+
+}  // namespace
+
+TaskOptions options_of(const core::TaskDefinition& d) {
+  TaskOptions options;
+  options.name = d.name;
+  options.command = d.command.argv;
+  options.shell = d.command.shell;
+  options.schedule = schedule_options_of(d);
+  options.timeout = optional_duration_text(d.timeout);
+  options.kill_grace = core::format_duration(d.kill_grace);
+  options.tolerance = optional_duration_text(d.tolerance);
+  options.retry = joined_durations(d.retry);
+  options.permanent_exit = d.permanent_exit.empty() ? "none" : fmt::format("{}", fmt::join(d.permanent_exit, ","));
+  options.overlap = core::to_string(d.overlap);
+  for (const auto& [name, value] : d.env) options.env.push_back(name + "=" + value);
+  options.cwd = d.cwd;
+  options.owner = d.owner;
+  options.group = d.group;
+  options.priority = d.priority;
+  return options;
+}
+
+void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
+  if (given.contains("--every") || given.contains("--cron") || given.contains("--rrule")) {
+    ScheduleOptions kept;
+    kept.tz = base.schedule.tz;
+    kept.jitter = base.schedule.jitter;
+    base.schedule = kept;
+  }
+  for (const auto& [name, copy] : option_fields()) {
+    if (given.contains(name)) copy(base, edits);
+  }
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,46 @@
+#pragma once
+// The options that define a task, as `add` and `edit` take them: text as the
+// user typed it, checked and turned into a TaskDefinition in one place.
+#include <CLI/CLI.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/schedule_options.hpp"
+#include "core/task.hpp"
+
+namespace taskd::cli {
+
+struct TaskOptions {
+  std::string name;
+  std::vector<std::string> command;
+  ScheduleOptions schedule;
+  std::string timeout;
+  std::string kill_grace = "10s";
+  std::string tolerance;
+  std::string retry = "0s,1m,5m,15m,30m,1h";
+  std::string permanent_exit = "78";
+  std::string overlap = "skip";
+  std::vector<std::string> env;
+  std::string cwd;
+  std::string owner;
+  std::string group;
+  int priority = 0;
+  bool shell = false;
+};
+
+// Registers every option of a task definition but its name.
+void add_definition_options(CLI::App& command, TaskOptions& options);
+
+// Checks the options and builds the definition they describe.
+core::Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now);
+
+// The options that describe an existing definition (what `add` would need).
+TaskOptions options_of(const core::TaskDefinition& definition);
+
+// Copies the options named in `given` (as "--timeout", "command") from
+// `edits` onto `base`. A new schedule kind replaces the old schedule with its
+// phase, DTSTART and fixed-delay flag; its zone and jitter stay unless given.
+void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given);
+
+}  // namespace taskd::cli
