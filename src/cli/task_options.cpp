@@ -250,7 +250,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
   if (given.contains("--every") || given.contains("--cron") || given.contains("--rrule")) {
     ScheduleOptions kept;
-    kept.tz = base.schedule.tz;
+    if (!given.contains("--every")) kept.tz = base.schedule.tz;
     kept.jitter = base.schedule.jitter;
     base.schedule = kept;
   }

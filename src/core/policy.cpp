@@ -169,7 +169,8 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
   if (is_fixed_delay(schedule)) {
     // A safety net the finish overwrites, so a crashed worker never strands it.
     state.next_run_at = deadline + std::get<Every>(schedule).interval;
-  } else {
+  } else if (definition.overlap != Overlap::replace) {
+    // With replace the next slot comes anyway, to take this attempt's place.
     state.next_run_at = next_planned_after(schedule, deadline, state.next_run_at);
   }
   decision.deadline = deadline;

@@ -59,7 +59,8 @@ std::optional<std::string> drop_reason(const TaskDefinition& definition, const S
                                        const TaskState& state, Trigger trigger, Time now);
 
 // A claimed run serving `slot` starts at `now`: new attempt, its deadline,
-// and the next slot after it.
+// and the next slot after the deadline (with overlap=replace, the next slot
+// stays: it is meant to take this attempt's place).
 struct StartDecision {
   TaskState state;
   Time deadline;

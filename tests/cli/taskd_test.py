@@ -15,6 +15,7 @@ import signal
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 TASKD_BIN = os.environ.get("TASKD_BIN", "")
@@ -134,6 +135,13 @@ class TaskdTestCase(unittest.TestCase):
 
     def logs(self, name, **kwargs):
         return self.ok("logs", name, **kwargs)
+
+    def wait_for_file(self, path, seconds=20):
+        """Polls for a file a child writes: a condition, with a deadline."""
+        deadline = time.monotonic() + seconds
+        while not os.path.exists(path):
+            self.assertLess(time.monotonic(), deadline, "the child never wrote %s" % path)
+            time.sleep(0.02)
 
     def unique_sleep(self):
         """A `sleep` argument no other process on the machine uses, and a

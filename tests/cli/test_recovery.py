@@ -3,7 +3,6 @@ records the run LOST, kills what it left running, and runs the task again."""
 
 import os
 import signal
-import time
 import unittest
 
 from taskd_test import TaskdTestCase, processes_matching
@@ -12,13 +11,6 @@ T0 = "2026-11-21 14:00:00"
 
 
 class RecoveryTest(TaskdTestCase):
-    def wait_for_file(self, path, seconds=20):
-        """Polls for a file the child writes: a condition, with a deadline."""
-        deadline = time.monotonic() + seconds
-        while not os.path.exists(path):
-            self.assertLess(time.monotonic(), deadline, "the child never wrote %s" % path)
-            time.sleep(0.02)
-
     def test_killed_worker_leaves_a_lost_run_and_no_orphan(self):
         marker = self.unique_sleep()
         started = os.path.join(self.tmp, "started")

@@ -506,3 +506,14 @@ TEST_CASE("refresh every 30 minutes with a 1-hour timeout: the next start waits 
   CHECK(timed_out.state.next_run_at == at(11, 30));
   CHECK(timed_out.state.attempt_no == 1);
 }
+
+TEST_CASE("with overlap=replace the next slot stays planned however long the timebox") {
+  auto d = every(1min, 0s);
+  d.timeout = 10min;
+  d.overlap = Overlap::replace;
+  TaskState state = on_create(schedule_for(d), at(10, 0, 30), false);
+  state = on_enqueue(d, schedule_for(d), state, at(10, 1), false).state;
+  auto start = on_start(d, schedule_for(d), state, at(10, 1), at(10, 1), "uid");
+  CHECK(start.deadline == at(10, 11));
+  CHECK(start.state.next_run_at == at(10, 2));
+}
