@@ -139,6 +139,7 @@ void print_task(const core::Task& task, core::Time now) {
   for (auto delay : d.retry) ladder += (ladder.empty() ? "" : ",") + core::format_duration(delay);
   line("retry", ladder.empty() ? "none" : ladder);
   if (!d.owner.empty()) line("owner", d.owner);
+  if (d.overlap != core::Overlap::skip) line("overlap", std::string(core::to_string(d.overlap)));
   if (!d.group.empty()) line("group", d.group);
   if (d.priority != 0) line("priority", std::to_string(d.priority));
   if (!d.cwd.empty()) line("cwd", d.cwd);
