@@ -33,6 +33,7 @@ int taskd_main(int argc, char** argv) {
   add_run_once_command(app, context, action);
   add_preview_command(app, context, action);
   add_forecast_command(app, context, action);
+  add_import_command(app, context, action);
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 
   try {

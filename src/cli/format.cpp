@@ -44,14 +44,18 @@ std::string describe_schedule(const core::TaskDefinition& definition) {
   return std::string(core::to_string(definition.schedule_kind));
 }
 
+std::string shell_word(const std::string& word) {
+  bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\$`|&;<>()*?[]{}~#") == std::string::npos;
+  if (plain) return word;
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string describe_command(const core::Command& command) {
   if (command.shell) return command.argv.empty() ? "" : command.argv.front();
   std::string out;
-  for (const auto& arg : command.argv) {
-    bool plain = !arg.empty() && arg.find_first_of(" \t\n'\"\\$`|&;<>()*?[]{}~#") == std::string::npos;
-    std::string quoted = plain ? arg : "'" + arg + "'";
-    out += out.empty() ? quoted : " " + quoted;
-  }
+  for (const auto& arg : command.argv) out += (out.empty() ? "" : " ") + shell_word(arg);
   return out;
 }
 

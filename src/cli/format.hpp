@@ -16,6 +16,9 @@ std::string relative_time(const std::optional<core::Time>& time, core::Time now)
 // "every 5m", "every 5m after finish", "manual".
 std::string describe_schedule(const core::TaskDefinition& definition);
 
+// A word as a shell reads it: quoted when it has to be.
+std::string shell_word(const std::string& word);
+
 // The command as a shell would show it.
 std::string describe_command(const core::Command& command);
 
