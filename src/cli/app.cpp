@@ -34,6 +34,7 @@ int taskd_main(int argc, char** argv) {
   add_preview_command(app, context, action);
   add_forecast_command(app, context, action);
   add_import_command(app, context, action);
+  add_completion_commands(app, context, action);
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 
   try {

@@ -37,6 +37,8 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action);
 void add_preview_command(CLI::App& app, Context& context, Action& action);
 void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_import_command(CLI::App& app, Context& context, Action& action);
+// Hidden: `completion bash` and `__names`; add it last, it reads the others.
+void add_completion_commands(CLI::App& app, Context& context, Action& action);
 
 // Parses an optional duration option; `option` names it in the error.
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option);
