@@ -59,9 +59,11 @@ bool is_system_path(const std::string& file) {
 
 bool is_user_account(const std::string& name) { return ::getpwnam(name.c_str()) != nullptr; }
 
+// A user name and then a command, in every line.
 bool every_command_starts_with_a_user(const core::Crontab& crontab) {
   return !crontab.entries.empty() && std::ranges::all_of(crontab.entries, [](const core::CrontabEntry& entry) {
-    return is_user_account(entry.command.substr(0, entry.command.find_first_of(" \t")));
+    auto blank = entry.command.find_first_of(" \t");
+    return blank != std::string::npos && is_user_account(entry.command.substr(0, blank));
   });
 }
 
@@ -79,9 +81,10 @@ Reading read_as(std::string_view text, core::CrontabFormat format, bool guessed 
 // unless every command starts with a user's name: then it is a copy of a
 // system crontab. --system and --user decide instead.
 Reading read_crontab_lines(const ImportOptions& options, std::string_view text) {
+  if (options.user) return read_as(text, core::CrontabFormat::user);
   if (options.system || is_system_path(options.file)) return read_as(text, core::CrontabFormat::system);
   auto as_user = read_as(text, core::CrontabFormat::user);
-  if (options.user || !every_command_starts_with_a_user(as_user.crontab)) return as_user;
+  if (!every_command_starts_with_a_user(as_user.crontab)) return as_user;
   return read_as(text, core::CrontabFormat::system, true);
 }
 
@@ -221,7 +224,8 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   std::string where = options.file == "-" ? "<stdin>" : options.file;
   std::string owner = options.owner.empty() ? default_owner(options.file) : options.owner;
   auto reading = read_crontab_lines(options, *text);
-  auto db = context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create);
+  // Planned on what is there, so that bad input creates no database.
+  auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   core::Time now = context.clock.now();
   auto plan = plan_import(*db, reading.crontab, owner, now);
@@ -232,7 +236,9 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
                                                   "imported (--skip-bad imports the rest)", bad, where));
   }
   if (!options.dry_run) {
-    if (auto written = write_tasks(*db, *plan, now); !written) return written;
+    auto target = context.open_db(store::IfMissing::create);
+    if (!target) return std::unexpected(target.error());
+    if (auto written = write_tasks(*target, *plan, now); !written) return written;
   }
   if (context.json) {
     print_json(report_json(*plan, options, owner, reading.format));

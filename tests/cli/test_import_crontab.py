@@ -94,8 +94,15 @@ class ImportCrontabTest(TaskdTestCase):
         # --user insists: the first word is then part of the command.
         self.ok("rm", "--owner", "crontab:" + path)
         self.import_crontab("--user", path)
+        self.assertNotIn("run-parts-report-cron.weekly", [t["name"] for t in self.tasks()])
         self.assertEqual(self.task("root-cd")["command"],
                          "root\tcd / && run-parts --report /etc/cron.hourly")
+
+    def test_a_one_word_command_that_is_also_a_user_name_stays_a_command(self):
+        path = self.write_crontab("0 3 * * * sync\n")
+        out = self.import_crontab(path)
+        self.assertNotIn("read as a system crontab", out)
+        self.assertEqual(self.task("sync")["command"], "sync")
 
     def test_a_line_run_as_another_user_is_noted(self):
         path = self.write_crontab("0 * * * * someone-else true\n")
@@ -118,7 +125,7 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertIn(path + ":2: cannot convert: @reboot is not supported", err)
         self.assertIn(path + ":3: cannot convert: cron: field 1 (minute): 61", err)
         self.assertIn("2 line(s) of %s cannot be converted; nothing was imported" % path, err)
-        self.assertEqual(self.tasks(), [])
+        self.assertFalse(os.path.exists(self.db), "bad input created the database")
 
     def test_skip_bad_imports_the_lines_that_convert(self):
         path = self.write_crontab("0 * * * * hourly-job\n@reboot start-things\n")
