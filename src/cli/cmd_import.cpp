@@ -1,13 +1,14 @@
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <pwd.h>
 #include <sstream>
-#include <unistd.h>
 
 #include "cli/context.hpp"
 #include "cli/format.hpp"
@@ -39,13 +40,16 @@ struct ImportOptions {
 Result<std::string> read_crontab(const std::string& file) {
   if (file == "-") {
     if (::isatty(STDIN_FILENO))
-      return fail(ErrorKind::usage, "import-crontab: give a FILE, or pipe a crontab in: crontab -l | taskd import-crontab -");
+      return fail(ErrorKind::usage,
+                  "import-crontab: give a FILE, or pipe a crontab in: crontab -l | taskd import-crontab -");
     return std::string(std::istreambuf_iterator<char>(std::cin), {});
   }
   std::error_code error;
-  if (fs::is_directory(file, error)) return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} is a directory", file));
+  if (fs::is_directory(file, error))
+    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} is a directory", file));
   std::ifstream in(file, std::ios::binary);
-  if (!in) return fail(ErrorKind::bad_input, fmt::format("import-crontab: cannot read {}: {}", file, std::strerror(errno)));
+  if (!in)
+    return fail(ErrorKind::bad_input, fmt::format("import-crontab: cannot read {}: {}", file, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -155,7 +159,8 @@ Result<Plan> plan_import(store::Database& db, const core::Crontab& crontab, cons
     }
     if (!entry.user.empty() && entry.user != user)
       problem(ProblemKind::note, fmt::format("cron runs this as {}; taskd runs it as the user who runs the scheduler "
-                                             "({} now)", entry.user, user));
+                                             "({} now)",
+                                             entry.user, user));
     plan.tasks.push_back({entry.line, std::move(*task)});
   }
   std::ranges::stable_sort(plan.problems, {}, &CrontabProblem::line);
@@ -183,8 +188,9 @@ void print_report(const std::string& where, const Plan& plan, const std::string&
   std::vector<std::pair<int, std::string>> lines;
   for (const auto& problem : plan.problems) lines.emplace_back(problem.line, problem_text(where, problem, "skipped"));
   for (const auto& [line, task] : plan.tasks) {
-    lines.emplace_back(line, fmt::format("{}:{}: {} {}: {}", where, line, dry_run == DryRun::yes ? "would add" : "added",
-                                         task.definition.name, describe_schedule(task.definition)));
+    lines.emplace_back(line,
+                       fmt::format("{}:{}: {} {}: {}", where, line, dry_run == DryRun::yes ? "would add" : "added",
+                                   task.definition.name, describe_schedule(task.definition)));
   }
   std::ranges::stable_sort(lines, {}, &std::pair<int, std::string>::first);
   for (const auto& [line, text] : lines) fmt::print("{}\n", text);
@@ -209,12 +215,9 @@ Json report_json(const Plan& plan, const ImportOptions& options, const std::stri
     auto& list = problem.kind == ProblemKind::note ? notes : skipped;
     list.push_back({{"line", problem.line}, {"message", problem.message}});
   }
-  return {{"file", options.file},
-          {"format", format == core::CrontabFormat::system ? "system" : "user"},
-          {"owner", owner},
-          {"dry_run", options.dry_run},
-          {"tasks", tasks},
-          {"skipped", skipped},
+  return {{"file", options.file}, {"format", format == core::CrontabFormat::system ? "system" : "user"},
+          {"owner", owner},       {"dry_run", options.dry_run},
+          {"tasks", tasks},       {"skipped", skipped},
           {"notes", notes}};
 }
 
@@ -231,9 +234,11 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   auto plan = plan_import(*db, reading.crontab, owner, now);
   if (!plan) return std::unexpected(plan.error());
   if (auto bad = plan->not_converted(); bad > 0 && !options.skip_bad) {
-    for (const auto& problem : plan->problems) fmt::print(stderr, "{}\n", problem_text(where, problem, "cannot convert"));
+    for (const auto& problem : plan->problems)
+      fmt::print(stderr, "{}\n", problem_text(where, problem, "cannot convert"));
     return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; nothing was "
-                                                  "imported (--skip-bad imports the rest)", bad, where));
+                                                  "imported (--skip-bad imports the rest)",
+                                                  bad, where));
   }
   if (!options.dry_run) {
     auto target = context.open_db(store::IfMissing::create);
@@ -244,8 +249,10 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
     print_json(report_json(*plan, options, owner, reading.format));
   } else {
     if (reading.format_guessed)
-      fmt::print("{}: read as a system crontab: every command starts with a user name (--user if they are "
-                 "commands)\n", where);
+      fmt::print(
+          "{}: read as a system crontab: every command starts with a user name (--user if they are "
+          "commands)\n",
+          where);
     print_report(where, *plan, owner, options.dry_run ? DryRun::yes : DryRun::no);
   }
   return {};
@@ -256,15 +263,18 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
 void add_import_command(CLI::App& app, Context& context, Action& action) {
   auto options = std::make_shared<ImportOptions>();
   auto* command = app.add_subcommand("import-crontab", "Turn the lines of a crontab into tasks with --cron schedules");
-  command->add_option("file", options->file, "The crontab (default -: standard input, e.g. crontab -l | taskd import-crontab)");
-  auto* system = command->add_flag("--system", options->system,
-                                   "The lines have a user field, as in /etc/crontab and /etc/cron.d (default: guessed)");
+  command->add_option("file", options->file,
+                      "The crontab (default -: standard input, e.g. crontab -l | taskd import-crontab)");
+  auto* system =
+      command->add_flag("--system", options->system,
+                        "The lines have a user field, as in /etc/crontab and /etc/cron.d (default: guessed)");
   command->add_flag("--user", options->user, "The lines have no user field, as in crontab -l (default: guessed)")
       ->excludes(system);
   command->add_option("--owner", options->owner, "Owner of the tasks (default crontab:ABSOLUTE-PATH)");
   command->add_flag("--dry-run", options->dry_run, "Print what would be imported; write nothing");
   command->add_flag("--skip-bad", options->skip_bad, "Import the lines that convert and skip the others");
-  command->callback([&context, &action, options] { action = [&context, options] { return import_crontab(context, *options); }; });
+  command->callback(
+      [&context, &action, options] { action = [&context, options] { return import_crontab(context, *options); }; });
 }
 
 }  // namespace taskd::cli

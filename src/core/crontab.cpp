@@ -1,8 +1,9 @@
 #include "core/crontab.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <fmt/format.h>
 #include <set>
 
 #include "core/cron.hpp"
@@ -76,11 +77,13 @@ std::optional<Result<Assignment>> parse_assignment(std::string_view line) {
   rest = skip_blanks(rest);
   if (name.empty() || !rest.starts_with('=')) return std::nullopt;
   auto value = trim_trailing_blanks(skip_blanks(rest.substr(1)));
-  if (value.empty() || !is_quote(value.front())) return Result<Assignment>(Assignment{std::string(name), std::string(value)});
+  if (value.empty() || !is_quote(value.front()))
+    return Result<Assignment>(Assignment{std::string(name), std::string(value)});
   auto q = quoted(value);
   if (!q || !skip_blanks(q->after).empty())
     return Result<Assignment>(fail(ErrorKind::bad_input, fmt::format("{}: the quoted value does not end with its "
-                                                                     "closing {}", name, value.front())));
+                                                                     "closing {}",
+                                                                     name, value.front())));
   return Result<Assignment>(Assignment{std::string(name), std::string(q->content)});
 }
 
@@ -141,8 +144,10 @@ std::optional<CrontabProblem> apply_assignment(Settings& settings, const Assignm
   const auto& [name, value] = assignment;
   auto note = [&](std::string message) { return CrontabProblem{line, ProblemKind::note, std::move(message)}; };
   if (name == "MAILTO" || name == "MAILFROM")
-    return note(fmt::format("{}={}: taskd sends no mail; failed runs are in taskd history, and taskd run-once "
-                            "prints them (cron mails that output when it runs run-once)", name, value));
+    return note(
+        fmt::format("{}={}: taskd sends no mail; failed runs are in taskd history, and taskd run-once "
+                    "prints them (cron mails that output when it runs run-once)",
+                    name, value));
   if (name == "RANDOM_DELAY")
     return note(fmt::format("RANDOM_DELAY={}: not applied; taskd add --jitter spreads runs instead", value));
   if (name == "CRON_TZ") {
@@ -165,8 +170,9 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
   if (rest.starts_with('@')) {
     entry.schedule = next_word(rest);
     if (entry.schedule == "@reboot")
-      return fail(ErrorKind::bad_input, "@reboot is not supported: taskd has no boot-time trigger (run taskd "
-                                        "trigger NAME from a boot script or a systemd unit)");
+      return fail(ErrorKind::bad_input,
+                  "@reboot is not supported: taskd has no boot-time trigger (run taskd "
+                  "trigger NAME from a boot script or a systemd unit)");
   } else {
     for (int field = 0; field < 5; ++field) {
       auto word = next_word(rest);

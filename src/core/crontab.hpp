@@ -22,9 +22,9 @@ struct CrontabEntry {
   std::string command;
   // What follows that %, with % made a newline: the command's stdin.
   std::optional<std::string> input;
-  std::string shell = "/bin/sh";   // $SHELL as set above the line
-  std::string tz;                  // CRON_TZ as set above the line; empty: the local zone
-  std::vector<EnvVar> env;         // the assignments above the line (the last one of a name wins)
+  std::string shell = "/bin/sh";  // $SHELL as set above the line
+  std::string tz;                 // CRON_TZ as set above the line; empty: the local zone
+  std::vector<EnvVar> env;        // the assignments above the line (the last one of a name wins)
 };
 
 enum class ProblemKind {

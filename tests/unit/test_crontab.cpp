@@ -144,7 +144,8 @@ TEST_CASE("the task's command runs the shell line, with printf feeding the input
   CHECK(crontab_command(entry).shell);
   CHECK(crontab_command(entry).argv == std::vector<std::string>{"cat >> /tmp/out # keep"});
   entry.input = "it's\n";
-  CHECK(crontab_command(entry).argv == std::vector<std::string>{"printf '%s' 'it'\\''s\n' | (\ncat >> /tmp/out # keep\n)"});
+  CHECK(crontab_command(entry).argv ==
+        std::vector<std::string>{"printf '%s' 'it'\\''s\n' | (\ncat >> /tmp/out # keep\n)"});
   entry.shell = "/bin/bash";
   auto command = crontab_command(entry);
   CHECK_FALSE(command.shell);
