@@ -329,8 +329,10 @@ std::string slug(const std::vector<std::string>& words) {
     end_run();
   }
   if (out.size() > name_length) {
+    bool cut_at_word_end = out[name_length] == '-';
     out.resize(name_length);
-    if (auto dash = out.rfind('-'); dash != std::string::npos && dash > name_length / 2) out.resize(dash);
+    auto dash = out.rfind('-');
+    if (!cut_at_word_end && dash != std::string::npos && dash > name_length / 2) out.resize(dash);
   }
   out = trim_dashes_and_dots(out);
   return out.empty() ? "cron" : out;

@@ -173,6 +173,14 @@ TEST_CASE("a long command gives a name cut at a word") {
   CHECK(validate_task_name(names[0]));
 }
 
+TEST_CASE("a name cut right at the end of a word keeps that word") {
+  // 48 characters up to "everydayX", then more words.
+  auto names = names_of("* * * * * echo run 23 minutes after midn 2am 4am everydayX and more");
+  CHECK(names == std::vector<std::string>{"echo-run-23-minutes-after-midn-2am-4am-everydayX"});
+  names = names_of("* * * * * echo run 23 minutes after midn 2am 4am everydayXY and more");
+  CHECK(names == std::vector<std::string>{"echo-run-23-minutes-after-midn-2am-4am"});
+}
+
 TEST_CASE("the same command twice gets numbered names, in the order of the file") {
   CHECK(names_of("0 * * * * backup\n30 * * * * backup\n@daily backup-2\n@weekly backup") ==
         std::vector<std::string>{"backup", "backup-2", "backup-2-2", "backup-3"});
