@@ -3,7 +3,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build test test-plain test-asan demo bench fuzz clean format lint
+.PHONY: all deps build test test-plain test-asan demo bench fuzz clean format lint package
 
 all: build
 
@@ -24,6 +24,10 @@ test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTASKD_SANITIZE=ON >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# A .deb of the binary, the man page and the bash completion, in $(BUILD).
+package: build
+	@cd $(BUILD) && cpack -G DEB
 
 demo: build
 	@examples/demo.sh $(BUILD)/taskd

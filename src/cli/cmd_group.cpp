@@ -82,7 +82,7 @@ void add_group_command(CLI::App& app, Context& context, Action& action) {
   group->require_subcommand(1);
   auto options = std::make_shared<GroupOptions>();
   auto* set = group->add_subcommand("set", "Cap how many runs of a group run at once, across all taskd processes");
-  set->add_option("name", options->name, "Group name")->required();
+  set->add_option("group", options->name, "Group name")->required();
   set->add_option("--concurrency", options->concurrency, "Runs at once: a number of at least 1, or none")->required();
   set->callback([&context, &action, options] { action = [&context, options] { return set_group(context, *options); }; });
   auto* list = group->add_subcommand("list", "List groups with their caps, tasks, and queued and running runs");

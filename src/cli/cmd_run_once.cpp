@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "cli/json.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
@@ -24,6 +25,15 @@ bool is_failure(core::RunStatus status) {
   return status == core::RunStatus::failed || status == core::RunStatus::timed_out || status == core::RunStatus::lost;
 }
 
+// Every run that ended, failed or not.
+void print_reports_json(const std::vector<sched::RunReport>& reports) {
+  Json out = Json::array();
+  for (const auto& report : reports)
+    out.push_back({{"id", report.run_id}, {"task", report.task}, {"status", core::to_string(report.status)},
+                   {"reason", report.reason}});
+  print_json(out);
+}
+
 Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
   auto max_time = optional_duration(options.max_time, "--max-time");
@@ -43,6 +53,10 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   auto reports = sched::work_until_idle(*db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
   reports->insert(reports->begin(), lost->begin(), lost->end());
+  if (context.json) {
+    print_reports_json(*reports);
+    return {};
+  }
   // Silent when all went well, as cron mails any output.
   for (const auto& report : *reports) {
     if (is_failure(report.status))

@@ -93,10 +93,43 @@ std::string last_outcome(const core::TaskState& state) {
   return std::string(core::to_string(*state.last_status));
 }
 
-Result<void> list(const Context& context, const store::TaskFilter& filter) {
+struct ListOptions {
+  store::TaskFilter filter;
+  bool absolute = false;  // next run as an RFC 3339 time instead of "in 4m"
+};
+
+Colour outcome_colour(const std::optional<core::RunStatus>& status) {
+  if (!status) return Colour::none;
+  switch (*status) {
+    case core::RunStatus::succeeded: return Colour::green;
+    case core::RunStatus::failed:
+    case core::RunStatus::timed_out:
+    case core::RunStatus::lost: return Colour::red;
+    case core::RunStatus::dropped:
+    case core::RunStatus::skipped: return Colour::yellow;
+    default: return Colour::none;
+  }
+}
+
+Colour condition_colour(const core::TaskState& state) {
+  if (state.disabled_until_update) return Colour::yellow;
+  return state.paused ? Colour::cyan : Colour::none;
+}
+
+std::vector<Cell> list_row(const core::Task& task, core::Time now, bool absolute) {
+  const auto& next = task.state.next_run_at;
+  return {{task.definition.name},
+          {describe_schedule(task.definition)},
+          {absolute && next ? core::format_rfc3339(*next) : relative_time(next, now)},
+          {last_outcome(task.state), outcome_colour(task.state.last_status)},
+          {task_condition(task.state), condition_colour(task.state)},
+          {describe_command(task.definition.command)}};
+}
+
+Result<void> list(const Context& context, const ListOptions& options) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto tasks = store::list_tasks(*db, filter);
+  auto tasks = store::list_tasks(*db, options.filter);
   if (!tasks) return std::unexpected(tasks.error());
   if (context.json) {
     Json out = Json::array();
@@ -105,12 +138,12 @@ Result<void> list(const Context& context, const store::TaskFilter& filter) {
     return {};
   }
   core::Time now = context.clock.now();
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& task : *tasks) {
-    rows.push_back({task.definition.name, describe_schedule(task.definition), relative_time(task.state.next_run_at, now),
-                    last_outcome(task.state), task_condition(task.state), describe_command(task.definition.command)});
-  }
-  print_table({"NAME", "SCHEDULE", "NEXT", "LAST", "STATE", "COMMAND"}, rows);
+  std::vector<std::vector<Cell>> rows;
+  for (const auto& task : *tasks) rows.push_back(list_row(task, now, options.absolute));
+  // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
+  // COMMAND, LAST and SCHEDULE dropped in that order.
+  std::vector<Column> columns{{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}};
+  fmt::print("{}", render_table(columns, rows, stdout_output()));
   return {};
 }
 
@@ -185,11 +218,13 @@ Result<core::Task> find_named_task(store::Database& db, std::string_view name, s
 }
 
 void add_task_commands(CLI::App& app, Context& context, Action& action) {
-  auto filter = std::make_shared<store::TaskFilter>();
+  auto list_options = std::make_shared<ListOptions>();
   auto* list_command = app.add_subcommand("list", "List tasks");
-  list_command->add_option("--group", filter->group, "Only this group");
-  list_command->add_option("--owner", filter->owner, "Only this owner's tasks");
-  list_command->callback([&context, &action, filter] { action = [&context, filter] { return list(context, *filter); }; });
+  list_command->add_option("--group", list_options->filter.group, "Only this group");
+  list_command->add_option("--owner", list_options->filter.owner, "Only this owner's tasks");
+  list_command->add_flag("--absolute", list_options->absolute, "Next run as an RFC 3339 time, not \"in 4m\"");
+  list_command->callback(
+      [&context, &action, list_options] { action = [&context, list_options] { return list(context, *list_options); }; });
 
   auto name = std::make_shared<std::string>();
   auto* show_command = app.add_subcommand("show", "Show one task: definition and state");

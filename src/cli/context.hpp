@@ -40,6 +40,9 @@ void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_trigger_command(CLI::App& app, Context& context, Action& action);
 void add_group_command(CLI::App& app, Context& context, Action& action);
 void add_edit_command(CLI::App& app, Context& context, Action& action);
+void add_import_command(CLI::App& app, Context& context, Action& action);
+// Hidden: `completion bash` and `__names`; add it last, it reads the others.
+void add_completion_commands(CLI::App& app, Context& context, Action& action);
 
 // The task called `name`; an unknown name is bad input, said in `verb`'s words.
 core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);

@@ -1,5 +1,6 @@
 #pragma once
 // Text for people: aligned tables and times relative to now.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,14 +8,48 @@
 
 namespace taskd::cli {
 
+enum class Colour { none, red, green, yellow, cyan };
+
+struct Cell {
+  std::string text;
+  Colour colour = Colour::none;
+};
+
+struct Column {
+  std::string header;
+  std::size_t min_width = 0;  // may be cut down to this, with "…"; 0: never cut
+  int drop_rank = 0;          // when the table is too wide the highest goes first; 0: never dropped
+};
+
+// Where a table goes: how wide it may be (none: any width) and whether it
+// may use colour.
+struct Output {
+  std::optional<std::size_t> width;
+  bool colour = false;
+};
+
+// Stdout's Output: the width is $COLUMNS if it is a number, else the
+// terminal's; colour only on a terminal, and never with $NO_COLOR set or
+// TERM=dumb.
+Output stdout_output();
+
+// The table as text: each column as wide as its widest cell, cut and
+// dropped (see Column) to fit the output's width; control characters shown
+// as \n, \t or ?.
+std::string render_table(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
+                         const Output& output);
+
 // Prints rows under a header, each column as wide as its widest cell.
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
-// "in 4m", "3m ago", "now"; "-" for none.
+// "in 42s", "in 4m", "3h20m ago", "in 2d5h", "now"; "-" for none.
 std::string relative_time(const std::optional<core::Time>& time, core::Time now);
 
 // "every 5m", "every 5m after finish", "manual".
 std::string describe_schedule(const core::TaskDefinition& definition);
+
+// A word as a shell reads it: quoted when it has to be.
+std::string shell_word(const std::string& word);
 
 // The command as a shell would show it.
 std::string describe_command(const core::Command& command);

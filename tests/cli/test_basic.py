@@ -28,7 +28,7 @@ class AddListShowTest(TaskdTestCase):
             self.assertIn(column, lines[0])
         self.assertTrue(lines[1].startswith("backup "), table)
         self.assertIn("every 1h", lines[1])
-        self.assertRegex(lines[1], r"  in (50m|49m5\ds)  ")  # the faked clock has moved on a little
+        self.assertRegex(lines[1], r"  in (50m|49m)  ")  # the faked clock has moved on a little
         self.assertIn("echo 'hello world'", lines[1])
 
     def test_list_json_uses_the_field_names_of_the_spec(self):

@@ -162,7 +162,7 @@ class PolicyTest(TaskdTestCase):
                   % (started, gate))
         self.add("slow", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "10m", "--shell", "--",
                  script, faketime=T0)
-        first = self.popen_taskd("run-once", faketime=T0)
+        first = self.popen_taskd("run-once", faketime="2026-11-21 14:00:05")
         self.addCleanup(first.kill)
         self.wait_for_file(started)
         # Make the attempt look like another host's whose lease expired long

@@ -8,6 +8,7 @@ import unittest
 from taskd_test import TaskdTestCase, processes_matching
 
 T0 = "2026-11-21 14:00:00"
+T1 = "2026-11-21 14:00:05"
 
 
 class RecoveryTest(TaskdTestCase):
@@ -22,7 +23,9 @@ class RecoveryTest(TaskdTestCase):
         # ends long before the 15:00 slot, so it is not replaced by the slot.
         self.add("hang", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "10m", "--shell", "--", script,
                  faketime=T0)
-        worker = self.popen_taskd("run-once", faketime=T0)
+        # The workers' clocks start later than add's: under a slow (sanitized)
+        # build add itself takes a moment, and --start-now stores its own now.
+        worker = self.popen_taskd("run-once", faketime=T1)
         self.addCleanup(worker.kill)
         self.wait_for_file(started)
         self.assertTrue(processes_matching("sleep " + marker), "the child is running")
@@ -38,7 +41,7 @@ class RecoveryTest(TaskdTestCase):
         self.assertTrue(processes_matching("sleep " + marker))
         self.assertEqual([r["status"] for r in self.history("hang")], ["running"])
 
-        out = self.run_once(faketime=T0)
+        out = self.run_once(faketime=T1)
         self.assertIn("lost", out)
         self.assertEqual(processes_matching("sleep " + marker), [])
         runs = self.history("hang")

@@ -1,0 +1,185 @@
+"""taskd import-crontab on the real examples of crontab(5) and Debian's
+/etc/crontab (copies in fixtures/): what it imports, what it reports, that
+bad lines write nothing, and that the tasks run when cron would run them."""
+
+import datetime
+import os
+import shutil
+import unittest
+
+import croniter
+
+from taskd_test import TaskdTestCase
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+MAN_EXAMPLE = os.path.join(FIXTURES, "crontab.5-example")
+DEBIAN_CRONTAB = os.path.join(FIXTURES, "debian-etc-crontab")
+NOW = "2026-11-21 14:07:00"
+
+
+def cron_times(expression, start, count):
+    """The next `count` slots of a cron expression after `start`, as cron
+    (croniter) computes them on a UTC wall clock, in taskd's RFC 3339 form."""
+    walk = croniter.croniter(expression, start)
+    return [walk.get_next(datetime.datetime).strftime("%Y-%m-%dT%H:%M:%SZ") for _ in range(count)]
+
+
+class ImportCrontabTest(TaskdTestCase):
+    def setUp(self):
+        super().setUp()
+        self.env["TZ"] = "UTC"
+
+    def import_crontab(self, *args, **kwargs):
+        return self.ok("import-crontab", *args, faketime=NOW, **kwargs)
+
+    def write_crontab(self, text, name="crontab"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assertPreviewIsCron(self, task):
+        start = datetime.datetime(2026, 11, 21, 14, 7)
+        times = self.ok("preview", task["name"], "--from", "2026-11-21T14:07:00Z", "--count", "8").split()
+        self.assertEqual(times, cron_times(task["schedule"]["spec"], start, 8), task["name"])
+
+    def test_the_example_of_crontab_5(self):
+        out = self.import_crontab(MAN_EXAMPLE)
+        owner = "crontab:" + MAN_EXAMPLE
+        tasks = {t["name"]: t for t in self.tasks()}
+        self.assertEqual(sorted(tasks), sorted([
+            "daily.job", "monthly", "mail-s-It-s-10pm-joe", "echo-run-23-minutes-after-midn-2am-4am-everyday",
+            "echo-run-at-5-after-4-every-sunday", "expr"]))
+        for task in tasks.values():
+            self.assertEqual(task["schedule"]["kind"], "cron")
+            self.assertEqual(task["owner"], owner)
+            self.assertEqual(task["tz"], "UTC")
+            self.assertEqual(task["env"], {"SHELL": "/bin/sh"}, "MAILTO is reported, not passed on")
+            self.assertTrue(task["shell"])
+            self.assertPreviewIsCron(task)
+        self.assertEqual(tasks["daily.job"]["schedule"]["spec"], "5 0 * * *")
+        self.assertEqual(tasks["daily.job"]["command"], "$HOME/bin/daily.job >> $HOME/tmp/out 2>&1")
+        self.assertEqual(tasks["echo-run-at-5-after-4-every-sunday"]["schedule"]["spec"], "5 4 * * sun")
+        self.assertEqual(tasks["expr"]["command"],
+                         "expr $(date +%s) / 60 / 60 / 24 % 9 > /dev/null || echo Wax the floor.")
+        self.assertEqual(tasks["mail-s-It-s-10pm-joe"]["command"],
+                         "printf '%s' 'Joe,\n\nWhere are your kids?\n' | (\nmail -s \"It's 10pm\" joe\n)")
+        where = MAN_EXAMPLE + ":"
+        self.assertIn(where + "6: note: MAILTO=paul: taskd sends no mail", out)
+        self.assertIn(where + "9: added daily.job: cron 5 0 * * * (UTC)", out)
+        self.assertIn("imported 6 task(s) with owner " + owner, out)
+
+    def test_debian_etc_crontab_is_read_with_its_user_field(self):
+        path = os.path.join(self.tmp, "crontab")
+        shutil.copy(DEBIAN_CRONTAB, path)
+        self.import_crontab("--system", path)
+        tasks = {t["name"]: t for t in self.tasks()}
+        self.assertEqual(sorted(tasks), ["run-parts-report-cron.daily", "run-parts-report-cron.hourly",
+                                         "run-parts-report-cron.monthly", "run-parts-report-cron.weekly"])
+        daily = tasks["run-parts-report-cron.daily"]
+        self.assertEqual(daily["schedule"]["spec"], "25 6 * * *")
+        self.assertEqual(daily["command"],
+                         "test -x /usr/sbin/anacron || { cd / && run-parts --report /etc/cron.daily; }")
+        self.assertEqual(daily["env"], {"SHELL": "/bin/sh",
+                                        "PATH": "/usr/local/sbin:/usr/local/bin:/sbin:/bin:/usr/sbin:/usr/bin"})
+        for task in tasks.values():
+            self.assertPreviewIsCron(task)
+
+    def test_a_crontab_whose_commands_all_start_with_a_user_is_read_as_a_system_one(self):
+        path = os.path.join(self.tmp, "crontab")
+        shutil.copy(DEBIAN_CRONTAB, path)
+        out = self.import_crontab(path)
+        self.assertIn("read as a system crontab", out)
+        self.assertIn("run-parts-report-cron.weekly", [t["name"] for t in self.tasks()])
+        # --user insists: the first word is then part of the command.
+        self.ok("rm", "--owner", "crontab:" + path)
+        self.import_crontab("--user", path)
+        self.assertNotIn("run-parts-report-cron.weekly", [t["name"] for t in self.tasks()])
+        self.assertEqual(self.task("root-cd")["command"],
+                         "root\tcd / && run-parts --report /etc/cron.hourly")
+
+    def test_a_one_word_command_that_is_also_a_user_name_stays_a_command(self):
+        path = self.write_crontab("0 3 * * * sync\n")
+        out = self.import_crontab(path)
+        self.assertNotIn("read as a system crontab", out)
+        self.assertEqual(self.task("sync")["command"], "sync")
+
+    def test_a_line_run_as_another_user_is_noted(self):
+        path = self.write_crontab("0 * * * * someone-else true\n")
+        out = self.import_crontab("--system", path)
+        self.assertIn(path + ":1: note: cron runs this as someone-else; taskd runs it as the user who runs the "
+                      "scheduler", out)
+
+    def test_dry_run_prints_the_plan_and_writes_nothing(self):
+        out = self.import_crontab("--dry-run", MAN_EXAMPLE)
+        self.assertIn(MAN_EXAMPLE + ":17: would add expr: cron 33 22 * * * (UTC)", out)
+        self.assertIn("would import 6 task(s)", out)
+        self.assertFalse(os.path.exists(self.db), "a dry run created the database")
+        self.assertEqual(self.tasks(), [])
+
+    def test_a_bad_line_fails_the_whole_import(self):
+        path = self.write_crontab("0 * * * * hourly-job\n@reboot start-things\n61 * * * * bad-minute\n")
+        code, out, err = self.run_taskd("import-crontab", path, faketime=NOW)
+        self.assertEqual(code, 65, err)
+        self.assertEqual(out, "")
+        self.assertIn(path + ":2: cannot convert: @reboot is not supported", err)
+        self.assertIn(path + ":3: cannot convert: cron: field 1 (minute): 61", err)
+        self.assertIn("2 line(s) of %s cannot be converted; nothing was imported" % path, err)
+        self.assertFalse(os.path.exists(self.db), "bad input created the database")
+
+    def test_skip_bad_imports_the_lines_that_convert(self):
+        path = self.write_crontab("0 * * * * hourly-job\n@reboot start-things\n")
+        out = self.import_crontab("--skip-bad", path)
+        self.assertIn(path + ":2: skipped: @reboot is not supported", out)
+        self.assertEqual([t["name"] for t in self.tasks()], ["hourly-job"])
+
+    def test_importing_again_collides_and_rm_owner_removes_the_import(self):
+        self.import_crontab(MAN_EXAMPLE)
+        code, _, err = self.run_taskd("import-crontab", MAN_EXAMPLE, faketime=NOW)
+        self.assertEqual(code, 65)
+        self.assertIn(MAN_EXAMPLE + ":9: cannot convert: a task named \"daily.job\" already exists", err)
+        self.ok("rm", "--owner", "crontab:" + MAN_EXAMPLE)
+        self.assertEqual(self.tasks(), [])
+
+    def test_standard_input_and_an_owner_of_ones_own(self):
+        self.ok("import-crontab", "-", "--owner", "mine", input="@hourly date\n", faketime=NOW)
+        task = self.task("date")
+        self.assertEqual(task["owner"], "mine")
+        self.assertEqual(task["schedule"], {"kind": "cron", "spec": "@hourly"})
+        self.ok("import-crontab", input="@daily uptime\n", faketime=NOW)
+        self.assertEqual(self.task("uptime")["owner"], "crontab:-")
+
+    def test_cron_tz_and_shell(self):
+        path = self.write_crontab("CRON_TZ=Asia/Kolkata\nSHELL=/bin/bash\n30 9 * * * echo $BASH_VERSION\n")
+        self.import_crontab(path)
+        task = self.task("echo-BASH-VERSION")
+        self.assertEqual(task["tz"], "Asia/Kolkata")
+        self.assertFalse(task["shell"])
+        self.assertEqual(task["command"], ["/bin/bash", "-c", "echo $BASH_VERSION"])
+        self.assertEqual(task["next_run_at"], "2026-11-22T04:00:00Z")  # 09:30 in Kolkata
+
+    def test_percent_input_reaches_the_command_as_cron_would_feed_it(self):
+        out_file = os.path.join(self.tmp, "out")
+        path = self.write_crontab("* * * * * cat > %s # a comment%%first%%second\\%%\n" % out_file)
+        self.import_crontab(path)
+        self.run_once(faketime="2026-11-21 14:08:00")
+        with open(out_file) as f:
+            self.assertEqual(f.read(), "first\nsecond%")
+
+    def test_json_report(self):
+        report = self.json_of("import-crontab", "--skip-bad", "--dry-run", MAN_EXAMPLE, faketime=NOW)
+        self.assertEqual(report["owner"], "crontab:" + MAN_EXAMPLE)
+        self.assertTrue(report["dry_run"])
+        self.assertEqual([t["line"] for t in report["tasks"]], [9, 11, 13, 14, 15, 17])
+        self.assertEqual(report["tasks"][0]["next_run_at"], "2026-11-22T00:05:00Z")
+        self.assertEqual(report["skipped"], [])
+        self.assertEqual([n["line"] for n in report["notes"]], [6])
+
+    def test_a_missing_file_is_bad_input(self):
+        code, _, err = self.run_taskd("import-crontab", os.path.join(self.tmp, "nope"))
+        self.assertEqual(code, 65)
+        self.assertOneErrorLine(err, "cannot read", "nope", "No such file")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,144 @@
+"""How taskd prints for people and for programs: `list` as a table that fits
+the terminal, relative or absolute next runs, colour only on a terminal and
+never with NO_COLOR, and --json on every command that prints data."""
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import termios
+import unittest
+
+from taskd_test import TaskdTestCase, parse_json
+
+NOW = "2026-11-21 14:00:00"
+LONG_COMMAND = "echo " + " ".join("word%d" % i for i in range(40))
+ESCAPE = "\033["
+
+
+class ListOutputTest(TaskdTestCase):
+    def setUp(self):
+        super().setUp()
+        self.env["TZ"] = "UTC"
+        self.env.pop("COLUMNS", None)
+        self.env.pop("NO_COLOR", None)
+
+    def add_tasks(self):
+        self.add("soon", "--every", "1h", "--phase", "4m", "--", "true", faketime=NOW)
+        self.add("talkative", "--cron", "0 3 * * *", "--shell", "--", LONG_COMMAND, faketime=NOW)
+
+    def add_failed_and_disabled(self):
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--permanent-exit", "none",
+                 "--", "false", faketime=NOW)
+        self.add("refused", "--every", "1h", "--phase", "0", "--shell", "--", "exit 78", faketime=NOW)
+        self.run_once(faketime="2026-11-21 15:00:00")
+
+    def list_on_a_terminal(self, columns, env=None, *args):
+        """`taskd list` with stdout on a pseudo-terminal `columns` wide; the text it printed."""
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        proc = subprocess.Popen(self.command_line(["list", *args], faketime="2026-11-21 15:00:00"),
+                                env=env or self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=slave,
+                                stderr=subprocess.PIPE)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side is closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        return b"".join(chunks).decode().replace("\r\n", "\n")
+
+    def test_next_run_is_relative_and_absolute_with_absolute(self):
+        self.add_tasks()
+        # The clock runs on from the fake time: half a minute of slack.
+        out = self.ok("list", faketime="2026-11-21 13:59:30")
+        self.assertRegex(out, r"\nsoon +every 1h +in 4m +- +active +true\n")
+        self.assertIn("in 13h", out)
+        out = self.ok("list", "--absolute", faketime=NOW)
+        self.assertRegex(out, r"\nsoon +every 1h +2026-11-21T14:04:00Z +- ")
+
+    def test_past_times_read_ago(self):
+        self.add_tasks()
+        self.assertIn("1h56m ago", self.ok("list", faketime="2026-11-21 16:00:00"))
+
+    def test_not_a_terminal_no_width_nothing_cut_and_no_colour(self):
+        self.add_tasks()
+        self.add_failed_and_disabled()
+        out = self.ok("list", faketime=NOW)
+        self.assertIn(LONG_COMMAND, out)
+        self.assertNotIn(ESCAPE, out)
+        self.assertNotIn("…", out)
+
+    def test_columns_cuts_the_command_first_then_drops_columns(self):
+        self.add_tasks()
+        self.env["COLUMNS"] = "100"
+        out = self.ok("list", faketime=NOW)
+        lines = out.splitlines()
+        self.assertTrue(all(len(line) <= 100 for line in lines), out)
+        self.assertEqual(lines[0].split(), ["NAME", "SCHEDULE", "NEXT", "LAST", "STATE", "COMMAND"])
+        self.assertIn("echo word0 word1", out)
+        self.assertTrue(lines[2].endswith("…"), lines[2])
+        self.env["COLUMNS"] = "40"
+        out = self.ok("list", faketime=NOW)
+        self.assertEqual(out.splitlines()[0].split(), ["NAME", "NEXT", "STATE"])
+        self.assertTrue(all(len(line) <= 40 for line in out.splitlines()), out)
+
+    def test_control_characters_stay_on_one_line(self):
+        self.add("lines", "--every", "1h", "--shell", "--", "printf 'a\\n'\necho b", faketime=NOW)
+        out = self.ok("list", faketime=NOW)
+        self.assertEqual(len(out.splitlines()), 2, out)
+        self.assertIn("printf 'a\\n'\\necho b", out)
+
+    def test_a_terminal_gets_colour_and_its_width(self):
+        self.add_tasks()
+        self.add_failed_and_disabled()
+        out = self.list_on_a_terminal(70)
+        self.assertIn(ESCAPE + "31mfailed" + ESCAPE + "0m", out)
+        self.assertIn(ESCAPE + "33mdisabled" + ESCAPE + "0m", out)
+        self.assertIn(ESCAPE + "32msucceeded" + ESCAPE + "0m", out)
+        plain = out.replace(ESCAPE + "0m", "")
+        for code in ("31m", "32m", "33m", "36m"):
+            plain = plain.replace(ESCAPE + code, "")
+        self.assertTrue(all(len(line) <= 70 for line in plain.splitlines()), plain)
+        self.assertNotIn(LONG_COMMAND, plain)
+
+    def test_no_color_turns_colour_off_on_a_terminal(self):
+        self.add_failed_and_disabled()
+        out = self.list_on_a_terminal(200, dict(self.env, NO_COLOR="1"))
+        self.assertIn("failed", out)
+        self.assertNotIn(ESCAPE, out)
+
+
+class JsonEverywhereTest(TaskdTestCase):
+    """Every command that prints data prints JSON with --json."""
+
+    def test_every_data_command_prints_json(self):
+        self.env["TZ"] = "UTC"
+        self.assertEqual(self.json_of("add", "tick", "--every", "1h", "--phase", "0", "--", "true",
+                                      faketime=NOW)["name"], "tick")
+        self.assertEqual(self.json_of("run-once", faketime="2026-11-21 15:00:01")[0]["status"], "succeeded")
+        commands = [
+            ("list",),
+            ("show", "tick"),
+            ("history",),
+            ("logs", "tick"),
+            ("preview", "tick"),
+            ("forecast",),
+        ]
+        for args in commands:
+            with self.subTest(args=args):
+                self.assertIsNotNone(self.json_of(*args, faketime="2026-11-21 15:00:02"))
+        report = self.json_of("import-crontab", "-", input="@daily date\n", faketime=NOW)
+        self.assertEqual(report["tasks"][0]["name"], "date")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Builds the .deb with CPack from BUILD_DIR, unpacks it into a temporary root
+# with dpkg-deb -x, and checks what it installs: the packaged taskd runs and
+# prints VERSION, the man page renders, the completion is valid bash.
+set -eu
+build_dir=$1
+version=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+(cd "$build_dir" && cpack -G DEB -B "$work/out" >"$work/cpack.log") || { cat "$work/cpack.log"; exit 1; }
+deb=$(find "$work/out" -maxdepth 1 -name 'taskd_*.deb')
+[ -n "$deb" ] || { echo "cpack made no taskd_*.deb"; ls "$work/out"; exit 1; }
+dpkg-deb -x "$deb" "$work/root"
+
+root=$work/root/usr
+[ "$("$root/bin/taskd" --version)" = "taskd $version" ] || { echo "wrong --version: $("$root/bin/taskd" --version)"; exit 1; }
+[ -f "$root/share/man/man1/taskd.1" ] || { echo "no man page in the package"; exit 1; }
+bash -n "$root/share/bash-completion/completions/taskd"
+depends=$(dpkg-deb -f "$deb" Depends)
+case $depends in
+  *libsqlite3*) ;;
+  *) echo "Depends lacks libsqlite3: $depends"; exit 1 ;;
+esac
+echo "ok: $(basename "$deb"), Depends: $depends"
