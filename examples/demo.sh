@@ -17,6 +17,9 @@ t add counter --every 5s --start-now --shell -- \
 t add flaky  --every 5s --start-now --retry 0s,5s --shell -- 'echo "cannot reach example.invalid" >&2; exit 1'
 t add slow   --every 10s --start-now --timeout 2s --kill-grace 1s -- sleep 30
 t add broken --every 5s --start-now --shell -- 'echo "Provided URL is invalid: https://example.com/broken" > "$TASKD_STATUS"; exit 78'
+t add report --every 1d --group reports -- echo "report on demand"
+t group set reports --concurrency 1
+t trigger report
 echo
 t list
 echo
