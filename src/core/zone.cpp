@@ -3,6 +3,13 @@
 #include <fmt/format.h>
 
 namespace taskd::core {
+namespace {
+
+// The Gregorian calendar repeats every 400 years: a schedule whose next wall
+// time lies further away has none.
+constexpr std::chrono::days search_horizon{400 * 366};
+
+}  // namespace
 
 Result<Zone> find_zone(std::string_view name) {
   try {
@@ -47,6 +54,32 @@ LocalInstants resolve_local(Zone zone, LocalTime local) {
     case date::local_info::ambiguous: return {LocalKind::repeated, instant(info.first), instant(info.second)};
   }
   return {LocalKind::unique, instant(info.first), instant(info.first)};
+}
+
+std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall) {
+  // Within one offset period wall time and instants advance together.
+  auto instant = std::chrono::floor<std::chrono::seconds>(t) + std::chrono::seconds{1};
+  for (const auto horizon = instant + search_horizon; instant < horizon;) {
+    const auto period = zone->get_info(instant);
+    auto wall = next_wall(LocalTime{(instant + period.offset).time_since_epoch()});
+    if (!wall) return std::nullopt;
+    const auto run = date::sys_seconds{wall->time_since_epoch() - period.offset};
+    if (run < period.end) return run;
+    instant = period.end;
+  }
+  return std::nullopt;
+}
+
+std::optional<Time> next_fixed_time(Zone zone, Time t, const NextWallTime& next_wall) {
+  // The runs never decrease as the wall time grows, so the first one after
+  // `t` belongs to the first named wall time whose run is after `t`.
+  auto wall = to_local(zone, t);
+  while (auto next = next_wall(wall + std::chrono::seconds{1})) {
+    const Time run = resolve_local(zone, *next).first;
+    if (run > t) return run;
+    wall = *next;
+  }
+  return std::nullopt;
 }
 
 }  // namespace taskd::core

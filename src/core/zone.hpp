@@ -3,6 +3,8 @@
 // three cases a wall-clock time can be in: it names one instant, none (it
 // falls in a DST gap), or two (it falls in a repeated hour).
 #include <date/tz.h>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -41,5 +43,19 @@ struct LocalInstants {
 
 // The instants a wall-clock time names in `zone`.
 LocalInstants resolve_local(Zone zone, LocalTime local);
+
+// The first wall-clock time at or after the given one that a schedule names;
+// none when it names no more.
+using NextWallTime = std::function<std::optional<LocalTime>(LocalTime)>;
+
+// The first instant strictly after `t` at which a schedule that follows the
+// clock runs: every instant whose wall-clock time it names, so a wall time
+// the clock skips never comes and one the clock shows twice comes twice.
+std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall);
+
+// The first instant strictly after `t` at which a fixed-time schedule runs:
+// once per wall time it names, at the end of the gap when the clock skips it,
+// at its first instant when the clock shows it twice.
+std::optional<Time> next_fixed_time(Zone zone, Time t, const NextWallTime& next_wall);
 
 }  // namespace taskd::core
