@@ -2,6 +2,11 @@
 // Time zones (IANA names, from the system's tzdata through date-tz) and the
 // three cases a wall-clock time can be in: it names one instant, none (it
 // falls in a DST gap), or two (it falls in a repeated hour).
+//
+// date-tz reads the transitions a TZif file lists (up to 2037 in Debian's)
+// but not the POSIX TZ rule at the file's end that tells the later ones, so
+// after the last listed transition it would keep one offset forever. A zone
+// here reads that rule too and follows it from there on.
 #include <date/tz.h>
 #include <functional>
 #include <optional>
@@ -9,15 +14,23 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/posix_tz.hpp"
 #include "core/time.hpp"
 
 namespace taskd::core {
 
-using Zone = const date::time_zone*;
+struct TimeZone;
+// Zones live as long as the program; a Zone is a handle to one.
+using Zone = const TimeZone*;
 using LocalTime = date::local_seconds;
 
-// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone.
+// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone. The
+// first look-up of a zone reads its TZif file (for the rule after the listed
+// transitions); later ones do not.
 Result<Zone> find_zone(std::string_view name);
+
+// The UTC offset in force at `t`, and the span it holds for.
+OffsetPeriod offset_period(Zone zone, std::chrono::sys_seconds t);
 
 // The zone's name as the user would write it back.
 std::string zone_name(Zone zone);
