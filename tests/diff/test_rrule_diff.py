@@ -21,7 +21,7 @@ computes wrongly (see the checks in src/core/rrule.cpp), so these are left out:
   -1, -52, -53), and negative weeks with a WKST other than MO;
 - BYYEARDAY with BYMONTH or BYMONTHDAY; FREQ=YEARLY with BYMONTHDAY and a
   numbered BYDAY but no BYMONTH;
-- with BYxxx parts, a sub-daily INTERVAL that does not divide the next unit;
+- with BYxxx parts, a sub-daily INTERVAL that does not divide a day;
 - FREQ=DAILY;INTERVAL>1 with a negative BYMONTHDAY.
 Left out for dateutil's sake:
 - BYDAY mixing numbered and plain weekdays (BYDAY=1MO,FR): dateutil keeps only
@@ -57,8 +57,10 @@ WEEKDAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 # Seconds in a period (roughly, for MONTHLY and YEARLY): only used to place starts and UNTIL.
 PERIOD = {"SECONDLY": 1, "MINUTELY": 60, "HOURLY": 3600, "DAILY": 86400, "WEEKLY": 7 * 86400,
           "MONTHLY": 30 * 86400, "YEARLY": 365 * 86400}
-# With BYxxx parts, taskd wants a sub-daily INTERVAL that divides the next unit.
-DIVISORS = {"SECONDLY": [1, 2, 3, 5, 10, 15, 20, 30], "MINUTELY": [1, 2, 4, 5, 6, 12, 15, 30],
+# With BYxxx parts, taskd wants a sub-daily INTERVAL that divides a day: some
+# that divide the next unit as well, some that do not.
+DIVISORS = {"SECONDLY": [1, 2, 3, 5, 10, 15, 20, 30, 8, 9, 16, 25, 27, 45, 48, 64, 75, 96, 120, 675],
+            "MINUTELY": [1, 2, 4, 5, 6, 12, 15, 30, 8, 9, 16, 18, 24, 32, 36, 45, 48, 72, 90, 96],
             "HOURLY": [1, 2, 3, 4, 6, 8, 12]}
 
 
@@ -204,22 +206,22 @@ def split_until(rule):
 def dateutil_occurrences(rule, dtstart, zone_name, start, horizon=END_OF_LAST_YEAR):
     zone = ZoneInfo(zone_name)
     rule, wall_until, utc_until = split_until(rule)
-    try:
-        # UNTIL (with COUNT as well: deprecated, but it works) stops dateutil's search for rules that never occur.
-        occurrences = rrulestr(rule, dtstart=dtstart).replace(until=min(wall_until or horizon, horizon))
-    except ValueError:  # "byxxx generates an empty set": the INTERVAL never reaches BYHOUR
-        return []
     # Wall times before `start`'s own (less a DST shift) name instants before it.
     local_floor = start.astimezone(zone).replace(tzinfo=None) - timedelta(hours=3)
     found = []
-    for local in occurrences.xafter(local_floor, inc=True):
-        instant = to_utc(local, zone)
-        if utc_until and instant > utc_until:
-            break
-        if instant > start and (not found or instant > found[-1]):
-            found.append(instant)
-            if len(found) == OCCURRENCES:
+    try:
+        # UNTIL (with COUNT as well: deprecated, but it works) stops dateutil's search for rules that never occur.
+        occurrences = rrulestr(rule, dtstart=dtstart).replace(until=min(wall_until or horizon, horizon))
+        for local in occurrences.xafter(local_floor, inc=True):
+            instant = to_utc(local, zone)
+            if utc_until and instant > utc_until:
                 break
+            if instant > start and (not found or instant > found[-1]):
+                found.append(instant)
+                if len(found) == OCCURRENCES:
+                    break
+    except ValueError:  # "byxxx generates an empty set" (at once or when walked): the INTERVAL never reaches BYHOUR
+        return []
     return [rfc3339(instant) for instant in found]
 
 
