@@ -503,8 +503,7 @@ struct PeriodStep {
 
 PeriodStep period_step(const RuleParts& parts, LocalTime dtstart) {
   auto freq = *parts.freq;
-  const auto& level = time_level_of(freq);
-  if (!is_sub_daily(freq) || by_part_count(parts) == 0 || level.values % parts.interval == 0) return {};
+  if (!is_sub_daily(freq) || by_part_count(parts) == 0 || time_level_of(freq).values % parts.interval == 0) return {};
   auto time_of_day = dtstart - date::floor<date::days>(dtstart);
   return {time_of_day - time_of_day % unit_of(freq), unit_of(freq), parts.interval};
 }
