@@ -193,7 +193,8 @@ std::string relative_time(const std::optional<core::Time>& time, core::Time now)
 std::string describe_schedule(const core::TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case core::ScheduleKind::every:
-      return fmt::format("every {}{}", definition.schedule_spec, definition.after_finish ? " after finish" : "");
+      return fmt::format("every {}{}{}", definition.schedule_spec, definition.after_finish ? " after finish" : "",
+                         definition.tz.empty() ? "" : fmt::format(" ({})", definition.tz));
     case core::ScheduleKind::cron: return fmt::format("cron {} ({})", definition.schedule_spec, definition.tz);
     case core::ScheduleKind::rrule:
       return fmt::format("rrule {} from {} ({})", definition.schedule_spec,

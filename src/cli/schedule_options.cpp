@@ -13,6 +13,13 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
+Result<void> apply_zone(const std::string& tz, core::TaskDefinition& d) {
+  auto zone = core::find_zone(tz);
+  if (!zone) return fail(ErrorKind::bad_input, "--tz: " + zone.error().message);
+  d.tz = core::zone_name(*zone);
+  return {};
+}
+
 Result<void> apply_every(const ScheduleOptions& options, core::TaskDefinition& d) {
   auto interval = core::parse_duration(options.every);
   if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
@@ -26,14 +33,14 @@ Result<void> apply_every(const ScheduleOptions& options, core::TaskDefinition& d
     return fail(ErrorKind::bad_input,
                 fmt::format("--phase {} must be shorter than the interval {}", options.phase, options.every));
   d.phase = *phase ? **phase : core::default_phase(d.name, *interval);
-  return {};
-}
-
-Result<void> apply_zone(const ScheduleOptions& options, core::TaskDefinition& d) {
-  auto zone = core::find_zone(options.tz.empty() ? default_zone_name() : options.tz);
-  if (!zone) return fail(ErrorKind::bad_input, "--tz: " + zone.error().message);
-  d.tz = core::zone_name(*zone);
-  return {};
+  if (options.tz.empty()) return {};
+  if (!core::fits_wall_clock(*interval))
+    return fail(ErrorKind::bad_input,
+                fmt::format("--every {} --tz {}: on a wall clock the interval must divide a day (30m, 1h, 6h) or be "
+                            "whole days (1d, 7d), or its slots fall at other times each day; leave out --tz to count "
+                            "it in UTC from the Unix epoch",
+                            options.every, options.tz));
+  return apply_zone(options.tz, d);
 }
 
 // DTSTART: as given, or the start of today in the task's zone.
@@ -55,14 +62,14 @@ Result<void> check_combinations(const ScheduleOptions& options) {
   if (kinds != 1) return fail(ErrorKind::usage, "give exactly one schedule: --every DUR, --cron EXPR or --rrule RULE");
   if (options.every.empty() && (!options.phase.empty() || options.after_finish))
     return fail(ErrorKind::usage, "--phase and --after-finish go with --every");
-  if (!options.every.empty() && !options.tz.empty())
-    return fail(ErrorKind::usage, "--tz goes with --cron or --rrule (--every counts in UTC)");
+  if (options.after_finish && !options.tz.empty())
+    return fail(ErrorKind::usage, "--tz does not go with --after-finish (a fixed delay has no slots to align)");
   if (options.rrule.empty() && !options.dtstart.empty()) return fail(ErrorKind::usage, "--dtstart goes with --rrule");
   return {};
 }
 
 Result<void> apply_wall_clock(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
-  if (auto zoned = apply_zone(options, d); !zoned) return zoned;
+  if (auto zoned = apply_zone(options.tz.empty() ? default_zone_name() : options.tz, d); !zoned) return zoned;
   d.schedule_kind = options.cron.empty() ? core::ScheduleKind::rrule : core::ScheduleKind::cron;
   d.schedule_spec = options.cron.empty() ? options.rrule : options.cron;
   if (options.rrule.empty()) return {};
@@ -89,9 +96,9 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
   command.add_option("--every", options.every, "Run every DUR (fixed rate), e.g. 30s, 5m, 1h30m, 1d");
   command.add_option("--cron", options.cron, "Run on a cron expression, e.g. '*/15 * * * *' (wall clock in --tz)");
   command.add_option("--rrule", options.rrule, "Run on an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO' (in --tz)");
-  command.add_option("--phase", options.phase, "--every: offset of the slots in the interval (default: name hash)");
+  command.add_option("--phase", options.phase, "--every: offset of the slots in the interval, from the epoch in UTC or --tz (default: name hash)");
   command.add_flag("--after-finish", options.after_finish, "--every: fixed delay after the previous run finished");
-  command.add_option("--tz", options.tz, "Time zone of --cron and --rrule (default: $TZ, else the system's)");
+  command.add_option("--tz", options.tz, "Time zone of --cron and --rrule (default: $TZ, else the system's); with --every, align to its wall clock");
   command.add_option("--dtstart", options.dtstart, "--rrule: DTSTART as wall time in --tz (default: today 00:00)");
   command.add_option("--jitter", options.jitter, "Start each run a stable random delay in [0, DUR) after its slot");
 }

@@ -396,36 +396,6 @@ std::optional<LocalTime> next_wall_time(const CronSpec& spec, LocalTime from) {
   return std::nullopt;
 }
 
-// A job that follows the clock runs at every instant whose wall-clock time
-// matches: a wall time the clock skips never comes, one it shows twice comes
-// twice. Within one offset period wall time and instants advance together.
-std::optional<Time> next_following_clock(const CronSpec& spec, Zone zone, Time t) {
-  auto instant = std::chrono::floor<seconds>(t) + seconds{1};
-  for (const auto horizon = instant + search_horizon; instant < horizon;) {
-    const auto period = zone->get_info(instant);
-    auto wall = next_wall_time(spec, LocalTime{(instant + period.offset).time_since_epoch()});
-    if (!wall) return std::nullopt;
-    const auto run = date::sys_seconds{wall->time_since_epoch() - period.offset};
-    if (run < period.end) return run;
-    instant = period.end;
-  }
-  return std::nullopt;
-}
-
-// A fixed-time job runs once per matching wall time: at the end of the gap
-// when the clock skips it, at its first instant when the clock shows it
-// twice. These runs never decrease as the wall time grows, so the first one
-// after `t` belongs to the first matching wall time whose run is after `t`.
-std::optional<Time> next_fixed_time(const CronSpec& spec, Zone zone, Time t) {
-  auto wall = to_local(zone, t);
-  while (auto next = next_wall_time(spec, wall + seconds{1})) {
-    const Time run = resolve_local(zone, *next).first;
-    if (run > t) return run;
-    wall = *next;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name) {
@@ -437,7 +407,8 @@ Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_n
 }
 
 std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t) {
-  return spec.hour_follows_clock ? next_following_clock(spec, zone, t) : next_fixed_time(spec, zone, t);
+  auto next_wall = [&spec](LocalTime from) { return next_wall_time(spec, from); };
+  return spec.hour_follows_clock ? next_following_clock(zone, t, next_wall) : next_fixed_time(zone, t, next_wall);
 }
 
 }  // namespace taskd::core

@@ -383,14 +383,21 @@ Result<void> check_day_combinations(const RuleParts& parts) {
   return {};
 }
 
+constexpr std::array<seconds, 3> time_units{seconds{1}, minutes{1}, hours{1}};
+
+seconds unit_of(Freq freq) { return time_units[static_cast<std::size_t>(freq)]; }
+
 // Below a day libical ignores or misplaces INTERVAL next to BYxxx parts; taskd
-// folds it into a list instead (fold_interval_into_list), which needs an
-// INTERVAL that divides the next larger unit.
+// applies it itself to the times of each day (fold_interval_into_list,
+// PeriodStep), which needs the same times every day: INTERVAL units must
+// divide a day.
 Result<void> check_sub_daily_interval(const RuleParts& parts) {
   auto freq = *parts.freq;
-  if (is_sub_daily(freq) && by_part_count(parts) > 0 && time_level_of(freq).values % parts.interval != 0) {
-    return unsupported(fmt::format("FREQ={} with BYxxx parts and an INTERVAL that does not divide {}", name_of(freq),
-                                   time_level_of(freq).values));
+  if (is_sub_daily(freq) && by_part_count(parts) > 0 && date::days{1} % (unit_of(freq) * parts.interval) != seconds{0}) {
+    return unsupported(fmt::format("FREQ={} with BYxxx parts and an INTERVAL that does not divide a day ({} {}s; "
+                                   "INTERVAL={})",
+                                   name_of(freq), date::days{1} / unit_of(freq), time_level_of(freq).unit,
+                                   parts.interval));
   }
   return {};
 }
@@ -433,11 +440,17 @@ std::vector<int> all_values(int from, int to) {
 }
 
 // Every Nth hour from DTSTART, N dividing 24, is the same as listing those
-// hours; the same holds for minutes and seconds.
+// hours; the same holds for minutes and seconds. Any other N is left to
+// PeriodStep, over all the level's values unless the rule lists some.
 Result<void> fold_interval_into_list(RuleParts& parts, LocalTime dtstart) {
   auto level_index = static_cast<std::size_t>(*parts.freq);
   const auto& level = time_levels[level_index];
   auto& list = parts.*level.list;
+  if (level.values % parts.interval != 0) {
+    if (list.empty()) list = all_values(0, level.values - 1);
+    parts.interval = 1;
+    return {};
+  }
   std::vector<int> reached;
   for (int value = time_fields(dtstart)[level_index] % parts.interval; value < level.values; value += parts.interval) {
     if (list.empty() || std::ranges::find(list, value) != list.end()) reached.push_back(value);
@@ -470,6 +483,29 @@ WeekStep week_step(const RuleParts& parts, LocalTime dtstart) {
       static_cast<std::size_t>(std::ranges::find(weekday_names, parts.week_start) - weekday_names.begin());
   auto days_into_week = static_cast<int>((weekday_index(dtstart) + 7 - week_start) % 7);
   return {date::floor<date::days>(dtstart) - date::days{days_into_week}, parts.interval};
+}
+
+// Every Nth second, minute or hour counted from DTSTART's, for an N that does
+// not divide the next larger unit (but N units divide a day): which times of
+// day are on the step is the same every day.
+struct PeriodStep {
+  seconds first_period;  // DTSTART's time of day, down to the unit
+  seconds unit{1};
+  int every = 1;
+
+  bool includes(seconds time_of_day) const {
+    if (every == 1) return true;
+    auto elapsed = (time_of_day - first_period).count();
+    auto periods = elapsed / unit.count() - (elapsed % unit.count() < 0 ? 1 : 0);
+    return periods % every == 0;
+  }
+};
+
+PeriodStep period_step(const RuleParts& parts, LocalTime dtstart) {
+  auto freq = *parts.freq;
+  if (!is_sub_daily(freq) || by_part_count(parts) == 0 || time_level_of(freq).values % parts.interval == 0) return {};
+  auto time_of_day = dtstart - date::floor<date::days>(dtstart);
+  return {time_of_day - time_of_day % unit_of(freq), unit_of(freq), parts.interval};
 }
 
 // Turns the rule into "these days, at these times of day", which every rule
@@ -563,16 +599,27 @@ auto without_stale_errors(Call call) {
 struct DayPlan {
   icalrecurrencetype days;  // one occurrence a day, at 00:00
   WeekStep weeks;
+  PeriodStep periods;
   TimesOfDay times;
   std::optional<int> count;
 };
 
+Result<void> check_step_reaches_a_time(const PeriodStep& periods, const TimesOfDay& times) {
+  for (std::size_t index = 0; index < times.size(); ++index) {
+    if (periods.includes(times.at(index))) return {};
+  }
+  return problem(fmt::format("produces no occurrence: INTERVAL={} from DTSTART never reaches the times it lists",
+                             periods.every));
+}
+
 Result<DayPlan> to_day_plan(RuleParts parts, LocalTime dtstart) {
   auto weeks = week_step(parts, dtstart);
+  auto periods = period_step(parts, dtstart);
   if (auto lifted = lift_to_days(parts, dtstart); !lifted) return std::unexpected(lifted.error());
   spell_out_yearly_months(parts);
   sort_lists(parts);
-  DayPlan plan{{}, weeks, times_of_day(parts, dtstart), parts.count};
+  DayPlan plan{{}, weeks, periods, times_of_day(parts, dtstart), parts.count};
+  if (auto reached = check_step_reaches_a_time(periods, plan.times); !reached) return std::unexpected(reached.error());
   // COUNT and UNTIL stay with taskd too: COUNT counts times, not days, and a
   // UTC UNTIL is an instant, which libical's floating times cannot compare with.
   for (const auto& level : time_levels) (parts.*level.list).clear();
@@ -606,9 +653,7 @@ Result<CompiledRule> compile(std::string_view rule, LocalTime dtstart) {
   }
   if (auto checked = check_dtstart(dtstart); !checked) return std::unexpected(checked.error());
   if (is_sub_daily(*parts->freq) && by_part_count(*parts) == 0) {
-    constexpr std::array<seconds, 3> units{seconds{1}, minutes{1}, hours{1}};
-    return CompiledRule{*parts,
-                        Progression{units[static_cast<std::size_t>(*parts->freq)] * parts->interval, parts->count}};
+    return CompiledRule{*parts, Progression{unit_of(*parts->freq) * parts->interval, parts->count}};
   }
   auto plan = to_day_plan(*parts, dtstart);
   if (!plan) return std::unexpected(plan.error());
@@ -665,6 +710,7 @@ using IteratorPtr = std::unique_ptr<icalrecur_iterator, IteratorFree>;
 struct DayPlanWalk {
   IteratorPtr days;
   WeekStep weeks;
+  PeriodStep periods;
   TimesOfDay times;
   LocalTime dtstart;
   std::optional<std::int64_t> remaining;  // of COUNT
@@ -681,23 +727,32 @@ struct DayPlanWalk {
   void skip_to(LocalTime from) {
     while (!count_is_spent() && load_time()) {
       auto first = std::max(next_time, times.first_at_or_after(from - *day));
-      if (remaining) *remaining -= static_cast<std::int64_t>(first - next_time);
+      if (remaining) *remaining -= occurrences_between(next_time, first);
       next_time = first;
       if (next_time < times.size()) return;
     }
   }
 
+  std::int64_t occurrences_between(std::size_t from_index, std::size_t to_index) const {
+    if (periods.every == 1) return static_cast<std::int64_t>(to_index - from_index);
+    std::int64_t on_step = 0;
+    for (auto index = from_index; index < to_index; ++index) on_step += periods.includes(times.at(index)) ? 1 : 0;
+    return on_step;
+  }
+
   bool count_is_spent() const { return remaining && *remaining <= 0; }
 
-  // Moves on to the next day with times left at or after DTSTART, if needed.
+  // Moves on to the next time on the step, on the next day with times left at
+  // or after DTSTART if needed.
   bool load_time() {
-    while (!day || next_time == times.size()) {
+    for (;;) {
+      while (day && next_time < times.size() && !periods.includes(times.at(next_time))) ++next_time;
+      if (day && next_time < times.size()) return true;
       auto occurrence = without_stale_errors([&] { return icalrecur_iterator_next(days.get()); });
       if (icaltime_is_null_time(occurrence)) return false;
       day = day_of(occurrence);
       next_time = weeks.includes(*day) ? times.first_at_or_after(dtstart - *day) : times.size();
     }
-    return true;
   }
 };
 
@@ -712,7 +767,7 @@ std::optional<DayPlanWalk> start_day_plan(const DayPlan& plan, LocalTime dtstart
       !without_stale_errors([&] { return icalrecur_iterator_set_start(days.get(), to_ical(from_day)); })) {
     return std::nullopt;
   }
-  DayPlanWalk walk{std::move(days), plan.weeks, plan.times, dtstart, plan.count, std::nullopt, 0};
+  DayPlanWalk walk{std::move(days), plan.weeks, plan.periods, plan.times, dtstart, plan.count, std::nullopt, 0};
   walk.skip_to(from);
   return walk;
 }

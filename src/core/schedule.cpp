@@ -23,6 +23,32 @@ std::int64_t slot_index_at_or_before(const Every& every, Time t) {
 
 Time slot_time(const Every& every, std::int64_t index) { return Time{every.phase} + index * every.interval; }
 
+// The first wall-clock slot at or after `from` of a grid on a zone's clock.
+LocalTime next_wall_slot(const Every& every, LocalTime from) {
+  const auto step = every.interval.count();
+  const auto offset = (from - LocalTime{every.phase}).count();
+  auto index = offset / step;
+  if (offset % step != 0 && offset > 0) ++index;
+  return LocalTime{every.phase} + index * every.interval;
+}
+
+std::optional<Time> next_slot_on_wall_clock(const Every& every, Zone zone, Time t) {
+  auto next_wall = [&every](LocalTime from) -> std::optional<LocalTime> { return next_wall_slot(every, from); };
+  return every.interval < std::chrono::days{1} ? next_following_clock(zone, t, next_wall)
+                                               : next_fixed_time(zone, t, next_wall);
+}
+
+std::optional<Time> next_fixed_rate_slot(const Every& every, Time t) {
+  if (every.zone) return next_slot_on_wall_clock(every, *every.zone, t);
+  return slot_time(every, slot_index_at_or_before(every, t) + 1);
+}
+
+// A fixed-rate grid on UTC, counted rather than walked.
+const Every* utc_grid(const Schedule& schedule) {
+  const auto* every = std::get_if<Every>(&schedule);
+  return every && !every->zone ? every : nullptr;
+}
+
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
@@ -44,9 +70,7 @@ std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time 
 
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
   return std::visit(Overloaded{
-                        [&](const Every& every) -> std::optional<Time> {
-                          return slot_time(every, slot_index_at_or_before(every, t) + 1);
-                        },
+                        [&](const Every& every) { return next_fixed_rate_slot(every, t); },
                         [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t); },
                         [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t); },
                         [](const Manual&) -> std::optional<Time> { return std::nullopt; },
@@ -65,7 +89,7 @@ std::optional<Time> SlotCursor::next() {
 }
 
 std::optional<Time> last_slot_at_or_before(const Schedule& schedule, Time t) {
-  if (const auto* every = std::get_if<Every>(&schedule)) return slot_time(*every, slot_index_at_or_before(*every, t));
+  if (const auto* every = utc_grid(schedule)) return slot_time(*every, slot_index_at_or_before(*every, t));
   // Look back over widening windows: dense schedules answer from the first.
   constexpr std::array<Seconds, 5> windows{1h, 24h, 32 * 24h, 366 * 24h, 8 * 366 * 24h};
   for (auto window : windows) {
@@ -77,7 +101,7 @@ std::optional<Time> last_slot_at_or_before(const Schedule& schedule, Time t) {
 SlotSpan slots_between(const Schedule& schedule, Time after, Time until) {
   SlotSpan span;
   if (until <= after) return span;
-  if (const auto* every = std::get_if<Every>(&schedule)) {
+  if (const auto* every = utc_grid(schedule)) {
     span.count = slot_index_at_or_before(*every, until) - slot_index_at_or_before(*every, after);
     span.first = slot_time(*every, slot_index_at_or_before(*every, after) + 1);
     span.last = slot_time(*every, slot_index_at_or_before(*every, until));
@@ -105,6 +129,11 @@ std::optional<Seconds> interval_around(const Schedule& schedule, Time t) {
   auto to = next_slot_after(schedule, *from);
   if (!to) return std::nullopt;
   return std::chrono::floor<Seconds>(*to - *from);
+}
+
+bool fits_wall_clock(Seconds interval) {
+  constexpr Seconds day = std::chrono::days{1};
+  return interval.count() > 0 && (day % interval == Seconds{0} || interval % day == Seconds{0});
 }
 
 bool has_slot_grid(const Schedule& schedule) {

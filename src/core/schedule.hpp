@@ -14,14 +14,23 @@
 
 namespace taskd::core {
 
-// Fixed rate: slots at phase + k * interval after the Unix epoch. With
-// `after_finish` it is a fixed delay instead: the next run is `interval`
-// after the previous one finished, and there is no grid of slots.
+// Fixed rate: slots at phase + k * interval after the Unix epoch. With a
+// zone the slots are wall-clock times there instead, phase + k * interval
+// after 1970-01-01 00:00 on that clock; an interval shorter than a day then
+// follows the clock at DST changes, a longer one is a fixed time (as cron's
+// jobs are). With `after_finish` it is a fixed delay: the next run is
+// `interval` after the previous one finished, and there is no grid of slots.
 struct Every {
   Seconds interval;
   Seconds phase;
   bool after_finish = false;
+  std::optional<Zone> zone = std::nullopt;
 };
+
+// Whether fixed-rate slots of this interval can be aligned to a wall clock:
+// the interval divides a day, or is whole days. Any other interval would fall
+// at other times of day each day, with nothing to align to.
+bool fits_wall_clock(Seconds interval);
 
 // A cron expression on the wall clock of a zone.
 struct Cron {

@@ -97,7 +97,10 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
       auto interval = parse_duration(definition.schedule_spec);
       if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
       if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
-      return Every{*interval, definition.phase, definition.after_finish};
+      if (definition.tz.empty()) return Every{*interval, definition.phase, definition.after_finish};
+      auto zone = find_zone(definition.tz);
+      if (!zone) return std::unexpected(zone.error());
+      return Every{*interval, definition.phase, definition.after_finish, *zone};
     }
     case ScheduleKind::cron: {
       auto zone = find_zone(definition.tz);

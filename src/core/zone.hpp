@@ -2,20 +2,35 @@
 // Time zones (IANA names, from the system's tzdata through date-tz) and the
 // three cases a wall-clock time can be in: it names one instant, none (it
 // falls in a DST gap), or two (it falls in a repeated hour).
+//
+// date-tz reads the transitions a TZif file lists (up to 2037 in Debian's)
+// but not the POSIX TZ rule at the file's end that tells the later ones, so
+// after the last listed transition it would keep one offset forever. A zone
+// here reads that rule too and follows it from there on.
 #include <date/tz.h>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/posix_tz.hpp"
 #include "core/time.hpp"
 
 namespace taskd::core {
 
-using Zone = const date::time_zone*;
+struct TimeZone;
+// Zones live as long as the program; a Zone is a handle to one.
+using Zone = const TimeZone*;
 using LocalTime = date::local_seconds;
 
-// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone.
+// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone. The
+// first look-up of a zone reads its TZif file (for the rule after the listed
+// transitions); later ones do not.
 Result<Zone> find_zone(std::string_view name);
+
+// The UTC offset in force at `t`, and the span it holds for.
+OffsetPeriod offset_period(Zone zone, std::chrono::sys_seconds t);
 
 // The zone's name as the user would write it back.
 std::string zone_name(Zone zone);
@@ -41,5 +56,19 @@ struct LocalInstants {
 
 // The instants a wall-clock time names in `zone`.
 LocalInstants resolve_local(Zone zone, LocalTime local);
+
+// The first wall-clock time at or after the given one that a schedule names;
+// none when it names no more.
+using NextWallTime = std::function<std::optional<LocalTime>(LocalTime)>;
+
+// The first instant strictly after `t` at which a schedule that follows the
+// clock runs: every instant whose wall-clock time it names, so a wall time
+// the clock skips never comes and one the clock shows twice comes twice.
+std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall);
+
+// The first instant strictly after `t` at which a fixed-time schedule runs:
+// once per wall time it names, at the end of the gap when the clock skips it,
+// at its first instant when the clock shows it twice.
+std::optional<Time> next_fixed_time(Zone zone, Time t, const NextWallTime& next_wall);
 
 }  // namespace taskd::core

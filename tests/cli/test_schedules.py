@@ -31,6 +31,30 @@ class ScheduleTest(TaskdTestCase):
                              "--count", "2")
         self.assertEqual(times, ["2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"])
 
+    def test_every_with_phase_0_runs_on_the_hour_of_its_zone(self):
+        self.add("hourly", "--every", "1h", "--phase", "0", "--tz", "Asia/Kolkata", "--", "true",
+                 faketime="2026-11-21 14:07:00")
+        task = self.task("hourly")
+        self.assertEqual(task["tz"], "Asia/Kolkata")
+        self.assertEqual(task["phase"], 0)
+        self.assertEqual(task["next_run_at"], "2026-11-21T14:30:00Z")  # 20:00 IST
+        self.assertIn("every 1h (Asia/Kolkata)", self.ok("show", "hourly"))
+        self.assertIn("every 1h (Asia/Kolkata)", self.ok("list"))
+        self.assertEqual(self.preview("--every", "6h", "--phase", "15m", "--tz", "Europe/Berlin",
+                                      "--from", "2026-11-21T00:00:00Z", "--count", "2"),
+                         ["2026-11-21T05:15:00Z", "2026-11-21T11:15:00Z"])  # 06:15 and 12:15 CET
+
+    def test_preview_agrees_with_the_scheduler_on_a_wall_clock_grid_across_dst(self):
+        # Every 6h at 02:00, 08:00... Berlin time: on 2026-03-29 02:00 does not exist.
+        self.add("sixhourly", "--every", "6h", "--phase", "2h", "--tz", "Europe/Berlin", "--", "true",
+                 faketime="2026-03-28 20:00:00")
+        planned = self.preview("sixhourly", "--count", "2", faketime="2026-03-28 20:00:00")
+        self.assertEqual(planned, ["2026-03-29T06:00:00Z", "2026-03-29T12:00:00Z"])
+        self.assertEqual(self.task("sixhourly")["next_run_at"], planned[0])
+        self.run_once(faketime="2026-03-29 06:00:01")
+        self.assertEqual([r["scheduled_at"] for r in self.history("sixhourly")], [planned[0]])
+        self.assertEqual(self.task("sixhourly")["next_run_at"], planned[1])
+
     def test_rrule_count_ends_the_schedule_and_show_says_so(self):
         self.add("twice", "--rrule", "FREQ=DAILY;COUNT=2", "--tz", "UTC", "--dtstart", "2026-11-21T15:00:00",
                  "--", "true", faketime="2026-11-21 14:00:00")
@@ -85,6 +109,7 @@ class ScheduleTest(TaskdTestCase):
             (["--rrule", "FREQ=SOMETIMES"], "FREQ"),
             (["--rrule", "FREQ=DAILY", "--dtstart", "yesterday"], "--dtstart"),
             (["--every", "1m", "--jitter", "1m"], "--jitter"),
+            (["--every", "7h", "--tz", "Europe/Berlin"], "--every 7h --tz Europe/Berlin"),
         ]
         for schedule, fragment in cases:
             with self.subTest(schedule=schedule):
@@ -95,7 +120,7 @@ class ScheduleTest(TaskdTestCase):
 
     def test_schedule_options_that_do_not_go_together_are_usage_errors(self):
         for schedule in (["--every", "1m", "--cron", "* * * * *"], ["--cron", "* * * * *", "--phase", "0"],
-                         ["--every", "1m", "--tz", "UTC"], ["--every", "1m", "--dtstart", "2026-01-01T00:00:00"]):
+                         ["--every", "1m", "--after-finish", "--tz", "UTC"], ["--every", "1m", "--dtstart", "2026-01-01T00:00:00"]):
             with self.subTest(schedule=schedule):
                 code, _, err = self.run_taskd("add", "x", *schedule, "--", "true")
                 self.assertEqual(code, 2, err)

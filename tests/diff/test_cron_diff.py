@@ -30,11 +30,10 @@ MIN_COMPARED = 2000
 SLOTS = 50
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Asia/Tokyo"]
 NEAR_A_CHANGE = timedelta(hours=3)
-# date-tz ignores the rule that TZif files give for the years after 2037 (their
-# footer), so taskd sees no DST then; zoneinfo applies it.
-LAST_YEAR_WITH_DST_DATA = 2036
+# Past 2037 the zones' DST changes come from the POSIX rule that closes each
+# TZif file, in taskd as in zoneinfo.
 FIRST_START = datetime(2000, 1, 1, tzinfo=timezone.utc)
-LAST_START = datetime(2030, 1, 1, tzinfo=timezone.utc)
+LAST_START = datetime(2100, 1, 1, tzinfo=timezone.utc)
 
 MONTHS = ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"]
 WEEKDAYS = ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"]
@@ -127,8 +126,6 @@ def croniter_skip_reason(expression):
 def timeline_skip_reason(zone, instants):
     if any(near_an_offset_change(zone, instant) for instant in instants):
         return "near a DST change"
-    if any(beyond_dst_data(zone, instant) for instant in instants):
-        return "after 2036"
     return None
 
 
@@ -150,10 +147,6 @@ def croniter_slots(expression, zone, start):
 def near_an_offset_change(zone, instant):
     before, after = instant - NEAR_A_CHANGE, instant + NEAR_A_CHANGE
     return before.astimezone(zone).utcoffset() != after.astimezone(zone).utcoffset()
-
-
-def beyond_dst_data(zone, instant):
-    return instant.year > LAST_YEAR_WITH_DST_DATA and zone.key not in ("UTC", "Asia/Kolkata", "Asia/Tokyo")
 
 
 def random_start(rng):

@@ -1,8 +1,9 @@
-// libFuzzer target for the schedule parsers: whatever the bytes, parsing gives
-// a value or an error and never crashes or hangs, and a cron expression that
-// parses gives strictly increasing slots, also across DST changes.
-// `make fuzz` builds it with AFL++'s GCC plugin (afl-g++-fast links its
-// libFuzzer-compatible driver) and fuzzes it for FUZZ_SECONDS; clang's own
+// libFuzzer-style target for the schedule parsers: whatever the bytes,
+// parsing gives a value or an error and never crashes or hangs, a cron
+// expression that parses gives strictly increasing slots, also across DST
+// changes, and a POSIX TZ rule that parses gives offset periods that hold the
+// instant asked about. `make fuzz` builds it with afl-g++ (stdin_driver.cpp
+// feeds it one input on stdin) and fuzzes it for FUZZ_SECONDS; clang's own
 // libFuzzer cannot be used while clang's <expected> lacks C++23 support.
 #include <chrono>
 #include <cstddef>
@@ -12,6 +13,7 @@
 
 #include "core/cron.hpp"
 #include "core/duration.hpp"
+#include "core/posix_tz.hpp"
 #include "core/rrule.hpp"
 
 using namespace taskd::core;
@@ -49,6 +51,16 @@ void check_cron(std::string_view text) {
   check_slots_increase(*spec, new_york, utc(2026, 11, 1, 5, 10));  // in the first pass of the repeated hour
 }
 
+void check_posix_tz(std::string_view text) {
+  auto tz = parse_posix_tz(text);
+  if (!tz) return;
+  for (auto t : {utc(1900, 1, 1, 0, 0), utc(2040, 3, 25, 1, 0), utc(2582, 12, 31, 23, 59)}) {
+    const auto instant = floor<seconds>(t);
+    const auto period = posix_tz_period(*tz, instant);
+    require(period.begin <= instant && instant < period.end);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -57,5 +69,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   parse_duration(text);
   check_cron(text);
   parse_rrule(text, LocalTime{date::local_days{date::year{2026} / 1 / 1} + hours{9}});
+  check_posix_tz(text);
   return 0;
 }

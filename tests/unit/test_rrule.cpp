@@ -135,6 +135,18 @@ TEST_CASE("rrule: FREQ=HOURLY;INTERVAL=2 with BYHOUR keeps only the hours it rea
         Strings{"2026-11-21T10:15:00Z", "2026-11-22T10:15:00Z"});
 }
 
+TEST_CASE("rrule: a sub-daily INTERVAL that divides a day but not the next unit steps from DTSTART") {
+  // Every 36 minutes from 09:03 within the hours 9 and 10: 09:03, 09:39, 10:15, 10:51, and the
+  // same the next day (1440 is 40 * 36).
+  CHECK(occurrences("FREQ=MINUTELY;INTERVAL=36;BYHOUR=9,10", "2026-11-18T09:03:00", "UTC", "2026-11-18T09:30:00Z", 4) ==
+        Strings{"2026-11-18T09:39:00Z", "2026-11-18T10:15:00Z", "2026-11-18T10:51:00Z", "2026-11-19T09:03:00Z"});
+  // COUNT counts only the times on the step, also when the walk starts far after DTSTART.
+  CHECK(occurrences("FREQ=MINUTELY;INTERVAL=36;BYHOUR=9,10;COUNT=6", "2026-11-18T09:03:00", "UTC",
+                    "2026-11-19T09:30:00Z", 5) == Strings{"2026-11-19T09:39:00Z"});
+  CHECK(occurrences("FREQ=SECONDLY;INTERVAL=45;BYSECOND=0,30", "2026-11-18T09:03:00", "UTC", "2026-11-18T09:03:00Z",
+                    3) == Strings{"2026-11-18T09:04:30Z", "2026-11-18T09:06:00Z", "2026-11-18T09:07:30Z"});
+}
+
 TEST_CASE("rrule: far after DTSTART without COUNT the INTERVAL's phase holds") {
   // 2026-11-22 is 9822 = 3 * 3274 days after 2000-01-01; 2026-11 is 322 months after 2000-01, 2027-02 325.
   CHECK(occurrences("FREQ=DAILY;INTERVAL=3", "2000-01-01T06:00:00", "UTC", "2026-11-21T00:00:00Z", 2) ==
@@ -228,7 +240,9 @@ TEST_CASE("rrule: malformed rules are refused, naming the rule and the problem")
            {"FREQ=MONTHLY;BYDAY=6MO", "BYDAY=6MO never occurs"},
            {"FREQ=DAILY;BYWEEKNO=3", "BYWEEKNO needs FREQ=YEARLY"},
            {"FREQ=DAILY;BYDAY=MO;BYSETPOS=1", "BYSETPOS with FREQ=DAILY"},
-           {"FREQ=MINUTELY;INTERVAL=7;BYHOUR=9", "INTERVAL that does not divide 60"},
+           {"FREQ=MINUTELY;INTERVAL=7;BYHOUR=9", "an INTERVAL that does not divide a day (1440 minutes; INTERVAL=7)"},
+           {"FREQ=SECONDLY;INTERVAL=7;BYSECOND=1", "does not divide a day (86400 seconds; INTERVAL=7) is not supported"},
+           {"FREQ=MINUTELY;INTERVAL=8;BYMINUTE=1", "produces no occurrence: INTERVAL=8 from DTSTART never reaches"},
            {"FREQ=MONTHLY;BYMONTH=2;BYMONTHDAY=30", "produces no occurrence from DTSTART 2026-11-21T09:00:00 on"},
            {"FREQ=HOURLY;INTERVAL=2;BYHOUR=10", "produces no occurrence: INTERVAL=2 from DTSTART never reaches"},
            {"FREQ=DAILY;UNTIL=20261120T000000", "produces no occurrence"},
