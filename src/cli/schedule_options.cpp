@@ -58,8 +58,11 @@ Result<void> apply_dtstart(const ScheduleOptions& options, core::TaskDefinition&
 }
 
 Result<void> check_combinations(const ScheduleOptions& options) {
-  int kinds = !options.every.empty() + !options.cron.empty() + !options.rrule.empty();
-  if (kinds != 1) return fail(ErrorKind::usage, "give exactly one schedule: --every DUR, --cron EXPR or --rrule RULE");
+  int kinds = !options.every.empty() + !options.cron.empty() + !options.rrule.empty() + options.manual;
+  if (kinds != 1)
+    return fail(ErrorKind::usage, "give exactly one schedule: --every DUR, --cron EXPR, --rrule RULE or --manual");
+  if (options.manual && (!options.tz.empty() || !options.jitter.empty()))
+    return fail(ErrorKind::usage, "--tz and --jitter go with a schedule, not with --manual");
   if (options.every.empty() && (!options.phase.empty() || options.after_finish))
     return fail(ErrorKind::usage, "--phase and --after-finish go with --every");
   if (options.after_finish && !options.tz.empty())
@@ -98,6 +101,7 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
   command.add_option("--rrule", options.rrule, "Run on an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO' (in --tz)");
   command.add_option("--phase", options.phase, "--every: offset of the slots in the interval, from the epoch in UTC or --tz (default: name hash)");
   command.add_flag("--after-finish", options.after_finish, "--every: fixed delay after the previous run finished");
+  command.add_flag("--manual", options.manual, "No schedule: only taskd trigger runs the task");
   command.add_option("--tz", options.tz, "Time zone of --cron and --rrule (default: $TZ, else the system's); with --every, align to its wall clock");
   command.add_option("--dtstart", options.dtstart, "--rrule: DTSTART as wall time in --tz (default: today 00:00)");
   command.add_option("--jitter", options.jitter, "Start each run a stable random delay in [0, DUR) after its slot");
@@ -105,6 +109,11 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
 
 Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
   if (auto combined = check_combinations(options); !combined) return combined;
+  if (options.manual) {
+    d.schedule_kind = core::ScheduleKind::manual;
+    d.schedule_spec.clear();
+    return {};
+  }
   auto kind = options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d);
   if (!kind) return kind;
   auto schedule = core::schedule_of(d);

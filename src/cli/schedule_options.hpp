@@ -17,6 +17,7 @@ struct ScheduleOptions {
   std::string dtstart;
   std::string jitter;
   bool after_finish = false;
+  bool manual = false;  // no schedule: only `taskd trigger` runs the task
 };
 
 void add_schedule_options(CLI::App& command, ScheduleOptions& options);

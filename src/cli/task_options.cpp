@@ -177,9 +177,9 @@ ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
     }
     case core::ScheduleKind::cron: schedule.cron = d.schedule_spec; break;
     case core::ScheduleKind::rrule: schedule.rrule = d.schedule_spec; break;
-    case core::ScheduleKind::manual: break;
+    case core::ScheduleKind::manual: schedule.manual = true; break;
   }
-  if (d.schedule_kind != core::ScheduleKind::every) schedule.tz = d.tz;
+  schedule.tz = d.tz;
   if (d.dtstart) schedule.dtstart = core::format_local(*d.dtstart);
   if (d.jitter.count() > 0) schedule.jitter = core::format_duration(d.jitter);
   return schedule;
@@ -218,6 +218,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
       {"--phase", copy_schedule_field<&ScheduleOptions::phase>},
       {"--after-finish", copy_schedule_field<&ScheduleOptions::after_finish>},
+      {"--manual", copy_schedule_field<&ScheduleOptions::manual>},
       {"--tz", copy_schedule_field<&ScheduleOptions::tz>},
       {"--dtstart", copy_schedule_field<&ScheduleOptions::dtstart>},
       {"--jitter", copy_schedule_field<&ScheduleOptions::jitter>},
@@ -248,10 +249,10 @@ TaskOptions options_of(const core::TaskDefinition& d) {
 }
 
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
-  if (given.contains("--every") || given.contains("--cron") || given.contains("--rrule")) {
+  if (given.contains("--every") || given.contains("--cron") || given.contains("--rrule") || given.contains("--manual")) {
     ScheduleOptions kept;
-    if (!given.contains("--every")) kept.tz = base.schedule.tz;
-    kept.jitter = base.schedule.jitter;
+    if (given.contains("--cron") || given.contains("--rrule")) kept.tz = base.schedule.tz;
+    if (!given.contains("--manual")) kept.jitter = base.schedule.jitter;
     base.schedule = kept;
   }
   for (const auto& [name, copy] : option_fields()) {

@@ -62,7 +62,30 @@ class PolicyTest(TaskdTestCase):
         self.run_once()
         self.assertEqual([r["trigger"] for r in self.history("broken")], ["manual", "schedule"])
 
+    def test_a_manual_task_runs_only_when_triggered(self):
+        out = self.add("deploy", "--manual", "--", "true")
+        self.assertIn("next run none", out)
+        self.run_once()
+        self.assertEqual(self.history("deploy"), [])
+        self.ok("trigger", "deploy")
+        self.run_once()
+        self.assertEqual([(r["status"], r["trigger"]) for r in self.history("deploy")], [("succeeded", "manual")])
+        task = self.task("deploy")
+        self.assertEqual(task["schedule"], {"kind": "manual", "spec": ""})
+        self.assertIsNone(task["next_run_at"])
+        code, out, err = self.run_taskd("add", "x", "--manual", "--every", "1h", "--", "true")
+        self.assertEqual(code, 2)
+        self.assertOneErrorLine(err, "exactly one schedule")
+
     # -- edit -----------------------------------------------------------------
+
+    def test_edit_to_manual_and_back(self):
+        self.add("job", "--every", "1h", "--jitter", "5m", "--", "true")
+        self.ok("edit", "job", "--manual")
+        task = self.task("job")
+        self.assertEqual((task["schedule"]["kind"], task["next_run_at"], task["jitter"]), ("manual", None, 0))
+        self.ok("edit", "job", "--every", "30m", "--phase", "0", faketime=T0)
+        self.assertEqual(self.task("job")["next_run_at"], "2026-11-21T14:30:00Z")
 
     def test_edit_changes_only_what_is_given_and_keeps_history(self):
         self.add("job", "--every", "1h", "--start-now", "--timeout", "5m", "--env", "A=1", "--", "true")
