@@ -2,6 +2,7 @@
 // The tick: every task whose next_run_at has come gets one QUEUED run (or a
 // SKIPPED row), and its next_run_at moves to the next planned slot.
 #include "core/time.hpp"
+#include "sched/report.hpp"
 #include "store/database.hpp"
 
 namespace taskd::sched {
@@ -12,7 +13,8 @@ struct TickResult {
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`
-// tasks each, so other processes are never locked out for long.
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500);
+// tasks each, so other processes are never locked out for long. `sink`
+// hears of each run queued and each SKIPPED row.
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500, const ReportSink& sink = {});
 
 }  // namespace taskd::sched

@@ -244,4 +244,36 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
   });
 }
 
+namespace {
+
+std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now) {
+  SQLite::Statement query(db.sql(), sql);
+  Binder b(query);
+  b.time(now);
+  query.executeStep();
+  return Columns(query).optional_time();
+}
+
+}  // namespace
+
+Result<Upcoming> upcoming_after(Database& db, Time now) {
+  return guarded(db, [&]() -> Result<Upcoming> {
+    Upcoming upcoming;
+    // The tasks_due index answers this in O(log n).
+    upcoming.next_due = earliest_after(db,
+                                       "SELECT min(next_run_at) FROM tasks WHERE next_run_at > ? AND paused = 0 "
+                                       "AND disabled_until_update = 0",
+                                       now);
+    upcoming.next_claimable = earliest_after(db,
+                                             "SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                             "WHERE r.status = 'queued' AND r.not_before > ? AND t.paused = 0",
+                                             now);
+    return upcoming;
+  });
+}
+
+Result<std::int64_t> data_version(Database& db) {
+  return guarded(db, [&]() -> Result<std::int64_t> { return db.sql().execAndGet("PRAGMA data_version").getInt64(); });
+}
+
 }  // namespace taskd::store
