@@ -32,6 +32,8 @@ int taskd_main(int argc, char** argv) {
   add_history_commands(app, context, action);
   add_run_once_command(app, context, action);
   add_run_commands(app, context, action);
+  add_status_command(app, context, action);
+  add_metrics_command(app, context, action);
   add_preview_command(app, context, action);
   add_forecast_command(app, context, action);
   for (auto* command : app.get_subcommands({})) command->fallthrough();

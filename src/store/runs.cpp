@@ -158,8 +158,10 @@ Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
     SQLite::Statement query(db.sql(),
                             "SELECT r.id, r.task_id, t.name, r.attempt_uid, r.worker_host, r.worker_boot_id, "
-                            "r.worker_pid, r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at "
-                            "FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'running'");
+                            "r.worker_pid, r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at, "
+                            "r.started_at, r.deadline_at "
+                            "FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'running' "
+                            "ORDER BY r.id");
     std::vector<InFlightRun> runs;
     while (query.executeStep()) {
       Columns c(query);
@@ -175,6 +177,8 @@ Result<std::vector<InFlightRun>> running_runs(Database& db) {
       run.child_pid = static_cast<pid_t>(c.optional_int64().value_or(0));
       run.child_started_at = c.optional_int64().value_or(0);
       run.lease_expires_at = c.optional_time();
+      run.started_at = c.optional_time();
+      run.deadline_at = c.optional_time();
       runs.push_back(std::move(run));
     }
     return runs;

@@ -53,6 +53,8 @@ struct InFlightRun {
   pid_t child_pid = 0;
   std::int64_t child_started_at = 0;
   std::optional<core::Time> lease_expires_at;
+  std::optional<core::Time> started_at;
+  std::optional<core::Time> deadline_at;
 };
 
 // A QUEUED run serving `slot`, to be claimed no sooner than `not_before`
