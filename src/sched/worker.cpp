@@ -236,7 +236,7 @@ class WorkerImpl {
   }
 
   // Records an attempt's end; a stale attempt is recorded in history only,
-  // and said on stderr.
+  // and its report says so.
   Result<void> finish(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
                       const exec::RunFiles* files) {
     AttemptEnd end{claimed.run.id,     claimed.task.id, claimed.attempt_uid, verdict.outcome,
