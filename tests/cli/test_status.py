@@ -15,7 +15,7 @@ class StatusTest(LoopTestCase):
     def test_status_shows_the_worker_its_run_the_queue_and_disabled_tasks(self):
         marker = self.unique_sleep()
         self.add("broken", "--every", "1h", "--start-now", "--shell", "--", "echo 'URL is invalid'; exit 78")
-        self.add("long", "--every", "1h", "--start-now", "--priority", "9", "--", "sleep", marker)
+        self.add("long", "--every", "1h", "--start-now", "--priority", "9", "--retry", "1h", "--", "sleep", marker)
         self.add("waiting", "--every", "1h", "--start-now", "--group", "batch", "--", "true")
         proc, log = self.start("run", "--concurrency", "1")
         wait_for(lambda: processes_matching("sleep " + marker), 10, "the long run to start")
