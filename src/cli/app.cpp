@@ -31,6 +31,9 @@ int taskd_main(int argc, char** argv) {
   add_task_commands(app, context, action);
   add_history_commands(app, context, action);
   add_run_once_command(app, context, action);
+  add_run_commands(app, context, action);
+  add_status_command(app, context, action);
+  add_metrics_command(app, context, action);
   add_preview_command(app, context, action);
   add_forecast_command(app, context, action);
   add_trigger_command(app, context, action);

@@ -59,6 +59,7 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   }
   // Silent when all went well, as cron mails any output.
   for (const auto& report : *reports) {
+    if (report.stale) fmt::print(stderr, "taskd: run {} of {}: {}\n", report.run_id, report.task, report.reason);
     if (is_failure(report.status))
       fmt::print("taskd: {} run {} {}: {}\n", report.task, report.run_id, core::to_string(report.status), report.reason);
   }

@@ -35,6 +35,9 @@ void add_add_command(CLI::App& app, Context& context, Action& action);
 void add_task_commands(CLI::App& app, Context& context, Action& action);
 void add_history_commands(CLI::App& app, Context& context, Action& action);
 void add_run_once_command(CLI::App& app, Context& context, Action& action);
+void add_run_commands(CLI::App& app, Context& context, Action& action);  // tick, work, run
+void add_status_command(CLI::App& app, Context& context, Action& action);
+void add_metrics_command(CLI::App& app, Context& context, Action& action);
 void add_preview_command(CLI::App& app, Context& context, Action& action);
 void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_trigger_command(CLI::App& app, Context& context, Action& action);

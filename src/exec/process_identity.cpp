@@ -3,6 +3,7 @@
 #include <csignal>
 #include <fmt/format.h>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -21,28 +22,54 @@ std::string boot_id() {
   return id;
 }
 
-bool is_running(pid_t pid, std::int64_t start_ticks) {
-  return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
-}
+namespace {
 
-void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
-  if (is_running(pid, start_ticks)) ::kill(-pid, signal);
-}
+struct ProcessStat {
+  char state;
+  std::int64_t start_ticks;
+};
 
-std::int64_t process_start_ticks(pid_t pid) {
+// The state letter and start time of `pid`, zombie or not; nothing when no
+// such process exists.
+std::optional<ProcessStat> read_stat(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/stat", pid));
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // The command name (field 2) may hold spaces and parentheses: count fields
   // from the last ')'.
   auto end_of_name = stat.rfind(')');
-  if (end_of_name == std::string::npos) return 0;
+  if (end_of_name == std::string::npos) return std::nullopt;
   std::istringstream fields(stat.substr(end_of_name + 2));
   std::string field;
+  ProcessStat result{'?', 0};
   for (int index = 3; fields >> field; ++index) {
-    if (index == 3 && (field == "Z" || field == "X")) return 0;  // a zombie is no longer running
-    if (index == 22) return std::stoll(field);
+    if (index == 3) result.state = field.front();
+    if (index == 22) {
+      result.start_ticks = std::stoll(field);
+      return result;
+    }
   }
-  return 0;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool is_running(pid_t pid, std::int64_t start_ticks) {
+  return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
+}
+
+void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
+  if (pid <= 0 || start_ticks <= 0) return;
+  // A leader killed with its worker (PR_SET_PDEATHSIG) leaves its group
+  // behind, and may linger as a zombie; no new process can take the id of a
+  // group that still has members.
+  auto leader = read_stat(pid);
+  if (!leader || leader->start_ticks == start_ticks) ::kill(-pid, signal);
+}
+
+std::int64_t process_start_ticks(pid_t pid) {
+  auto stat = read_stat(pid);
+  if (!stat || stat->state == 'Z' || stat->state == 'X') return 0;  // a zombie is no longer running
+  return stat->start_ticks;
 }
 
 }  // namespace taskd::exec

@@ -19,7 +19,8 @@ std::string boot_id();
 bool is_running(pid_t pid, std::int64_t start_ticks);
 
 // `signal` to the process group led by `pid`, if that process is still the
-// one that started at `start_ticks`.
+// one that started at `start_ticks` (even as a zombie), or is gone: its
+// group may remain.
 void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
 
 // The start time of `pid` in clock ticks after boot, or 0 when it does not

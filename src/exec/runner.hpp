@@ -23,6 +23,7 @@ struct ChildResult {
   int exit_code = -1;     // -1 when a signal ended it
   int signal = 0;
   bool timed_out = false;
+  bool stopped = false;   // taskd stopped it as it shut down
   std::string output;     // the last output_limit bytes of stdout+stderr
   bool output_truncated = false;
 };

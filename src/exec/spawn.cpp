@@ -5,7 +5,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,44 +35,77 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
-// posix_spawn's attributes and file actions, released on every path out.
-class SpawnSetup {
- public:
-  SpawnSetup() {
-    posix_spawnattr_init(&attr_);
-    posix_spawn_file_actions_init(&actions_);
-  }
-  ~SpawnSetup() {
-    posix_spawnattr_destroy(&attr_);
-    posix_spawn_file_actions_destroy(&actions_);
-  }
-  SpawnSetup(const SpawnSetup&) = delete;
-  SpawnSetup& operator=(const SpawnSetup&) = delete;
-
-  void configure(int output_write_fd, const std::string& cwd) {
-    sigset_t empty;
-    sigset_t all;
-    sigemptyset(&empty);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr_, &empty);
-    posix_spawnattr_setsigdefault(&attr_, &all);  // taskd's handlers are not the child's
-    posix_spawnattr_setpgroup(&attr_, 0);          // its own group, so a timeout kills it all
-    posix_spawnattr_setflags(&attr_, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawn_file_actions_addopen(&actions_, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions_, output_write_fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions_, output_write_fd, STDERR_FILENO);
-    // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
-    posix_spawn_file_actions_addclosefrom_np(&actions_, STDERR_FILENO + 1);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions_, cwd.c_str());
-  }
-
-  const posix_spawnattr_t* attr() const { return &attr_; }
-  const posix_spawn_file_actions_t* actions() const { return &actions_; }
-
- private:
-  posix_spawnattr_t attr_;
-  posix_spawn_file_actions_t actions_;
+// Everything the child needs, prepared before vfork(): the child may only
+// make system calls, as it shares taskd's memory until it executes.
+struct ChildPlan {
+  const char* program;
+  char* const* argv;
+  char* const* envp;
+  const char* cwd;  // nullptr: taskd's own
+  int output_fd;
+  int error_fd;     // the child writes a ChildFailure here if it cannot execute
+  pid_t parent;
 };
+
+struct ChildFailure {
+  int in_chdir;  // 1: chdir failed, 0: execve failed
+  int error;
+};
+
+[[noreturn]] void fail_child(const ChildPlan& plan, int in_chdir) {
+  ChildFailure failure{in_chdir, errno};
+  (void)!::write(plan.error_fd, &failure, sizeof failure);
+  ::_exit(127);
+}
+
+[[noreturn]] void become_child(const ChildPlan& plan) {
+  ::setpgid(0, 0);  // its own group, so a timeout kills it all
+  // If taskd dies, even by SIGKILL, its child dies too; recovery kills the rest of the group.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);  // taskd's are not the child's
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0 && null_fd != STDIN_FILENO) ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(plan.output_fd, STDOUT_FILENO);
+  ::dup2(plan.output_fd, STDERR_FILENO);
+  if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(plan, 1);
+  // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
+  ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+  ::execve(plan.program, plan.argv, plan.envp);
+  fail_child(plan, 0);
+}
+
+// Starts the plan's child and waits until it has executed its program (or
+// failed to); returns its pid, or why it could not run.
+core::Result<pid_t> start_child(ChildPlan plan) {
+  int errors[2];
+  if (::pipe2(errors, O_CLOEXEC) != 0)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  plan.error_fd = errors[1];
+  pid_t pid = ::vfork();
+  if (pid == 0) become_child(plan);
+  int vfork_error = errno;
+  ::close(errors[1]);
+  if (pid < 0) {
+    ::close(errors[0]);
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(vfork_error)));
+  }
+  ChildFailure failure{};
+  ssize_t n = ::read(errors[0], &failure, sizeof failure);
+  ::close(errors[0]);
+  if (n != static_cast<ssize_t>(sizeof failure)) return pid;
+  ::waitpid(pid, nullptr, 0);
+  if (failure.in_chdir)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(failure.error)));
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("cannot execute \"{}\": {}", plan.program, std::strerror(failure.error)));
+}
 
 core::Result<void> check_cwd(const std::string& cwd) {
   if (cwd.empty()) return {};
@@ -112,19 +146,17 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  SpawnSetup setup;
-  setup.configure(fds[1], request.cwd);
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program.c_str(), setup.actions(), setup.attr(), argv.data(), envp.data());
+  const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
+  auto pid = start_child({program.c_str(), argv.data(), envp.data(), cwd, fds[1], -1, ::getpid()});
   ::close(fds[1]);
-  if (rc != 0) {
+  if (!pid) {
     ::close(fds[0]);
-    return core::fail(core::ErrorKind::bad_input, fmt::format("cannot execute \"{}\": {}", program, std::strerror(rc)));
+    return std::unexpected(pid.error());
   }
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  return SpawnedChild{pid, fds[0]};
+  return SpawnedChild{*pid, fds[0]};
 }
 
 }  // namespace taskd::exec

@@ -1,7 +1,8 @@
 #pragma once
-// Starting a child process: posix_spawn (glibc uses a vfork-style clone, so
-// the cost does not grow with taskd's size), its own process group, stdin
-// from /dev/null, stdout and stderr into one pipe, nothing else inherited.
+// Starting a child process: vfork() and execve() (the cost does not grow
+// with taskd's size; posix_spawn cannot set PR_SET_PDEATHSIG), its own
+// process group, SIGKILL when taskd dies, stdin from /dev/null, stdout and
+// stderr into one pipe, default signal handling, nothing else inherited.
 #include <string>
 #include <sys/types.h>
 #include <vector>

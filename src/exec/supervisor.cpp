@@ -78,21 +78,41 @@ core::Result<pid_t> Supervisor::start(std::uint64_t key, const SpawnRequest& req
   auto spawned = spawn_child(request);
   if (!spawned) return std::unexpected(spawned.error());
   children_.push_back(Child{key, spawned->pid, spawned->output_fd, open_pidfd(spawned->pid),
-                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false,
+                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false, false,
                             OutputBuffer(limits.output_limit)});
   return spawned->pid;
 }
 
 std::vector<ChildResult> Supervisor::wait_for_exits() {
   while (!children_.empty()) {
+    auto ended = wait_until(SteadyTime::max(), {});
+    if (!ended.empty()) return ended;
+  }
+  return {};
+}
+
+std::vector<ChildResult> Supervisor::wait_until(SteadyTime until, std::span<pollfd> watched) {
+  for (auto& watch : watched) watch.revents = 0;
+  while (true) {
     auto now = std::chrono::steady_clock::now();
     enforce_deadlines(now);
     reap_strays();
     auto ended = reap_exited(now);
-    if (!ended.empty()) return ended;
-    poll_once(now);
+    bool ready = std::ranges::any_of(watched, [](const pollfd& watch) { return watch.revents != 0; });
+    if (!ended.empty() || ready || now >= until) return ended;
+    poll_once(now, until, watched);
   }
-  return {};
+}
+
+void Supervisor::stop_all() {
+  auto now = std::chrono::steady_clock::now();
+  for (auto& child : children_) {
+    if (child.terminated) continue;
+    ::kill(-child.pid, SIGTERM);
+    child.terminated = true;
+    child.stopped = true;
+    child.deadline = now;
+  }
 }
 
 void Supervisor::finish_lingering() {
@@ -132,7 +152,8 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     close_fd(child.exit_fd);
     ChildResult result;
     result.key = child.key;
-    result.timed_out = child.terminated;
+    result.timed_out = child.terminated && !child.stopped;
+    result.stopped = child.stopped;
     if (rc > 0 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     if (rc > 0 && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     result.output = child.output.contents();
@@ -169,16 +190,18 @@ SteadyTime Supervisor::next_action_time() const {
   return next;
 }
 
-void Supervisor::poll_once(SteadyTime now) {
-  std::vector<pollfd> fds;
+void Supervisor::poll_once(SteadyTime now, SteadyTime until, std::span<pollfd> watched) {
+  std::vector<pollfd> fds(watched.begin(), watched.end());
   for (const auto& child : children_) {
     if (child.output_fd >= 0) fds.push_back({child.output_fd, POLLIN, 0});
     if (child.exit_fd >= 0) fds.push_back({child.exit_fd, POLLIN, 0});
   }
-  auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_action_time() - now);
+  auto wait = std::chrono::ceil<std::chrono::milliseconds>(std::min(next_action_time(), until) - now);
   int timeout_ms = static_cast<int>(std::clamp<std::int64_t>(wait.count(), 0, 60'000));
   if (!lingering_.empty()) timeout_ms = std::min(timeout_ms, static_cast<int>(fallback_poll_period.count()));
-  ::poll(fds.data(), fds.size(), timeout_ms);
+  if (::poll(fds.data(), fds.size(), timeout_ms) > 0) {
+    for (std::size_t i = 0; i < watched.size(); ++i) watched[i].revents = fds[i].revents;
+  }
   for (auto& child : children_) drain(child.output_fd, child.output);
 }
 

@@ -4,6 +4,8 @@
 // grace), reaps them, and cleans up what they left running in their group.
 #include <chrono>
 #include <cstdint>
+#include <poll.h>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,13 @@ class Supervisor final : public Runner {
 
   core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
   std::vector<ChildResult> wait_for_exits() override;
+  // Waits until a child ends, one of `watched` is ready (its revents say
+  // so), or `until` has come; returns the children that ended, maybe none.
+  // Timeboxes are enforced meanwhile.
+  std::vector<ChildResult> wait_until(SteadyTime until, std::span<pollfd> watched);
+  // Asks every child to stop as taskd shuts down: SIGTERM to its process
+  // group now, SIGKILL after its grace. Their results say `stopped`.
+  void stop_all();
   // Kills what is left in a group after its grace.
   void finish_lingering() override;
   std::size_t running() const override { return children_.size(); }
@@ -40,6 +49,7 @@ class Supervisor final : public Runner {
     std::chrono::seconds kill_grace;
     bool terminated = false;  // SIGTERM sent at the deadline
     bool killed = false;      // SIGKILL sent after the grace
+    bool stopped = false;     // terminated because taskd shuts down, not by its timebox
     OutputBuffer output;
   };
   // A group whose leader has ended but whose other members may not have.
@@ -53,7 +63,7 @@ class Supervisor final : public Runner {
   // Reaps orphans that left their run's process group (a daemonizing
   // grandchild) and were handed to taskd as their subreaper.
   void reap_strays();
-  void poll_once(SteadyTime now);
+  void poll_once(SteadyTime now, SteadyTime until, std::span<pollfd> watched);
   SteadyTime next_action_time() const;
 
   std::vector<Child> children_;

@@ -1,5 +1,6 @@
 #include "sched/tick.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/policy.hpp"
@@ -15,8 +16,10 @@ struct TaskEnqueued {
   std::optional<ChildToStop> replaced_child;
 };
 
-// Applies the enqueue decision for one due task; returns what it wrote.
-core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now) {
+// Applies the enqueue decision for one due task; returns what it wrote and
+// adds it to `reports`.
+core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now,
+                                        std::vector<RunReport>& reports) {
   TaskEnqueued result;
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
@@ -27,6 +30,7 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
     if (auto written = store::insert_skipped_run(db, task.id, *decision.skipped, now); !written)
       return std::unexpected(written.error());
     result.counts.skipped = 1;
+    reports.emplace_back(0, task.definition.name, core::RunStatus::skipped, decision.skipped->reason);
   }
   if (decision.run_slot) {
     if (*active && task.definition.overlap == core::Overlap::replace) {
@@ -38,6 +42,7 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
     auto queued = store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before);
     if (!queued) return std::unexpected(queued.error());
     result.counts.enqueued = 1;
+    reports.emplace_back(*queued, task.definition.name, core::RunStatus::queued, "");
   }
   if (auto saved = store::save_state(db, task.id, decision.state, now); !saved) return std::unexpected(saved.error());
   return result;
@@ -50,16 +55,18 @@ struct BatchResult {
 
 }  // namespace
 
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch, const ProcessTable& processes) {
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch, const ReportSink& sink,
+                                     const ProcessTable& processes) {
   TickResult total;
   while (true) {
+    std::vector<RunReport> reports;
     auto batch_result = store::guarded(db, [&]() -> core::Result<BatchResult> {
       store::WriteTransaction tx(db);
       auto due = store::due_tasks(db, now, batch);
       if (!due) return std::unexpected(due.error());
       BatchResult result{static_cast<int>(due->size()), {}};
       for (const auto& task : *due) {
-        auto enqueued = enqueue_task(db, task, now);
+        auto enqueued = enqueue_task(db, task, now, reports);
         if (!enqueued) return std::unexpected(enqueued.error());
         total.enqueued += enqueued->counts.enqueued;
         total.skipped += enqueued->counts.skipped;
@@ -71,6 +78,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
     });
     if (!batch_result) return std::unexpected(batch_result.error());
     stop_children(processes, batch_result->to_stop);
+    if (sink) std::ranges::for_each(reports, sink);
     if (batch_result->due < batch) return total;
   }
 }

@@ -4,6 +4,7 @@
 // overlap=replace the new run takes the place of the running one.
 #include "core/time.hpp"
 #include "sched/process_table.hpp"
+#include "sched/report.hpp"
 #include "store/database.hpp"
 
 namespace taskd::sched {
@@ -15,9 +16,10 @@ struct TickResult {
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`
-// tasks each, so other processes are never locked out for long. Replaced
-// attempts get SIGTERM (through `processes`) once their end is committed.
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
+// tasks each, so other processes are never locked out for long. `sink`
+// hears of each run queued and each SKIPPED row. Replaced attempts get
+// SIGTERM (through `processes`) once their end is committed.
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500, const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes());
 
 }  // namespace taskd::sched

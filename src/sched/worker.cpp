@@ -77,6 +77,8 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   } else {
     verdict.reason = joined(fmt::format("exit code {}", result.exit_code), detail);
   }
+  if (result.stopped && verdict.outcome != core::AttemptOutcome::succeeded)
+    verdict.reason = joined("stopped as taskd shut down", verdict.reason);
   return verdict;
 }
 
@@ -110,40 +112,53 @@ std::vector<std::string> child_argv(const core::Command& command) {
   return {"/bin/sh", "-c", command.argv.empty() ? std::string() : command.argv.front()};
 }
 
-class Worker {
+// Claims per Worker::fill, so that a loop looks at its signals and children
+// between them.
+constexpr int batches_per_fill = 16;
+
+}  // namespace
+
+class WorkerImpl {
  public:
-  Worker(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
+  WorkerImpl(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
       : db_(db), clock_(clock), runner_(runner), options_(options),
         identity_(current_worker()) {}
 
-  Result<std::vector<RunReport>> run() {
-    while (true) {
-      if (auto filled = fill(); !filled) return std::unexpected(filled.error());
-      if (runner_.running() == 0) break;
-      for (const auto& result : runner_.wait_for_exits()) {
-        if (auto recorded = record(result); !recorded) return std::unexpected(recorded.error());
+  void stop_claiming() { claiming_ = false; }
+  std::size_t running() const { return runner_.running(); }
+  std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
+
+  // Claims and launches runs until every slot is busy, the queue is empty or
+  // `max_batches` claims were made; true in the last case, when the queue
+  // may hold more for free slots (drops take no slot: a long queue of them
+  // is taken a bounded piece at a time).
+  Result<bool> fill(int max_batches) {
+    for (int round = 0; round < max_batches; ++round) {
+      if (!may_claim()) return false;
+      int free_slots = options_.concurrency - static_cast<int>(runner_.running());
+      if (free_slots <= 0) return false;
+      auto batch = claim(free_slots);
+      if (!batch) return std::unexpected(batch.error());
+      if (batch->queued_seen == 0) return false;
+      for (auto& run : batch->claimed) {
+        if (auto launched = launch(std::move(run)); !launched) return std::unexpected(launched.error());
       }
     }
-    runner_.finish_lingering();
-    return std::move(reports_);
+    return true;
+  }
+
+  Result<void> record(const exec::ChildResult& result) {
+    auto node = in_flight_.extract(result.key);
+    if (node.empty()) return {};
+    auto& flight = node.mapped();
+    const auto& run = flight.claimed;
+    auto verdict = judge(result, run, flight.files.last_status_line());
+    return finish(run, verdict, result, &flight.files);
   }
 
  private:
-  bool may_claim() const { return !options_.claim_until || clock_.now() < *options_.claim_until; }
-
-  // Claims and launches runs until every slot is busy or the queue is empty.
-  Result<void> fill() {
-    while (may_claim()) {
-      int free_slots = options_.concurrency - static_cast<int>(runner_.running());
-      if (free_slots <= 0) return {};
-      auto batch = claim(free_slots);
-      if (!batch) return std::unexpected(batch.error());
-      if (batch->queued_seen == 0) return {};
-      for (auto& run : batch->claimed) {
-        if (auto launched = launch(std::move(run)); !launched) return launched;
-      }
-    }
-    return {};
+  bool may_claim() const {
+    return claiming_ && (!options_.claim_until || clock_.now() < *options_.claim_until);
   }
 
   struct ClaimBatch {
@@ -222,21 +237,13 @@ class Worker {
     }
     if (auto noted = store::set_child(db_, claimed.run.id, *pid, exec::process_start_ticks(*pid)); !noted)
       return noted;
+    reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return {};
   }
 
-  Result<void> record(const exec::ChildResult& result) {
-    auto node = in_flight_.extract(result.key);
-    if (node.empty()) return {};
-    auto& flight = node.mapped();
-    const auto& run = flight.claimed;
-    auto verdict = judge(result, run, flight.files.last_status_line());
-    return finish(run, verdict, result, &flight.files);
-  }
-
   // Records an attempt's end; a stale attempt is recorded in history only,
-  // and said on stderr.
+  // and its report says so.
   Result<void> finish(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
                       const exec::RunFiles* files) {
     AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
@@ -248,13 +255,13 @@ class Worker {
       if (state) end.state_blob = std::move(*state);
       else end.reason = joined(end.reason, state.error().message);
     }
-    auto current = record_attempt_end(db_, end, clock_.now(), options_.history_limit);
+    Time now = clock_.now();
+    auto current = record_attempt_end(db_, end, now, options_.history_limit);
     if (!current) return std::unexpected(current.error());
-    if (!*current) {
-      end.reason = joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
-      fmt::print(stderr, "taskd: run {} of {}: {}\n", claimed.run.id, claimed.task.definition.name, end.reason);
-    }
-    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome), end.reason});
+    if (!*current) end.reason = joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
+    Time started = claimed.task.state.attempt_started_at.value_or(now);
+    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome), end.reason,
+                        now - started, !*current});
     return {};
   }
 
@@ -265,14 +272,43 @@ class Worker {
   store::WorkerIdentity identity_;
   std::map<std::uint64_t, InFlight> in_flight_;
   std::vector<RunReport> reports_;
+  bool claiming_ = true;
 };
 
-}  // namespace
+Worker::Worker(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
+    : impl_(std::make_unique<WorkerImpl>(db, clock, runner, options)) {}
+
+Worker::~Worker() = default;
+
+Result<bool> Worker::fill() { return impl_->fill(batches_per_fill); }
+
+Result<void> Worker::record(const std::vector<exec::ChildResult>& results) {
+  for (const auto& result : results) {
+    if (auto recorded = impl_->record(result); !recorded) return recorded;
+  }
+  return {};
+}
+
+void Worker::stop_claiming() { impl_->stop_claiming(); }
+
+std::size_t Worker::running() const { return impl_->running(); }
+
+std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
 
 Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
-  return worker.run();
+  while (true) {
+    auto more = worker.fill();
+    if (!more) return std::unexpected(more.error());
+    if (*more) continue;
+    if (worker.running() == 0) break;
+    if (auto recorded = worker.record(runner.wait_for_exits()); !recorded) return std::unexpected(recorded.error());
+  }
+  runner.finish_lingering();
+  auto reports = worker.take_reports();
+  std::erase_if(reports, [](const RunReport& report) { return report.status == core::RunStatus::running; });
+  return reports;
 }
 
 store::WorkerIdentity current_worker() {

@@ -2,7 +2,9 @@
 // The worker half of the scheduler: claims queued runs (the drop rule, then a
 // new fenced attempt), runs each as a child process, and records every
 // outcome through the policy.
+#include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "core/task.hpp"
 #include "exec/runner.hpp"
 #include "sched/clock.hpp"
+#include "sched/report.hpp"
 #include "store/database.hpp"
 #include "store/runs.hpp"
 
@@ -23,12 +26,31 @@ struct WorkerOptions {
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
 };
 
-// One finished run, for the caller to report.
-struct RunReport {
-  std::int64_t run_id = 0;
-  std::string task;
-  core::RunStatus status = core::RunStatus::succeeded;
-  std::string reason;
+class WorkerImpl;
+
+// The worker one step at a time, for a loop that waits for more than its
+// children: fill the free slots, then record the children that ended.
+class Worker {
+ public:
+  Worker(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Claims and launches queued runs until every slot is busy or the queue
+  // is empty; true when it stopped before, after a bounded number of claims
+  // (call it again once signals and exits have been looked at).
+  core::Result<bool> fill();
+  // Records the end of children that ended.
+  core::Result<void> record(const std::vector<exec::ChildResult>& results);
+  // From now on, no run is claimed.
+  void stop_claiming();
+  std::size_t running() const;
+  // The runs that started or ended since the last call, in order.
+  std::vector<RunReport> take_reports();
+
+ private:
+  std::unique_ptr<WorkerImpl> impl_;
 };
 
 // Runs queued runs until the queue is empty (or claiming time is over) and

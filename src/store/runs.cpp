@@ -58,7 +58,7 @@ constexpr const char* claimable_run =
 
 constexpr const char* in_flight_columns =
     "r.id, r.task_id, t.name, r.trigger, r.attempt_uid, r.worker_host, r.worker_boot_id, r.worker_pid, "
-    "r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at";
+    "r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at, r.started_at, r.deadline_at";
 
 InFlightRun in_flight_from_row(SQLite::Statement& row) {
   Columns c(row);
@@ -75,6 +75,8 @@ InFlightRun in_flight_from_row(SQLite::Statement& row) {
   run.child_pid = static_cast<pid_t>(c.optional_int64().value_or(0));
   run.child_started_at = c.optional_int64().value_or(0);
   run.lease_expires_at = c.optional_time();
+  run.started_at = c.optional_time();
+  run.deadline_at = c.optional_time();
   return run;
 }
 
@@ -211,7 +213,7 @@ Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_
 Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
     SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE r.status = 'running'",
+                                                  "WHERE r.status = 'running' ORDER BY r.id",
                                                   in_flight_columns));
     std::vector<InFlightRun> runs;
     while (query.executeStep()) runs.push_back(in_flight_from_row(query));
@@ -291,6 +293,38 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
     if (!query.executeStep()) return std::string();
     return query.getColumn(0).getString();
   });
+}
+
+namespace {
+
+std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now) {
+  SQLite::Statement query(db.sql(), sql);
+  Binder b(query);
+  b.time(now);
+  query.executeStep();
+  return Columns(query).optional_time();
+}
+
+}  // namespace
+
+Result<Upcoming> upcoming_after(Database& db, Time now) {
+  return guarded(db, [&]() -> Result<Upcoming> {
+    Upcoming upcoming;
+    // The tasks_due index answers this in O(log n).
+    upcoming.next_due = earliest_after(db,
+                                       "SELECT min(next_run_at) FROM tasks WHERE next_run_at > ? AND paused = 0 "
+                                       "AND disabled_until_update = 0",
+                                       now);
+    upcoming.next_claimable = earliest_after(db,
+                                             "SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                             "WHERE r.status = 'queued' AND r.not_before > ? AND t.paused = 0",
+                                             now);
+    return upcoming;
+  });
+}
+
+Result<std::int64_t> data_version(Database& db) {
+  return guarded(db, [&]() -> Result<std::int64_t> { return db.sql().execAndGet("PRAGMA data_version").getInt64(); });
 }
 
 }  // namespace taskd::store

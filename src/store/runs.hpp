@@ -54,6 +54,8 @@ struct InFlightRun {
   pid_t child_pid = 0;
   std::int64_t child_started_at = 0;
   std::optional<core::Time> lease_expires_at;
+  std::optional<core::Time> started_at;
+  std::optional<core::Time> deadline_at;
 };
 
 // A QUEUED run serving `slot`, to be claimed no sooner than `not_before`
@@ -131,5 +133,18 @@ core::Result<int> prune_history(Database& db, std::int64_t task_id, int keep);
 core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);
 core::Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id);
 core::Result<std::string> run_output(Database& db, std::int64_t run_id);
+
+// What a sleeping scheduler waits for, each strictly after `now`: the
+// earliest next_run_at of a task that can be due, and the earliest
+// not_before of a queued run of a task that is not paused.
+struct Upcoming {
+  std::optional<core::Time> next_due;
+  std::optional<core::Time> next_claimable;
+};
+core::Result<Upcoming> upcoming_after(Database& db, core::Time now);
+
+// PRAGMA data_version: a number that changes when another connection
+// commits to the database.
+core::Result<std::int64_t> data_version(Database& db);
 
 }  // namespace taskd::store

@@ -479,7 +479,7 @@ TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its ch
   task.definition.overlap = core::Overlap::replace;
   REQUIRE(store::update_definition(temp.db, task.id, task.definition, at(10, 0)));
   FakeProcessTable processes;
-  auto ticked = sched::enqueue_due(temp.db, at(11, 0), 500, processes).value();
+  auto ticked = sched::enqueue_due(temp.db, at(11, 0), 500, {}, processes).value();
   CHECK(ticked.enqueued == 1);
   CHECK(ticked.replaced == 1);
   CHECK(processes.terminated == std::vector<pid_t>{4242});

@@ -1,0 +1,109 @@
+#include <cstdlib>
+#include <fmt/format.h>
+#include <memory>
+#include <thread>
+
+#include "cli/context.hpp"
+#include "sched/log.hpp"
+#include "sched/loop.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+// Exit status after a second SIGINT, as a shell reports a process killed by it.
+constexpr int aborted_exit_code = 130;
+
+struct LogOptions {
+  std::string file;
+  std::string level = "info";
+};
+
+struct LoopCommandOptions {
+  LogOptions log;
+  int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string tick = "30s";
+};
+
+void add_log_options(CLI::App* command, LogOptions& options) {
+  command->add_option("--log-file", options.file, "Append the event log to PATH (default: stderr); SIGHUP reopens it");
+  command->add_option("--log-level", options.level, "debug, info, warn or error (default: info)");
+}
+
+Result<sched::Logger> open_log(const Context& context, const LogOptions& options) {
+  auto level = sched::parse_log_level(options.level);
+  if (!level) return std::unexpected(level.error());
+  return sched::Logger::open(options.file, *level, context.clock);
+}
+
+// Opens the database as every command that runs or kills processes does.
+Result<store::Database> open_db_to_run(const Context& context) {
+  auto db = context.open_db(store::IfMissing::create);
+  if (!db) return std::unexpected(db.error());
+  if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
+  return db;
+}
+
+Result<void> tick(const Context& context, const LogOptions& options) {
+  auto log = open_log(context, options);
+  if (!log) return std::unexpected(log.error());
+  auto db = open_db_to_run(context);
+  if (!db) return std::unexpected(db.error());
+  return sched::tick_once(*db, context.clock, *log, sched::WorkerOptions{}.history_limit);
+}
+
+Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
+  std::string_view name = role == sched::Role::work ? "work" : "run";
+  if (options.concurrency < 1) return fail(ErrorKind::usage, fmt::format("{}: --concurrency must be at least 1", name));
+  auto tick_bound = optional_duration(options.tick, "--tick");
+  if (!tick_bound) return std::unexpected(tick_bound.error());
+  if (!*tick_bound || **tick_bound <= core::Seconds{0})
+    return fail(ErrorKind::usage, fmt::format("{}: --tick must be a positive duration", name));
+  auto log = open_log(context, options.log);
+  if (!log) return std::unexpected(log.error());
+  auto db = open_db_to_run(context);
+  if (!db) return std::unexpected(db.error());
+  sched::LoopOptions loop_options;
+  loop_options.role = role;
+  loop_options.tick = **tick_bound;
+  loop_options.worker.concurrency = options.concurrency;
+  log->log(sched::LogLevel::info, "loop.started",
+           {{"command", std::string(name)}, {"db", db->path().string()}, {"concurrency", std::to_string(options.concurrency)},
+            {"tick", core::format_duration(**tick_bound)}});
+  auto ended = sched::run_loop(*db, context.clock, *log, loop_options);
+  if (!ended) return std::unexpected(ended.error());
+  if (*ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+  log->log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
+  return {};
+}
+
+void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Role role) {
+  auto options = std::make_shared<LoopCommandOptions>();
+  auto* command = role == sched::Role::work
+                      ? app.add_subcommand("work", "Claim and run queued runs, as a long-running worker")
+                      : app.add_subcommand("run", "The scheduler loop: queue what is due and run it, until stopped");
+  command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
+  command->add_option("--tick", options->tick, "Look at the database at least this often (default: 30s)");
+  add_log_options(command, options->log);
+  command->callback([&context, &action, options, role] {
+    action = [&context, options, role] { return loop(context, *options, role); };
+  });
+}
+
+}  // namespace
+
+void add_run_commands(CLI::App& app, Context& context, Action& action) {
+  auto tick_options = std::make_shared<LogOptions>();
+  auto* tick_command = app.add_subcommand("tick", "Recover lost runs and queue what is due, then exit");
+  add_log_options(tick_command, *tick_options);
+  tick_command->callback([&context, &action, tick_options] {
+    action = [&context, tick_options] { return tick(context, *tick_options); };
+  });
+  add_loop_command(app, context, action, sched::Role::work);
+  add_loop_command(app, context, action, sched::Role::tick_and_work);
+}
+
+}  // namespace taskd::cli

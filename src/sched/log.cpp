@@ -1,0 +1,142 @@
+#include "sched/log.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace taskd::sched {
+namespace {
+
+constexpr std::string_view level_names[] = {"debug", "info", "warn", "error"};
+
+bool needs_quotes(std::string_view value) {
+  if (value.empty()) return true;
+  for (unsigned char c : value) {
+    if (c <= ' ' || c == '=' || c == '"' || c == 0x7f) return true;
+  }
+  return false;
+}
+
+void append_value(std::string& line, std::string_view value) {
+  if (!needs_quotes(value)) {
+    line += value;
+    return;
+  }
+  line += '"';
+  for (char c : value) {
+    switch (c) {
+      case '"': line += "\\\""; break;
+      case '\\': line += "\\\\"; break;
+      case '\n': line += "\\n"; break;
+      case '\r': line += "\\r"; break;
+      case '\t': line += "\\t"; break;
+      default: line += c;
+    }
+  }
+  line += '"';
+}
+
+core::Result<int> open_log_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return core::fail(core::ErrorKind::unavailable, fmt::format("cannot open the log file {}: {}", path, std::strerror(errno)));
+  return fd;
+}
+
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a full disk must not stop the scheduler
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+std::string_view event_of(const RunReport& report) {
+  if (report.stale) return "run.stale";
+  switch (report.status) {
+    case core::RunStatus::queued: return "run.queued";
+    case core::RunStatus::running: return "run.started";
+    case core::RunStatus::skipped: return "run.skipped";
+    case core::RunStatus::dropped: return "run.dropped";
+    case core::RunStatus::lost: return "run.lost";
+    default: return "run.finished";
+  }
+}
+
+LogLevel level_of(const RunReport& report) {
+  if (report.stale) return LogLevel::warn;
+  switch (report.status) {
+    case core::RunStatus::failed:
+    case core::RunStatus::timed_out:
+    case core::RunStatus::lost: return LogLevel::warn;
+    default: return LogLevel::info;
+  }
+}
+
+}  // namespace
+
+core::Result<LogLevel> parse_log_level(std::string_view text) {
+  for (std::size_t i = 0; i < std::size(level_names); ++i) {
+    if (text == level_names[i]) return static_cast<LogLevel>(i);
+  }
+  return core::fail(core::ErrorKind::usage,
+                    fmt::format("--log-level: \"{}\" is not one of debug, info, warn, error", text));
+}
+
+std::string logfmt_line(core::Time ts, LogLevel level, std::string_view event, const std::vector<LogField>& fields) {
+  std::string line = fmt::format("ts={} level={} event=", core::format_rfc3339(ts, core::Precision::milliseconds),
+                                 level_names[static_cast<int>(level)]);
+  append_value(line, event);
+  for (const auto& field : fields) {
+    line += ' ';
+    line += field.key;
+    line += '=';
+    append_value(line, field.value);
+  }
+  return line;
+}
+
+core::Result<Logger> Logger::open(std::string path, LogLevel threshold, const Clock& clock) {
+  if (path.empty()) return Logger(std::move(path), STDERR_FILENO, threshold, clock);
+  auto fd = open_log_file(path);
+  if (!fd) return std::unexpected(fd.error());
+  return Logger(std::move(path), *fd, threshold, clock);
+}
+
+Logger::Logger(Logger&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), threshold_(other.threshold_), clock_(other.clock_) {
+  other.fd_ = -1;
+}
+
+Logger::~Logger() {
+  if (fd_ > STDERR_FILENO) ::close(fd_);
+}
+
+void Logger::log(LogLevel level, std::string_view event, const std::vector<LogField>& fields) {
+  if (!enabled(level)) return;
+  write_all(fd_, logfmt_line(clock_.now(), level, event, fields) + "\n");
+}
+
+core::Result<void> Logger::reopen() {
+  if (path_.empty()) return {};
+  auto fd = open_log_file(path_);
+  if (!fd) return std::unexpected(fd.error());
+  ::close(fd_);
+  fd_ = *fd;
+  return {};
+}
+
+void log_report(Logger& log, const RunReport& report) {
+  std::vector<LogField> fields{{"task", report.task}};
+  if (report.run_id != 0) fields.push_back({"run", std::to_string(report.run_id)});
+  fields.push_back({"status", std::string(core::to_string(report.status))});
+  if (report.duration)
+    fields.push_back({"duration", fmt::format("{:.3f}", std::chrono::duration<double>(*report.duration).count())});
+  if (!report.reason.empty()) fields.push_back({"reason", report.reason});
+  log.log(level_of(report), event_of(report), fields);
+}
+
+}  // namespace taskd::sched

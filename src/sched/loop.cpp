@@ -1,0 +1,231 @@
+#include "sched/loop.hpp"
+
+#include <algorithm>
+#include <array>
+#include <csignal>
+#include <cstring>
+#include <fmt/format.h>
+#include <poll.h>
+
+#include "core/duration.hpp"
+#include "exec/signal_watch.hpp"
+#include "exec/supervisor.hpp"
+#include "sched/change_watch.hpp"
+#include "sched/recovery.hpp"
+#include "sched/tick.hpp"
+
+namespace taskd::sched {
+namespace {
+
+using core::Result;
+using core::Time;
+using exec::SteadyTime;
+using namespace std::chrono_literals;
+
+// An inotify event without a new data_version may be a commit still being
+// written: look at data_version once more after this delay.
+constexpr auto settle_delay = 50ms;
+
+core::Result<void> recover(store::Database& db, const Clock& clock, Logger& log, int history_limit) {
+  auto lost = recover_lost_runs(db, clock.now(), current_worker(), SystemProcessTable{}, history_limit);
+  if (!lost) return std::unexpected(lost.error());
+  for (const auto& report : *lost) log_report(log, report);
+  return {};
+}
+
+core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log) {
+  auto ticked = enqueue_due(db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); });
+  if (!ticked) return std::unexpected(ticked.error());
+  return {};
+}
+
+std::string signal_name(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  return abbrev ? fmt::format("SIG{}", abbrev) : std::to_string(signal);
+}
+
+// Why the loop woke: any of these.
+struct Wake {
+  bool child_exit = false;
+  bool db_change = false;
+  bool timer = false;
+  bool signal = false;
+
+  bool needs_pass() const { return child_exit || db_change || timer; }
+  std::string describe() const {
+    std::string reasons;
+    auto add = [&](bool set, std::string_view name) {
+      if (set) reasons += reasons.empty() ? std::string(name) : "," + std::string(name);
+    };
+    add(child_exit, "child_exit");
+    add(db_change, "db_change");
+    add(timer, "timer");
+    add(signal, "signal");
+    return reasons.empty() ? "recheck" : reasons;
+  }
+};
+
+class Loop {
+ public:
+  Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
+       exec::SignalWatch& signals, ChangeWatch& changes)
+      : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
+        changes_(changes), worker_(db, clock, supervisor, options.worker) {}
+
+  Result<LoopEnd> run() {
+    auto version = store::data_version(db_);
+    if (!version) return std::unexpected(version.error());
+    seen_version_ = *version;
+    Wake wake{.timer = true};
+    while (true) {
+      if (!stopping_ && wake.needs_pass()) {
+        if (auto passed = pass(); !passed) return std::unexpected(passed.error());
+      }
+      if (stopping_ && worker_.running() == 0) {
+        supervisor_.finish_lingering();
+        return LoopEnd::stopped;
+      }
+      auto woke = wait();
+      if (!woke) return std::unexpected(woke.error());
+      if (aborted_) return LoopEnd::aborted;
+      wake = *woke;
+      log_.log(LogLevel::debug, "loop.wake", {{"reason", wake.describe()}, {"running", std::to_string(worker_.running())}});
+    }
+  }
+
+ private:
+  Result<void> pass() {
+    auto steady_now = std::chrono::steady_clock::now();
+    if (steady_now >= next_recovery_) {
+      if (auto recovered = recover(db_, clock_, log_, options_.worker.history_limit); !recovered) return recovered;
+      next_recovery_ = steady_now + options_.tick;
+    }
+    if (options_.role == Role::tick_and_work) {
+      if (auto enqueued = enqueue(db_, clock_, log_); !enqueued) return enqueued;
+    }
+    auto filled = worker_.fill();
+    log_reports();
+    if (!filled) return std::unexpected(filled.error());
+    queue_left_ = *filled;
+    Time now = clock_.now();
+    auto upcoming = store::upcoming_after(db_, now);
+    if (!upcoming) return std::unexpected(upcoming.error());
+    next_pass_at_ = next_pass_at(now, *upcoming, options_.tick, options_.role);
+    log_.log(LogLevel::debug, "loop.sleep",
+             {{"until", core::format_rfc3339(next_pass_at_, core::Precision::milliseconds)},
+              {"running", std::to_string(worker_.running())}});
+    return {};
+  }
+
+  SteadyTime wake_deadline() const {
+    if (stopping_) return SteadyTime::max();
+    if (queue_left_) return std::chrono::steady_clock::now();
+    auto until = std::chrono::steady_clock::now() + std::max(next_pass_at_ - clock_.now(), core::Millis{0});
+    return recheck_at_ ? std::min(until, *recheck_at_) : until;
+  }
+
+  Result<Wake> wait() {
+    std::array<pollfd, 2> watched{{{signals_.fd(), POLLIN, 0}, {changes_.fd(), POLLIN, 0}}};
+    auto ended = supervisor_.wait_until(wake_deadline(), watched);
+    Wake wake;
+    wake.child_exit = !ended.empty();
+    auto recorded = worker_.record(ended);
+    log_reports();
+    if (!recorded) return std::unexpected(recorded.error());
+    // Both are read even when poll() did not report them: wait_until()
+    // returns on a child's exit without polling, and under load that may
+    // be every time.
+    auto signals = signals_.take();
+    wake.signal = !signals.empty();
+    obey(signals);
+    auto changed = noticed_change();
+    if (!changed) return std::unexpected(changed.error());
+    wake.db_change = *changed;
+    wake.timer = queue_left_ || clock_.now() >= next_pass_at_;
+    return wake;
+  }
+
+  // Whether another process committed: after an inotify event, or when a
+  // recheck after an event without a new data_version is due.
+  Result<bool> noticed_change() {
+    bool about_database = changes_.drain();
+    bool recheck_due = recheck_at_ && std::chrono::steady_clock::now() >= *recheck_at_;
+    if (!about_database && !recheck_due) return false;
+    if (recheck_due) recheck_at_.reset();
+    auto version = store::data_version(db_);
+    if (!version) return std::unexpected(version.error());
+    bool changed = *version != seen_version_;
+    seen_version_ = *version;
+    if (!changed && about_database && !recheck_at_) recheck_at_ = std::chrono::steady_clock::now() + settle_delay;
+    return changed;
+  }
+
+  void obey(const std::vector<int>& signals) {
+    for (int signal : signals) {
+      if (signal == SIGHUP) {
+        auto reopened = log_.reopen();
+        log_.log(reopened ? LogLevel::info : LogLevel::error, "log.reopened",
+                 reopened ? std::vector<LogField>{} : std::vector<LogField>{{"error", reopened.error().message}});
+      } else if (!stopping_) {
+        stopping_ = true;
+        worker_.stop_claiming();
+        supervisor_.stop_all();
+        log_.log(LogLevel::info, "loop.stopping",
+                 {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())}});
+      } else if (signal == SIGINT) {
+        aborted_ = true;
+        log_.log(LogLevel::warn, "loop.aborted",
+                 {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())}});
+      }
+    }
+  }
+
+  void log_reports() {
+    for (const auto& report : worker_.take_reports()) log_report(log_, report);
+  }
+
+  store::Database& db_;
+  const Clock& clock_;
+  Logger& log_;
+  const LoopOptions& options_;
+  exec::Supervisor& supervisor_;
+  exec::SignalWatch& signals_;
+  ChangeWatch& changes_;
+  Worker worker_;
+  std::int64_t seen_version_ = 0;
+  Time next_pass_at_{};
+  SteadyTime next_recovery_{};
+  std::optional<SteadyTime> recheck_at_;
+  bool queue_left_ = false;  // the last fill stopped with queued runs left to look at
+  bool stopping_ = false;
+  bool aborted_ = false;
+};
+
+}  // namespace
+
+Time next_pass_at(Time now, const store::Upcoming& upcoming, core::Millis tick, Role role) {
+  Time next = now + tick;
+  auto consider = [&](const std::optional<Time>& time) {
+    if (time && *time > now) next = std::min(next, *time);
+  };
+  if (role == Role::tick_and_work) consider(upcoming.next_due);
+  consider(upcoming.next_claimable);
+  return next;
+}
+
+Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit) {
+  if (auto recovered = recover(db, clock, log, history_limit); !recovered) return recovered;
+  return enqueue(db, clock, log);
+}
+
+Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options) {
+  auto signals = exec::SignalWatch::open();
+  if (!signals) return std::unexpected(signals.error());
+  auto changes = ChangeWatch::open(db.path());
+  if (!changes) return std::unexpected(changes.error());
+  exec::Supervisor supervisor;
+  Loop loop(db, clock, log, options, supervisor, *signals, *changes);
+  return loop.run();
+}
+
+}  // namespace taskd::sched

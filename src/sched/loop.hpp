@@ -1,0 +1,43 @@
+#pragma once
+// The long-running scheduler: `taskd run` (tick and work in one process) and
+// `taskd work` (claim and run only). Each pass recovers lost runs (at start
+// and once per tick bound), enqueues what is due and fills the free slots;
+// then the loop sleeps in one poll() until the earliest of: the next due
+// time or claimable queued run, a child's exit, a signal, the tick bound, or
+// a commit by another process. It keeps no task in memory, only the runs
+// it executes.
+#include <chrono>
+
+#include "core/time.hpp"
+#include "sched/log.hpp"
+#include "sched/worker.hpp"
+#include "store/database.hpp"
+#include "store/runs.hpp"
+
+namespace taskd::sched {
+
+enum class Role { work, tick_and_work };
+
+struct LoopOptions {
+  Role role = Role::tick_and_work;
+  core::Millis tick{std::chrono::seconds{30}};  // the longest sleep between two passes
+  WorkerOptions worker;
+};
+
+// How the loop ended: stopped (SIGTERM or SIGINT: every run ended and was
+// recorded) or aborted (a second SIGINT: children killed, nothing recorded).
+enum class LoopEnd { stopped, aborted };
+
+// When the loop should pass again if nothing wakes it first: the earliest
+// upcoming time after `now` that its role cares for (a worker does not
+// enqueue, so due tasks are not its business), and at the latest now + tick.
+core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::Millis tick, Role role);
+
+// One tick, as `taskd tick` does: recovers lost runs and enqueues what is
+// due, logging each run.
+core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit);
+
+// Runs the loop until a signal ends it.
+core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options);
+
+}  // namespace taskd::sched

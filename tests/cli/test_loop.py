@@ -1,0 +1,139 @@
+"""taskd tick, work and run: the loop wakes for what another process adds,
+obeys signals, logs logfmt lines, and its children die with it."""
+
+import os
+import signal
+import time
+import unittest
+
+from loop_helpers import LOGFMT, LoopTestCase, wait_for
+from taskd_test import processes_matching
+
+
+class TickTest(LoopTestCase):
+    def test_tick_queues_what_is_due_and_runs_nothing(self):
+        out_file = os.path.join(self.tmp, "ran")
+        self.add("due", "--every", "1h", "--start-now", "--", "touch", out_file)
+        code, out, err = self.run_taskd("tick")
+        self.assertEqual((code, out), (0, ""), err)
+        self.assertEqual([r["status"] for r in self.history()], ["queued"])
+        self.assertIn("event=run.queued task=due run=1", err)
+        self.assertFalse(os.path.exists(out_file))
+
+
+class RunTest(LoopTestCase):
+    def test_daemon_picks_up_an_added_task_within_a_second(self):
+        out_file = os.path.join(self.tmp, "ran")
+        proc, log = self.start("run", "--tick", "1h")
+        self.add("new", "--every", "1h", "--start-now", "--", "touch", out_file)
+        added = time.monotonic()
+        wait_for(lambda: os.path.exists(out_file), 5, "the new task to run")
+        self.assertLess(time.monotonic() - added, 1.0)
+        wait_for(lambda: self.events(log, "run.finished"), 5, "run.finished")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["status"] for r in self.history()], ["succeeded"])
+
+    def test_every_log_line_is_logfmt_and_a_finished_run_says_how_it_went(self):
+        self.add("hello", "--every", "1h", "--start-now", "--shell", "--", "echo 'a b'; exit 3")
+        proc, log = self.start("run")
+        finished = wait_for(lambda: self.events(log, "run.finished"), 10, "run.finished")[0]
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertEqual((finished["task"], finished["run"], finished["status"], finished["level"]),
+                         ("hello", "1", "failed", "warn"))
+        self.assertRegex(finished["duration"], r"^\d+\.\d{3}$")
+        self.assertEqual(finished["reason"], "exit code 3: a b")
+        lines = self.log_lines(log)
+        for line in lines:
+            self.assertRegex(line, LOGFMT)
+        events = [l.split(" event=")[1].split(" ")[0] for l in lines]
+        for event in ("loop.started", "run.queued", "run.started", "run.finished", "loop.wake", "loop.stopping",
+                      "loop.stopped"):
+            self.assertIn(event, events)
+
+    def test_log_level_info_hides_debug_lines(self):
+        log = os.path.join(self.tmp, "info.log")
+        proc = self.popen_taskd("run", "--log-file", log)
+        self.addCleanup(self.reap, proc)
+        wait_for(lambda: self.events(log, "loop.started"), 20, "loop.started")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertFalse([l for l in self.log_lines(log) if "level=debug" in l])
+
+    def test_sigterm_stops_the_running_child_records_its_outcome_and_exits_0(self):
+        marker = self.unique_sleep()
+        self.add("long", "--every", "1h", "--start-now", "--", "sleep", marker)
+        proc, log = self.start("run")
+        wait_for(lambda: processes_matching("sleep " + marker), 10, "the child to start")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(processes_matching("sleep " + marker), [])
+        [run] = self.history()
+        self.assertEqual(run["status"], "failed")
+        self.assertIn("stopped as taskd shut down", run["reason"])
+        self.assertIn("SIGTERM", run["reason"])
+        self.assertTrue(self.events(log, "loop.stopping"))
+
+    def test_a_second_sigint_kills_at_once_and_the_run_is_recovered_as_lost(self):
+        marker = self.unique_sleep()
+        started = os.path.join(self.tmp, "started")
+        # The child ignores SIGTERM, and its grace is long: only a second SIGINT ends it soon.
+        self.add("stubborn", "--every", "1h", "--start-now", "--kill-grace", "1h", "--shell", "--",
+                 "trap '' TERM; touch %s; sleep %s" % (started, marker))
+        proc, log = self.start("run")
+        wait_for(lambda: os.path.exists(started), 10, "the child to start")
+        proc.send_signal(signal.SIGINT)
+        wait_for(lambda: self.events(log, "loop.stopping"), 10, "loop.stopping")
+        code, _, err = self.stop(proc, signal.SIGINT, seconds=10)
+        self.assertEqual(code, 130, err)
+        wait_for(lambda: not processes_matching("sleep " + marker), 5, "the child to be killed")
+        self.assertEqual([r["status"] for r in self.history()], ["running"])
+        code, _, err = self.run_taskd("tick")
+        self.assertEqual(code, 0, err)
+        self.assertIn("event=run.lost", err)
+        self.assertEqual(self.history()[-1]["status"], "lost")
+
+    def test_sighup_reopens_the_log_file(self):
+        proc, log = self.start("run")
+        os.rename(log, log + ".1")
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.events(log, "log.reopened"), 10, "log.reopened in the new file")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+
+    def test_a_child_dies_with_its_killed_worker(self):
+        marker = self.unique_sleep()
+        self.add("orphan", "--every", "1h", "--start-now", "--", "sleep", marker)
+        proc, _ = self.start("run")
+        wait_for(lambda: processes_matching("sleep " + marker), 10, "the child to start")
+        proc.kill()
+        proc.wait(timeout=10)
+        wait_for(lambda: not processes_matching("sleep " + marker), 5, "the child to die with taskd")
+
+    def test_bad_options_are_usage_errors(self):
+        for args in (["run", "--tick", "0s"], ["work", "--concurrency", "0"], ["run", "--log-level", "loud"]):
+            code, _, err = self.run_taskd(*args)
+            self.assertEqual(code, 2, (args, err))
+            self.assertOneErrorLine(err, args[1])
+
+
+class WorkTest(LoopTestCase):
+    def test_work_runs_what_a_tick_queued_and_wakes_for_later_ticks(self):
+        out_file = os.path.join(self.tmp, "ran")
+        proc, log = self.start("work", "--tick", "1h")
+        self.add("first", "--every", "1h", "--start-now", "--shell", "--", "echo first >> %s" % out_file)
+        self.ok("tick")
+        wait_for(lambda: self.events(log, "run.finished"), 5, "the queued run to finish")
+        self.add("second", "--every", "1h", "--start-now", "--shell", "--", "echo second >> %s" % out_file)
+        self.assertEqual(len(self.events(log, "run.queued")), 0)  # a worker does not enqueue
+        self.ok("tick")
+        wait_for(lambda: len(self.events(log, "run.finished")) == 2, 5, "the second run to finish")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        with open(out_file) as f:
+            self.assertEqual(f.read().split(), ["first", "second"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,46 @@
+#include <doctest/doctest.h>
+
+#include "../unit/test_helpers.hpp"
+#include "store/runs.hpp"
+#include "temp_db.hpp"
+
+using namespace taskd;
+using namespace std::chrono_literals;
+using test::at;
+
+TEST_CASE("upcoming times are the earliest next run of an active task and the earliest later not_before") {
+  test::TempDb temp;
+  auto soon = test::add_task(temp.db, test::every_definition("soon", 60s), at(10, 0));
+  auto later = test::add_task(temp.db, test::every_definition("later", 1h), at(10, 0));
+  auto upcoming = store::upcoming_after(temp.db, at(10, 0)).value();
+  CHECK(upcoming.next_due == std::min(*soon.state.next_run_at, *later.state.next_run_at));
+  CHECK_FALSE(upcoming.next_claimable);
+
+  REQUIRE(store::insert_queued_run(temp.db, later, at(10, 0), core::Trigger::schedule, at(10, 0), at(10, 0, 42)));
+  CHECK(store::upcoming_after(temp.db, at(10, 0)).value().next_claimable == at(10, 0, 42));
+  CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0, 42)).value().next_claimable);  // not after: claimable now
+}
+
+TEST_CASE("paused and disabled tasks are not upcoming") {
+  test::TempDb temp;
+  auto paused = test::add_task(temp.db, test::every_definition("paused", 60s), at(10, 0));
+  auto disabled = test::add_task(temp.db, test::every_definition("disabled", 60s), at(10, 0));
+  REQUIRE(store::insert_queued_run(temp.db, paused, at(10, 0), core::Trigger::schedule, at(10, 0), at(10, 0, 5)));
+  paused.state.paused = true;
+  disabled.state.disabled_until_update = true;
+  REQUIRE(store::save_state(temp.db, paused.id, paused.state, at(10, 0)));
+  REQUIRE(store::save_state(temp.db, disabled.id, disabled.state, at(10, 0)));
+  auto upcoming = store::upcoming_after(temp.db, at(10, 0)).value();
+  CHECK_FALSE(upcoming.next_due);
+  CHECK_FALSE(upcoming.next_claimable);
+}
+
+TEST_CASE("data_version changes with another connection's commit, not with our own") {
+  test::TempDb temp;
+  auto before = store::data_version(temp.db).value();
+  test::add_task(temp.db, test::every_definition("own", 60s), at(10, 0));
+  CHECK(store::data_version(temp.db).value() == before);
+  auto other = store::Database::open(temp.path).value();
+  test::add_task(other, test::every_definition("other", 60s), at(10, 0));
+  CHECK(store::data_version(temp.db).value() != before);
+}
