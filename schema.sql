@@ -99,3 +99,5 @@ CREATE TABLE groups (
   concurrency INTEGER CHECK (concurrency IS NULL OR concurrency >= 1),  -- NULL: no cap
   updated_at  INTEGER NOT NULL
 );
+-- The worker's wake-up: the earliest not_before among queued runs.
+CREATE INDEX runs_claimable ON runs (not_before) WHERE status = 'queued';
