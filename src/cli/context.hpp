@@ -40,6 +40,8 @@ void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_trigger_command(CLI::App& app, Context& context, Action& action);
 void add_group_command(CLI::App& app, Context& context, Action& action);
 void add_edit_command(CLI::App& app, Context& context, Action& action);
+void add_apply_command(CLI::App& app, Context& context, Action& action);
+void add_export_command(CLI::App& app, Context& context, Action& action);
 
 // The task called `name`; an unknown name is bad input, said in `verb`'s words.
 core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);
