@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <memory>
 #include <set>
 
@@ -170,9 +171,12 @@ struct StepNames {
 
 StepNames names_of(Step step) {
   switch (step) {
-    case Step::add: return {"+", "add"};
-    case Step::change: return {"~", "change"};
-    case Step::remove: return {"-", "remove"};
+    case Step::add:
+      return {"+", "add"};
+    case Step::change:
+      return {"~", "change"};
+    case Step::remove:
+      return {"-", "remove"};
   }
   return {"?", "?"};
 }
@@ -236,7 +240,8 @@ void add_apply_command(CLI::App& app, Context& context, Action& action) {
   command->add_option("file", options->file, "The task file")->required();
   command->add_flag("--prune", options->prune, "Remove the tasks of this file's owner that the file no longer lists");
   command->add_flag("--dry-run", options->dry_run, "Print what would change and write nothing");
-  command->callback([&context, &action, options] { action = [&context, options] { return apply(context, *options); }; });
+  command->callback(
+      [&context, &action, options] { action = [&context, options] { return apply(context, *options); }; });
 }
 
 }  // namespace taskd::cli

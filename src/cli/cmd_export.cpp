@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+
 #include <memory>
 #include <set>
 
@@ -45,7 +46,8 @@ void add_export_command(CLI::App& app, Context& context, Action& action) {
   auto owner = std::make_shared<std::string>();
   auto* command = app.add_subcommand("export", "Print the tasks as a task file that taskd apply reads back");
   command->add_option("--owner", *owner, "Only this owner's tasks (and the caps of their groups)");
-  command->callback([&context, &action, owner] { action = [&context, owner] { return export_tasks(context, *owner); }; });
+  command->callback(
+      [&context, &action, owner] { action = [&context, owner] { return export_tasks(context, *owner); }; });
 }
 
 }  // namespace taskd::cli

@@ -1,16 +1,17 @@
 #include "cli/task_file.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 #include <type_traits>
 
 namespace taskd::cli {
@@ -186,8 +187,8 @@ Result<void> set_key(const std::filesystem::path& path, const toml::key& key, co
     return fail(ErrorKind::bad_input,
                 fmt::format("{}: unknown key \"{}\" in {}", position(path, key.source()), key.str(), context));
   if (auto set = setter->second(value, task); !set)
-    return fail(ErrorKind::bad_input, fmt::format("{}: {}: {}: {}", position(path, value.source()), context,
-                                                  key.str(), set.error().message));
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: {}: {}: {}", position(path, value.source()), context, key.str(), set.error().message));
   task.keys[std::string(key.str())] = position(path, value.source());
   return {};
 }
@@ -196,8 +197,8 @@ Result<void> check_defaults(const std::filesystem::path& path, const toml::table
   FileTask scratch;
   for (const auto& [key, value] : defaults) {
     if (key.str() == "name")
-      return fail(ErrorKind::bad_input,
-                  fmt::format("{}: [defaults] cannot give a name: each task has its own", position(path, key.source())));
+      return fail(ErrorKind::bad_input, fmt::format("{}: [defaults] cannot give a name: each task has its own",
+                                                    position(path, key.source())));
     if (auto set = set_key(path, key, value, scratch, "[defaults]"); !set) return set;
   }
   return {};
@@ -230,7 +231,8 @@ Result<void> complete_task(const FileContext& file, const toml::table& table, Fi
                                                   task.where, task.options.name));
   if (!task.keys.contains("owner")) task.options.owner = file.owner;
   if (!task.options.cwd.empty())
-    task.options.cwd = std::filesystem::absolute(file.path.parent_path() / task.options.cwd).lexically_normal().string();
+    task.options.cwd =
+        std::filesystem::absolute(file.path.parent_path() / task.options.cwd).lexically_normal().string();
   return {};
 }
 
@@ -271,7 +273,8 @@ Result<int> read_group_cap(const std::filesystem::path& path, const toml::key& n
   const auto* table = node.as_table();
   if (!table) return fail(ErrorKind::bad_input, position(path, node.source()) + ": expected a [group.NAME] table");
   if (auto valid = core::validate_task_name(name.str()); !valid)
-    return fail(ErrorKind::bad_input, fmt::format("{}: group: {}", position(path, name.source()), valid.error().message));
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: group: {}", position(path, name.source()), valid.error().message));
   for (const auto& [key, value] : *table) {
     if (key.str() != "concurrency")
       return fail(ErrorKind::bad_input, fmt::format("{}: unknown key \"{}\" in [group.{}] (only concurrency)",
@@ -286,7 +289,8 @@ Result<int> read_group_cap(const std::filesystem::path& path, const toml::key& n
 
 Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path, const toml::node& node) {
   const auto* table = node.as_table();
-  if (!table) return fail(ErrorKind::bad_input, position(path, node.source()) + ": group: expected [group.NAME] tables");
+  if (!table)
+    return fail(ErrorKind::bad_input, position(path, node.source()) + ": group: expected [group.NAME] tables");
   std::map<std::string, int> caps;
   for (const auto& [name, group] : *table) {
     auto cap = read_group_cap(path, name, group);
@@ -299,11 +303,13 @@ Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path
 Result<void> check_top_level(const std::filesystem::path& path, const toml::table& root) {
   for (const auto& [key, value] : root) {
     if (key.str() != "task" && key.str() != "defaults" && key.str() != "group")
-      return fail(ErrorKind::bad_input, fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
-                                                    position(path, key.source()), key.str()));
+      return fail(ErrorKind::bad_input,
+                  fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
+                              position(path, key.source()), key.str()));
   }
   if (const auto& defaults = root["defaults"]; defaults && !defaults.is_table())
-    return fail(ErrorKind::bad_input, position(path, defaults.node()->source()) + ": defaults: expected a [defaults] table");
+    return fail(ErrorKind::bad_input,
+                position(path, defaults.node()->source()) + ": defaults: expected a [defaults] table");
   return {};
 }
 
@@ -370,8 +376,8 @@ Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Ti
   const auto& error = definition.error();
   // What the command line calls a usage error is a bad file here.
   auto kind = error.kind == ErrorKind::usage ? ErrorKind::bad_input : error.kind;
-  return fail(kind, fmt::format("{}: task \"{}\": {}", where_named(task, error.message), task.options.name,
-                                error.message));
+  return fail(kind,
+              fmt::format("{}: task \"{}\": {}", where_named(task, error.message), task.options.name, error.message));
 }
 
 namespace {
@@ -458,7 +464,8 @@ void write_lists(std::string& out, const core::TaskDefinition& d) {
   if (!d.env.empty()) {
     // Written by hand to keep their order; the names are bare keys (letters, digits, _).
     std::vector<std::string> entries;
-    for (const auto& [name, value] : d.env) entries.push_back(name + " = " + toml_text(toml::value<std::string>(value)));
+    for (const auto& [name, value] : d.env)
+      entries.push_back(name + " = " + toml_text(toml::value<std::string>(value)));
     write_key(out, "env", fmt::format("{{ {} }}", fmt::join(entries, ", ")));
   }
 }

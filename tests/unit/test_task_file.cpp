@@ -122,7 +122,8 @@ timeout = "1m"
 TEST_CASE("[group.NAME] sets a concurrency cap") {
   auto file = parsed("[group.net]\nconcurrency = 2\n[group.\"db.main\"]\nconcurrency = 1\n");
   CHECK(file.group_caps == std::map<std::string, int>{{"db.main", 1}, {"net", 2}});
-  CHECK(parse_error("[group.net]\nconcurrency = 0\n").starts_with("/srv/tasks.toml:1:1: [group.net] needs concurrency"));
+  CHECK(
+      parse_error("[group.net]\nconcurrency = 0\n").starts_with("/srv/tasks.toml:1:1: [group.net] needs concurrency"));
   CHECK(parse_error("[group.net]\ncap = 2\n") ==
         "/srv/tasks.toml:2:1: unknown key \"cap\" in [group.net] (only concurrency)");
 }
@@ -135,7 +136,8 @@ TEST_CASE("task file errors say file, line and column, and which task") {
   CHECK(parse_error("[defaults]\nintervl = \"5m\"\n") == "/srv/tasks.toml:2:1: unknown key \"intervl\" in [defaults]");
   CHECK(parse_error("[defaults]\nname = \"x\"\n").starts_with("/srv/tasks.toml:2:1: [defaults] cannot give a name"));
   CHECK(parse_error("[[task]]\ncommand = [\"true\"]\n").starts_with("/srv/tasks.toml:1:1: a task without a name"));
-  CHECK(parse_error("[[task]]\nname = \"x\"\nevery = \"5m\"\n").starts_with("/srv/tasks.toml:1:1: task \"x\" has no command"));
+  CHECK(parse_error("[[task]]\nname = \"x\"\nevery = \"5m\"\n")
+            .starts_with("/srv/tasks.toml:1:1: task \"x\" has no command"));
   CHECK(parse_error("[[task]]\nname = \"x\"\ncommand = [\"a\"]\n[[task]]\nname = \"x\"\ncommand = [\"b\"]\n") ==
         "/srv/tasks.toml:4:1: task \"x\" is already listed at /srv/tasks.toml:1:1");
   CHECK(parse_error("[task]\nname = \"x\"\n").starts_with("/srv/tasks.toml:1:1: task: expected [[task]] tables"));
