@@ -11,7 +11,6 @@
 #include <iterator>
 #include <limits>
 #include <set>
-#include <sstream>
 #include <type_traits>
 
 namespace taskd::cli {
@@ -427,11 +426,45 @@ std::vector<std::string> changed_fields(const core::TaskDefinition& before, cons
 
 namespace {
 
-template <class Node>
-std::string toml_text(const Node& node) {
-  std::ostringstream out;
-  out << node;
-  return out.str();
+// A TOML basic string with everything escaped that TOML requires. (toml++
+// 3.3 writes a string that starts with a newline as a multi-line literal,
+// which loses that newline when read back.)
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// "a, b, c": the items, each as `format` writes it.
+template <class T, class Format>
+std::string joined(const std::vector<T>& items, Format format) {
+  std::vector<std::string> texts;
+  for (const auto& item : items) texts.push_back(format(item));
+  return fmt::format("{}", fmt::join(texts, ", "));
 }
 
 void write_key(std::string& out, std::string_view key, const std::string& value_text) {
@@ -440,33 +473,26 @@ void write_key(std::string& out, std::string_view key, const std::string& value_
 
 // A text option, unless it says what leaving it out says.
 void write_text(std::string& out, std::string_view key, const std::string& text, const std::string& implied = "") {
-  if (text != implied) write_key(out, key, toml_text(toml::value<std::string>(text)));
+  if (text != implied) write_key(out, key, toml_string(text));
 }
 
 std::string command_text(const core::Command& command) {
-  if (command.shell) return toml_text(toml::value<std::string>(command.argv.empty() ? "" : command.argv.front()));
-  toml::array argv;
-  for (const auto& part : command.argv) argv.push_back(part);
-  return toml_text(argv);
+  if (command.shell) return toml_string(command.argv.empty() ? "" : command.argv.front());
+  return fmt::format("[{}]", joined(command.argv, toml_string));
 }
 
 void write_lists(std::string& out, const core::TaskDefinition& d) {
-  if (d.retry != core::default_retry_ladder()) {
-    toml::array delays;
-    for (auto delay : d.retry) delays.push_back(core::format_duration(delay));
-    write_key(out, "retry", toml_text(delays));
-  }
-  if (d.permanent_exit != core::TaskDefinition{}.permanent_exit) {
-    toml::array codes;
-    for (int code : d.permanent_exit) codes.push_back(code);
-    write_key(out, "permanent_exit", toml_text(codes));
-  }
+  if (d.retry != core::default_retry_ladder())
+    write_key(out, "retry", fmt::format("[{}]", joined(d.retry, [](core::Seconds delay) {
+                                          return toml_string(core::format_duration(delay));
+                                        })));
+  if (d.permanent_exit != core::TaskDefinition{}.permanent_exit)
+    write_key(out, "permanent_exit",
+              fmt::format("[{}]", joined(d.permanent_exit, [](int code) { return std::to_string(code); })));
   if (!d.env.empty()) {
-    // Written by hand to keep their order; the names are bare keys (letters, digits, _).
-    std::vector<std::string> entries;
-    for (const auto& [name, value] : d.env)
-      entries.push_back(name + " = " + toml_text(toml::value<std::string>(value)));
-    write_key(out, "env", fmt::format("{{ {} }}", fmt::join(entries, ", ")));
+    // In their order; the names are bare keys (letters, digits and _).
+    auto entry = [](const core::EnvVar& variable) { return variable.first + " = " + toml_string(variable.second); };
+    write_key(out, "env", fmt::format("{{ {} }}", joined(d.env, entry)));
   }
 }
 
@@ -491,7 +517,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "overlap", o.overlap, implied.overlap);
   write_text(out, "cwd", o.cwd);
   // Always written: without it, apply would make the file the owner.
-  write_key(out, "owner", toml_text(toml::value<std::string>(o.owner)));
+  write_key(out, "owner", toml_string(o.owner));
   write_text(out, "group", o.group);
   if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
 }
@@ -501,11 +527,8 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
 std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
                             const std::map<std::string, int>& group_caps) {
   std::string out = "# taskd tasks: taskd apply FILE reads them back (see taskd.toml(5)).\n";
-  if (!group_caps.empty()) {
-    toml::table groups;
-    for (const auto& [name, cap] : group_caps) groups.insert(name, toml::table{{"concurrency", cap}});
-    out += "\n" + toml_text(toml::table{{"group", groups}}) + "\n";
-  }
+  for (const auto& [name, cap] : group_caps)
+    out += fmt::format("\n[group.{}]\nconcurrency = {}\n", toml_string(name), cap);
   for (const auto& definition : definitions) write_task(out, definition);
   return out;
 }

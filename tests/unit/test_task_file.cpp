@@ -182,6 +182,9 @@ TEST_CASE("a written task file reads back to the same definitions") {
 [group.net]
 concurrency = 2
 
+[group."db.main:1"]
+concurrency = 1
+
 [[task]]
 name = "fetch"
 command = ["printf", "%s\n", "it's \"quoted\"", "", "line\nbreak"]
@@ -210,6 +213,11 @@ after_finish = false
 )");
   std::vector<core::TaskDefinition> definitions;
   for (const auto& task : file.tasks) definitions.push_back(definition_of(task));
+  core::TaskDefinition odd = definitions.front();
+  odd.name = "odd";
+  odd.command = {{"\nstarts with a newline", "tab\tand \x01 and \\ and \"", "'''"}, false};
+  odd.env = {{"Z", "\nz"}, {"A", "'a'"}};
+  definitions.push_back(odd);
   auto text = write_task_file(definitions, file.group_caps);
   auto again = parsed(text);
   CHECK(again.group_caps == file.group_caps);
