@@ -40,6 +40,8 @@ int taskd_main(int argc, char** argv) {
   add_group_command(app, context, action);
   add_edit_command(app, context, action);
   add_import_command(app, context, action);
+  add_apply_command(app, context, action);
+  add_export_command(app, context, action);
   add_completion_commands(app, context, action);
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 

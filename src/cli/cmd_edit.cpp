@@ -6,8 +6,6 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
-#include "core/policy.hpp"
-#include "sched/outcome.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::cli {
@@ -20,11 +18,6 @@ struct EditOptions {
   std::set<std::string> given;  // the options on the command line, as CLI11 names them
 };
 
-bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
-  return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
-         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase;
-}
-
 // In one transaction: the new definition, and the state the change implies.
 Result<core::Task> edit_task(store::Database& db, const EditOptions& options, core::Time now) {
   return store::guarded(db, [&]() -> Result<core::Task> {
@@ -35,17 +28,12 @@ Result<core::Task> edit_task(store::Database& db, const EditOptions& options, co
     overlay_options(merged, options.edits, options.given);
     auto definition = build_definition(merged, now);
     if (!definition) return std::unexpected(definition.error());
-    auto schedule = core::schedule_of(*definition);
-    if (!schedule) return std::unexpected(schedule.error());
     bool changed = *definition != task->definition;
     if (!changed && !task->state.disabled_until_update) return task;
-    auto decision = core::on_edit(*schedule, task->state, now, !same_schedule(*definition, task->definition));
-    if (auto updated = store::update_definition(db, task->id, *definition, now); !updated)
-      return std::unexpected(updated.error());
-    if (auto saved = sched::write_decision(db, task->id, decision.state, decision.skipped, now); !saved)
-      return std::unexpected(saved.error());
+    auto state = save_definition(db, *task, *definition, now);
+    if (!state) return std::unexpected(state.error());
     tx.commit();
-    return core::Task{task->id, *definition, decision.state};
+    return core::Task{task->id, *definition, *state};
   });
 }
 

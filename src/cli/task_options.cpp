@@ -9,6 +9,8 @@
 #include "cli/context.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
+#include "sched/outcome.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -258,6 +260,27 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
   for (const auto& [name, copy] : option_fields()) {
     if (given.contains(name)) copy(base, edits);
   }
+}
+
+namespace {
+
+bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
+  return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
+         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase;
+}
+
+}  // namespace
+
+Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
+                                        const core::TaskDefinition& definition, core::Time now) {
+  auto schedule = core::schedule_of(definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto decision = core::on_edit(*schedule, task.state, now, !same_schedule(definition, task.definition));
+  if (auto updated = store::update_definition(db, task.id, definition, now); !updated)
+    return std::unexpected(updated.error());
+  if (auto saved = sched::write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
+    return std::unexpected(saved.error());
+  return decision.state;
 }
 
 }  // namespace taskd::cli

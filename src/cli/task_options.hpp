@@ -8,6 +8,7 @@
 
 #include "cli/schedule_options.hpp"
 #include "core/task.hpp"
+#include "store/database.hpp"
 
 namespace taskd::cli {
 
@@ -43,5 +44,11 @@ TaskOptions options_of(const core::TaskDefinition& definition);
 // phase, DTSTART and fixed-delay flag; its jitter (and, for --cron and
 // --rrule, its zone) stay unless given.
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given);
+
+// Saves `definition` as `task`'s, with the state that the change implies
+// (core::on_edit: a disabled task is enabled; a new schedule plans from now),
+// and returns that state. Call it inside a WriteTransaction.
+core::Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
+                                              const core::TaskDefinition& definition, core::Time now);
 
 }  // namespace taskd::cli

@@ -1,0 +1,247 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <memory>
+#include <set>
+
+#include "cli/context.hpp"
+#include "cli/json.hpp"
+#include "cli/task_file.hpp"
+#include "core/policy.hpp"
+#include "store/groups.hpp"
+#include "store/tasks.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct ApplyOptions {
+  std::string file;
+  bool prune = false;
+  bool dry_run = false;
+};
+
+enum class Step { add, change, remove };
+
+struct TaskStep {
+  Step kind;
+  core::TaskDefinition definition;     // add, change: the file's; remove: the removed task's
+  std::optional<core::Task> existing;  // change, remove
+  std::vector<std::string> fields;     // change: the fields that differ
+  bool start_now = false;              // add
+};
+
+struct GroupStep {
+  std::string name;
+  int concurrency = 0;
+  std::optional<int> was;  // none: no cap before
+};
+
+struct Plan {
+  std::vector<TaskStep> tasks;
+  std::vector<GroupStep> groups;
+  int unchanged = 0;
+};
+
+// Without a dtstart, an rrule's DTSTART is "today": the one the task got when
+// it was added stays, or applying the same file tomorrow would change it.
+FileTask keeping_dtstart(FileTask task, const std::optional<core::Task>& existing) {
+  bool implied = !task.keys.contains("dtstart") && !task.options.schedule.rrule.empty();
+  if (implied && existing && existing->definition.dtstart)
+    task.options.schedule.dtstart = core::format_local(*existing->definition.dtstart);
+  return task;
+}
+
+Result<std::optional<TaskStep>> plan_task(store::Database& db, const FileTask& file_task, core::Time now) {
+  auto existing = store::find_task(db, file_task.options.name);
+  if (!existing) return std::unexpected(existing.error());
+  auto definition = file_task_definition(keeping_dtstart(file_task, *existing), now);
+  if (!definition) return std::unexpected(definition.error());
+  if (!*existing) return TaskStep{Step::add, *definition, std::nullopt, {}, file_task.start_now};
+  if ((*existing)->definition == *definition) return std::nullopt;
+  auto fields = changed_fields((*existing)->definition, *definition);
+  return TaskStep{Step::change, *definition, *existing, fields};
+}
+
+// The file's owner's tasks that the file no longer lists.
+Result<void> plan_prune(store::Database& db, const TaskFile& file, Plan& plan) {
+  std::set<std::string> listed;
+  for (const auto& task : file.tasks) listed.insert(task.options.name);
+  auto owned = store::list_tasks(db, {.group = "", .owner = file.owner});
+  if (!owned) return std::unexpected(owned.error());
+  for (auto& task : *owned) {
+    if (!listed.contains(task.definition.name)) plan.tasks.push_back({Step::remove, task.definition, task, {}});
+  }
+  return {};
+}
+
+Result<void> plan_groups(store::Database& db, const TaskFile& file, Plan& plan) {
+  auto groups = store::list_groups(db);
+  if (!groups) return std::unexpected(groups.error());
+  std::map<std::string, std::optional<int>> caps;
+  for (const auto& group : *groups) caps[group.name] = group.concurrency;
+  for (const auto& [name, cap] : file.group_caps) {
+    auto was = caps.contains(name) ? caps[name] : std::nullopt;
+    if (was != cap) plan.groups.push_back({name, cap, was});
+  }
+  return {};
+}
+
+Result<Plan> plan_file(store::Database& db, const TaskFile& file, bool prune, core::Time now) {
+  Plan plan;
+  for (const auto& file_task : file.tasks) {
+    auto step = plan_task(db, file_task, now);
+    if (!step) return std::unexpected(step.error());
+    if (*step) {
+      plan.tasks.push_back(std::move(**step));
+    } else {
+      ++plan.unchanged;
+    }
+  }
+  if (prune) {
+    if (auto pruned = plan_prune(db, file, plan); !pruned) return std::unexpected(pruned.error());
+  }
+  if (auto grouped = plan_groups(db, file, plan); !grouped) return std::unexpected(grouped.error());
+  return plan;
+}
+
+Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
+  switch (step.kind) {
+    case Step::add: {
+      auto schedule = core::schedule_of(step.definition);
+      if (!schedule) return std::unexpected(schedule.error());
+      auto id = store::insert_task(db, step.definition, core::on_create(*schedule, now, step.start_now), now);
+      if (!id) return std::unexpected(id.error());
+      return {};
+    }
+    case Step::change: {
+      auto state = save_definition(db, *step.existing, step.definition, now);
+      if (!state) return std::unexpected(state.error());
+      return {};
+    }
+    case Step::remove: {
+      auto removed = store::remove_task(db, step.existing->id);
+      if (!removed) return std::unexpected(removed.error());
+      return {};
+    }
+  }
+  return {};
+}
+
+Result<void> carry_out(store::Database& db, const Plan& plan, core::Time now) {
+  for (const auto& step : plan.tasks) {
+    if (auto done = carry_out(db, step, now); !done) return done;
+  }
+  for (const auto& group : plan.groups) {
+    if (auto set = store::set_group_concurrency(db, group.name, group.concurrency, now); !set) return set;
+  }
+  return {};
+}
+
+// Checks every task before the database is opened, so a bad file creates
+// nothing; then plans and (unless a dry run) carries out in one transaction.
+Result<Plan> apply_file(const Context& context, const ApplyOptions& options, const TaskFile& file) {
+  // An empty owner would select every task in the database.
+  if (options.prune && file.owner.empty())
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: --prune needs an owner, and [defaults] owner is empty", options.file));
+  core::Time now = context.clock.now();
+  for (const auto& task : file.tasks) {
+    if (auto definition = file_task_definition(task, now); !definition) return std::unexpected(definition.error());
+  }
+  auto db = context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create);
+  if (!db) return std::unexpected(db.error());
+  return store::guarded(*db, [&]() -> Result<Plan> {
+    store::WriteTransaction tx(*db);
+    auto plan = plan_file(*db, file, options.prune, now);
+    if (!plan || options.dry_run) return plan;
+    if (auto done = carry_out(*db, *plan, now); !done) return std::unexpected(done.error());
+    tx.commit();
+    return plan;
+  });
+}
+
+struct StepNames {
+  std::string_view symbol;  // in the printed plan
+  std::string_view action;  // in --json
+};
+
+StepNames names_of(Step step) {
+  switch (step) {
+    case Step::add:
+      return {"+", "add"};
+    case Step::change:
+      return {"~", "change"};
+    case Step::remove:
+      return {"-", "remove"};
+  }
+  return {"?", "?"};
+}
+
+std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
+
+int count(const Plan& plan, Step kind) {
+  return static_cast<int>(std::ranges::count(plan.tasks, kind, &TaskStep::kind));
+}
+
+void print_plan(const Plan& plan, const ApplyOptions& options) {
+  for (const auto& step : plan.tasks) {
+    std::string fields = step.fields.empty() ? "" : fmt::format(": {}", fmt::join(step.fields, ", "));
+    fmt::print("{} {}{}\n", names_of(step.kind).symbol, step.definition.name, fields);
+  }
+  for (const auto& group : plan.groups) {
+    fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", group.name, group.concurrency,
+               cap_text(group.was));
+  }
+  fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", options.file, count(plan, Step::add),
+             count(plan, Step::change), count(plan, Step::remove), plan.unchanged,
+             options.dry_run ? " (dry run: nothing written)" : "");
+}
+
+Json plan_json(const Plan& plan, const ApplyOptions& options) {
+  Json tasks = Json::array();
+  for (const auto& step : plan.tasks) {
+    tasks.push_back({{"action", names_of(step.kind).action}, {"name", step.definition.name}, {"fields", step.fields}});
+  }
+  Json groups = Json::array();
+  for (const auto& group : plan.groups) {
+    groups.push_back({{"name", group.name},
+                      {"concurrency", group.concurrency},
+                      {"was", group.was ? Json(*group.was) : Json(nullptr)}});
+  }
+  return {{"file", options.file},
+          {"dry_run", options.dry_run},
+          {"tasks", tasks},
+          {"groups", groups},
+          {"unchanged", plan.unchanged}};
+}
+
+Result<void> apply(const Context& context, const ApplyOptions& options) {
+  auto file = read_task_file(options.file);
+  if (!file) return std::unexpected(file.error());
+  auto plan = apply_file(context, options, *file);
+  if (!plan) return std::unexpected(plan.error());
+  if (context.json) {
+    print_json(plan_json(*plan, options));
+  } else {
+    print_plan(*plan, options);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_apply_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<ApplyOptions>();
+  auto* command = app.add_subcommand("apply", "Make the tasks of a TOML task file (taskd.toml(5)) exist as written");
+  command->add_option("file", options->file, "The task file")->required();
+  command->add_flag("--prune", options->prune, "Remove the tasks of this file's owner that the file no longer lists");
+  command->add_flag("--dry-run", options->dry_run, "Print what would change and write nothing");
+  command->callback(
+      [&context, &action, options] { action = [&context, options] { return apply(context, *options); }; });
+}
+
+}  // namespace taskd::cli

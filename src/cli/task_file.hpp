@@ -1,0 +1,49 @@
+#pragma once
+// Task files (taskd.toml(5)): TOML whose [[task]] tables carry the options of
+// `add` as keys. They are read into TaskOptions, so `add`'s checks are the
+// only ones, and written back from definitions by `export`.
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/task_options.hpp"
+
+namespace taskd::cli {
+
+// A [[task]] table with [defaults] filled in, and where the file said it.
+struct FileTask {
+  TaskOptions options;
+  bool start_now = false;
+  std::string where;                        // "FILE:LINE:COLUMN" of the [[task]] header
+  std::map<std::string, std::string> keys;  // each key given, and where (in the task or in [defaults])
+};
+
+struct TaskFile {
+  std::string owner;  // the owner its tasks get unless they say: [defaults] owner, else the file's absolute path
+  std::vector<FileTask> tasks;
+  std::map<std::string, int> group_caps;  // [group.NAME] concurrency = N
+};
+
+// Reads the task file at `path` (named in messages as given). Every error is
+// bad input that says FILE:LINE:COLUMN and, inside a task, which task.
+core::Result<TaskFile> read_task_file(const std::filesystem::path& path);
+
+// Parses a task file's text; `path` names it in messages, is the default
+// owner (made absolute), and anchors relative `cwd`s.
+core::Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path);
+
+// The definition a file's task describes at `now`, checked as `add` checks
+// it; an error says where in the file and which task.
+core::Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Time now);
+
+// The names of the definition fields (as in --json) that differ between
+// `before` and `after`, in SPEC.md's order.
+std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after);
+
+// A task file that `apply` reads back to these definitions and group caps.
+std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
+                            const std::map<std::string, int>& group_caps);
+
+}  // namespace taskd::cli

@@ -1,0 +1,271 @@
+"""taskd apply and taskd export: declarative task files (taskd.toml(5))."""
+
+import os
+import textwrap
+import unittest
+
+from taskd_test import TaskdTestCase
+
+T0 = "2026-11-21 14:00:00"
+
+# The fields of a task's definition in --json (the rest is its state).
+DEFINITION_FIELDS = (
+    "name", "command", "shell", "schedule", "tz", "dtstart", "after_finish", "phase", "jitter", "timeout",
+    "kill_grace", "tolerance", "retry", "permanent_exit", "overlap", "owner", "group", "priority", "cwd", "env",
+)
+
+TWO_TASKS = """\
+[defaults]
+timeout = "2m"
+group = "net"
+
+[group.net]
+concurrency = 2
+
+[[task]]
+name = "fetch"
+command = ["curl", "-s", "https://example.org"]
+every = "5m"
+env = { LANG = "C" }
+
+[[task]]
+name = "report"
+command = "make report | mail -s report me"
+cron = "0 7 * * MON"
+tz = "Europe/Berlin"
+retry = ["1m", "5m"]
+"""
+
+
+class ApplyTest(TaskdTestCase):
+    def write(self, text, name="tasks.toml"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w") as f:
+            f.write(textwrap.dedent(text))
+        return path
+
+    def apply(self, *args, **kwargs):
+        return self.ok("apply", *args, **kwargs)
+
+    def apply_fails(self, path, *fragments):
+        code, out, err = self.run_taskd("apply", path)
+        self.assertEqual(code, 65, "stdout: %s\nstderr: %s" % (out, err))
+        return self.assertOneErrorLine(err, *fragments)
+
+    def names(self):
+        return sorted(task["name"] for task in self.tasks())
+
+    def test_apply_adds_the_tasks_with_defaults_and_group_caps(self):
+        path = self.write(TWO_TASKS)
+        out = self.apply(path)
+        self.assertEqual(out.splitlines(), [
+            "+ fetch",
+            "+ report",
+            "+ group net: concurrency 2 (was none)",
+            "%s: 2 added, 0 changed, 0 removed, 0 unchanged" % path,
+        ])
+        fetch = self.task("fetch")
+        self.assertEqual(fetch["command"], ["curl", "-s", "https://example.org"])
+        self.assertEqual(fetch["timeout"], 120)
+        self.assertEqual(fetch["group"], "net")
+        self.assertEqual(fetch["env"], {"LANG": "C"})
+        self.assertEqual(fetch["owner"], path)
+        report = self.task("report")
+        self.assertIs(report["shell"], True)
+        self.assertEqual(report["command"], "make report | mail -s report me")
+        self.assertEqual(report["schedule"], {"kind": "cron", "spec": "0 7 * * MON"})
+        self.assertEqual(report["retry"], [60, 300])
+        groups = self.json_of("group", "list")
+        self.assertEqual([(g["name"], g["concurrency"]) for g in groups], [("net", 2)])
+
+    def test_applying_the_same_file_twice_changes_nothing(self):
+        path = self.write(TWO_TASKS + textwrap.dedent("""\
+            [[task]]
+            name = "weekly"
+            command = ["backup"]
+            rrule = "FREQ=WEEKLY;BYDAY=MO"
+            tz = "UTC"
+            """))
+        self.apply(path, faketime=T0)
+        before = self.tasks()
+        out = self.apply(path, faketime="2026-11-24 09:00:00")  # another day: DTSTART must not move
+        self.assertEqual(out.splitlines(), ["%s: 0 added, 0 changed, 0 removed, 3 unchanged" % path])
+        self.assertEqual(self.tasks(), before)
+
+    def test_a_changed_task_keeps_its_history_and_is_enabled_again(self):
+        path = self.write("""\
+            [[task]]
+            name = "flaky"
+            command = "exit 78"
+            every = "1h"
+            start_now = true
+            """)
+        self.apply(path)
+        self.run_once()
+        self.assertIs(self.task("flaky")["disabled_until_update"], True)
+        history = self.history("flaky")
+        self.assertEqual(len(history), 1)
+
+        self.apply(path)  # unchanged: stays disabled
+        self.assertIs(self.task("flaky")["disabled_until_update"], True)
+
+        self.write("""\
+            [[task]]
+            name = "flaky"
+            command = "exit 78"
+            every = "1h"
+            timeout = "10m"
+            start_now = true
+            """)
+        out = self.apply(path)
+        self.assertIn("~ flaky: timeout\n", out)
+        task = self.task("flaky")
+        self.assertIs(task["disabled_until_update"], False)
+        self.assertEqual(task["timeout"], 600)
+        self.assertEqual(task["last_status"], "failed")
+        self.assertEqual(self.history("flaky"), history)
+
+    def test_changed_fields_are_listed(self):
+        path = self.write(TWO_TASKS)
+        self.apply(path)
+        self.write(TWO_TASKS.replace('every = "5m"', 'every = "10m"\npriority = 4').replace("LANG", "LC_ALL"))
+        out = self.apply(path)
+        self.assertIn("~ fetch: schedule, phase, priority, env\n", out)
+        self.assertIn(": 0 added, 1 changed, 0 removed, 1 unchanged", out)
+
+    def test_prune_removes_only_the_files_own_tasks_that_it_no_longer_lists(self):
+        path = self.write(TWO_TASKS)
+        self.apply(path)
+        self.add("by-hand", "--every", "1h", "--", "true")
+        self.add("other-file", "--every", "1h", "--owner", "/elsewhere/tasks.toml", "--", "true")
+        self.write(TWO_TASKS.split("[[task]]\nname = \"report\"")[0])
+
+        out = self.apply(path)
+        self.assertNotIn("- report", out)
+        self.assertEqual(self.names(), ["by-hand", "fetch", "other-file", "report"])
+
+        out = self.apply(path, "--prune")
+        self.assertIn("- report\n", out)
+        self.assertIn(": 0 added, 0 changed, 1 removed, 1 unchanged", out)
+        self.assertEqual(self.names(), ["by-hand", "fetch", "other-file"])
+
+    def test_prune_refuses_an_empty_owner_that_would_select_every_task(self):
+        self.add("by-hand", "--every", "1h", "--", "true")
+        path = self.write('[defaults]\nowner = ""\n')
+        code, out, err = self.run_taskd("apply", path, "--prune")
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "--prune needs an owner")
+        self.assertEqual(self.names(), ["by-hand"])
+
+    def test_dry_run_prints_the_plan_and_writes_nothing(self):
+        path = self.write(TWO_TASKS)
+        out = self.apply(path, "--dry-run")
+        self.assertIn("+ fetch\n+ report\n", out)
+        self.assertIn("(dry run: nothing written)", out)
+        self.assertFalse(os.path.exists(self.db), "a dry run created the database")
+
+        self.apply(path)
+        self.add("by-hand", "--every", "1h", "--owner", path, "--", "true")
+        before = self.tasks()
+        self.write(TWO_TASKS.replace('"2m"', '"3m"'))
+        plan = self.json_of("apply", path, "--dry-run", "--prune")
+        self.assertEqual(plan["tasks"], [
+            {"action": "change", "name": "fetch", "fields": ["timeout"]},
+            {"action": "change", "name": "report", "fields": ["timeout"]},
+            {"action": "remove", "name": "by-hand", "fields": []},
+        ])
+        self.assertIs(plan["dry_run"], True)
+        self.assertEqual(self.tasks(), before)
+
+    def test_unknown_key_is_an_error_with_its_line_and_column(self):
+        path = self.write("""\
+            [[task]]
+            name = "fetch"
+            command = ["true"]
+              intervl = "5m"
+            """)
+        self.apply_fails(path, '%s:4:3: unknown key "intervl" in task "fetch"' % path)
+        self.assertFalse(os.path.exists(self.db))
+
+    def test_a_toml_syntax_error_names_line_and_column(self):
+        path = self.write('[[task]]\nname = "x\n')
+        self.apply_fails(path, "%s:2:" % path)
+
+    def test_one_bad_task_means_nothing_is_applied(self):
+        path = self.write(TWO_TASKS)
+        self.apply(path)
+        before = self.tasks()
+        self.write(TWO_TASKS.replace('"2m"', '"3m"') + textwrap.dedent("""\
+
+            [[task]]
+            name = "broken"
+            command = ["true"]
+            every = "5m"
+            jitter = "10 minutes"
+            """))
+        line = self.apply_fails(path, 'task "broken"', "--jitter")
+        self.assertTrue(line.startswith("taskd: error: %s:25:10: " % path), line)
+        self.assertEqual(self.tasks(), before)
+
+    def test_a_bad_file_creates_no_database(self):
+        path = self.write('[[task]]\nname = "x"\ncommand = ["true"]\nevery = "5m"\ncron = "* * * * *"\n')
+        self.apply_fails(path, 'task "x"', "give exactly one schedule")
+        self.apply_fails(os.path.join(self.tmp, "missing.toml"), "cannot read")
+        self.assertFalse(os.path.exists(self.db))
+
+    def test_group_cap_changes_are_applied_and_planned(self):
+        path = self.write(TWO_TASKS)
+        self.apply(path)
+        self.write(TWO_TASKS.replace("concurrency = 2", "concurrency = 3"))
+        out = self.apply(path)
+        self.assertIn("~ group net: concurrency 3 (was 2)\n", out)
+        self.assertEqual(self.json_of("group", "list")[0]["concurrency"], 3)
+        self.assertNotIn("group", self.apply(path))
+
+    def test_relative_cwd_is_relative_to_the_file(self):
+        os.makedirs(os.path.join(self.tmp, "conf", "work"))
+        path = self.write('[[task]]\nname = "x"\ncommand = ["true"]\nevery = "5m"\ncwd = "work"\n',
+                          name="conf/tasks.toml")
+        self.apply(path)
+        self.assertEqual(self.task("x")["cwd"], os.path.join(self.tmp, "conf", "work"))
+
+
+class ExportTest(TaskdTestCase):
+    def definitions(self, db):
+        return [{k: task[k] for k in DEFINITION_FIELDS} for task in self.tasks(db=db)]
+
+    def test_export_then_apply_gives_the_same_tasks(self):
+        self.add("fetch", "--every", "5m", "--phase", "1m", "--jitter", "30s", "--timeout", "2m",
+                 "--kill-grace", "3s", "--tolerance", "20s", "--retry", "10s,1m", "--permanent-exit", "64,78",
+                 "--overlap", "queue", "--env", "LANG=C", "--env", "A_B=x y 'z'", "--cwd", "/tmp",
+                 "--group", "net", "--priority", "5", "--owner", "me", "--", "curl", "-s", "it's \"here\"")
+        self.add("delay", "--every", "1h", "--after-finish", "--retry", "none", "--permanent-exit", "none",
+                 "--overlap", "replace", "--", "true")
+        self.add("nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--shell", "--",
+                 "backup && echo '''done''' \\")
+        self.add("monthly", "--rrule", "FREQ=MONTHLY;BYMONTHDAY=1", "--tz", "Asia/Tokyo",
+                 "--dtstart", "2026-01-01T06:00:00", "--", "report")
+        self.add("deploy", "--manual", "--timeout", "20m", "--", "deploy.sh")
+        self.add("tokyo-hourly", "--every", "1h", "--phase", "0", "--tz", "Asia/Kolkata", "--", "true")
+        self.ok("group", "set", "net", "--concurrency", "4")
+        exported = self.ok("export")
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(exported)
+
+        fresh = os.path.join(self.tmp, "fresh.db")
+        self.ok("apply", path, db=fresh)
+        self.assertEqual(self.definitions(fresh), self.definitions(self.db))
+        self.assertEqual(self.json_of("group", "list", db=fresh)[0]["concurrency"], 4)
+        self.assertIn(": 0 added, 0 changed, 0 removed, 6 unchanged", self.ok("apply", path))
+
+    def test_export_owner_writes_only_that_owners_tasks(self):
+        self.add("mine", "--every", "1h", "--owner", "me", "--", "true")
+        self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")
+        exported = self.ok("export", "--owner", "me")
+        self.assertIn('name = "mine"', exported.replace("'", '"'))
+        self.assertNotIn("theirs", exported)
+
+
+if __name__ == "__main__":
+    unittest.main()
