@@ -101,3 +101,23 @@ CREATE TABLE groups (
 );
 -- The worker's wake-up: the earliest not_before among queued runs.
 CREATE INDEX runs_claimable ON runs (not_before) WHERE status = 'queued';
+
+-- migrate: 3
+-- The taskd processes running the loop on this file (`run`, `work`), busy or
+-- idle: `status` lists them. A loop adds its row when it starts, refreshes
+-- heartbeat_at while it runs and deletes the row when it ends; the row of a
+-- process that died is deleted by whoever finds it dead.
+CREATE TABLE workers (
+  id            INTEGER PRIMARY KEY,
+  role          TEXT    NOT NULL CHECK (role IN ('run', 'work')),
+  host          TEXT    NOT NULL,
+  pid           INTEGER NOT NULL,
+  boot_id       TEXT    NOT NULL,
+  process_start INTEGER NOT NULL,                  -- clock ticks after boot, as runs.worker_started_at
+  concurrency   INTEGER NOT NULL,
+  started_at    INTEGER NOT NULL,
+  heartbeat_at  INTEGER NOT NULL
+);
+-- A command run by /bin/sh -c when the task changes state (failed,
+-- recovered, disabled), with the facts in TASKD_NOTIFY_* variables.
+ALTER TABLE tasks ADD COLUMN notify TEXT NOT NULL DEFAULT '';
