@@ -32,8 +32,11 @@ package: build
 demo: build
 	@examples/demo.sh $(BUILD)/taskd
 
+# Every benchmark in bench/ (each script takes the build directory); the
+# results and the commands that produced them are in BENCHMARKS.md.
 bench: build
-	@bench/preview_vs_python.sh $(BUILD)/taskd
+	@command -v hyperfine >/dev/null || apt-get install -y -q hyperfine python3-apscheduler python3-sqlalchemy
+	@for script in bench/*.sh; do echo "== $$script"; $$script $(BUILD) || exit 1; done
 
 # Coverage-guided fuzzing of the duration, cron and RRULE parsers with AFL++
 # (afl-g++ instrumentation), for FUZZ_SECONDS; findings in build-fuzz/findings.

@@ -2,10 +2,10 @@
 # Benchmark: `taskd preview --count 100000` against the Python reference
 # implementations doing the same work (croniter for cron, dateutil for RRULE).
 # Each side is timed as a whole process, best of 5, in the same run.
-# Usage: bench/preview_vs_python.sh [path/to/taskd]
+# Usage: bench/preview_vs_python.sh [build-dir]
 set -euo pipefail
 
-taskd=${1:-build/taskd}
+taskd=${1:-build}/taskd
 count=100000
 from=2026-01-01T00:00:00Z
 python=/usr/bin/python3
