@@ -177,6 +177,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (d.priority != 0) line("priority", std::to_string(d.priority));
   if (!d.cwd.empty()) line("cwd", d.cwd);
   for (const auto& [name, value] : d.env) line("env", name + "=" + value);
+  if (!d.notify.empty()) line("notify", d.notify);
 }
 
 Result<void> show(const Context& context, const std::string& name) {

@@ -50,6 +50,7 @@ Json definition_json(const core::TaskDefinition& d) {
   Json env = Json::object();
   for (const auto& [name, value] : d.env) env[name] = value;
   out["env"] = env;
+  out["notify"] = d.notify;
   return out;
 }
 

@@ -168,6 +168,7 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"owner", set_text<&TaskOptions::owner>},
       {"group", set_text<&TaskOptions::group>},
       {"priority", set_priority},
+      {"notify", set_text<&TaskOptions::notify>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
   return keys;
@@ -413,6 +414,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"priority", same<&Definition::priority>},
       {"cwd", same<&Definition::cwd>},
       {"env", same<&Definition::env>},
+      {"notify", same<&Definition::notify>},
   };
   return fields;
 }
@@ -524,6 +526,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_key(out, "owner", toml_string(o.owner));
   write_text(out, "group", o.group);
   if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
+  write_text(out, "notify", o.notify);
 }
 
 }  // namespace

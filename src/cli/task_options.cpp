@@ -130,6 +130,7 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   d.owner = options.owner;
   d.group = options.group;
   d.priority = options.priority;
+  d.notify = options.notify;
   auto overlap = core::parse_overlap(options.overlap);
   if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
   d.overlap = *overlap;
@@ -153,6 +154,8 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("--owner", options.owner, "Who created the task (taskd rm --owner removes them all)");
   command.add_option("--group", options.group, "Group of the task (taskd pause --group pauses them all)");
   command.add_option("--priority", options.priority, "Higher runs first when runs queue up (default 0)");
+  command.add_option("--notify", options.notify,
+                     "Shell command run when the task fails, recovers or is disabled ('' for none)");
 }
 
 namespace {
@@ -215,6 +218,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--owner", copy_field<&TaskOptions::owner>},
       {"--group", copy_field<&TaskOptions::group>},
       {"--priority", copy_field<&TaskOptions::priority>},
+      {"--notify", copy_field<&TaskOptions::notify>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -247,6 +251,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.owner = d.owner;
   options.group = d.group;
   options.priority = d.priority;
+  options.notify = d.notify;
   return options;
 }
 

@@ -28,6 +28,7 @@ struct TaskOptions {
   std::string group;
   int priority = 0;
   bool shell = false;
+  std::string notify;
 };
 
 // Registers every option of a task definition but its name.

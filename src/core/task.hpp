@@ -60,6 +60,7 @@ struct TaskDefinition {
   int priority = 0;
   std::string cwd;
   std::vector<EnvVar> env;
+  std::string notify;  // run by /bin/sh -c when the task fails, recovers or is disabled; empty: none
   bool operator==(const TaskDefinition&) const = default;
 };
 

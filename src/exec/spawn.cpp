@@ -1,5 +1,6 @@
 #include "exec/spawn.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -45,6 +46,7 @@ struct ChildPlan {
   int output_fd;
   int error_fd;     // the child writes a ChildFailure here if it cannot execute
   pid_t parent;
+  unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
 };
 
 struct ChildFailure {
@@ -58,11 +60,19 @@ struct ChildFailure {
   ::_exit(127);
 }
 
-[[noreturn]] void become_child(const ChildPlan& plan) {
+void join_own_group(const ChildPlan& plan) {
+  if (plan.alarm_seconds > 0) {
+    ::setsid();  // detached: no terminal's or taskd's signals reach it
+    return;
+  }
   ::setpgid(0, 0);  // its own group, so a timeout kills it all
   // If taskd dies, even by SIGKILL, its child dies too; recovery kills the rest of the group.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
+}
+
+[[noreturn]] void become_child(const ChildPlan& plan) {
+  join_own_group(plan);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);  // taskd's are not the child's
@@ -76,6 +86,7 @@ struct ChildFailure {
   if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(plan, 1);
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
+  if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
   ::execve(plan.program, plan.argv, plan.envp);
   fail_child(plan, 0);
 }
@@ -117,6 +128,19 @@ core::Result<void> check_cwd(const std::string& cwd) {
   return {};
 }
 
+// The program to execute for `request`, after checking that it and its cwd exist.
+core::Result<std::string> program_of(const SpawnRequest& request) {
+  if (request.argv.empty() || request.argv.front().empty())
+    return core::fail(core::ErrorKind::bad_input, "cannot execute an empty command");
+  const std::string& name = request.argv.front();
+  std::string path_list = path_of(request.env);
+  std::string program = find_program(name, path_list);
+  if (program.empty())
+    return core::fail(core::ErrorKind::bad_input, fmt::format("cannot execute \"{}\": not found in PATH ({})", name, path_list));
+  if (auto cwd_ok = check_cwd(request.cwd); !cwd_ok) return std::unexpected(cwd_ok.error());
+  return program;
+}
+
 }  // namespace
 
 std::string find_program(const std::string& name, const std::string& path_list) {
@@ -134,22 +158,15 @@ std::string find_program(const std::string& name, const std::string& path_list) 
 }
 
 core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
-  if (request.argv.empty() || request.argv.front().empty())
-    return core::fail(core::ErrorKind::bad_input, "cannot execute an empty command");
-  const std::string& name = request.argv.front();
-  std::string path_list = path_of(request.env);
-  std::string program = find_program(name, path_list);
-  if (program.empty())
-    return core::fail(core::ErrorKind::bad_input, fmt::format("cannot execute \"{}\": not found in PATH ({})", name, path_list));
-  if (auto cwd_ok = check_cwd(request.cwd); !cwd_ok) return std::unexpected(cwd_ok.error());
-
+  auto program = program_of(request);
+  if (!program) return std::unexpected(program.error());
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
-  auto pid = start_child({program.c_str(), argv.data(), envp.data(), cwd, fds[1], -1, ::getpid()});
+  auto pid = start_child({program->c_str(), argv.data(), envp.data(), cwd, fds[1], -1, ::getpid()});
   ::close(fds[1]);
   if (!pid) {
     ::close(fds[0]);
@@ -157,6 +174,16 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   }
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
   return SpawnedChild{*pid, fds[0]};
+}
+
+core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit) {
+  auto program = program_of(request);
+  if (!program) return std::unexpected(program.error());
+  auto argv = c_strings(request.argv);
+  auto envp = c_strings(request.env);
+  const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
+  auto seconds = static_cast<unsigned>(std::max<std::int64_t>(1, time_limit.count()));
+  return start_child({program->c_str(), argv.data(), envp.data(), cwd, STDERR_FILENO, -1, ::getpid(), seconds});
 }
 
 }  // namespace taskd::exec

@@ -3,6 +3,7 @@
 // with taskd's size; posix_spawn cannot set PR_SET_PDEATHSIG), its own
 // process group, SIGKILL when taskd dies, stdin from /dev/null, stdout and
 // stderr into one pipe, default signal handling, nothing else inherited.
+#include <chrono>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -25,6 +26,12 @@ struct SpawnedChild {
 // Starts the child. A program that cannot be executed (not found, not
 // executable, a bad cwd) is an error whose message says so.
 core::Result<SpawnedChild> spawn_child(const SpawnRequest& request);
+
+// Starts a command that taskd does not supervise (a notification): its own
+// session, outliving taskd; stdin from /dev/null, stdout and stderr on
+// taskd's stderr; SIGALRM ends it after `time_limit`. Whoever is its parent
+// when it ends reaps it (the Supervisor reaps strays). Returns its pid.
+core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit);
 
 // Where argv[0] lives, searched in `path_list` as execvp would; empty when
 // it is nowhere. A name with a '/' is taken as it is.

@@ -1,26 +1,70 @@
 #include "sched/outcome.hpp"
 
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "core/notify.hpp"
+#include "exec/spawn.hpp"
+#include "sched/environment.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::sched {
 namespace {
 
-core::Result<void> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end, core::Time now) {
+using namespace std::chrono_literals;
+
+// A notify command that runs longer than this is ended by SIGALRM.
+constexpr auto notify_time_limit = 60s;
+
+// The task's state after the policy has been applied to the attempt's end.
+core::Result<core::TaskState> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
+                                           core::Time now) {
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
   auto decision = end.trigger == core::Trigger::manual
                       ? core::on_manual_finish(*schedule, task.state, now, end.outcome, end.reason)
                       : core::on_finish(task.definition, *schedule, task.state, now, end.outcome, end.reason);
-  if (auto saved = write_decision(db, task.id, decision.state, decision.skipped, now); !saved) return saved;
-  if (end.state_blob) return store::save_state_blob(db, task.id, *end.state_blob);
-  return {};
+  if (auto saved = write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
+    return std::unexpected(saved.error());
+  if (end.state_blob) {
+    if (auto saved = store::save_state_blob(db, task.id, *end.state_blob); !saved) return std::unexpected(saved.error());
+  }
+  return decision.state;
+}
+
+// Starts the task's --notify command if the attempt changed the task's state
+// in a way it is told of. It starts after the commit: it never sees a change
+// that did not happen, and a crash between the two loses the notification.
+void notify_change(const core::Task& task, const core::TaskState& after, const AttemptEnd& end, core::Time now) {
+  if (task.definition.notify.empty()) return;
+  auto event = core::state_change(task.state, after);
+  if (!event) return;
+  core::NotifyFacts facts{.event = *event,
+                          .task = task.definition.name,
+                          .run_id = end.run_id,
+                          .status = core::run_status_of(end.outcome),
+                          .exit_code = end.exit_code,
+                          .signal = end.signal,
+                          .reason = end.reason,
+                          .disabled_reason = after.disabled_reason,
+                          .attempt_no = task.state.attempt_no,
+                          .at = now};
+  exec::SpawnRequest request{{"/bin/sh", "-c", task.definition.notify},
+                             command_environment(task.definition, core::notify_variables(facts)),
+                             task.definition.cwd};
+  if (auto started = exec::spawn_detached(request, notify_time_limit); !started)
+    fmt::print(stderr, "taskd: the notify command of task \"{}\" did not start: {}\n", task.definition.name,
+               started.error().message);
 }
 
 }  // namespace
 
 core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit) {
-  return store::guarded(db, [&]() -> core::Result<bool> {
+  std::optional<std::pair<core::Task, core::TaskState>> change;
+  auto recorded = store::guarded(db, [&]() -> core::Result<bool> {
+    change.reset();  // a retried transaction starts over
     store::WriteTransaction tx(db);
     store::FinishRecord record{end.run_id,    end.attempt_uid, core::run_status_of(end.outcome),
                                now,           end.exit_code,   end.signal,
@@ -33,11 +77,15 @@ core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end
     if (!task) return std::unexpected(task.error());
     bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
     if (is_current) {
-      if (auto applied = apply_policy(db, **task, end, now); !applied) return std::unexpected(applied.error());
+      auto after = apply_policy(db, **task, end, now);
+      if (!after) return std::unexpected(after.error());
+      change.emplace(**task, *after);
     }
     tx.commit();
     return is_current;
   });
+  if (recorded && change) notify_change(change->first, change->second, end, now);
+  return recorded;
 }
 
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

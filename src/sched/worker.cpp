@@ -11,11 +11,10 @@
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
+#include "sched/environment.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
-
-extern char** environ;
 
 namespace taskd::sched {
 namespace {
@@ -83,28 +82,18 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
 }
 
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files) {
-  const auto& definition = claimed.task.definition;
-  std::map<std::string, std::string> variables;
-  for (char** entry = environ; entry && *entry; ++entry) {
-    std::string_view text(*entry);
-    auto equals = text.find('=');
-    if (equals != std::string_view::npos) variables[std::string(text.substr(0, equals))] = text.substr(equals + 1);
-  }
-  for (const auto& [name, value] : definition.env) variables[name] = value;
   const auto& state = claimed.task.state;
-  variables["TASKD_TASK"] = definition.name;
-  variables["TASKD_RUN_ID"] = std::to_string(claimed.run.id);
-  variables["TASKD_ATTEMPT_UID"] = claimed.attempt_uid;
-  variables["TASKD_ATTEMPT_NO"] = std::to_string(state.attempt_no);
-  variables["TASKD_RUN_INDEX"] = std::to_string(state.run_index);
-  variables["TASKD_SCHEDULED_AT"] = core::format_rfc3339(claimed.run.scheduled_at);
-  variables["TASKD_DEADLINE"] = std::to_string(std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count());
-  variables["TASKD_STATE"] = files.state_path();
-  variables["TASKD_STATUS"] = files.status_path();
-  std::vector<std::string> env;
-  env.reserve(variables.size());
-  for (const auto& [name, value] : variables) env.push_back(name + "=" + value);
-  return env;
+  auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
+  return command_environment(claimed.task.definition,
+                             {{"TASKD_TASK", claimed.task.definition.name},
+                              {"TASKD_RUN_ID", std::to_string(claimed.run.id)},
+                              {"TASKD_ATTEMPT_UID", claimed.attempt_uid},
+                              {"TASKD_ATTEMPT_NO", std::to_string(state.attempt_no)},
+                              {"TASKD_RUN_INDEX", std::to_string(state.run_index)},
+                              {"TASKD_SCHEDULED_AT", core::format_rfc3339(claimed.run.scheduled_at)},
+                              {"TASKD_DEADLINE", std::to_string(deadline)},
+                              {"TASKD_STATE", files.state_path()},
+                              {"TASKD_STATUS", files.status_path()}});
 }
 
 std::vector<std::string> child_argv(const core::Command& command) {

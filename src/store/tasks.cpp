@@ -17,8 +17,8 @@ using nlohmann::json;
 
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, next_run_at, last_run_at, "
-    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, next_run_at, "
+    "last_run_at, last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
     "disabled_until_update, disabled_reason, paused, accounted_until";
 
 json seconds_list(const std::vector<core::Seconds>& values) {
@@ -72,6 +72,7 @@ Task task_from_row(SQLite::Statement& row) {
   d.priority = c.int32();
   d.cwd = c.text();
   d.env = env_from(c.text());
+  d.notify = c.text();
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -129,7 +130,7 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 // Every definition column but the name, in bind_definition's order.
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env";
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify";
 
 void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(json(d.command.argv).dump());
@@ -156,6 +157,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.int64(d.priority);
   b.text(d.cwd);
   b.text(env_json(d.env).dump());
+  b.text(d.notify);
 }
 
 }  // namespace
@@ -164,7 +166,7 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
   return guarded(db, [&]() -> Result<std::int64_t> {
     SQLite::Statement insert(db.sql(), fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) "
                                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                                   "?, ?, ?, ?)",
+                                                   "?, ?, ?, ?, ?)",
                                                    definition_columns));
     Binder b(insert);
     b.text(d.name);
@@ -188,7 +190,7 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
 Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& d, Time now) {
   return guarded(db, [&]() -> Result<void> {
     SQLite::Statement update(db.sql(), fmt::format("UPDATE tasks SET ({}, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
+                                                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
                                                    definition_columns));
     Binder b(update);
     bind_definition(b, d);

@@ -12,6 +12,7 @@ T0 = "2026-11-21 14:00:00"
 DEFINITION_FIELDS = (
     "name", "command", "shell", "schedule", "tz", "dtstart", "after_finish", "phase", "jitter", "timeout",
     "kill_grace", "tolerance", "retry", "permanent_exit", "overlap", "owner", "group", "priority", "cwd", "env",
+    "notify",
 )
 
 TWO_TASKS = """\
@@ -238,7 +239,9 @@ class ExportTest(TaskdTestCase):
         self.add("fetch", "--every", "5m", "--phase", "1m", "--jitter", "30s", "--timeout", "2m",
                  "--kill-grace", "3s", "--tolerance", "20s", "--retry", "10s,1m", "--permanent-exit", "64,78",
                  "--overlap", "queue", "--env", "LANG=C", "--env", "A_B=x y 'z'", "--cwd", "/tmp",
-                 "--group", "net", "--priority", "5", "--owner", "me", "--", "curl", "-s", "it's \"here\"")
+                 "--group", "net", "--priority", "5", "--owner", "me",
+                 "--notify", "curl -fsS \"https://hc-ping.com/$HC/$TASKD_NOTIFY\" # it's", "--",
+                 "curl", "-s", "it's \"here\"")
         self.add("delay", "--every", "1h", "--after-finish", "--retry", "none", "--permanent-exit", "none",
                  "--overlap", "replace", "--", "true")
         self.add("nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--shell", "--",

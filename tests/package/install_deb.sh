@@ -22,4 +22,7 @@ case $depends in
   *libsqlite3*) ;;
   *) echo "Depends lacks libsqlite3: $depends"; exit 1 ;;
 esac
-echo "ok: $(basename "$deb"), Depends: $depends"
+# Debian policy 5.6.2: "Name <address>", a real one to write to.
+maintainer=$(dpkg-deb -f "$deb" Maintainer)
+echo "$maintainer" | grep -Eq '^[^<>]+ <[^<>@ ]+@[^<>@ ]+\.[a-z]+>$' || { echo "Maintainer is not Name <address>: $maintainer"; exit 1; }
+echo "ok: $(basename "$deb"), Depends: $depends, Maintainer: $maintainer"

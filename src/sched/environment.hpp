@@ -1,0 +1,14 @@
+#pragma once
+// The environment of a command taskd starts for a task (its run, or its
+// --notify command): taskd's own, then the task's --env, then `variables`.
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace taskd::sched {
+
+std::vector<std::string> command_environment(const core::TaskDefinition& definition,
+                                             const std::vector<core::EnvVar>& variables);
+
+}  // namespace taskd::sched
