@@ -34,8 +34,11 @@ core::Result<void> recover(store::Database& db, const Clock& clock, Logger& log,
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log) {
-  auto ticked = enqueue_due(db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); });
+core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log,
+                           const std::function<void()>& before_commit = {}) {
+  auto ticked = enqueue_due(
+      db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
+      before_commit);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
 }
@@ -73,7 +76,8 @@ class Loop {
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
        exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
-        changes_(changes), presence_(presence), worker_(db, clock, supervisor, options.worker) {}
+        changes_(changes), presence_(presence), worker_(db, clock, supervisor, options.worker),
+        crash_(options.worker.crash) {}
 
   Result<LoopEnd> run() {
     auto version = store::data_version(db_);
@@ -105,7 +109,8 @@ class Loop {
       next_recovery_ = steady_now + options_.tick;
     }
     if (options_.role == Role::tick_and_work) {
-      if (auto enqueued = enqueue(db_, clock_, log_); !enqueued) return enqueued;
+      auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
+      if (auto enqueued = enqueue(db_, clock_, log_, before_commit); !enqueued) return enqueued;
     }
     auto filled = worker_.fill();
     log_reports();
@@ -197,6 +202,7 @@ class Loop {
   ChangeWatch& changes_;
   Presence& presence_;
   Worker worker_;
+  CrashSwitch crash_;  // the enqueue point's; the worker counts the others
   std::int64_t seen_version_ = 0;
   Time next_pass_at_{};
   SteadyTime next_recovery_{};

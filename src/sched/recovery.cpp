@@ -26,6 +26,14 @@ std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time
                      core::format_rfc3339(*run.lease_expires_at));
 }
 
+// Kills what a dead worker of this host left of the run: its child's group,
+// or, when the worker died before recording the child, every process that
+// carries the attempt's token.
+void stop_children(const store::InFlightRun& run, const ProcessTable& processes) {
+  if (run.child_pid > 0) processes.kill_group(run.child_pid, run.child_started_at);
+  else processes.kill_attempt(run.attempt_uid);
+}
+
 }  // namespace
 
 Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
@@ -63,7 +71,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     auto reason = gone_reason(run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
-    if (run.worker.host == self.host) processes.kill_group(run.child_pid, run.child_started_at);
+    if (run.worker.host == self.host) stop_children(run, processes);
     AttemptEnd end;
     end.run_id = run.id;
     end.task_id = run.task_id;

@@ -2,12 +2,13 @@
 with its event log in a file, wait for a log line or a condition with a
 deadline, stop it with a signal."""
 
+import collections
 import os
 import re
 import signal
 import time
 
-from taskd_test import TaskdTestCase
+from taskd_test import TaskdTestCase, parse_time
 
 # A logfmt line: ts, level and event first, then key=value pairs whose value
 # is bare or a quoted string with backslash escapes.
@@ -22,6 +23,21 @@ def parse_logfmt(line):
             value = re.sub(r'\\(.)', lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), value[1:-1])
         fields[key] = value
     return fields
+
+
+SKIPPED_SPAN = re.compile(r"^(?:slot (\S+)|\d+ slots from (\S+) to (\S+)) skipped")
+
+
+def slots_of(row, interval):
+    """The slots a schedule row stands for: its own, or the span a SKIPPED row counts."""
+    if row["status"] != "skipped":
+        return [parse_time(row["scheduled_at"])]
+    match = SKIPPED_SPAN.match(row["reason"])
+    if not match:
+        raise AssertionError("a SKIPPED row without its span: %r" % row["reason"])
+    first = parse_time(match.group(1) or match.group(2))
+    last = parse_time(match.group(1) or match.group(3))
+    return [first + interval * i for i in range(int((last - first) / interval) + 1)]
 
 
 def wait_for(condition, seconds, what):
@@ -60,6 +76,27 @@ class LoopTestCase(TaskdTestCase):
 
     def events(self, log, event):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
+
+    def assertEverySlotHasOneRow(self, runs, interval, tasks):
+        """Per task (of `tasks` tasks, all every `interval`), the slots of its
+        rows (a SKIPPED row counts its span) follow each other without a
+        repeat or a gap, up to its next run: every slot that came due has
+        exactly one row. A retry row counts as the slot it serves: with a
+        timeout as long as the interval, every retry runs past the next
+        planned slot and is replaced by it (see POLICY in taskd(1))."""
+        by_task = collections.defaultdict(list)
+        for row in runs:
+            if row["trigger"] != "manual":
+                by_task[row["task"]].extend(slots_of(row, interval))
+        self.assertEqual(len(by_task), tasks)
+        next_runs = {task["name"]: task["next_run_at"] for task in self.tasks()}
+        for task, slots in by_task.items():
+            counted = collections.Counter(slots)
+            self.assertEqual([s for s, n in counted.items() if n > 1], [], "%s: a slot has two rows" % task)
+            first, last = min(slots), max(slots)
+            expected = [first + interval * i for i in range(int((last - first) / interval) + 1)]
+            self.assertEqual(sorted(slots), expected, "%s: a slot that came due has no row" % task)
+            self.assertGreater(parse_time(next_runs[task]), last, task)
 
     def stop(self, proc, sig=signal.SIGTERM, seconds=30):
         """Sends sig and waits for the exit; returns (code, stdout, stderr)."""

@@ -311,15 +311,21 @@ class FakeProcessTable final : public sched::ProcessTable {
   std::set<std::pair<pid_t, std::int64_t>> alive;
   mutable std::vector<pid_t> killed;
   mutable std::vector<pid_t> terminated;
+  mutable std::vector<std::string> attempts_killed;
   bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
   void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
   void terminate_group(pid_t pid, std::int64_t) const override { terminated.push_back(pid); }
+  void kill_attempt(const std::string& attempt_uid) const override { attempts_killed.push_back(attempt_uid); }
 };
 
 const store::WorkerIdentity self{"here", "boot-1", 500, 5000};
 
-// A task with one run RUNNING under `worker`, as a claim leaves it.
-std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker) {
+enum class ChildRecorded { yes, no };
+
+// A task with one run RUNNING under `worker`, as a claim leaves it, and
+// (unless the worker died before) the spawn after it.
+std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker,
+                           ChildRecorded child = ChildRecorded::yes) {
   auto task = test::add_task(temp.db, test::every_definition("r", 1h), at(10, 0), true);
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
   auto schedule = core::schedule_of(task.definition).value();
@@ -327,7 +333,7 @@ std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& work
   REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
   store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
   REQUIRE(store::mark_running(temp.db, record).value());
-  REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
+  if (child == ChildRecorded::yes) REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
   return run_id;
 }
 
@@ -349,6 +355,15 @@ TEST_CASE("a run whose worker died on this host is LOST at once, and its child's
   CHECK(task.state.last_status == core::RunStatus::lost);
   CHECK(task.state.next_run_at == at(10, 0, 5));  // the ladder's first retry: 0s
   CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("a run whose worker died before recording its child has the attempt's processes killed by its token") {
+  test::TempDb temp;
+  running_under(temp, {"here", "boot-1", 321, 3000}, ChildRecorded::no);
+  FakeProcessTable processes;
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
+  CHECK(processes.killed.empty());
+  CHECK(processes.attempts_killed == std::vector<std::string>{"uid-r"});
 }
 
 TEST_CASE("a run whose worker lives is left alone, even past its lease") {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "sched/crash_point.hpp"
 #include "sched/log.hpp"
 #include "sched/loop.hpp"
 #include "test_helpers.hpp"
@@ -50,6 +51,20 @@ TEST_CASE("the loop wakes for its heartbeat when nothing comes sooner") {
 
 TEST_CASE("an overdue heartbeat makes the loop pass at once") {
   CHECK(sched::next_pass_at(at(10, 0), {}, at(9, 59, 50), 30s, sched::Role::work) == at(10, 0));
+}
+
+TEST_CASE("TASKD_CRASH_AT names a crash point and optionally on which pass") {
+  CHECK(sched::parse_crash_switch(""));
+  CHECK(sched::parse_crash_switch("enqueue"));
+  CHECK(sched::parse_crash_switch("after-claim:3"));
+  CHECK(sched::parse_crash_switch("after-spawn:1"));
+  CHECK(sched::parse_crash_switch("after-exit:12"));
+  for (const char* bad : {"after-lunch", "enqueue:0", "enqueue:", "enqueue:2x", "after-exit:-1", ":3"}) {
+    auto parsed = sched::parse_crash_switch(bad);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.error().kind == core::ErrorKind::usage);
+    CHECK(parsed.error().message.find(bad) != std::string::npos);
+  }
 }
 
 TEST_CASE("a logfmt line has the time, the level, the event and the fields in order") {
