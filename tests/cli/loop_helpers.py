@@ -82,8 +82,8 @@ class LoopTestCase(TaskdTestCase):
         rows (a SKIPPED row counts its span) follow each other without a
         repeat or a gap, up to its next run: every slot that came due has
         exactly one row. A retry row counts as the slot it serves: with a
-        timeout as long as the interval, every retry runs past the next
-        planned slot and is replaced by it (see POLICY in taskd(1))."""
+        timeout at least as long as the interval, every retry runs past the
+        next planned slot and is replaced by it (see POLICY in taskd(1))."""
         by_task = collections.defaultdict(list)
         for row in runs:
             if row["trigger"] != "manual":

@@ -10,13 +10,15 @@ import signal
 import sqlite3
 import unittest
 
-from loop_helpers import LoopTestCase
+from loop_helpers import LoopTestCase, wait_for
 from taskd_test import processes_matching
 
 KILLS = 20
 TASKS = 12
 POINTS = ["enqueue", "after-claim", "after-spawn", "after-exit"]
 SLOT = datetime.timedelta(seconds=1)  # the tasks' interval
+WORK_SECONDS = 2  # how long each run works
+ORPHAN_GRACE = 1  # how long killed processes may take to go
 
 
 def crash_plan(kill):
@@ -32,20 +34,26 @@ class CrashTest(LoopTestCase):
         overlaps = os.path.join(self.tmp, "overlaps")
         # The lock is held while the run's work lasts: a second run of the
         # same task at the same time (a slot run twice, or a new attempt while
-        # a dead worker's child still works) cannot take it and says so.
+        # a dead worker's child still works) cannot take it and says so. The
+        # work lasts longer than recovery may take to kill it, so that a
+        # child recovery missed is still there to be seen.
         script = ('flock -n %s/"$TASKD_TASK" -c \'echo "$TASKD_TASK $TASKD_SCHEDULED_AT $TASKD_RUN_ID" >> %s; '
-                  'sleep 0.$(($$ %% 3))\' || echo "$TASKD_TASK $TASKD_RUN_ID" >> %s' % (locks, ran, overlaps))
+                  'sleep %d\' || echo "$TASKD_TASK $TASKD_RUN_ID" >> %s' % (locks, ran, WORK_SECONDS, overlaps))
         for i in range(TASKS):
-            self.add("crash-%02d" % i, "--every", "1s", "--shell", "--", script)
+            # A retry for every kill: losses must not exhaust the ladder and disable the task.
+            self.add("crash-%02d" % i, "--every", "1s", "--timeout", "5s", "--retry", ",".join(["0s"] * KILLS),
+                     "--shell", "--", script)
         for kill in range(KILLS):
             plan = crash_plan(kill)
             proc = self.popen_taskd("run", "--concurrency", "4", env=dict(self.env, TASKD_CRASH_AT=plan))
             _, err = proc.communicate(timeout=30)
             self.assertEqual(proc.returncode, -signal.SIGKILL, "TASKD_CRASH_AT=%s: %s" % (plan, err))
-            # No taskd runs now: once a recovery has run, whatever still holds
-            # a lock is an orphan of the killed worker.
+            # No taskd runs now: once a recovery has run, whatever still works
+            # is an orphan of the killed worker (SIGKILLed processes take a
+            # moment to go; the work would take WORK_SECONDS).
             self.ok("tick")
-            self.assertEqual(processes_matching(locks), [], "TASKD_CRASH_AT=%s left a child running" % plan)
+            wait_for(lambda: not processes_matching(locks), ORPHAN_GRACE,
+                     "the children left by TASKD_CRASH_AT=%s to be killed" % plan)
 
         code, _, err = self.run_taskd("run-once")
         self.assertEqual(code, 0, err)
