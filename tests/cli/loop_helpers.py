@@ -6,6 +6,7 @@ import collections
 import os
 import re
 import signal
+import sqlite3
 import time
 
 from taskd_test import TaskdTestCase, parse_time
@@ -28,16 +29,21 @@ def parse_logfmt(line):
 SKIPPED_SPAN = re.compile(r"^(?:slot (\S+)|\d+ slots from (\S+) to (\S+)) skipped")
 
 
-def slots_of(row, interval):
-    """The slots a schedule row stands for: its own, or the span a SKIPPED row counts."""
-    if row["status"] != "skipped":
-        return [parse_time(row["scheduled_at"])]
-    match = SKIPPED_SPAN.match(row["reason"])
-    if not match:
-        raise AssertionError("a SKIPPED row without its span: %r" % row["reason"])
-    first = parse_time(match.group(1) or match.group(2))
-    last = parse_time(match.group(1) or match.group(3))
-    return [first + interval * i for i in range(int((last - first) / interval) + 1)]
+def slots_of(status, trigger, scheduled_ms, reason, interval_ms):
+    """The slots (Unix ms) a row stands for: its own; the span a SKIPPED row
+    counts; none for a retry off the plan's grid. A retry that would run past
+    the next planned slot is replaced by it (see POLICY in taskd(1)) and
+    serves that slot."""
+    if status == "skipped":
+        match = SKIPPED_SPAN.match(reason)
+        if not match:
+            raise AssertionError("a SKIPPED row without its span: %r" % reason)
+        first = int(parse_time(match.group(1) or match.group(2)).timestamp() * 1000)
+        last = int(parse_time(match.group(1) or match.group(3)).timestamp() * 1000)
+        return list(range(first, last + 1, interval_ms))
+    if trigger == "retry" and scheduled_ms % interval_ms:
+        return []
+    return [scheduled_ms]
 
 
 def wait_for(condition, seconds, what):
@@ -77,26 +83,26 @@ class LoopTestCase(TaskdTestCase):
     def events(self, log, event):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
 
-    def assertEverySlotHasOneRow(self, runs, interval, tasks):
-        """Per task (of `tasks` tasks, all every `interval`), the slots of its
-        rows (a SKIPPED row counts its span) follow each other without a
-        repeat or a gap, up to its next run: every slot that came due has
-        exactly one row. A retry row counts as the slot it serves: with a
-        timeout at least as long as the interval, every retry runs past the
-        next planned slot and is replaced by it (see POLICY in taskd(1))."""
+    def assertEverySlotHasOneRow(self, interval, tasks):
+        """Per task (of `tasks` tasks, all every `interval` seconds with a
+        whole-second phase), the slots of its rows follow each other without
+        a repeat or a gap, up to its next run: every slot that came due has
+        exactly one row. Read from the database, whose times have milliseconds."""
+        interval_ms = interval * 1000
         by_task = collections.defaultdict(list)
-        for row in runs:
-            if row["trigger"] != "manual":
-                by_task[row["task"]].extend(slots_of(row, interval))
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
+                              "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'").fetchall()
+            next_runs = dict(db.execute("SELECT name, next_run_at FROM tasks").fetchall())
+        for task, status, trigger, scheduled_ms, reason in rows:
+            by_task[task].extend(slots_of(status, trigger, scheduled_ms, reason, interval_ms))
         self.assertEqual(len(by_task), tasks)
-        next_runs = {task["name"]: task["next_run_at"] for task in self.tasks()}
         for task, slots in by_task.items():
             counted = collections.Counter(slots)
             self.assertEqual([s for s, n in counted.items() if n > 1], [], "%s: a slot has two rows" % task)
-            first, last = min(slots), max(slots)
-            expected = [first + interval * i for i in range(int((last - first) / interval) + 1)]
+            expected = list(range(min(slots), max(slots) + 1, interval_ms))
             self.assertEqual(sorted(slots), expected, "%s: a slot that came due has no row" % task)
-            self.assertGreater(parse_time(next_runs[task]), last, task)
+            self.assertGreater(next_runs[task], max(slots), task)
 
     def stop(self, proc, sig=signal.SIGTERM, seconds=30):
         """Sends sig and waits for the exit; returns (code, stdout, stderr)."""
