@@ -62,11 +62,15 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   if (!tick_bound) return std::unexpected(tick_bound.error());
   if (!*tick_bound || **tick_bound <= core::Seconds{0})
     return fail(ErrorKind::usage, fmt::format("{}: --tick must be a positive duration", name));
+  const char* crash_at = std::getenv("TASKD_CRASH_AT");
+  auto crash = sched::parse_crash_switch(crash_at ? crash_at : "");
+  if (!crash) return std::unexpected(crash.error());
   auto log = open_log(context, options.log);
   if (!log) return std::unexpected(log.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
   sched::LoopOptions loop_options;
+  loop_options.worker.crash = *crash;
   loop_options.role = role;
   loop_options.tick = **tick_bound;
   loop_options.worker.concurrency = options.concurrency;

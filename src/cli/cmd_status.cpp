@@ -6,9 +6,9 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
-#include "exec/process_identity.hpp"
 #include "sched/recovery.hpp"
 #include "store/overview.hpp"
+#include "store/workers.hpp"
 #include "store/runs.hpp"
 
 namespace taskd::cli {
@@ -16,53 +16,100 @@ namespace {
 
 using core::Result;
 
-// A worker seen through the runs it executes (idle workers leave no trace
-// in the database).
+// A worker: a registered loop (`run`, `work`), busy or idle, or a process
+// that does not register (`run-once`) seen through the runs it executes.
 struct WorkerSeen {
+  std::optional<store::WorkerRow> row;  // none: not registered
   store::WorkerIdentity identity;
   int runs = 0;
-  std::string alive;  // "yes", "no" (recovery will record its runs lost), "?" (another host)
+  sched::Liveness liveness = sched::Liveness::unknown;
 };
 
-std::vector<WorkerSeen> workers_of(const std::vector<store::InFlightRun>& runs) {
-  std::map<std::tuple<std::string, pid_t, std::int64_t>, WorkerSeen> workers;
-  std::string host = exec::host_name();
-  sched::SystemProcessTable processes;
-  for (const auto& run : runs) {
-    auto& seen = workers[{run.worker.host, run.worker.pid, run.worker.started_at}];
-    seen.identity = run.worker;
-    seen.runs += 1;
-    bool here = run.worker.host == host;
-    seen.alive = !here ? "?" : processes.is_running(run.worker.pid, run.worker.started_at) ? "yes" : "no";
+using WorkerKey = std::tuple<std::string, pid_t, std::int64_t>;
+
+WorkerKey key_of(const store::WorkerIdentity& identity) {
+  return {identity.host, identity.pid, identity.started_at};
+}
+
+std::vector<WorkerSeen> workers_of(const std::vector<store::WorkerRow>& rows,
+                                   const std::vector<store::InFlightRun>& runs, core::Time now) {
+  auto self = sched::current_worker();
+  const auto& processes = sched::system_processes();
+  std::vector<WorkerSeen> workers;
+  std::map<WorkerKey, std::size_t> index;
+  for (const auto& row : rows) {
+    index.emplace(key_of(row.identity), workers.size());
+    workers.push_back({row, row.identity, 0, sched::liveness_of(row.identity, row.heartbeat_at, now, self, processes)});
   }
-  std::vector<WorkerSeen> out;
-  for (auto& [key, seen] : workers) out.push_back(std::move(seen));
-  return out;
+  for (const auto& run : runs) {
+    auto [found, added] = index.emplace(key_of(run.worker), workers.size());
+    if (added)
+      workers.push_back({std::nullopt, run.worker, 0, sched::liveness_of(run.worker, std::nullopt, now, self, processes)});
+    workers[found->second].runs += 1;
+  }
+  return workers;
+}
+
+std::string liveness_name(sched::Liveness liveness) {
+  switch (liveness) {
+    case sched::Liveness::alive: return "alive";
+    case sched::Liveness::gone: return "dead";
+    case sched::Liveness::stale: return "stale";
+    case sched::Liveness::unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string describe_liveness(const WorkerSeen& worker, core::Time now) {
+  switch (worker.liveness) {
+    case sched::Liveness::gone: return "dead (the next recovery removes it)";
+    case sched::Liveness::stale:
+      return fmt::format("stale (last heartbeat {})", relative_time(worker.row->heartbeat_at, now));
+    case sched::Liveness::unknown: return "? (another host)";
+    case sched::Liveness::alive: break;
+  }
+  return "alive";
+}
+
+Json optional_time_json(const std::optional<core::Time>& time) {
+  return time ? Json(core::format_rfc3339(*time)) : Json(nullptr);
+}
+
+Json worker_json(const WorkerSeen& worker) {
+  const auto& row = worker.row;
+  return {{"role", row ? Json(row->role) : Json(nullptr)},
+          {"host", worker.identity.host},
+          {"pid", worker.identity.pid},
+          {"since", optional_time_json(row ? std::optional(row->started_at) : std::nullopt)},
+          {"heartbeat_at", optional_time_json(row ? std::optional(row->heartbeat_at) : std::nullopt)},
+          {"concurrency", row ? Json(row->concurrency) : Json(nullptr)},
+          {"runs", worker.runs},
+          {"state", liveness_name(worker.liveness)}};
 }
 
 struct Status {
+  std::vector<store::WorkerRow> workers;
   std::vector<store::InFlightRun> running;
   std::vector<store::NamedCount> queue;
   std::vector<store::DisabledTask> disabled;
 };
 
 Result<Status> read_status(store::Database& db) {
-  Status status;
+  auto workers = store::list_workers(db);
+  if (!workers) return std::unexpected(workers.error());
   auto running = store::running_runs(db);
   if (!running) return std::unexpected(running.error());
   auto queue = store::queue_depth_by_group(db);
   if (!queue) return std::unexpected(queue.error());
   auto disabled = store::disabled_tasks(db);
   if (!disabled) return std::unexpected(disabled.error());
-  return Status{std::move(*running), std::move(*queue), std::move(*disabled)};
+  return Status{std::move(*workers), std::move(*running), std::move(*queue), std::move(*disabled)};
 }
 
 Json status_json(const Status& status, core::Time now) {
   Json out;
   out["workers"] = Json::array();
-  for (const auto& worker : workers_of(status.running))
-    out["workers"].push_back({{"host", worker.identity.host}, {"pid", worker.identity.pid}, {"runs", worker.runs},
-                              {"alive", worker.alive == "?" ? Json(nullptr) : Json(worker.alive == "yes")}});
+  for (const auto& worker : workers_of(status.workers, status.running, now)) out["workers"].push_back(worker_json(worker));
   out["running"] = Json::array();
   for (const auto& run : status.running)
     out["running"].push_back(
@@ -81,10 +128,16 @@ Json status_json(const Status& status, core::Time now) {
 
 void print_status(const Status& status, core::Time now) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& worker : workers_of(status.running))
-    rows.push_back({worker.identity.host, std::to_string(worker.identity.pid), std::to_string(worker.runs), worker.alive});
-  fmt::print("Workers with runs in flight:\n");
-  print_table({"HOST", "PID", "RUNS", "ALIVE"}, rows);
+  for (const auto& worker : workers_of(status.workers, status.running, now)) {
+    const auto& row = worker.row;
+    rows.push_back({row ? row->role : "-", std::to_string(worker.identity.pid), worker.identity.host,
+                    relative_time(row ? std::optional(row->started_at) : std::nullopt, now),
+                    relative_time(row ? std::optional(row->heartbeat_at) : std::nullopt, now),
+                    row ? std::to_string(row->concurrency) : "-", std::to_string(worker.runs),
+                    describe_liveness(worker, now)});
+  }
+  fmt::print("Workers:\n");
+  print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "STATE"}, rows);
   rows.clear();
   for (const auto& run : status.running)
     rows.push_back({std::to_string(run.id), run.task, std::to_string(run.worker.pid), relative_time(run.started_at, now),

@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -64,6 +65,29 @@ void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
   // group that still has members.
   auto leader = read_stat(pid);
   if (!leader || leader->start_ticks == start_ticks) ::kill(-pid, signal);
+}
+
+namespace {
+
+bool environment_holds(const std::string& pid, std::string_view entry) {
+  std::ifstream in("/proc/" + pid + "/environ");
+  std::string variable;
+  while (std::getline(in, variable, '\0')) {
+    if (variable == entry) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void kill_groups_with_environment(std::string_view entry) {
+  std::error_code error;
+  for (const auto& process : std::filesystem::directory_iterator("/proc", error)) {
+    std::string pid = process.path().filename();
+    if (pid.find_first_not_of("0123456789") != std::string::npos || !environment_holds(pid, entry)) continue;
+    pid_t group = ::getpgid(std::stoi(pid));
+    if (group > 1 && group != ::getpgrp()) ::kill(-group, SIGKILL);
+  }
 }
 
 std::int64_t process_start_ticks(pid_t pid) {

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 
 namespace taskd::exec {
@@ -22,6 +23,12 @@ bool is_running(pid_t pid, std::int64_t start_ticks);
 // one that started at `start_ticks` (even as a zombie), or is gone: its
 // group may remain.
 void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
+
+// SIGKILL to the process group of every process whose environment holds
+// `entry` ("NAME=value"), never taskd's own group; for the processes of a
+// child whose pid was never recorded. Only the processes this user may read
+// are seen.
+void kill_groups_with_environment(std::string_view entry);
 
 // The start time of `pid` in clock ticks after boot, or 0 when it does not
 // run (gone, or a zombie).

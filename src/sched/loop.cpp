@@ -11,6 +11,7 @@
 #include "exec/signal_watch.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/change_watch.hpp"
+#include "sched/presence.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 
@@ -33,11 +34,16 @@ core::Result<void> recover(store::Database& db, const Clock& clock, Logger& log,
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log) {
-  auto ticked = enqueue_due(db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); });
+core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log,
+                           const std::function<void()>& before_commit = {}) {
+  auto ticked = enqueue_due(
+      db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
+      before_commit);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
 }
+
+std::string role_name(Role role) { return role == Role::work ? "work" : "run"; }
 
 std::string signal_name(int signal) {
   const char* abbrev = ::sigabbrev_np(signal);
@@ -68,9 +74,10 @@ struct Wake {
 class Loop {
  public:
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
-       exec::SignalWatch& signals, ChangeWatch& changes)
+       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
-        changes_(changes), worker_(db, clock, supervisor, options.worker) {}
+        changes_(changes), presence_(presence), worker_(db, clock, supervisor, options.worker),
+        crash_(options.worker.crash) {}
 
   Result<LoopEnd> run() {
     auto version = store::data_version(db_);
@@ -95,13 +102,15 @@ class Loop {
 
  private:
   Result<void> pass() {
+    if (auto beat = presence_.beat_if_due(clock_.now()); !beat) return beat;
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_) {
       if (auto recovered = recover(db_, clock_, log_, options_.worker.history_limit); !recovered) return recovered;
       next_recovery_ = steady_now + options_.tick;
     }
     if (options_.role == Role::tick_and_work) {
-      if (auto enqueued = enqueue(db_, clock_, log_); !enqueued) return enqueued;
+      auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
+      if (auto enqueued = enqueue(db_, clock_, log_, before_commit); !enqueued) return enqueued;
     }
     auto filled = worker_.fill();
     log_reports();
@@ -110,7 +119,7 @@ class Loop {
     Time now = clock_.now();
     auto upcoming = store::upcoming_after(db_, now);
     if (!upcoming) return std::unexpected(upcoming.error());
-    next_pass_at_ = next_pass_at(now, *upcoming, options_.tick, options_.role);
+    next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
     log_.log(LogLevel::debug, "loop.sleep",
              {{"until", core::format_rfc3339(next_pass_at_, core::Precision::milliseconds)},
               {"running", std::to_string(worker_.running())}});
@@ -191,7 +200,9 @@ class Loop {
   exec::Supervisor& supervisor_;
   exec::SignalWatch& signals_;
   ChangeWatch& changes_;
+  Presence& presence_;
   Worker worker_;
+  CrashSwitch crash_;  // the enqueue point's; the worker counts the others
   std::int64_t seen_version_ = 0;
   Time next_pass_at_{};
   SteadyTime next_recovery_{};
@@ -203,8 +214,8 @@ class Loop {
 
 }  // namespace
 
-Time next_pass_at(Time now, const store::Upcoming& upcoming, core::Millis tick, Role role) {
-  Time next = now + tick;
+Time next_pass_at(Time now, const store::Upcoming& upcoming, Time heartbeat_due, core::Millis tick, Role role) {
+  Time next = std::min(now + tick, std::max(heartbeat_due, now));
   auto consider = [&](const std::optional<Time>& time) {
     if (time && *time > now) next = std::min(next, *time);
   };
@@ -223,9 +234,16 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
   if (!signals) return std::unexpected(signals.error());
   auto changes = ChangeWatch::open(db.path());
   if (!changes) return std::unexpected(changes.error());
+  store::WorkerRow worker{0, role_name(options.role), current_worker(), options.worker.concurrency, {}, {}};
+  auto presence = Presence::enter(db, std::move(worker), clock.now());
+  if (!presence) return std::unexpected(presence.error());
   exec::Supervisor supervisor;
-  Loop loop(db, clock, log, options, supervisor, *signals, *changes);
-  return loop.run();
+  Loop loop(db, clock, log, options, supervisor, *signals, *changes, *presence);
+  auto ended = loop.run();
+  auto left = presence->leave();
+  if (!ended) return ended;
+  if (!left) return std::unexpected(left.error());
+  return ended;
 }
 
 }  // namespace taskd::sched

@@ -3,9 +3,10 @@
 // `taskd work` (claim and run only). Each pass recovers lost runs (at start
 // and once per tick bound), enqueues what is due and fills the free slots;
 // then the loop sleeps in one poll() until the earliest of: the next due
-// time or claimable queued run, a child's exit, a signal, the tick bound, or
-// a commit by another process. It keeps no task in memory, only the runs
-// it executes.
+// time or claimable queued run, a child's exit, a signal, its next
+// heartbeat, the tick bound, or a commit by another process. It keeps no
+// task in memory, only the runs it executes, and has a row in the workers
+// table while it runs.
 #include <chrono>
 
 #include "core/time.hpp"
@@ -30,8 +31,10 @@ enum class LoopEnd { stopped, aborted };
 
 // When the loop should pass again if nothing wakes it first: the earliest
 // upcoming time after `now` that its role cares for (a worker does not
-// enqueue, so due tasks are not its business), and at the latest now + tick.
-core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::Millis tick, Role role);
+// enqueue, so due tasks are not its business), its next heartbeat (at once
+// if overdue), and at the latest now + tick.
+core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::Time heartbeat_due, core::Millis tick,
+                        Role role);
 
 // One tick, as `taskd tick` does: recovers lost runs and enqueues what is
 // due, logging each run.

@@ -16,6 +16,10 @@ void SystemProcessTable::terminate_group(pid_t pid, std::int64_t start_ticks) co
   exec::kill_group_if_running(pid, start_ticks, SIGTERM);
 }
 
+void SystemProcessTable::kill_attempt(const std::string& attempt_uid) const {
+  exec::kill_groups_with_environment("TASKD_ATTEMPT_UID=" + attempt_uid);
+}
+
 const ProcessTable& system_processes() {
   static const SystemProcessTable table;
   return table;

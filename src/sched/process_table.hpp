@@ -2,6 +2,7 @@
 // How the scheduler looks at and stops processes of other workers (by pid and
 // start time, so a reused pid is never hit); tests pass a fake.
 #include <cstdint>
+#include <string>
 #include <sys/types.h>
 
 namespace taskd::sched {
@@ -16,6 +17,10 @@ class ProcessTable {
   virtual void kill_group(pid_t pid, std::int64_t start_ticks) const = 0;
   // SIGTERM to the group `pid` leads, if that process is still the same one.
   virtual void terminate_group(pid_t pid, std::int64_t start_ticks) const = 0;
+  // SIGKILL to the groups of the processes that carry the attempt's token
+  // in their environment ($TASKD_ATTEMPT_UID): what a worker that died
+  // before recording its child's pid left running.
+  virtual void kill_attempt(const std::string& attempt_uid) const = 0;
 };
 
 class SystemProcessTable final : public ProcessTable {
@@ -23,6 +28,7 @@ class SystemProcessTable final : public ProcessTable {
   bool is_running(pid_t pid, std::int64_t start_ticks) const override;
   void kill_group(pid_t pid, std::int64_t start_ticks) const override;
   void terminate_group(pid_t pid, std::int64_t start_ticks) const override;
+  void kill_attempt(const std::string& attempt_uid) const override;
 };
 
 // The real processes of this machine.

@@ -7,12 +7,16 @@
 namespace taskd::sched {
 namespace {
 
+bool rebooted_since(const store::WorkerIdentity& worker, const store::WorkerIdentity& self) {
+  return !worker.boot_id.empty() && worker.boot_id != self.boot_id;
+}
+
 // Why the run's worker is gone, or nothing when it may still be working.
 std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time now,
                                        const store::WorkerIdentity& self, const ProcessTable& processes) {
   const auto& worker = run.worker;
   if (worker.host == self.host) {
-    if (!worker.boot_id.empty() && worker.boot_id != self.boot_id)
+    if (rebooted_since(worker, self))
       return fmt::format("lost: the machine rebooted while worker pid {} ran it", worker.pid);
     if (processes.is_running(worker.pid, worker.started_at)) return std::nullopt;
     return fmt::format("lost: worker pid {} on {} is gone (killed or crashed)", worker.pid, worker.host);
@@ -22,7 +26,40 @@ std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time
                      core::format_rfc3339(*run.lease_expires_at));
 }
 
+// Kills what a dead worker of this host left of the run: its child's group,
+// or, when the worker died before recording the child, every process that
+// carries the attempt's token.
+void stop_children(const store::InFlightRun& run, const ProcessTable& processes) {
+  if (run.child_pid > 0) processes.kill_group(run.child_pid, run.child_started_at);
+  else processes.kill_attempt(run.attempt_uid);
+}
+
 }  // namespace
+
+Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
+                     const store::WorkerIdentity& self, const ProcessTable& processes) {
+  if (worker.host == self.host) {
+    bool lives = !rebooted_since(worker, self) && processes.is_running(worker.pid, worker.started_at);
+    return lives ? Liveness::alive : Liveness::gone;
+  }
+  if (!heartbeat_at) return Liveness::unknown;
+  return now - *heartbeat_at <= heartbeat_alive_window ? Liveness::alive : Liveness::stale;
+}
+
+core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const store::WorkerIdentity& self,
+                                      const ProcessTable& processes) {
+  auto workers = store::list_workers(db);
+  if (!workers) return std::unexpected(workers.error());
+  int removed = 0;
+  for (const auto& worker : *workers) {
+    auto liveness = liveness_of(worker.identity, worker.heartbeat_at, now, self, processes);
+    bool silent_too_long = liveness == Liveness::stale && now - worker.heartbeat_at >= silent_worker_removal;
+    if (liveness != Liveness::gone && !silent_too_long) continue;
+    if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
+    ++removed;
+  }
+  return removed;
+}
 
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
@@ -34,7 +71,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     auto reason = gone_reason(run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
-    if (run.worker.host == self.host) processes.kill_group(run.child_pid, run.child_started_at);
+    if (run.worker.host == self.host) stop_children(run, processes);
     AttemptEnd end;
     end.run_id = run.id;
     end.task_id = run.task_id;
@@ -46,6 +83,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     if (!recorded) return std::unexpected(recorded.error());
     lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
+  if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
   return lost;
 }
 

@@ -2,13 +2,16 @@
 // Leases, not hopes: a RUNNING run whose worker is provably gone is recorded
 // LOST (a failure for the retry ladder), after whatever it left running is
 // killed, so the task can run again and nothing stays stuck.
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <sys/types.h>
 #include <vector>
 
 #include "sched/process_table.hpp"
 #include "sched/worker.hpp"
 #include "store/runs.hpp"
+#include "store/workers.hpp"
 
 namespace taskd::sched {
 
@@ -16,11 +19,35 @@ namespace taskd::sched {
 // expired: it kills its children at the lease and reports right after.
 inline constexpr std::chrono::seconds foreign_lease_margin{60};
 
+// How often a loop refreshes the heartbeat of its row in the workers table.
+inline constexpr std::chrono::seconds heartbeat_interval{10};
+// A worker on another host counts as alive while its last heartbeat is at
+// most this old, and as stale after.
+inline constexpr std::chrono::seconds heartbeat_alive_window = 3 * heartbeat_interval;
+// A worker on another host silent for this long is taken for gone: its row
+// is removed (a loop that wakes up after that registers again).
+inline constexpr std::chrono::hours silent_worker_removal{1};
+
+// What this process can tell of a worker: on this host, whether its process
+// lives (`gone`: it died, its pid was reused, or the machine rebooted); on
+// another host, whether its heartbeat is recent (`alive`, `stale`), or
+// `unknown` without a heartbeat.
+enum class Liveness { alive, gone, stale, unknown };
+Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
+                     const store::WorkerIdentity& self, const ProcessTable& processes);
+
 // Records as LOST every running run whose worker is gone: on this host (same
 // host name) at once when its process is dead or the machine rebooted; on
-// another host once its lease has expired by the margin.
+// another host once its lease has expired by the margin. Then removes the
+// rows of the workers that are gone (see remove_gone_workers).
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
                                                        const ProcessTable& processes, int history_limit);
+
+// Deletes the rows of the workers table whose process is gone: on this host
+// when it is provably dead, on another host when it has been silent for
+// silent_worker_removal. Returns how many.
+core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const store::WorkerIdentity& self,
+                                      const ProcessTable& processes);
 
 }  // namespace taskd::sched

@@ -56,7 +56,7 @@ struct BatchResult {
 }  // namespace
 
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch, const ReportSink& sink,
-                                     const ProcessTable& processes) {
+                                     const ProcessTable& processes, const std::function<void()>& before_commit) {
   TickResult total;
   while (true) {
     std::vector<RunReport> reports;
@@ -73,6 +73,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
         total.replaced += enqueued->counts.replaced;
         if (enqueued->replaced_child) result.to_stop.push_back(*enqueued->replaced_child);
       }
+      if (before_commit && !due->empty()) before_commit();
       tx.commit();
       return result;
     });

@@ -2,6 +2,8 @@
 // The tick: every task whose next_run_at has come gets one QUEUED run (or a
 // SKIPPED row), and its next_run_at moves to the next planned slot. With
 // overlap=replace the new run takes the place of the running one.
+#include <functional>
+
 #include "core/time.hpp"
 #include "sched/process_table.hpp"
 #include "sched/report.hpp"
@@ -19,7 +21,10 @@ struct TickResult {
 // tasks each, so other processes are never locked out for long. `sink`
 // hears of each run queued and each SKIPPED row. Replaced attempts get
 // SIGTERM (through `processes`) once their end is committed.
+// `before_commit` is called inside each transaction that found due tasks,
+// before its commit (a crash test's hook).
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500, const ReportSink& sink = {},
-                                     const ProcessTable& processes = system_processes());
+                                     const ProcessTable& processes = system_processes(),
+                                     const std::function<void()>& before_commit = {});
 
 }  // namespace taskd::sched

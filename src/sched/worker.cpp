@@ -129,6 +129,7 @@ class WorkerImpl {
       auto batch = claim(free_slots);
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) return false;
+      if (!batch->claimed.empty()) options_.crash.reached(CrashPoint::after_claim);
       for (auto& run : batch->claimed) {
         if (auto launched = launch(std::move(run)); !launched) return std::unexpected(launched.error());
       }
@@ -139,6 +140,7 @@ class WorkerImpl {
   Result<void> record(const exec::ChildResult& result) {
     auto node = in_flight_.extract(result.key);
     if (node.empty()) return {};
+    options_.crash.reached(CrashPoint::after_exit);
     auto& flight = node.mapped();
     const auto& run = flight.claimed;
     auto verdict = judge(result, run, flight.files.last_status_line());
@@ -224,6 +226,7 @@ class WorkerImpl {
       Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
       return finish(claimed, verdict, exec::ChildResult{}, &*files);
     }
+    options_.crash.reached(CrashPoint::after_spawn);
     if (auto noted = store::set_child(db_, claimed.run.id, *pid, exec::process_start_ticks(*pid)); !noted)
       return noted;
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");

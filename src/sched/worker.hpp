@@ -12,6 +12,7 @@
 #include "core/task.hpp"
 #include "exec/runner.hpp"
 #include "sched/clock.hpp"
+#include "sched/crash_point.hpp"
 #include "sched/report.hpp"
 #include "store/database.hpp"
 #include "store/runs.hpp"
@@ -24,6 +25,7 @@ struct WorkerOptions {
   std::size_t state_limit = 64 * 1024;   // bytes of $TASKD_STATE kept per task
   int history_limit = 1000;              // finished runs kept per task
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
+  CrashSwitch crash;                      // TASKD_CRASH_AT, for crash tests
 };
 
 class WorkerImpl;

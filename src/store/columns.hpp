@@ -19,6 +19,7 @@ class Columns {
   bool boolean() { return int64() != 0; }
   std::string text() { return row_.getColumn(next_++).getString(); }
   core::Seconds seconds() { return core::Seconds{int64()}; }
+  core::Time time() { return core::from_unix_ms(int64()); }
   std::optional<std::string> optional_text() {
     auto column = row_.getColumn(next_++);
     if (column.isNull()) return std::nullopt;

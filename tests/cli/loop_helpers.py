@@ -2,12 +2,14 @@
 with its event log in a file, wait for a log line or a condition with a
 deadline, stop it with a signal."""
 
+import collections
 import os
 import re
 import signal
+import sqlite3
 import time
 
-from taskd_test import TaskdTestCase
+from taskd_test import TaskdTestCase, parse_time
 
 # A logfmt line: ts, level and event first, then key=value pairs whose value
 # is bare or a quoted string with backslash escapes.
@@ -22,6 +24,26 @@ def parse_logfmt(line):
             value = re.sub(r'\\(.)', lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m.group(1), m.group(1)), value[1:-1])
         fields[key] = value
     return fields
+
+
+SKIPPED_SPAN = re.compile(r"^(?:slot (\S+)|\d+ slots from (\S+) to (\S+)) skipped")
+
+
+def slots_of(status, trigger, scheduled_ms, reason, interval_ms):
+    """The slots (Unix ms) a row stands for: its own; the span a SKIPPED row
+    counts; none for a retry off the plan's grid. A retry that would run past
+    the next planned slot is replaced by it (see POLICY in taskd(1)) and
+    serves that slot."""
+    if status == "skipped":
+        match = SKIPPED_SPAN.match(reason)
+        if not match:
+            raise AssertionError("a SKIPPED row without its span: %r" % reason)
+        first = int(parse_time(match.group(1) or match.group(2)).timestamp() * 1000)
+        last = int(parse_time(match.group(1) or match.group(3)).timestamp() * 1000)
+        return list(range(first, last + 1, interval_ms))
+    if trigger == "retry" and scheduled_ms % interval_ms:
+        return []
+    return [scheduled_ms]
 
 
 def wait_for(condition, seconds, what):
@@ -60,6 +82,29 @@ class LoopTestCase(TaskdTestCase):
 
     def events(self, log, event):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
+
+    def assertEverySlotHasOneRow(self, interval, tasks, repeats_allowed=False):
+        """Per task (of `tasks` tasks, all every `interval` seconds with a
+        whole-second phase), the slots of its rows follow each other without
+        a repeat or a gap, up to its next run: every slot that came due has
+        exactly one row (at least one with repeats_allowed). Read from the
+        database, whose times have milliseconds."""
+        interval_ms = interval * 1000
+        by_task = collections.defaultdict(list)
+        with sqlite3.connect(self.db) as db:
+            rows = db.execute("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
+                              "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'").fetchall()
+            next_runs = dict(db.execute("SELECT name, next_run_at FROM tasks").fetchall())
+        for task, status, trigger, scheduled_ms, reason in rows:
+            by_task[task].extend(slots_of(status, trigger, scheduled_ms, reason, interval_ms))
+        self.assertEqual(len(by_task), tasks)
+        for task, slots in by_task.items():
+            counted = collections.Counter(slots)
+            if not repeats_allowed:
+                self.assertEqual([s for s, n in counted.items() if n > 1], [], "%s: a slot has two rows" % task)
+            expected = list(range(min(slots), max(slots) + 1, interval_ms))
+            self.assertEqual(sorted(counted), expected, "%s: a slot that came due has no row" % task)
+            self.assertGreater(next_runs[task], max(slots), task)
 
     def stop(self, proc, sig=signal.SIGTERM, seconds=30):
         """Sends sig and waits for the exit; returns (code, stdout, stderr)."""

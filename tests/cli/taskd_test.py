@@ -92,10 +92,10 @@ class TaskdTestCase(unittest.TestCase):
         )
         return proc.returncode, proc.stdout, proc.stderr
 
-    def popen_taskd(self, *args, db=True, faketime=None, **kwargs):
+    def popen_taskd(self, *args, db=True, faketime=None, env=None, **kwargs):
         return subprocess.Popen(
             self.command_line(args, db=db, faketime=faketime),
-            env=self.env,
+            env=self.env if env is None else env,
             cwd=self.tmp,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -1,12 +1,15 @@
 """taskd status and taskd metrics: what runs, on which worker, what waits,
 what is disabled and why; Prometheus text for node_exporter."""
 
+import datetime
 import os
 import re
+import socket
+import sqlite3
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import processes_matching
+from taskd_test import parse_time, processes_matching
 
 SAMPLE = re.compile(r'^[a-z_]+(\{[a-z]+="([^"\\]|\\.)*"\})? [0-9.e+-]+$')
 
@@ -20,7 +23,8 @@ class StatusTest(LoopTestCase):
         proc, log = self.start("run", "--concurrency", "1")
         wait_for(lambda: processes_matching("sleep " + marker), 10, "the long run to start")
         status = self.json_of("status")
-        self.assertEqual([(w["pid"], w["runs"], w["alive"]) for w in status["workers"]], [(proc.pid, 1, True)])
+        self.assertEqual([(w["role"], w["pid"], w["runs"], w["state"]) for w in status["workers"]],
+                         [("run", proc.pid, 1, "alive")])
         [running] = status["running"]
         self.assertEqual((running["task"], running["worker_pid"]), ("long", proc.pid))
         self.assertGreaterEqual(running["age"], 0)
@@ -37,6 +41,51 @@ class StatusTest(LoopTestCase):
         status = self.json_of("status")
         self.assertEqual((status["workers"], status["running"], status["queue"]), ([], [], []))
         self.assertEqual(status["disabled"], [{"name": "broken", "reason": "URL is invalid"}])
+
+
+class WorkersTest(LoopTestCase):
+    def workers(self):
+        return self.json_of("status")["workers"]
+
+    def test_an_idle_loop_is_listed_until_it_stops(self):
+        proc, _ = self.start("run", "--concurrency", "3")
+        [worker] = wait_for(self.workers, 10, "the loop's row")
+        self.assertEqual((worker["role"], worker["pid"], worker["host"], worker["concurrency"], worker["runs"],
+                          worker["state"]), ("run", proc.pid, socket.gethostname(), 3, 0, "alive"))
+        self.assertLessEqual(parse_time(worker["since"]), parse_time(worker["heartbeat_at"]))
+        text = self.ok("status")
+        self.assertRegex(text, r"(?m)^run +%d +%s .* 3 +0 +alive$" % (proc.pid, re.escape(socket.gethostname())))
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.workers(), [])
+
+    def test_a_killed_loop_is_dead_in_status_and_gone_after_the_next_recovery(self):
+        proc, _ = self.start("work", "--concurrency", "2")
+        wait_for(self.workers, 10, "the worker's row")
+        proc.kill()
+        proc.communicate(timeout=30)
+        [worker] = self.workers()
+        self.assertEqual((worker["role"], worker["pid"], worker["state"]), ("work", proc.pid, "dead"))
+        self.assertIn("dead (the next recovery removes it)", self.ok("status"))
+        self.ok("tick")
+        self.assertEqual(self.workers(), [])
+
+    def test_another_hosts_silent_worker_is_shown_stale(self):
+        self.ok("tick")  # creates the database
+        now_ms = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
+        with sqlite3.connect(self.db) as db:
+            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                       "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)",
+                       (now_ms - 3600_000 + 10_000, now_ms - 300_000))
+        [worker] = self.workers()
+        self.assertEqual((worker["host"], worker["pid"], worker["state"]), ("elsewhere.example", 77, "stale"))
+        self.assertIn("stale (last heartbeat 5m ago)", self.ok("status"))
+        self.ok("tick")  # silent for less than an hour: kept
+        self.assertEqual(len(self.workers()), 1)
+        with sqlite3.connect(self.db) as db:
+            db.execute("UPDATE workers SET heartbeat_at = ?", (now_ms - 3600_000 - 1000,))
+        self.ok("tick")
+        self.assertEqual(self.workers(), [])
 
 
 class MetricsTest(LoopTestCase):

@@ -7,12 +7,14 @@
 
 #include "../unit/test_helpers.hpp"
 #include "sched/outcome.hpp"
+#include "sched/presence.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 #include "sched/trigger.hpp"
 #include "sched/worker.hpp"
 #include "store/groups.hpp"
 #include "store/runs.hpp"
+#include "store/workers.hpp"
 #include "temp_db.hpp"
 
 using namespace taskd;
@@ -309,15 +311,21 @@ class FakeProcessTable final : public sched::ProcessTable {
   std::set<std::pair<pid_t, std::int64_t>> alive;
   mutable std::vector<pid_t> killed;
   mutable std::vector<pid_t> terminated;
+  mutable std::vector<std::string> attempts_killed;
   bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
   void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
   void terminate_group(pid_t pid, std::int64_t) const override { terminated.push_back(pid); }
+  void kill_attempt(const std::string& attempt_uid) const override { attempts_killed.push_back(attempt_uid); }
 };
 
 const store::WorkerIdentity self{"here", "boot-1", 500, 5000};
 
-// A task with one run RUNNING under `worker`, as a claim leaves it.
-std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker) {
+enum class ChildRecorded { yes, no };
+
+// A task with one run RUNNING under `worker`, as a claim leaves it, and
+// (unless the worker died before) the spawn after it.
+std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& worker,
+                           ChildRecorded child = ChildRecorded::yes) {
   auto task = test::add_task(temp.db, test::every_definition("r", 1h), at(10, 0), true);
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
   auto schedule = core::schedule_of(task.definition).value();
@@ -325,7 +333,7 @@ std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& work
   REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
   store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
   REQUIRE(store::mark_running(temp.db, record).value());
-  REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
+  if (child == ChildRecorded::yes) REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
   return run_id;
 }
 
@@ -347,6 +355,15 @@ TEST_CASE("a run whose worker died on this host is LOST at once, and its child's
   CHECK(task.state.last_status == core::RunStatus::lost);
   CHECK(task.state.next_run_at == at(10, 0, 5));  // the ladder's first retry: 0s
   CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("a run whose worker died before recording its child has the attempt's processes killed by its token") {
+  test::TempDb temp;
+  running_under(temp, {"here", "boot-1", 321, 3000}, ChildRecorded::no);
+  FakeProcessTable processes;
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
+  CHECK(processes.killed.empty());
+  CHECK(processes.attempts_killed == std::vector<std::string>{"uid-r"});
 }
 
 TEST_CASE("a run whose worker lives is left alone, even past its lease") {
@@ -386,6 +403,99 @@ TEST_CASE("another host's run is LOST only once its lease has expired by the mar
   CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes, 1000).value().size() == 1);
   CHECK(processes.killed.empty());  // another host's processes are not ours to kill
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
+}
+
+// The workers table: loops register, beat and leave; recovery removes the
+// rows of the dead.
+
+namespace {
+
+store::WorkerRow worker_row(const store::WorkerIdentity& identity, core::Time since) {
+  return {0, "run", identity, 4, since, since};
+}
+
+std::vector<pid_t> listed_pids(store::Database& db) {
+  std::vector<pid_t> pids;
+  auto rows = store::list_workers(db).value();
+  for (const auto& row : rows) pids.push_back(row.identity.pid);
+  return pids;
+}
+
+}  // namespace
+
+TEST_CASE("a registered worker is listed with its role, identity, concurrency and times until it leaves") {
+  test::TempDb temp;
+  auto id = store::register_worker(temp.db, worker_row(self, at(10, 0))).value();
+  REQUIRE(store::heartbeat_worker(temp.db, id, at(10, 0, 10)).value());
+  auto rows = store::list_workers(temp.db).value();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].id == id);
+  CHECK(rows[0].role == "run");
+  CHECK((rows[0].identity.host == "here" && rows[0].identity.boot_id == "boot-1"));
+  CHECK((rows[0].identity.pid == 500 && rows[0].identity.started_at == 5000));
+  CHECK(rows[0].concurrency == 4);
+  CHECK(rows[0].started_at == at(10, 0));
+  CHECK(rows[0].heartbeat_at == at(10, 0, 10));
+  REQUIRE(store::unregister_worker(temp.db, id));
+  CHECK(store::list_workers(temp.db).value().empty());
+  CHECK_FALSE(store::heartbeat_worker(temp.db, id, at(10, 0, 20)).value());
+}
+
+TEST_CASE("a loop's presence beats at most every heartbeat interval and registers again if its row was removed") {
+  test::TempDb temp;
+  auto presence = sched::Presence::enter(temp.db, worker_row(self, at(0, 0)), at(10, 0)).value();
+  CHECK(presence.next_heartbeat_at() == at(10, 0) + sched::heartbeat_interval);
+  REQUIRE(presence.beat_if_due(at(10, 0, 9)));
+  CHECK(store::list_workers(temp.db).value().front().heartbeat_at == at(10, 0));  // not due: nothing written
+  REQUIRE(presence.beat_if_due(at(10, 0, 10)));
+  CHECK(store::list_workers(temp.db).value().front().heartbeat_at == at(10, 0, 10));
+  CHECK(presence.next_heartbeat_at() == at(10, 0, 20));
+
+  REQUIRE(store::unregister_worker(temp.db, store::list_workers(temp.db).value().front().id));
+  REQUIRE(presence.beat_if_due(at(10, 0, 20)));
+  auto rows = store::list_workers(temp.db).value();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].started_at == at(10, 0));
+  CHECK(rows[0].heartbeat_at == at(10, 0, 20));
+  REQUIRE(presence.leave());
+  CHECK(store::list_workers(temp.db).value().empty());
+}
+
+TEST_CASE("recovery removes the rows of this host's dead workers and keeps the living") {
+  test::TempDb temp;
+  FakeProcessTable processes;
+  processes.alive = {{11, 1100}, {12, 9999}, {13, 1300}};
+  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 11, 1100}, at(10, 0))));  // alive
+  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 12, 1200}, at(10, 0))));  // pid reused
+  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-0", 13, 1300}, at(10, 0))));  // before a reboot
+  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 14, 1400}, at(10, 0))));  // dead
+  // However old its heartbeat, a living worker of this host stays.
+  CHECK(sched::remove_gone_workers(temp.db, at(14, 0), self, processes).value() == 3);
+  CHECK(listed_pids(temp.db) == std::vector<pid_t>{11});
+}
+
+TEST_CASE("another host's worker is alive while it beats, stale after three intervals, removed after an hour") {
+  test::TempDb temp;
+  FakeProcessTable processes;
+  store::WorkerIdentity remote{"elsewhere", "boot-x", 21, 2100};
+  REQUIRE(store::register_worker(temp.db, worker_row(remote, at(10, 0))));
+  auto beat = at(10, 0);
+  CHECK(sched::liveness_of(remote, beat, beat + 30s, self, processes) == sched::Liveness::alive);
+  CHECK(sched::liveness_of(remote, beat, beat + 31s, self, processes) == sched::Liveness::stale);
+  CHECK(sched::liveness_of(remote, std::nullopt, beat, self, processes) == sched::Liveness::unknown);
+  CHECK(sched::remove_gone_workers(temp.db, beat + 59min, self, processes).value() == 0);
+  CHECK(sched::remove_gone_workers(temp.db, beat + 1h, self, processes).value() == 1);
+  CHECK(store::list_workers(temp.db).value().empty());
+}
+
+TEST_CASE("the recovery pass removes dead workers' rows along with recording their runs lost") {
+  test::TempDb temp;
+  store::WorkerIdentity dead{"here", "boot-1", 321, 3000};
+  running_under(temp, dead);
+  REQUIRE(store::register_worker(temp.db, worker_row(dead, at(10, 0))));
+  FakeProcessTable processes;
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value().size() == 1);
+  CHECK(store::list_workers(temp.db).value().empty());
 }
 
 // Groups, overlap modes and manual runs.

@@ -1,0 +1,37 @@
+#pragma once
+// The taskd processes running the loop on this file (`run`, `work`), busy or
+// idle: each adds its row when it starts, refreshes its heartbeat while it
+// runs and deletes the row when it ends; `status` lists them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.hpp"
+#include "store/database.hpp"
+#include "store/runs.hpp"
+
+namespace taskd::store {
+
+struct WorkerRow {
+  std::int64_t id = 0;
+  std::string role;  // "run" or "work"
+  WorkerIdentity identity;
+  int concurrency = 1;
+  core::Time started_at;
+  core::Time heartbeat_at;
+};
+
+// Adds the row (its `id` is ignored); returns its id.
+core::Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker);
+
+// Sets the row's heartbeat to `now`; false when the row is gone (someone
+// judged the worker dead, or removed a long-silent one).
+core::Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now);
+
+// Deletes the row; a row already gone is no error.
+core::Result<void> unregister_worker(Database& db, std::int64_t id);
+
+// Every row, oldest first.
+core::Result<std::vector<WorkerRow>> list_workers(Database& db);
+
+}  // namespace taskd::store
