@@ -49,9 +49,15 @@ std::vector<RunRecord> runs_from(SQLite::Statement& query) {
 }
 
 // When a queued run `r` of task `t` may start at ?1 (see next_queued_runs).
+// The unary + keeps SQLite from walking runs_claimable and sorting every
+// queued run for each claim (quadratic over a queue of 10 000: see
+// bench/dispatch.sh); it walks runs_queue in claim order and stops at the
+// limit. The running runs of the task are found among all running runs
+// (as many as the workers' slots), not among the task's whole history.
 constexpr const char* claimable_run =
-    "r.status = 'queued' AND r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
-    "AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.task_id = r.task_id) "
+    "r.status = 'queued' AND +r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
+    "AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running WHERE x.status = 'running' "
+    "AND x.task_id = r.task_id) "
     "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
     "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
     "WHERE x.status = 'running' AND y.group_name = t.group_name)))";
