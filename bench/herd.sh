@@ -21,7 +21,7 @@ echo "load before: $(uptime)"
 # Its log (info level, two lines a run) goes to a file.
 "$taskd" --db "$db" run --concurrency 8 2>"$work/run.log" &
 daemon=$!
-trap 'kill $daemon 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $daemon 2>/dev/null || true; rm -rf "$work"' EXIT
 apply_started=$(now_ms)
 "$taskd" --db "$db" apply "$work/tasks.toml" >/dev/null
 applied=$(now_ms)
