@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
+#include <utility>
 
 namespace taskd::exec {
 namespace {
@@ -31,23 +33,45 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-core::Result<RunFiles> RunFiles::create(std::string_view state) {
+core::Result<RunDirectory> RunDirectory::create() {
   std::string pattern = temp_root() + "/taskd-run-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot create a run directory in {}: {}", temp_root(), std::strerror(errno)));
-  RunFiles files(pattern);
+  return RunDirectory(pattern);
+}
+
+RunDirectory::RunDirectory(RunDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+
+RunDirectory::~RunDirectory() {
+  if (path_.empty()) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state) {
+  if (::access(path_.c_str(), F_OK) != 0) {
+    // Never made again under the same name: someone else may own that name by now.
+    auto fresh = create();
+    if (!fresh) return std::unexpected(fresh.error());
+    path_ = std::exchange(fresh->path_, {});
+  }
+  RunFiles files(fmt::format("{}/{}.state", path_, run_id), fmt::format("{}/{}.status", path_, run_id));
   if (!write_file(files.state_path(), state) || !write_file(files.status_path(), ""))
-    return core::fail(core::ErrorKind::internal, fmt::format("cannot write the run files in {}", pattern));
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot write the run files in {}", path_));
   return files;
 }
 
-RunFiles::RunFiles(RunFiles&& other) noexcept : dir_(std::move(other.dir_)) { other.dir_.clear(); }
+RunFiles::RunFiles(RunFiles&& other) noexcept
+    : state_path_(std::move(other.state_path_)), status_path_(std::move(other.status_path_)) {
+  other.state_path_.clear();
+  other.status_path_.clear();
+}
 
 RunFiles::~RunFiles() {
-  if (dir_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  if (state_path_.empty()) return;
+  ::unlink(state_path_.c_str());
+  ::unlink(status_path_.c_str());
 }
 
 core::Result<std::string> RunFiles::read_state(std::size_t limit) const {

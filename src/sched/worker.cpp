@@ -211,7 +211,7 @@ class WorkerImpl {
   Result<void> launch(Claimed claimed) {
     auto blob = store::load_state_blob(db_, claimed.task.id);
     if (!blob) return std::unexpected(blob.error());
-    auto files = exec::RunFiles::create(*blob);
+    auto files = run_files_for(claimed.run.id, *blob);
     if (!files) {
       Verdict verdict{core::AttemptOutcome::failed, files.error().message, std::nullopt, std::nullopt};
       return finish(claimed, verdict, exec::ChildResult{}, nullptr);
@@ -232,6 +232,16 @@ class WorkerImpl {
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return {};
+  }
+
+  // The files of a run, in this worker's run directory (made at its first run).
+  Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state) {
+    if (!run_directory_) {
+      auto made = exec::RunDirectory::create();
+      if (!made) return std::unexpected(made.error());
+      run_directory_.emplace(std::move(*made));
+    }
+    return run_directory_->files_for(run_id, state);
   }
 
   // Records an attempt's end; a stale attempt is recorded in history only,
@@ -262,6 +272,7 @@ class WorkerImpl {
   exec::Runner& runner_;
   WorkerOptions options_;
   store::WorkerIdentity identity_;
+  std::optional<exec::RunDirectory> run_directory_;  // outlives the run files in in_flight_
   std::map<std::uint64_t, InFlight> in_flight_;
   std::vector<RunReport> reports_;
   bool claiming_ = true;

@@ -127,6 +127,30 @@ core::Result<Database> Database::open(const fs::path& path, const OpenOptions& o
   }
 }
 
+CachedStatement Database::cached(const std::string& sql) {
+  auto& statement = statements_[sql];
+  if (!statement) statement = std::make_unique<SQLite::Statement>(*db_, sql);
+  statement->clearBindings();
+  return CachedStatement(*statement);
+}
+
+// BEGIN and COMMIT are cached too: a run takes two or three transactions.
+WriteTransaction::WriteTransaction(Database& db) : db_(db) { db_.cached("BEGIN IMMEDIATE")->exec(); }
+
+WriteTransaction::~WriteTransaction() {
+  if (committed_) return;
+  try {
+    db_.cached("ROLLBACK")->exec();
+  } catch (const SQLite::Exception&) {
+    // Nothing to roll back: SQLite already did, after the error that got us here.
+  }
+}
+
+void WriteTransaction::commit() {
+  db_.cached("COMMIT")->exec();
+  committed_ = true;
+}
+
 core::Result<void> check_safe_to_run(const fs::path& path) {
   for (const fs::path& checked : {path, fs::absolute(path).parent_path()}) {
     struct stat info {};

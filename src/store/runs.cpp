@@ -49,9 +49,15 @@ std::vector<RunRecord> runs_from(SQLite::Statement& query) {
 }
 
 // When a queued run `r` of task `t` may start at ?1 (see next_queued_runs).
+// The unary + keeps SQLite from walking runs_claimable and sorting every
+// queued run for each claim (quadratic over a queue of 10 000: see
+// bench/dispatch.sh); it walks runs_queue in claim order and stops at the
+// limit. The running runs of the task are found among all running runs
+// (as many as the workers' slots), not among the task's whole history.
 constexpr const char* claimable_run =
-    "r.status = 'queued' AND r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
-    "AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.status = 'running' AND x.task_id = r.task_id) "
+    "r.status = 'queued' AND +r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
+    "AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running WHERE x.status = 'running' "
+    "AND x.task_id = r.task_id) "
     "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
     "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
     "WHERE x.status = 'running' AND y.group_name = t.group_name)))";
@@ -85,70 +91,71 @@ InFlightRun in_flight_from_row(SQLite::Statement& row) {
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
                                        Time now, std::optional<Time> not_before) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    SQLite::Statement insert(db.sql(),
-                             "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
-                             "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?)");
-    Binder b(insert);
+    auto insert = db.cached(
+        "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
+        "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?)");
+    Binder b(*insert);
     b.int64(task.id);
     b.text(core::to_string(trigger));
     b.int64(task.definition.priority);
     b.time(slot);
     b.time(now);
     b.time(not_before.value_or(now));
-    insert.exec();
+    insert->exec();
     return db.sql().getLastInsertRowid();
   });
 }
 
 Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped, Time now) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement insert(db.sql(),
-                             "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, "
-                             "finished_at, reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?, ?)");
-    Binder b(insert);
+    auto insert = db.cached(
+        "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, "
+        "finished_at, reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?, ?)");
+    Binder b(*insert);
     b.int64(task_id);
     b.time(skipped.first);
     b.time(now);
     b.time(now);
     b.time(now);
     b.text(skipped.reason);
-    insert.exec();
+    insert->exec();
     return {};
   });
 }
 
 Result<bool> has_active_run(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement query(db.sql(),
-                            "SELECT EXISTS (SELECT 1 FROM runs WHERE task_id = ? AND status IN ('queued', 'running'))");
-    query.bind(1, task_id);
-    query.executeStep();
-    return query.getColumn(0).getInt() != 0;
+    auto query = db.cached("SELECT EXISTS (SELECT 1 FROM runs WHERE task_id = ? AND status IN ('queued', 'running'))");
+    query->bind(1, task_id);
+    query->executeStep();
+    return query->getColumn(0).getInt() != 0;
   });
 }
 
 Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
-                                                  "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
-                                                  run_columns, claimable_run));
-    Binder b(query);
+    auto query =
+        db.cached(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
+                              "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
+                              run_columns, claimable_run));
+    Binder b(*query);
     b.time(now);
     b.int64(limit);
-    return runs_from(query);
+    return runs_from(*query);
   });
 }
 
 Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE {} AND r.id = ?2)",
-                                                  claimable_run));
-    Binder b(query);
+    auto query =
+        db.cached(fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+                              "WHERE {} AND r.id = ?2)",
+                              claimable_run));
+    Binder b(*query);
     b.time(now);
     b.int64(run_id);
-    query.executeStep();
-    return query.getColumn(0).getInt() != 0;
+    query->executeStep();
+    return query->getColumn(0).getInt() != 0;
   });
 }
 
@@ -166,23 +173,24 @@ Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::stri
 
 Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& reason, Time now) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement update(db.sql(), "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
-                                       "WHERE id = ? AND status = 'queued'");
-    Binder b(update);
+    auto update = db.cached(
+        "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
+        "WHERE id = ? AND status = 'queued'");
+    Binder b(*update);
     b.time(now);
     b.text(reason);
     b.int64(run_id);
-    return update.exec() == 1;
+    return update->exec() == 1;
   });
 }
 
 Result<bool> mark_running(Database& db, const StartRecord& start) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement update(db.sql(),
-                             "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
-                             "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, "
-                             "worker_pid = ?, worker_started_at = ? WHERE id = ? AND status = 'queued'");
-    Binder b(update);
+    auto update = db.cached(
+        "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
+        "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, "
+        "worker_pid = ?, worker_started_at = ? WHERE id = ? AND status = 'queued'");
+    Binder b(*update);
     b.text(start.attempt_uid);
     b.int64(start.attempt_no);
     b.int64(start.run_index);
@@ -194,29 +202,30 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
     b.int64(start.worker.pid);
     b.int64(start.worker.started_at);
     b.int64(start.run_id);
-    return update.exec() == 1;
+    return update->exec() == 1;
   });
 }
 
 Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement update(db.sql(), "UPDATE runs SET child_pid = ?, child_started_at = ? WHERE id = ?");
-    Binder b(update);
+    auto update = db.cached("UPDATE runs SET child_pid = ?, child_started_at = ? WHERE id = ?");
+    Binder b(*update);
     b.int64(pid);
     b.int64(started_at);
     b.int64(run_id);
-    update.exec();
+    update->exec();
     return {};
   });
 }
 
 Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                                  "WHERE r.status = 'running' ORDER BY r.id",
-                                                  in_flight_columns));
+    auto query =
+        db.cached(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                              "WHERE r.status = 'running' ORDER BY r.id",
+                              in_flight_columns));
     std::vector<InFlightRun> runs;
-    while (query.executeStep()) runs.push_back(in_flight_from_row(query));
+    while (query->executeStep()) runs.push_back(in_flight_from_row(*query));
     return runs;
   });
 }
@@ -234,11 +243,11 @@ Result<std::optional<InFlightRun>> running_run_of(Database& db, std::int64_t tas
 
 Result<bool> finish_run(Database& db, const FinishRecord& finish) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement update(db.sql(),
-                             "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
-                             "output = ?, output_truncated = ?, lease_expires_at = NULL "
-                             "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
-    Binder b(update);
+    auto update = db.cached(
+        "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
+        "output = ?, output_truncated = ?, lease_expires_at = NULL "
+        "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
+    Binder b(*update);
     b.text(core::to_string(finish.status));
     b.time(finish.finished_at);
     b.optional_int(finish.exit_code);
@@ -248,18 +257,18 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
     b.int64(finish.output_truncated);
     b.int64(finish.run_id);
     b.text(finish.attempt_uid);
-    return update.exec() == 1;
+    return update->exec() == 1;
   });
 }
 
 Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
   return guarded(db, [&]() -> Result<int> {
-    SQLite::Statement prune(db.sql(),
-                            "DELETE FROM runs WHERE task_id = ?1 AND status NOT IN ('queued', 'running') AND id <= "
-                            "(SELECT id FROM runs WHERE task_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
-    prune.bind(1, task_id);
-    prune.bind(2, keep);
-    return prune.exec();
+    auto prune = db.cached(
+        "DELETE FROM runs WHERE task_id = ?1 AND status NOT IN ('queued', 'running') AND id <= "
+        "(SELECT id FROM runs WHERE task_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
+    prune->bind(1, task_id);
+    prune->bind(2, keep);
+    return prune->exec();
   });
 }
 
@@ -298,11 +307,11 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
 namespace {
 
 std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now) {
-  SQLite::Statement query(db.sql(), sql);
-  Binder b(query);
+  auto query = db.cached(sql);
+  Binder b(*query);
   b.time(now);
-  query.executeStep();
-  return Columns(query).optional_time();
+  query->executeStep();
+  return Columns(*query).optional_time();
 }
 
 }  // namespace
@@ -324,7 +333,11 @@ Result<Upcoming> upcoming_after(Database& db, Time now) {
 }
 
 Result<std::int64_t> data_version(Database& db) {
-  return guarded(db, [&]() -> Result<std::int64_t> { return db.sql().execAndGet("PRAGMA data_version").getInt64(); });
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    auto query = db.cached("PRAGMA data_version");
+    query->executeStep();
+    return query->getColumn(0).getInt64();
+  });
 }
 
 }  // namespace taskd::store

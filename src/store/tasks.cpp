@@ -203,17 +203,17 @@ Result<void> update_definition(Database& db, std::int64_t task_id, const core::T
 
 Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
   return guarded(db, [&]() -> Result<std::optional<Task>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns));
-    query.bind(1, std::string(name));
-    return first_task(query);
+    auto query = db.cached(fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns));
+    query->bind(1, std::string(name));
+    return first_task(*query);
   });
 }
 
 Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<Task>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns));
-    query.bind(1, id);
-    return first_task(query);
+    auto query = db.cached(fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns));
+    query->bind(1, id);
+    return first_task(*query);
   });
 }
 
@@ -231,23 +231,24 @@ Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
 Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<Task>> {
     // The WHERE clause repeats the partial index's condition so SQLite uses it.
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
-                                                  "AND disabled_until_update = 0 AND next_run_at <= ? "
-                                                  "ORDER BY next_run_at LIMIT ?",
-                                                  task_columns));
-    query.bind(1, core::to_unix_ms(now));
-    query.bind(2, limit);
-    return tasks_from(query);
+    auto query =
+        db.cached(fmt::format("SELECT {} FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
+                              "AND disabled_until_update = 0 AND next_run_at <= ? "
+                              "ORDER BY next_run_at LIMIT ?",
+                              task_columns));
+    query->bind(1, core::to_unix_ms(now));
+    query->bind(2, limit);
+    return tasks_from(*query);
   });
 }
 
 Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, Time now) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement update(db.sql(), fmt::format("UPDATE tasks SET {} WHERE id = ?", state_assignments));
-    Binder b(update);
+    auto update = db.cached(fmt::format("UPDATE tasks SET {} WHERE id = ?", state_assignments));
+    Binder b(*update);
     bind_state(b, state, now);
     b.int64(task_id);
-    update.exec();
+    update->exec();
     return {};
   });
 }
@@ -267,19 +268,19 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
 
 Result<std::string> load_state_blob(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<std::string> {
-    SQLite::Statement query(db.sql(), "SELECT state_blob FROM tasks WHERE id = ?");
-    query.bind(1, task_id);
-    if (!query.executeStep()) return std::string();
-    return query.getColumn(0).getString();
+    auto query = db.cached("SELECT state_blob FROM tasks WHERE id = ?");
+    query->bind(1, task_id);
+    if (!query->executeStep()) return std::string();
+    return query->getColumn(0).getString();
   });
 }
 
 Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement update(db.sql(), "UPDATE tasks SET state_blob = ? WHERE id = ?");
-    update.bind(1, blob.data(), static_cast<int>(blob.size()));
-    update.bind(2, task_id);
-    update.exec();
+    auto update = db.cached("UPDATE tasks SET state_blob = ? WHERE id = ?");
+    update->bind(1, blob.data(), static_cast<int>(blob.size()));
+    update->bind(2, task_id);
+    update->exec();
     return {};
   });
 }

@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <SQLiteCpp/Statement.h>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
 
 #include "../unit/test_helpers.hpp"
+#include "exec/run_files.hpp"
 #include "sched/outcome.hpp"
 #include "sched/presence.hpp"
 #include "sched/recovery.hpp"
@@ -300,6 +302,38 @@ TEST_CASE("what the child writes to $TASKD_STATE is kept for its next run") {
   };
   f.tick_and_work();
   CHECK(store::load_state_blob(f.temp.db, task.id).value() == "page=7");
+}
+
+TEST_CASE("a run's files are removed when it ends, the run directory when the worker is done") {
+  Fixture f;
+  f.options.concurrency = 1;
+  test::add_task(f.temp.db, test::every_definition("first", 60s), at(10, 0), true);
+  test::add_task(f.temp.db, test::every_definition("second", 60s), at(10, 0), true);
+  std::vector<bool> files_of_the_first_left;
+  f.runner.while_running = [&] {
+    auto first_state = env_value(f.runner.started.front(), "TASKD_STATE");
+    REQUIRE(std::filesystem::exists(std::filesystem::path(first_state).parent_path()));
+    files_of_the_first_left.push_back(std::filesystem::exists(first_state) ||
+                                      std::filesystem::exists(env_value(f.runner.started.front(), "TASKD_STATUS")));
+  };
+  f.tick_and_work();
+  REQUIRE(f.runner.started.size() == 2);
+  CHECK(files_of_the_first_left == std::vector<bool>{true, false});
+  auto first_state = env_value(f.runner.started.front(), "TASKD_STATE");
+  auto second_state = env_value(f.runner.started.back(), "TASKD_STATE");
+  CHECK(first_state != second_state);
+  CHECK(std::filesystem::path(first_state).parent_path() == std::filesystem::path(second_state).parent_path());
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(first_state).parent_path()));
+}
+
+TEST_CASE("a run directory that something removed is replaced by a new one") {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "page=1").value();
+  auto first_dir = std::filesystem::path(first.state_path()).parent_path();
+  std::filesystem::remove_all(first_dir);
+  auto second = directory.files_for(2, "page=2").value();
+  CHECK(std::filesystem::path(second.state_path()).parent_path() != first_dir);
+  CHECK(second.read_state(100).value() == "page=2");
 }
 
 namespace {

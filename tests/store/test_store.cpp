@@ -70,6 +70,43 @@ TEST_CASE("a SQLite file of another program is refused, not taken over") {
   CHECK(refused.error().message.find("not a taskd database") != std::string::npos);
 }
 
+TEST_CASE("a cached statement read in part does not hide another process's commits") {
+  test::TempDb temp;
+  test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
+  {
+    auto query = temp.db.cached("SELECT name FROM tasks ORDER BY name");
+    REQUIRE(query->executeStep());  // "b" is left unread
+  }
+  auto other = store::Database::open(temp.path).value();
+  test::add_task(other, test::every_definition("c", 60s), at(10, 0));
+  CHECK(store::list_tasks(temp.db, {}).value().size() == 3);
+}
+
+TEST_CASE("a cached statement comes back with no parameter bound") {
+  test::TempDb temp;
+  {
+    auto query = temp.db.cached("SELECT ?1 IS NULL");
+    query->bind(1, 5);
+    REQUIRE(query->executeStep());
+    CHECK(query->getColumn(0).getInt() == 0);
+  }
+  auto again = temp.db.cached("SELECT ?1 IS NULL");
+  REQUIRE(again->executeStep());
+  CHECK(again->getColumn(0).getInt() == 1);
+}
+
+TEST_CASE("a write transaction left without commit changes nothing") {
+  test::TempDb temp;
+  {
+    store::WriteTransaction tx(temp.db);
+    test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  }
+  CHECK(store::list_tasks(temp.db, {}).value().empty());
+  store::WriteTransaction tx(temp.db);  // the connection is out of the rolled back transaction
+  tx.commit();
+}
+
 TEST_CASE("a task round-trips with every definition field") {
   test::TempDb temp;
   auto d = test::every_definition("sync:mail@home/box", 300s);
