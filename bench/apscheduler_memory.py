@@ -88,10 +88,17 @@ def run(path, active):
         nonlocal executed
         executed += 1
 
+    def stop(*_):
+        if not scheduler.running:
+            sys.exit(0)  # not started yet: nothing to wait for
+        scheduler.shutdown(wait=True)
+
     scheduler.add_listener(count_executed, EVENT_JOB_EXECUTED)
-    signal.signal(signal.SIGTERM, lambda *_: scheduler.shutdown(wait=True))
-    scheduler.start()
-    print(executed)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        scheduler.start()
+    finally:
+        print(executed)
 
 
 def main(argv):
