@@ -10,6 +10,7 @@
 # Usage: bench/memory.sh [build-dir]
 #   BENCH_QUICK=1: 100 000 tasks, 15 s per scheduler
 #   BENCH_APS_JOBS=N: APScheduler's large store holds N jobs (default: as many as taskd's)
+#   BENCH_SECONDS=S: run each scheduler S seconds (default 60)
 set -euo pipefail
 
 build=${1:-build}
