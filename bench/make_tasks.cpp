@@ -1,0 +1,110 @@
+// Bulk task generator for the benchmarks: adds COUNT tasks to a database in
+// one transaction, through the same definition checks and store calls as
+// `taskd add`, so the rows are the ones `add` writes (a million in seconds;
+// a million `taskd add` processes would take hours).
+//
+// Usage: make_tasks DATABASE COUNT [ACTIVE]
+// The COUNT tasks (bench-0000000 …) cycle through a mix of --every and
+// --cron schedules running /bin/true and are planned from a day after now,
+// so none comes due while a benchmark runs. The ACTIVE tasks (active-0000 …)
+// run /bin/true --every 10s, planned from now as `taskd add` plans them.
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <fmt/format.h>
+#include <string_view>
+
+#include "cli/task_options.hpp"
+#include "core/policy.hpp"
+#include "sched/clock.hpp"
+#include "store/tasks.hpp"
+
+namespace {
+
+using namespace taskd;
+
+struct ScheduleMix {
+  std::string_view every;
+  std::string_view cron;
+  std::string_view tz;
+};
+
+// What a real table of tasks looks like: polls, nightly jobs, reports.
+constexpr std::array<ScheduleMix, 8> schedule_mix{{
+    {"1h", "", ""},
+    {"", "*/30 * * * *", "UTC"},
+    {"6h", "", ""},
+    {"", "0 3 * * *", "Europe/Berlin"},
+    {"1d", "", ""},
+    {"", "15 4 * * MON", "America/New_York"},
+    {"7d", "", ""},
+    {"", "H H 1 * *", "UTC"},
+}};
+
+constexpr auto plan_delay = std::chrono::hours(24);
+
+cli::TaskOptions options_for(std::string name, const ScheduleMix& mix) {
+  cli::TaskOptions options;
+  options.name = std::move(name);
+  options.command = {"/bin/true"};
+  options.schedule.every = mix.every;
+  options.schedule.cron = mix.cron;
+  options.schedule.tz = mix.tz;
+  return options;
+}
+
+// Adds one task as `taskd add` does, its first run planned from `plan_from`.
+core::Result<void> add_task(store::Database& db, const cli::TaskOptions& options, core::Time now,
+                            core::Time plan_from) {
+  auto definition = cli::build_definition(options, now);
+  if (!definition) return std::unexpected(definition.error());
+  auto schedule = core::schedule_of(*definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto id = store::insert_task(db, *definition, core::on_create(*schedule, plan_from, false), now);
+  if (!id) return std::unexpected(id.error());
+  return {};
+}
+
+core::Result<void> add_tasks(store::Database& db, long count, long active, core::Time now) {
+  return store::guarded(db, [&]() -> core::Result<void> {
+    store::WriteTransaction tx(db);
+    for (long i = 0; i < count; ++i) {
+      auto options = options_for(fmt::format("bench-{:07}", i), schedule_mix[i % schedule_mix.size()]);
+      if (auto added = add_task(db, options, now, now + plan_delay); !added) return added;
+    }
+    for (long i = 0; i < active; ++i) {
+      auto options = options_for(fmt::format("active-{:04}", i), {"10s", "", ""});
+      if (auto added = add_task(db, options, now, now); !added) return added;
+    }
+    tx.commit();
+    return {};
+  });
+}
+
+bool parse_count(const char* text, long& count) {
+  std::string_view view(text);
+  auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), count);
+  return error == std::errc() && end == view.data() + view.size() && count >= 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long count = 0;
+  long active = 0;
+  if ((argc != 3 && argc != 4) || !parse_count(argv[2], count) || (argc == 4 && !parse_count(argv[3], active))) {
+    std::fputs("usage: make_tasks DATABASE COUNT [ACTIVE]\n", stderr);
+    return 2;
+  }
+  auto db = store::Database::open(argv[1]);
+  if (!db) {
+    fmt::print(stderr, "make_tasks: {}\n", db.error().message);
+    return 1;
+  }
+  core::Time now = sched::SystemClock{}.now();
+  if (auto added = add_tasks(*db, count, active, now); !added) {
+    fmt::print(stderr, "make_tasks: {}\n", added.error().message);
+    return 1;
+  }
+  return 0;
+}
