@@ -1,11 +1,13 @@
 #include "exec/process_identity.hpp"
 
+#include <cerrno>
 #include <csignal>
 #include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 namespace taskd::exec {
@@ -58,13 +60,23 @@ bool is_running(pid_t pid, std::int64_t start_ticks) {
   return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
 }
 
-void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
-  if (pid <= 0 || start_ticks <= 0) return;
+bool kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
+  if (pid <= 0 || start_ticks <= 0) return false;
   // A leader killed with its worker (PR_SET_PDEATHSIG) leaves its group
   // behind, and may linger as a zombie; no new process can take the id of a
   // group that still has members.
   auto leader = read_stat(pid);
-  if (!leader || leader->start_ticks == start_ticks) ::kill(-pid, signal);
+  if (leader && leader->start_ticks != start_ticks) return false;
+  return ::kill(-pid, signal) == 0;
+}
+
+bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (::kill(-group, 0) == 0 || errno == EPERM) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
+  return true;
 }
 
 namespace {

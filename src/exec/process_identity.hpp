@@ -1,6 +1,7 @@
 #pragma once
 // Who a process is, in a way that survives pid reuse: host, pid and the
 // process's start time (clock ticks after boot, from /proc/PID/stat).
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <string>
@@ -22,7 +23,12 @@ bool is_running(pid_t pid, std::int64_t start_ticks);
 // `signal` to the process group led by `pid`, if that process is still the
 // one that started at `start_ticks` (even as a zombie), or is gone: its
 // group may remain.
-void kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
+// Returns whether it sent the signal.
+bool kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
+
+// Waits until no process is left in the group `group` (its members were
+// killed and reaped), for at most `limit`; returns whether it is gone.
+bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit);
 
 // SIGKILL to the process group of every process whose environment holds
 // `entry` ("NAME=value"), never taskd's own group; for the processes of a

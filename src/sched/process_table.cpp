@@ -9,7 +9,8 @@ bool SystemProcessTable::is_running(pid_t pid, std::int64_t start_ticks) const {
 }
 
 void SystemProcessTable::kill_group(pid_t pid, std::int64_t start_ticks) const {
-  exec::kill_group_if_running(pid, start_ticks, SIGKILL);
+  // The task may run again as soon as this returns: not while these still die.
+  if (exec::kill_group_if_running(pid, start_ticks, SIGKILL)) exec::wait_for_group_gone(pid, std::chrono::seconds{2});
 }
 
 void SystemProcessTable::terminate_group(pid_t pid, std::int64_t start_ticks) const {

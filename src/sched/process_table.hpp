@@ -13,7 +13,7 @@ class ProcessTable {
   // Whether the process `pid` that started at `start_ticks` still runs.
   virtual bool is_running(pid_t pid, std::int64_t start_ticks) const = 0;
   // SIGKILL to the group `pid` leads, if that process is still the same one
-  // or gone (its group may remain).
+  // or gone (its group may remain); returns once the group is gone (at most 2 s).
   virtual void kill_group(pid_t pid, std::int64_t start_ticks) const = 0;
   // SIGTERM to the group `pid` leads, if that process is still the same one.
   virtual void terminate_group(pid_t pid, std::int64_t start_ticks) const = 0;
