@@ -24,6 +24,14 @@ std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskStat
   return SkippedSlots{span.count, span.first, span.last, std::move(reason)};
 }
 
+// Slots up to accounted_until have their rows already. Another process may
+// have accounted slots after this decision's `now` (read before it waited
+// for the write lock): the plan continues from the later of the two, so no
+// slot gets a second row.
+Time planning_point(const TaskState& state, Time t) {
+  return state.accounted_until ? std::max(t, *state.accounted_until) : t;
+}
+
 Time next_planned_after(const Schedule& schedule, Time t, const std::optional<Time>& fallback) {
   auto next = next_slot_after(schedule, t);
   return next ? *next : fallback.value_or(t);
@@ -35,9 +43,10 @@ std::string disabled_reason(const TaskDefinition& definition, int attempts, cons
 
 // Seed 003: a retry that would start at or after the next planned slot, or
 // run past it, is replaced by that slot, so the plan keeps its timing.
-Time retry_time(const TaskDefinition& definition, const Schedule& schedule, Time now, Seconds delay) {
+Time retry_time(const TaskDefinition& definition, const Schedule& schedule, const TaskState& state, Time now,
+                Seconds delay) {
   Time retry_at = now + delay;
-  auto planned = next_slot_after(schedule, now);
+  auto planned = next_slot_after(schedule, planning_point(state, now));
   if (!planned) return retry_at;
   Time retry_deadline = retry_at + effective_timeout(definition, schedule, retry_at);
   return (retry_at >= *planned || retry_deadline > *planned) ? *planned : retry_at;
@@ -134,7 +143,7 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
     // task is not due again.
     state.next_run_at = std::nullopt;
   } else {
-    state.next_run_at = next_slot_after(schedule, now);
+    state.next_run_at = next_slot_after(schedule, planning_point(state, now));
   }
   decision.state = std::move(state);
   return decision;
@@ -171,7 +180,7 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
     state.next_run_at = deadline + std::get<Every>(schedule).interval;
   } else if (definition.overlap != Overlap::replace) {
     // With replace the next slot comes anyway, to take this attempt's place.
-    state.next_run_at = next_planned_after(schedule, deadline, state.next_run_at);
+    state.next_run_at = next_planned_after(schedule, planning_point(state, deadline), state.next_run_at);
   }
   decision.deadline = deadline;
   decision.state = std::move(state);
@@ -185,7 +194,7 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
   end_attempt(state, now, outcome);
   if (outcome == AttemptOutcome::succeeded) {
     state.attempt_no = 0;
-    state.next_run_at = next_after_success(schedule, now);
+    state.next_run_at = next_after_success(schedule, planning_point(state, now));
   } else if (outcome == AttemptOutcome::permanent_failure) {
     disable_now(state, reason);
   } else {
@@ -195,7 +204,7 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
     } else if (is_fixed_delay(schedule)) {
       state.next_run_at = now + ladder[state.attempt_no - 1];
     } else {
-      state.next_run_at = retry_time(definition, schedule, now, ladder[state.attempt_no - 1]);
+      state.next_run_at = retry_time(definition, schedule, state, now, ladder[state.attempt_no - 1]);
     }
   }
   decision.state = std::move(state);
@@ -223,7 +232,7 @@ FinishDecision on_manual_finish(const Schedule& schedule, TaskState state, Time 
   state.attempt_no -= 1;
   if (outcome == AttemptOutcome::succeeded) {
     state.attempt_no = 0;
-    if (failing_streak) state.next_run_at = next_after_success(schedule, now);
+    if (failing_streak) state.next_run_at = next_after_success(schedule, planning_point(state, now));
   } else if (outcome == AttemptOutcome::permanent_failure) {
     disable_now(state, reason);
   }

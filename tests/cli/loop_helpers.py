@@ -83,25 +83,28 @@ class LoopTestCase(TaskdTestCase):
     def events(self, log, event):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
 
-    def assertEverySlotHasOneRow(self, interval, tasks, repeats_allowed=False):
+    def assertEverySlotHasOneRow(self, interval, tasks):
         """Per task (of `tasks` tasks, all every `interval` seconds with a
         whole-second phase), the slots of its rows follow each other without
         a repeat or a gap, up to its next run: every slot that came due has
-        exactly one row (at least one with repeats_allowed). Read from the
-        database, whose times have milliseconds."""
+        exactly one row. Read from the database, whose times have
+        milliseconds."""
         interval_ms = interval * 1000
         by_task = collections.defaultdict(list)
+        rows_of_slot = collections.defaultdict(list)
         with sqlite3.connect(self.db) as db:
             rows = db.execute("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
                               "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'").fetchall()
             next_runs = dict(db.execute("SELECT name, next_run_at FROM tasks").fetchall())
         for task, status, trigger, scheduled_ms, reason in rows:
-            by_task[task].extend(slots_of(status, trigger, scheduled_ms, reason, interval_ms))
+            for slot in slots_of(status, trigger, scheduled_ms, reason, interval_ms):
+                by_task[task].append(slot)
+                rows_of_slot[task, slot].append((status, trigger, scheduled_ms, reason))
         self.assertEqual(len(by_task), tasks)
         for task, slots in by_task.items():
             counted = collections.Counter(slots)
-            if not repeats_allowed:
-                self.assertEqual([s for s, n in counted.items() if n > 1], [], "%s: a slot has two rows" % task)
+            repeated = [rows_of_slot[task, s] for s, n in counted.items() if n > 1]
+            self.assertEqual(repeated, [], "%s: a slot has two rows" % task)
             expected = list(range(min(slots), max(slots) + 1, interval_ms))
             self.assertEqual(sorted(counted), expected, "%s: a slot that came due has no row" % task)
             self.assertGreater(next_runs[task], max(slots), task)

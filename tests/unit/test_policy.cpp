@@ -517,3 +517,26 @@ TEST_CASE("with overlap=replace the next slot stays planned however long the tim
   CHECK(start.deadline == at(10, 11));
   CHECK(start.state.next_run_at == at(10, 2));
 }
+
+TEST_CASE("an outcome decided with an earlier clock than a committed tick does not plan an accounted slot again") {
+  // A worker reads its clock, then waits for the write lock while the
+  // scheduler's tick, with a later clock, records the next slot as SKIPPED
+  // (the run was still running). The worker's plan must not bring that slot back.
+  auto d = every(60s, 0s);
+  auto state = on_create(schedule_for(d), at(10, 0), false);
+  state = on_enqueue(d, schedule_for(d), state, at(10, 1, 0, 5), false).state;
+  state = on_start(d, schedule_for(d), state, at(10, 1), at(10, 1, 0, 10), "uid").state;
+  auto tick = on_enqueue(d, schedule_for(d), state, at(10, 2, 0, 50), true);
+  REQUIRE(tick.skipped);
+  CHECK(tick.skipped->last == at(10, 2));
+  state = tick.state;
+  state.next_run_at = at(10, 2);  // as the worker's start decision had planned it
+
+  auto success = on_finish(d, schedule_for(d), state, at(10, 1, 59, 990), AttemptOutcome::succeeded, "");
+  CHECK(success.state.next_run_at == at(10, 3));
+  // The retry (0s, timebox 30s) ends before the next unaccounted slot,
+  // 10:03, so it is kept and serves no slot; planned from the worker's
+  // clock it would have become the 10:02 slot, which has its row already.
+  auto retry = on_finish(d, schedule_for(d), state, at(10, 1, 59, 990), AttemptOutcome::failed, "exit code 1");
+  CHECK(retry.state.next_run_at == at(10, 1, 59, 990));
+}
