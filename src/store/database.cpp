@@ -55,19 +55,15 @@ core::Result<void> make_private_directory(const fs::path& dir) {
   return {};
 }
 
-core::Result<void> create_private_file(const fs::path& path) {
-  if (auto dir = make_private_directory(path.parent_path()); !dir) return dir;
-  int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-  if (fd < 0 && errno != EEXIST)
-    return fail(ErrorKind::unavailable, fmt::format("cannot create database {}: {}", path.string(), std::strerror(errno)));
-  if (fd >= 0) ::close(fd);
-  return {};
-}
 
 core::Result<void> check_identity(SQLite::Database& db, const fs::path& path) {
+  // One snapshot: another process may be creating the schema right now, and
+  // a mix of before and after its commit would look like a foreign file.
+  SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
   int id = db.execAndGet("PRAGMA application_id").getInt();
   int version = db.execAndGet("PRAGMA user_version").getInt();
   int tables = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+  snapshot.commit();
   if (id != application_id && !(id == 0 && version == 0 && tables == 0))
     return fail(ErrorKind::unavailable,
                 fmt::format("{} is not a taskd database (it holds other tables); use --db to name another file",
@@ -78,6 +74,7 @@ core::Result<void> check_identity(SQLite::Database& db, const fs::path& path) {
                             path.string(), version, schema_version()));
   return {};
 }
+
 
 void migrate(SQLite::Database& db) {
   int version = db.execAndGet("PRAGMA user_version").getInt();
@@ -91,6 +88,36 @@ void migrate(SQLite::Database& db) {
   }
   db.exec(fmt::format("PRAGMA application_id = {}", application_id));
   tx.commit();
+}
+
+// A new database is built under a temporary name, in WAL mode with its
+// schema, and linked into place whole: processes racing to create it never
+// see a file without its schema (switching a shared file to WAL takes a lock
+// that SQLite does not wait for).
+core::Result<void> create_database(const fs::path& path) {
+  if (fs::exists(path)) return {};
+  if (auto dir = make_private_directory(path.parent_path()); !dir) return dir;
+  fs::path staging = path;
+  staging += fmt::format(".new-{}", ::getpid());
+  ::unlink(staging.c_str());  // left by a crashed process that had our pid
+  int fd = ::open(staging.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return fail(ErrorKind::unavailable, fmt::format("cannot create database {}: {}", path.string(), std::strerror(errno)));
+  ::close(fd);
+  try {
+    SQLite::Database db(staging.string(), SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA journal_mode = WAL");
+    migrate(db);
+  } catch (const SQLite::Exception& e) {
+    ::unlink(staging.c_str());
+    return std::unexpected(error_from(e, path));
+  }
+  int linked = ::link(staging.c_str(), path.c_str());
+  int link_error = errno;
+  ::unlink(staging.c_str());
+  if (linked != 0 && link_error != EEXIST)  // EEXIST: another process created it first
+    return fail(ErrorKind::unavailable, fmt::format("cannot create database {}: {}", path.string(), std::strerror(link_error)));
+  return {};
 }
 
 }  // namespace
@@ -111,7 +138,7 @@ core::Error error_from(const SQLite::Exception& e, const fs::path& path) {
 core::Result<Database> Database::open(const fs::path& path, const OpenOptions& options) {
   bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);
   if (!stand_in) {
-    if (auto created = create_private_file(path); !created) return std::unexpected(created.error());
+    if (auto created = create_database(path); !created) return std::unexpected(created.error());
   }
   try {
     auto db = std::make_unique<SQLite::Database>(stand_in ? ":memory:" : path.string(), SQLite::OPEN_READWRITE,

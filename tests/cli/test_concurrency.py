@@ -20,6 +20,18 @@ WORKERS = 4
 
 
 class ConcurrentRunOnceTest(TaskdTestCase):
+    def test_adds_racing_to_create_the_database_all_succeed(self):
+        # Each add of the first round may be the one that creates the file
+        # and its schema while the others open it.
+        for round_no in range(5):
+            db = os.path.join(self.tmp, "fresh-%d.db" % round_no)
+            def add(i):
+                return self.run_taskd("add", "t%d" % i, "--every", "1h", "--", "true", db=db)
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                for code, _, err in pool.map(add, range(12)):
+                    self.assertEqual(code, 0, err)
+            self.assertEqual(len(self.json_of("list", db=db)), 12)
+
     def test_two_run_once_processes_run_each_task_exactly_once(self):
         out_file = os.path.join(self.tmp, "ran.txt")
         names = ["task-%02d" % i for i in range(TASKS)]
