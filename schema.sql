@@ -1,7 +1,8 @@
 -- taskd database schema: the only source of it, embedded into the binary.
 -- Each "-- migrate: N" section brings a file at user_version N-1 to N; taskd
 -- applies the sections above the file's version in order, in one transaction.
--- Times are Unix milliseconds (UTC); durations are seconds.
+-- Times are Unix milliseconds (UTC); durations are seconds (a default phase
+-- is stored with its milliseconds as a fraction, e.g. 37.137).
 
 -- migrate: 1
 CREATE TABLE tasks (

@@ -33,9 +33,9 @@ count=$(sql "$db" "SELECT count(*) $slots AND started_at IS NOT NULL")
 # Usage: percentile P QUERY ROWS: the P-th percentile of QUERY's ordered values.
 percentile() { sql "$db" "$2 LIMIT 1 OFFSET $(($1 * ($3 - 1) / 100))"; }
 p50=$(percentile 50 "$late" "$count") p99=$(percentile 99 "$late" "$count") worst=$(percentile 100 "$late" "$count")
-# Phases are whole seconds, so every slot instant starts a burst of runs: the
-# first run of each burst shows how late the loop wakes, the rest how fast
-# it works through the burst.
+# Default phases are hashed to the millisecond, so most slot instants start
+# one run; where several share an instant, the first run shows how late the
+# loop wakes, the rest how fast it works through the burst.
 first="SELECT min(started_at) - scheduled_at $slots AND started_at IS NOT NULL GROUP BY scheduled_at ORDER BY 1"
 instants=$(sql "$db" "SELECT count(DISTINCT scheduled_at) $slots AND started_at IS NOT NULL")
 first_p50=$(percentile 50 "$first" "$instants") first_p99=$(percentile 99 "$first" "$instants")

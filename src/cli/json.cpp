@@ -9,12 +9,15 @@ namespace {
 
 using core::Precision;
 
-Json time_json(const std::optional<core::Time>& time, Precision precision = Precision::seconds) {
+Json time_json(const std::optional<core::Time>& time, Precision precision = Precision::exact) {
   return time ? Json(core::format_rfc3339(*time, precision)) : Json(nullptr);
 }
 
-Json seconds_json(const std::optional<core::Seconds>& seconds) {
-  return seconds ? Json(seconds->count()) : Json(nullptr);
+// Durations are seconds: whole ones as integers, others with their milliseconds.
+Json seconds_json(const std::optional<core::Millis>& duration) {
+  if (!duration) return nullptr;
+  if (*duration % core::Seconds{1} == core::Millis{0}) return std::chrono::duration_cast<core::Seconds>(*duration).count();
+  return static_cast<double>(duration->count()) / 1000;
 }
 
 Json definition_json(const core::TaskDefinition& d) {
@@ -26,10 +29,10 @@ Json definition_json(const core::TaskDefinition& d) {
   out["tz"] = d.tz;
   out["dtstart"] = d.dtstart ? Json(core::format_local(*d.dtstart)) : Json(nullptr);
   out["after_finish"] = d.after_finish;
-  out["phase"] = d.phase.count();
+  out["phase"] = seconds_json(d.phase);
   out["jitter"] = d.jitter.count();
   std::optional<core::Seconds> timeout = d.timeout;
-  std::optional<core::Seconds> tolerance = d.tolerance;
+  std::optional<core::Millis> tolerance = d.tolerance;
   if (auto schedule = core::schedule_of(d)) {
     auto epoch = core::Time{};
     timeout = core::effective_timeout(d, *schedule, epoch);

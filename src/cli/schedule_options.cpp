@@ -32,7 +32,7 @@ Result<void> apply_every(const ScheduleOptions& options, core::TaskDefinition& d
   if (*phase && **phase >= *interval)
     return fail(ErrorKind::bad_input,
                 fmt::format("--phase {} must be shorter than the interval {}", options.phase, options.every));
-  d.phase = *phase ? **phase : core::default_phase(d.name, *interval);
+  d.phase = *phase ? core::Millis{**phase} : core::default_phase(d.name, *interval);
   if (options.tz.empty()) return {};
   if (!core::fits_wall_clock(*interval))
     return fail(ErrorKind::bad_input,

@@ -177,7 +177,9 @@ ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
       schedule.every = d.schedule_spec;
       schedule.after_finish = d.after_finish;
       auto interval = core::parse_duration(d.schedule_spec);
-      if (interval && d.phase != core::default_phase(d.name, *interval)) schedule.phase = core::format_duration(d.phase);
+      // Only a default phase has milliseconds; one given with --phase is whole seconds.
+      if (interval && d.phase != core::default_phase(d.name, *interval))
+        schedule.phase = core::format_duration(std::chrono::duration_cast<core::Seconds>(d.phase));
       break;
     }
     case core::ScheduleKind::cron: schedule.cron = d.schedule_spec; break;

@@ -79,4 +79,13 @@ std::string format_duration(Seconds duration) {
   return out;
 }
 
+std::string format_duration_ms(Millis duration) {
+  auto whole = std::chrono::duration_cast<Seconds>(duration);
+  auto millis = (duration - whole).count();
+  if (millis == 0) return format_duration(whole);
+  std::string sign = duration < Millis{0} && whole == Seconds{0} ? "-" : "";
+  std::string seconds = whole == Seconds{0} ? "" : format_duration(whole);
+  return fmt::format("{}{}{}ms", sign, seconds, millis < 0 ? -millis : millis);
+}
+
 }  // namespace taskd::core

@@ -10,11 +10,15 @@
 namespace taskd::core {
 
 using Seconds = std::chrono::seconds;
+using Millis = std::chrono::milliseconds;
 
 // Parses a duration; an error names the input and the offending position.
 Result<Seconds> parse_duration(std::string_view text);
 
 // The shortest form parse_duration reads back: 5400s -> "1h30m", 0 -> "0s".
 std::string format_duration(Seconds duration);
+
+// The same with the milliseconds, if any, last: 820ms, 1s100ms, 1m.
+std::string format_duration_ms(Millis duration);
 
 }  // namespace taskd::core

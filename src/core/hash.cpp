@@ -14,10 +14,11 @@ std::uint64_t stable_hash(std::string_view text, std::uint64_t salt) {
   return hash ^ (hash >> 31);
 }
 
-Seconds default_phase(std::string_view name, Seconds interval) {
-  if (interval.count() <= 0) return Seconds{0};
-  return Seconds{static_cast<std::int64_t>(stable_hash(name, 0x7068617365 /* "phase" */) %
-                                           static_cast<std::uint64_t>(interval.count()))};
+Millis default_phase(std::string_view name, Seconds interval) {
+  auto range = std::chrono::duration_cast<Millis>(interval).count();
+  if (range <= 0) return Millis{0};
+  return Millis{static_cast<std::int64_t>(stable_hash(name, 0x7068617365 /* "phase" */) %
+                                          static_cast<std::uint64_t>(range))};
 }
 
 }  // namespace taskd::core

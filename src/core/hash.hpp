@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/duration.hpp"
+#include "core/time.hpp"
 
 namespace taskd::core {
 
@@ -12,7 +13,8 @@ namespace taskd::core {
 std::uint64_t stable_hash(std::string_view text, std::uint64_t salt = 0);
 
 // The default phase of a fixed-rate task: a stable point within its interval,
-// so many tasks added at once spread evenly instead of starting together.
-Seconds default_phase(std::string_view name, Seconds interval);
+// to the millisecond, so many tasks added at once spread evenly instead of
+// starting together (within each second too).
+Millis default_phase(std::string_view name, Seconds interval);
 
 }  // namespace taskd::core

@@ -97,8 +97,9 @@ Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index) {
   return Seconds{static_cast<std::int64_t>(stable_hash(definition.name, salt) % static_cast<std::uint64_t>(range))};
 }
 
-Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval) {
-  return definition.tolerance.value_or(interval / 10);
+Millis effective_tolerance(const TaskDefinition& definition, Seconds interval) {
+  if (definition.tolerance) return *definition.tolerance;
+  return std::chrono::duration_cast<Millis>(interval) / 10;
 }
 
 TaskState on_create(const Schedule& schedule, Time now, bool start_now) {
@@ -160,8 +161,8 @@ std::optional<std::string> drop_reason(const TaskDefinition& definition, const S
   Time earliest = *state.last_run_at + *interval - tolerance - definition.jitter;
   if (now >= earliest) return std::nullopt;
   return fmt::format("dropped: started {} ago, sooner than interval {} - tolerance {} (last run {})",
-                     format_duration(std::chrono::floor<Seconds>(now - *state.last_run_at)),
-                     format_duration(*interval), format_duration(tolerance), format_rfc3339(*state.last_run_at));
+                     format_duration_ms(now - *state.last_run_at), format_duration(*interval),
+                     format_duration_ms(tolerance), format_rfc3339(*state.last_run_at, Precision::milliseconds));
 }
 
 StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time slot,

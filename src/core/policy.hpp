@@ -41,7 +41,7 @@ Seconds effective_timeout(const TaskDefinition& definition, const Schedule& sche
 Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index);
 
 // The drop-rule tolerance: --tolerance, else 10 % of the interval.
-Seconds effective_tolerance(const TaskDefinition& definition, Seconds interval);
+Millis effective_tolerance(const TaskDefinition& definition, Seconds interval);
 
 // A new task's first state: its first slot after `now` (or `now` itself with
 // start_now).

@@ -23,19 +23,28 @@ std::int64_t slot_index_at_or_before(const Every& every, Time t) {
 
 Time slot_time(const Every& every, std::int64_t index) { return Time{every.phase} + index * every.interval; }
 
-// The first wall-clock slot at or after `from` of a grid on a zone's clock.
-LocalTime next_wall_slot(const Every& every, LocalTime from) {
-  const auto step = every.interval.count();
-  const auto offset = (from - LocalTime{every.phase}).count();
+// The first wall-clock slot at or after `from` of a grid of whole seconds on
+// a zone's clock.
+LocalTime next_wall_slot(Seconds interval, Seconds phase, LocalTime from) {
+  const auto step = interval.count();
+  const auto offset = (from - LocalTime{phase}).count();
   auto index = offset / step;
   if (offset % step != 0 && offset > 0) ++index;
-  return LocalTime{every.phase} + index * every.interval;
+  return LocalTime{phase} + index * interval;
 }
 
+// The wall clock counts whole seconds: the milliseconds of the phase shift
+// every slot after its conversion to UTC (zone offsets are whole seconds).
 std::optional<Time> next_slot_on_wall_clock(const Every& every, Zone zone, Time t) {
-  auto next_wall = [&every](LocalTime from) -> std::optional<LocalTime> { return next_wall_slot(every, from); };
-  return every.interval < std::chrono::days{1} ? next_following_clock(zone, t, next_wall)
-                                               : next_fixed_time(zone, t, next_wall);
+  const auto whole_phase = std::chrono::floor<Seconds>(every.phase);
+  const auto millis = every.phase - whole_phase;
+  auto next_wall = [&every, whole_phase](LocalTime from) -> std::optional<LocalTime> {
+    return next_wall_slot(every.interval, whole_phase, from);
+  };
+  auto slot = every.interval < std::chrono::days{1} ? next_following_clock(zone, t - millis, next_wall)
+                                                    : next_fixed_time(zone, t - millis, next_wall);
+  if (!slot) return std::nullopt;
+  return *slot + millis;
 }
 
 std::optional<Time> next_fixed_rate_slot(const Every& every, Time t) {

@@ -22,7 +22,7 @@ namespace taskd::core {
 // `interval` after the previous one finished, and there is no grid of slots.
 struct Every {
   Seconds interval;
-  Seconds phase;
+  Millis phase;
   bool after_finish = false;
   std::optional<Zone> zone = std::nullopt;
 };

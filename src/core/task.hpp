@@ -47,7 +47,7 @@ struct TaskDefinition {
   std::string tz;             // an IANA zone name; empty only for schedules without wall clock
   std::optional<LocalTime> dtstart;  // rrule: DTSTART, a wall time in tz
   bool after_finish = false;
-  Seconds phase{0};
+  Millis phase{0};
   Seconds jitter{0};
   std::optional<Seconds> timeout;    // none: half the interval
   Seconds kill_grace{10};

@@ -63,7 +63,7 @@ std::string format_rfc3339(Time time, Precision precision) {
   fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", int(date.year()),
                  unsigned(date.month()), unsigned(date.day()), clock.hours().count(), clock.minutes().count(),
                  clock.seconds().count());
-  if (precision == Precision::milliseconds) fmt::format_to(std::back_inserter(out), ".{:03}", clock.subseconds().count());
+  if (precision == Precision::milliseconds || clock.subseconds().count() != 0) fmt::format_to(std::back_inserter(out), ".{:03}", clock.subseconds().count());
   out.push_back('Z');
   return fmt::to_string(out);
 }

@@ -5,18 +5,20 @@
 #include <string>
 #include <string_view>
 
+#include "core/duration.hpp"
 #include "core/error.hpp"
 
 namespace taskd::core {
 
-using Millis = std::chrono::milliseconds;
 // Every instant taskd keeps: Unix time in milliseconds.
 using Time = std::chrono::sys_time<Millis>;
 
-enum class Precision { seconds, milliseconds };
+// `exact` writes the milliseconds only when there are any (a planned slot is
+// usually whole seconds); `milliseconds` always writes them (measured times).
+enum class Precision { exact, milliseconds };
 
-// "2026-11-21T14:00:00Z", or "…T14:00:00.137Z" with Precision::milliseconds.
-std::string format_rfc3339(Time time, Precision precision = Precision::seconds);
+// "2026-11-21T14:00:00Z" or "…T14:00:00.137Z".
+std::string format_rfc3339(Time time, Precision precision = Precision::exact);
 
 // Reads RFC 3339 with a "Z" or "±HH:MM" offset and optional fractional seconds.
 Result<Time> parse_rfc3339(std::string_view text);

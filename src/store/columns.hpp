@@ -2,6 +2,7 @@
 // Reading a row column by column and binding parameters one after another,
 // with taskd's types (times as Unix ms, durations as seconds, NULL as none).
 #include <SQLiteCpp/Statement.h>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,12 @@ class Columns {
   std::string text() { return row_.getColumn(next_++).getString(); }
   core::Seconds seconds() { return core::Seconds{int64()}; }
   core::Time time() { return core::from_unix_ms(int64()); }
+  // Seconds that may carry milliseconds as a fraction (a REAL value).
+  core::Millis fractional_seconds() {
+    auto column = row_.getColumn(next_++);
+    if (column.isInteger()) return core::Seconds{column.getInt64()};
+    return core::Millis{std::llround(column.getDouble() * 1000)};
+  }
   std::optional<std::string> optional_text() {
     auto column = row_.getColumn(next_++);
     if (column.isNull()) return std::nullopt;
@@ -56,6 +63,10 @@ class Binder {
   void blob(const std::string& value) { statement_.bind(++next_, value.data(), static_cast<int>(value.size())); }
   void seconds(core::Seconds value) { int64(value.count()); }
   void seconds(const std::optional<core::Seconds>& value) { value ? seconds(*value) : null(); }
+  void fractional_seconds(core::Millis value) {
+    if (value % core::Seconds{1} == core::Millis{0}) return seconds(std::chrono::duration_cast<core::Seconds>(value));
+    statement_.bind(++next_, static_cast<double>(value.count()) / 1000);
+  }
   void time(core::Time value) { int64(core::to_unix_ms(value)); }
   void time(const std::optional<core::Time>& value) { value ? time(*value) : null(); }
   template <class T>

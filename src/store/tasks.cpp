@@ -59,7 +59,7 @@ Task task_from_row(SQLite::Statement& row) {
   d.tz = c.text();
   if (auto dtstart = c.optional_text()) d.dtstart = core::parse_local(*dtstart).value();
   d.after_finish = c.boolean();
-  d.phase = c.seconds();
+  d.phase = c.fractional_seconds();
   d.jitter = c.seconds();
   d.timeout = c.optional_seconds();
   d.kill_grace = c.seconds();
@@ -144,7 +144,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
     b.null();
   }
   b.int64(d.after_finish);
-  b.seconds(d.phase);
+  b.fractional_seconds(d.phase);
   b.seconds(d.jitter);
   b.seconds(d.timeout);
   b.seconds(d.kill_grace);

@@ -67,7 +67,8 @@ class TaskdTestCase(unittest.TestCase):
             argv += ["--db", db]
         argv += list(args)
         if faketime:
-            argv = [FAKETIME, faketime] + argv
+            # "@2026-11-21 14:00:00.547" keeps its milliseconds (libfaketime's own format).
+            argv = [FAKETIME] + (["-f", faketime] if faketime.startswith("@") else [faketime]) + argv
         return argv
 
     def run_taskd(self, *args, db=True, faketime=None, env=None, timeout=COMMAND_TIMEOUT, **kwargs):

@@ -100,6 +100,32 @@ class ScheduleTest(TaskdTestCase):
         self.assertIn("peak 2 starts per 30s at 2026-11-21T14:00:", text)
         self.assertIn("mean 1.50", text)
 
+    def test_the_default_phase_spreads_tasks_within_the_second(self):
+        self.add("fast", "--every", "1s", "--", "true", faketime="@2026-11-21 14:00:00.000")
+        task = self.task("fast")
+        self.assertEqual(task["phase"], 0.497)  # the stable hash of "fast", to the millisecond
+        self.assertEqual(task["tolerance"], 0.1)
+        self.assertEqual(task["next_run_at"], "2026-11-21T14:00:00.497Z")
+        self.assertEqual(self.preview("fast", "--count", "2", faketime="@2026-11-21 14:00:00.000"),
+                         ["2026-11-21T14:00:00.497Z", "2026-11-21T14:00:01.497Z"])
+        self.assertNotIn("phase", self.ok("export"))  # a default phase is not written out
+        tasks_file = os.path.join(self.tmp, "tasks.toml")
+        with open(tasks_file, "w") as out:
+            out.writelines(f'[[task]]\nname = "t{i}"\nevery = "1s"\ncommand = ["true"]\n\n' for i in range(50))
+        self.ok("apply", tasks_file)
+        starts = {task["next_run_at"] for task in self.tasks() if task["name"].startswith("t")}
+        self.assertGreater(len(starts), 45)  # 50 tasks every second, (almost) all at other instants
+
+    def test_a_one_second_task_started_a_little_late_is_not_dropped_next_time(self):
+        self.add("fast", "--every", "1s", "--", "true", faketime="@2026-11-21 14:00:00.000")
+        self.run_once(faketime="@2026-11-21 14:00:00.547")  # 50 ms late
+        self.run_once(faketime="@2026-11-21 14:00:01.502")  # 955 ms later: within the 100 ms tolerance
+        self.run_once(faketime="@2026-11-21 14:00:02.540")
+        self.run_once(faketime="@2026-11-21 14:00:03.390")  # the slot 03.497 is not due yet
+        runs = sorted(self.history("fast"), key=lambda run: run["scheduled_at"])
+        self.assertEqual([(r["scheduled_at"], r["status"]) for r in runs],
+                         [(f"2026-11-21T14:00:0{i}.497Z", "succeeded") for i in range(3)])
+
     def test_bad_schedules_are_refused_naming_what_and_where(self):
         cases = [
             (["--cron", "0 0 32 * *"], "field 3 (day of month)"),

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "../unit/test_helpers.hpp"
@@ -145,6 +146,21 @@ TEST_CASE("a task round-trips with every definition field") {
   CHECK(f.env == d.env);
   CHECK(found->state.next_run_at == added.state.next_run_at);
   CHECK(found->state.accounted_until == at(10, 0));
+}
+
+TEST_CASE("a phase with milliseconds is stored as fractional seconds and read back exactly") {
+  test::TempDb temp;
+  for (auto phase : {core::Millis{37137}, core::Millis{1}, core::Millis{299999}, core::Millis{42000}}) {
+    auto d = test::every_definition("p" + std::to_string(phase.count()), 300s);
+    d.phase = phase;
+    test::add_task(temp.db, d, at(10, 0));
+    CHECK(store::find_task(temp.db, d.name).value()->definition.phase == phase);
+  }
+  auto stored = [&](std::string_view name) {
+    return temp.db.sql().execAndGet(fmt::format("SELECT typeof(phase) || ' ' || phase FROM tasks WHERE name = '{}'", name)).getString();
+  };
+  CHECK(stored("p37137") == "real 37.137");
+  CHECK(stored("p42000") == "integer 42");
 }
 
 TEST_CASE("a duplicate name is bad input and changes nothing") {

@@ -38,6 +38,14 @@ TEST_CASE("units must go from largest to smallest, once each") {
   CHECK_FALSE(parse_duration("1m1m"));
 }
 
+TEST_CASE("durations with milliseconds print them last") {
+  CHECK(format_duration_ms(850ms) == "850ms");
+  CHECK(format_duration_ms(1100ms) == "1s100ms");
+  CHECK(format_duration_ms(90s) == "1m30s");
+  CHECK(format_duration_ms(-1100ms) == "-1s100ms");
+  CHECK(format_duration_ms(-5ms) == "-5ms");
+}
+
 TEST_CASE("absurdly long durations are refused instead of overflowing") {
   CHECK_FALSE(parse_duration("99999999999999999999s"));
   CHECK_FALSE(parse_duration("5000w"));

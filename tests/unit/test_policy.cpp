@@ -269,6 +269,18 @@ TEST_CASE("the drop rule uses the tolerance: 57 s after the last run starts, 28 
   CHECK_FALSE(drop_reason(d, schedule_for(d), state, Trigger::retry, at(0, 2, 3)));
 }
 
+TEST_CASE("a one-second task keeps its tolerance of 100 ms: a start 50 ms late is followed, not dropped") {
+  auto d = every(1s, 0s);
+  TaskState state;
+  state.last_run_at = at(0, 0, 0, 50);
+  CHECK(effective_tolerance(d, 1s) == 100ms);
+  CHECK_FALSE(drop_reason(d, schedule_for(d), state, Trigger::schedule, at(0, 0, 1, 5)));
+  auto dropped = drop_reason(d, schedule_for(d), state, Trigger::schedule, at(0, 0, 0, 900));
+  REQUIRE(dropped);
+  CHECK(dropped->find("started 850ms ago, sooner than interval 1s - tolerance 100ms "
+                      "(last run 2026-11-21T00:00:00.050Z)") != std::string::npos);
+}
+
 TEST_CASE("the default timebox is half the interval; one hour without an interval") {
   auto d = every(10min, 0s);
   CHECK(effective_timeout(d, schedule_for(d), at(0, 0)) == 5min);

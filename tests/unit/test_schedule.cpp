@@ -73,7 +73,7 @@ Time utc(int y, unsigned m, unsigned d, int hh, int mm) {
   return sys_days{year{y} / month{m} / day{d}} + hours{hh} + minutes{mm};
 }
 
-Every on_wall_clock(Seconds interval, Seconds phase, std::string_view zone) {
+Every on_wall_clock(Seconds interval, Millis phase, std::string_view zone) {
   return Every{interval, phase, false, find_zone(zone).value()};
 }
 
@@ -146,6 +146,15 @@ TEST_CASE("a weekly wall-clock grid counts whole days from Thursday 1970-01-01")
         "2026-11-23T08:00:00Z 2026-11-30T08:00:00Z");
   CHECK(slots(on_wall_clock(7 * 24h, 4 * 24h + 9h, "Europe/Berlin"), utc(2026, 7, 1, 0, 0), 1) ==
         "2026-07-06T07:00:00Z");
+}
+
+TEST_CASE("a phase's milliseconds shift every wall-clock slot, across a DST gap too") {
+  CHECK(slots(on_wall_clock(30min, 250ms, "Europe/Berlin"), utc(2026, 3, 29, 0, 0), 3) ==
+        "2026-03-29T00:00:00.250Z 2026-03-29T00:30:00.250Z 2026-03-29T01:00:00.250Z");
+  Schedule hourly = on_wall_clock(1h, 10min + 250ms, "Asia/Kolkata");
+  CHECK(next_slot_after(hourly, at(13, 40)) == at(13, 40, 0, 250));
+  CHECK(next_slot_after(hourly, at(13, 40, 0, 250)) == at(14, 40, 0, 250));
+  CHECK(last_slot_at_or_before(hourly, at(14, 40, 0, 249)) == at(13, 40, 0, 250));
 }
 
 TEST_CASE("a zone without DST: a wall-clock grid is a plain offset") {
