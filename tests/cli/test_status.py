@@ -4,6 +4,7 @@ what is disabled and why; Prometheus text for node_exporter."""
 import datetime
 import os
 import re
+import signal
 import socket
 import sqlite3
 import unittest
@@ -58,6 +59,29 @@ class WorkersTest(LoopTestCase):
         code, _, err = self.stop(proc)
         self.assertEqual(code, 0, err)
         self.assertEqual(self.workers(), [])
+
+    def test_a_loop_refreshes_its_heartbeat_every_ten_seconds(self):
+        # Ten times as fast: libfaketime also shortens the loop's poll() timeouts.
+        proc, _ = self.start("run", faketime="@2026-11-21 14:00:00 x10")
+
+        def heartbeats():
+            with sqlite3.connect(self.db) as db:
+                return db.execute("SELECT pid, started_at, heartbeat_at FROM workers").fetchall()
+
+        [(pid, started_at, first)] = wait_for(heartbeats, 10, "the loop's row")
+        beats = [first]
+        while len(beats) < 3:
+            [(_, _, latest)] = wait_for(lambda: [row for row in heartbeats() if row[2] > beats[-1]], 20,
+                                        "a newer heartbeat")
+            beats.append(latest)
+        gaps = [later - earlier for earlier, later in zip(beats, beats[1:])]
+        self.assertEqual(first, started_at)
+        for gap in gaps:
+            self.assertGreaterEqual(gap, 10_000)
+            self.assertLess(gap, 25_000)  # inside the 30 s in which a loop counts as alive (slack for load)
+        os.kill(pid, signal.SIGTERM)
+        proc.communicate(timeout=30)
+        self.assertEqual(heartbeats(), [])
 
     def test_a_killed_loop_is_dead_in_status_and_gone_after_the_next_recovery(self):
         proc, _ = self.start("work", "--concurrency", "2")
