@@ -148,14 +148,17 @@ Result<Plan> apply_file(const Context& context, const ApplyOptions& options, con
   if (options.prune && file.owner.empty())
     return fail(ErrorKind::bad_input,
                 fmt::format("{}: --prune needs an owner, and [defaults] owner is empty", options.file));
-  core::Time now = context.clock.now();
   for (const auto& task : file.tasks) {
-    if (auto definition = file_task_definition(task, now); !definition) return std::unexpected(definition.error());
+    if (auto definition = file_task_definition(task, context.clock.now()); !definition)
+      return std::unexpected(definition.error());
   }
   auto db = context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   return store::guarded(*db, [&]() -> Result<Plan> {
     store::WriteTransaction tx(*db);
+    // Planned from when the write lock is held, not from before the checks:
+    // fewer first slots of a large file fall due before it is committed.
+    core::Time now = context.clock.now();
     auto plan = plan_file(*db, file, options.prune, now);
     if (!plan || options.dry_run) return plan;
     if (auto done = carry_out(*db, *plan, now); !done) return std::unexpected(done.error());

@@ -164,17 +164,17 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    SQLite::Statement insert(db.sql(), fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) "
-                                                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                                   "?, ?, ?, ?, ?)",
-                                                   definition_columns));
-    Binder b(insert);
+    auto insert = db.cached(fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) "
+                                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                        "?, ?, ?, ?, ?)",
+                                        definition_columns));
+    Binder b(*insert);
     b.text(d.name);
     bind_definition(b, d);
     b.time(now);
     b.time(now);
     try {
-      insert.exec();
+      insert->exec();
     } catch (const SQLite::Exception& e) {
       if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE)
         return core::fail(core::ErrorKind::bad_input,
@@ -189,14 +189,14 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
 
 Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& d, Time now) {
   return guarded(db, [&]() -> Result<void> {
-    SQLite::Statement update(db.sql(), fmt::format("UPDATE tasks SET ({}, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
-                                                   definition_columns));
-    Binder b(update);
+    auto update = db.cached(fmt::format("UPDATE tasks SET ({}, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
+                                        definition_columns));
+    Binder b(*update);
     bind_definition(b, d);
     b.time(now);
     b.int64(task_id);
-    update.exec();
+    update->exec();
     return {};
   });
 }
