@@ -29,7 +29,7 @@ def parse_logfmt(line):
 SKIPPED_SPAN = re.compile(r"^(?:slot (\S+)|\d+ slots from (\S+) to (\S+)) skipped")
 
 
-def slots_of(status, trigger, scheduled_ms, reason, interval_ms):
+def slots_of(status, trigger, scheduled_ms, reason, interval_ms, phase_ms):
     """The slots (Unix ms) a row stands for: its own; the span a SKIPPED row
     counts; none for a retry off the plan's grid. A retry that would run past
     the next planned slot is replaced by it (see POLICY in taskd(1)) and
@@ -38,10 +38,10 @@ def slots_of(status, trigger, scheduled_ms, reason, interval_ms):
         match = SKIPPED_SPAN.match(reason)
         if not match:
             raise AssertionError("a SKIPPED row without its span: %r" % reason)
-        first = int(parse_time(match.group(1) or match.group(2)).timestamp() * 1000)
-        last = int(parse_time(match.group(1) or match.group(3)).timestamp() * 1000)
+        first = round(parse_time(match.group(1) or match.group(2)).timestamp() * 1000)
+        last = round(parse_time(match.group(1) or match.group(3)).timestamp() * 1000)
         return list(range(first, last + 1, interval_ms))
-    if trigger == "retry" and scheduled_ms % interval_ms:
+    if trigger == "retry" and (scheduled_ms - phase_ms) % interval_ms:
         return []
     return [scheduled_ms]
 
@@ -84,8 +84,7 @@ class LoopTestCase(TaskdTestCase):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
 
     def assertEverySlotHasOneRow(self, interval, tasks):
-        """Per task (of `tasks` tasks, all every `interval` seconds with a
-        whole-second phase), the slots of its rows follow each other without
+        """Per task (of `tasks` tasks, all every `interval` seconds), the slots of its rows follow each other without
         a repeat or a gap, up to its next run: every slot that came due has
         exactly one row. Read from the database, whose times have
         milliseconds."""
@@ -96,8 +95,9 @@ class LoopTestCase(TaskdTestCase):
             rows = db.execute("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
                               "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'").fetchall()
             next_runs = dict(db.execute("SELECT name, next_run_at FROM tasks").fetchall())
+            phases_ms = {name: round(phase * 1000) for name, phase in db.execute("SELECT name, phase FROM tasks")}
         for task, status, trigger, scheduled_ms, reason in rows:
-            for slot in slots_of(status, trigger, scheduled_ms, reason, interval_ms):
+            for slot in slots_of(status, trigger, scheduled_ms, reason, interval_ms, phases_ms[task]):
                 by_task[task].append(slot)
                 rows_of_slot[task, slot].append((status, trigger, scheduled_ms, reason))
         self.assertEqual(len(by_task), tasks)
