@@ -189,7 +189,7 @@ class WorkerImpl {
       if (!queued) return std::unexpected(queued.error());
       ClaimBatch batch{{}, queued->size()};
       for (const auto& run : *queued) {
-        auto started = start_run(run, now);
+        auto started = start_run(run, now, &run != &queued->front());
         if (!started) return std::unexpected(started.error());
         if (*started) batch.claimed.push_back(std::move(**started));
       }
@@ -198,11 +198,15 @@ class WorkerImpl {
     });
   }
 
-  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now) {
-    // A run claimed earlier in this batch may have filled the group or be of the same task.
-    auto claimable = store::is_claimable(db_, run.id, now);
-    if (!claimable) return std::unexpected(claimable.error());
-    if (!*claimable) return std::optional<Claimed>();
+  // Starts `run`, found claimable by this transaction's query; `recheck`
+  // when a run claimed before it in the batch may have filled its group or
+  // be of the same task.
+  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now, bool recheck) {
+    if (recheck) {
+      auto claimable = store::is_claimable(db_, run.id, now);
+      if (!claimable) return std::unexpected(claimable.error());
+      if (!*claimable) return std::optional<Claimed>();
+    }
     auto found = store::find_task(db_, run.task_id);
     if (!found) return std::unexpected(found.error());
     core::Task task = **found;
