@@ -26,8 +26,9 @@ class RunDirectory {
   RunDirectory(const RunDirectory&) = delete;
   ~RunDirectory();
 
-  // The files of run `run_id`, the state file holding `state`. If something
-  // (a /tmp cleaner) removed the directory, a new one takes its place.
+  // The files of run `run_id`: the state file, made holding `state`, and the
+  // name of the status file, which the run makes if it writes a status. If
+  // something (a /tmp cleaner) removed the directory, a new one takes its place.
   core::Result<RunFiles> files_for(std::int64_t run_id, std::string_view state);
 
  private:
@@ -47,7 +48,7 @@ class RunFiles {
 
   // The state file as the run left it; an error when it outgrew `limit`.
   core::Result<std::string> read_state(std::size_t limit) const;
-  // The last non-empty line of the status file, or "".
+  // The last non-empty line of the status file, or "" (also when there is none).
   std::string last_status_line() const;
 
  private:

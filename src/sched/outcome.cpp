@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "core/notify.hpp"
 #include "exec/spawn.hpp"
@@ -59,32 +62,60 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                started.error().message);
 }
 
+// What recording an attempt's end did to its task: the task as it was, and
+// its state after.
+struct StateChange {
+  core::Task task;
+  core::TaskState after;
+};
+
+// Records one attempt's end inside the caller's transaction; the change to
+// the task when the attempt was its current one.
+core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
+                                                               core::Time now, int history_limit) {
+  store::FinishRecord record{end.run_id,    end.attempt_uid, core::run_status_of(end.outcome),
+                             now,           end.exit_code,   end.signal,
+                             end.reason,    end.output,      end.output_truncated};
+  auto finished = store::finish_run(db, record);
+  if (!finished) return std::unexpected(finished.error());
+  if (auto pruned = store::prune_history(db, end.task_id, history_limit); !pruned)
+    return std::unexpected(pruned.error());
+  auto task = store::find_task(db, end.task_id);
+  if (!task) return std::unexpected(task.error());
+  bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
+  if (!is_current) return std::optional<StateChange>();
+  auto after = apply_policy(db, **task, end, now);
+  if (!after) return std::unexpected(after.error());
+  return std::optional<StateChange>(StateChange{std::move(**task), std::move(*after)});
+}
+
 }  // namespace
 
 core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit) {
-  std::optional<std::pair<core::Task, core::TaskState>> change;
-  auto recorded = store::guarded(db, [&]() -> core::Result<bool> {
-    change.reset();  // a retried transaction starts over
+  auto current = record_attempt_ends(db, {end}, now, history_limit);
+  if (!current) return std::unexpected(current.error());
+  return current->front();
+}
+
+core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                    core::Time now, int history_limit) {
+  std::vector<std::pair<const AttemptEnd*, StateChange>> changes;
+  auto recorded = store::guarded(db, [&]() -> core::Result<std::vector<bool>> {
+    changes.clear();  // a retried transaction starts over
     store::WriteTransaction tx(db);
-    store::FinishRecord record{end.run_id,    end.attempt_uid, core::run_status_of(end.outcome),
-                               now,           end.exit_code,   end.signal,
-                               end.reason,    end.output,      end.output_truncated};
-    auto finished = store::finish_run(db, record);
-    if (!finished) return std::unexpected(finished.error());
-    if (auto pruned = store::prune_history(db, end.task_id, history_limit); !pruned)
-      return std::unexpected(pruned.error());
-    auto task = store::find_task(db, end.task_id);
-    if (!task) return std::unexpected(task.error());
-    bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
-    if (is_current) {
-      auto after = apply_policy(db, **task, end, now);
-      if (!after) return std::unexpected(after.error());
-      change.emplace(**task, *after);
+    std::vector<bool> current;
+    for (const auto& end : ends) {
+      auto change = record_in_transaction(db, end, now, history_limit);
+      if (!change) return std::unexpected(change.error());
+      current.push_back(change->has_value());
+      if (*change) changes.emplace_back(&end, std::move(**change));
     }
     tx.commit();
-    return is_current;
+    return current;
   });
-  if (recorded && change) notify_change(change->first, change->second, end, now);
+  if (recorded) {
+    for (const auto& [end, change] : changes) notify_change(change.task, change.after, *end, now);
+  }
   return recorded;
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/policy.hpp"
 #include "store/database.hpp"
@@ -29,6 +30,11 @@ struct AttemptEnd {
 // new state from the policy. Returns false for a stale attempt, which
 // changes nothing but history.
 core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit);
+
+// The same for several attempts, in one transaction (one commit for every
+// child that ended since the worker last looked); one flag per attempt.
+core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                    core::Time now, int history_limit);
 
 // Writes a policy decision: its SKIPPED row, if any, and the task's state.
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

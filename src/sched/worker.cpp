@@ -23,12 +23,20 @@ using core::Result;
 using core::Time;
 
 // A run this worker has claimed: the task as it was at the claim, the
-// attempt's token and deadline.
+// attempt's token and deadline, and the task's kept state at the claim.
 struct Claimed {
   store::RunRecord run;
   core::Task task;
   std::string attempt_uid;
   Time deadline;
+  std::string state_blob;
+};
+
+// A child started and not yet recorded in its run.
+struct Spawned {
+  std::int64_t run_id;
+  pid_t pid;
+  std::int64_t started_at;
 };
 
 struct InFlight {
@@ -130,21 +138,35 @@ class WorkerImpl {
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) return false;
       if (!batch->claimed.empty()) options_.crash.reached(CrashPoint::after_claim);
+      std::vector<Spawned> spawned;
       for (auto& run : batch->claimed) {
-        if (auto launched = launch(std::move(run)); !launched) return std::unexpected(launched.error());
+        auto launched = launch(std::move(run));
+        if (!launched) return std::unexpected(launched.error());
+        if (*launched) spawned.push_back(**launched);
       }
+      if (auto noted = note_children(spawned); !noted) return std::unexpected(noted.error());
     }
     return true;
   }
 
-  Result<void> record(const exec::ChildResult& result) {
-    auto node = in_flight_.extract(result.key);
-    if (node.empty()) return {};
-    options_.crash.reached(CrashPoint::after_exit);
-    auto& flight = node.mapped();
-    const auto& run = flight.claimed;
-    auto verdict = judge(result, run, flight.files.last_status_line());
-    return finish(run, verdict, result, &flight.files);
+  // Records the ends of the children in `results` in one transaction.
+  Result<void> record(const std::vector<exec::ChildResult>& results) {
+    std::vector<InFlight> ended;  // their run files stay until the ends are recorded
+    std::vector<AttemptEnd> ends;
+    for (const auto& result : results) {
+      auto node = in_flight_.extract(result.key);
+      if (node.empty()) continue;
+      options_.crash.reached(CrashPoint::after_exit);
+      auto& flight = ended.emplace_back(std::move(node.mapped()));
+      auto verdict = judge(result, flight.claimed, flight.files.last_status_line());
+      ends.push_back(attempt_end(flight.claimed, verdict, result, &flight.files));
+    }
+    if (ends.empty()) return {};
+    Time now = clock_.now();
+    auto current = record_attempt_ends(db_, ends, now, options_.history_limit);
+    if (!current) return std::unexpected(current.error());
+    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i].claimed, ends[i], (*current)[i], now);
+    return {};
   }
 
  private:
@@ -167,7 +189,7 @@ class WorkerImpl {
       if (!queued) return std::unexpected(queued.error());
       ClaimBatch batch{{}, queued->size()};
       for (const auto& run : *queued) {
-        auto started = start_run(run, now);
+        auto started = start_run(run, now, &run != &queued->front());
         if (!started) return std::unexpected(started.error());
         if (*started) batch.claimed.push_back(std::move(**started));
       }
@@ -176,11 +198,15 @@ class WorkerImpl {
     });
   }
 
-  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now) {
-    // A run claimed earlier in this batch may have filled the group or be of the same task.
-    auto claimable = store::is_claimable(db_, run.id, now);
-    if (!claimable) return std::unexpected(claimable.error());
-    if (!*claimable) return std::optional<Claimed>();
+  // Starts `run`, found claimable by this transaction's query; `recheck`
+  // when a run claimed before it in the batch may have filled its group or
+  // be of the same task.
+  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now, bool recheck) {
+    if (recheck) {
+      auto claimable = store::is_claimable(db_, run.id, now);
+      if (!claimable) return std::unexpected(claimable.error());
+      if (!*claimable) return std::optional<Claimed>();
+    }
     auto found = store::find_task(db_, run.task_id);
     if (!found) return std::unexpected(found.error());
     core::Task task = **found;
@@ -204,17 +230,20 @@ class WorkerImpl {
     if (!*marked) return std::optional<Claimed>();
     if (auto saved = write_decision(db_, task.id, decision.state, decision.skipped, now); !saved)
       return std::unexpected(saved.error());
+    auto blob = store::load_state_blob(db_, task.id);
+    if (!blob) return std::unexpected(blob.error());
     task.state = decision.state;
-    return std::optional<Claimed>(Claimed{run, std::move(task), decision.state.attempt_uid, decision.deadline});
+    return std::optional<Claimed>(
+        Claimed{run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob)});
   }
 
-  Result<void> launch(Claimed claimed) {
-    auto blob = store::load_state_blob(db_, claimed.task.id);
-    if (!blob) return std::unexpected(blob.error());
-    auto files = run_files_for(claimed.run.id, *blob);
+  // Starts the claimed run's child; the child to record in the run, or
+  // nothing when it could not start (and that is recorded as its end).
+  Result<std::optional<Spawned>> launch(Claimed claimed) {
+    auto files = run_files_for(claimed.run.id, claimed.state_blob);
     if (!files) {
       Verdict verdict{core::AttemptOutcome::failed, files.error().message, std::nullopt, std::nullopt};
-      return finish(claimed, verdict, exec::ChildResult{}, nullptr);
+      return not_started(claimed, verdict, nullptr);
     }
     const auto& definition = claimed.task.definition;
     exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd};
@@ -224,14 +253,38 @@ class WorkerImpl {
     auto pid = runner_.start(key, request, limits);
     if (!pid) {
       Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
-      return finish(claimed, verdict, exec::ChildResult{}, &*files);
+      return not_started(claimed, verdict, &*files);
     }
     options_.crash.reached(CrashPoint::after_spawn);
-    if (auto noted = store::set_child(db_, claimed.run.id, *pid, exec::process_start_ticks(*pid)); !noted)
-      return noted;
+    Spawned spawned{claimed.run.id, *pid, exec::process_start_ticks(*pid)};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
-    return {};
+    return std::optional<Spawned>(spawned);
+  }
+
+  Result<std::optional<Spawned>> not_started(const Claimed& claimed, const Verdict& verdict,
+                                             const exec::RunFiles* files) {
+    auto end = attempt_end(claimed, verdict, exec::ChildResult{}, files);
+    Time now = clock_.now();
+    auto current = record_attempt_end(db_, end, now, options_.history_limit);
+    if (!current) return std::unexpected(current.error());
+    report_end(claimed, end, *current, now);
+    return std::optional<Spawned>();
+  }
+
+  // Records the children just started in their runs, in one transaction, so
+  // that a recovery after this worker dies kills their process groups. (Until
+  // then, a recovery finds them by their attempt token.)
+  Result<void> note_children(const std::vector<Spawned>& spawned) {
+    if (spawned.empty()) return {};
+    return store::guarded(db_, [&]() -> Result<void> {
+      store::WriteTransaction tx(db_);
+      for (const auto& child : spawned) {
+        if (auto noted = store::set_child(db_, child.run_id, child.pid, child.started_at); !noted) return noted;
+      }
+      tx.commit();
+      return {};
+    });
   }
 
   // The files of a run, in this worker's run directory (made at its first run).
@@ -244,27 +297,30 @@ class WorkerImpl {
     return run_directory_->files_for(run_id, state);
   }
 
-  // Records an attempt's end; a stale attempt is recorded in history only,
-  // and its report says so.
-  Result<void> finish(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
-                      const exec::RunFiles* files) {
+  // An attempt's end as history records it.
+  AttemptEnd attempt_end(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
+                         const exec::RunFiles* files) const {
     AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
                    verdict.outcome,       verdict.reason,    verdict.exit_code,   verdict.signal,
                    result.output,         result.output_truncated, std::nullopt};
-    // Without run files (they could not be made) the kept state stays as it is.
+    // Without run files (they could not be made) the kept state stays as it
+    // is; a state the run left unchanged need not be written again.
     if (files) {
       auto state = files->read_state(options_.state_limit);
-      if (state) end.state_blob = std::move(*state);
-      else end.reason = joined(end.reason, state.error().message);
+      if (!state) end.reason = joined(end.reason, state.error().message);
+      else if (*state != claimed.state_blob) end.state_blob = std::move(*state);
     }
-    Time now = clock_.now();
-    auto current = record_attempt_end(db_, end, now, options_.history_limit);
-    if (!current) return std::unexpected(current.error());
-    if (!*current) end.reason = joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
+    return end;
+  }
+
+  // Reports a recorded end; a stale attempt is recorded in history only, and
+  // its report says so.
+  void report_end(const Claimed& claimed, const AttemptEnd& end, bool current, Time now) {
+    std::string reason = current ? end.reason
+                                 : joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
     Time started = claimed.task.state.attempt_started_at.value_or(now);
-    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome), end.reason,
-                        now - started, !*current});
-    return {};
+    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome),
+                        std::move(reason), now - started, !current});
   }
 
   store::Database& db_;
@@ -285,12 +341,7 @@ Worker::~Worker() = default;
 
 Result<bool> Worker::fill() { return impl_->fill(batches_per_fill); }
 
-Result<void> Worker::record(const std::vector<exec::ChildResult>& results) {
-  for (const auto& result : results) {
-    if (auto recorded = impl_->record(result); !recorded) return recorded;
-  }
-  return {};
-}
+Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { return impl_->record(results); }
 
 void Worker::stop_claiming() { impl_->stop_claiming(); }
 
