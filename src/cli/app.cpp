@@ -20,10 +20,10 @@ using AddCommands = void (*)(CLI::App&, Context&, Action&);
 // Every command, in the order `taskd --help` lists them; completion last: it
 // reads the others.
 constexpr AddCommands every_command[] = {
-    add_add_command,      add_task_commands,    add_history_commands, add_run_once_command,
-    add_run_commands,     add_status_command,   add_metrics_command,  add_preview_command,
-    add_forecast_command, add_trigger_command,  add_group_command,    add_edit_command,
-    add_import_command,   add_apply_command,    add_export_command,   add_completion_commands,
+    add_add_command,      add_task_commands,   add_history_commands, add_run_once_command,
+    add_run_commands,     add_status_command,  add_metrics_command,  add_preview_command,
+    add_forecast_command, add_trigger_command, add_group_command,    add_edit_command,
+    add_import_command,   add_apply_command,   add_export_command,   add_completion_commands,
 };
 
 // What defines each command, so that a command line naming it can build it
@@ -31,14 +31,14 @@ constexpr AddCommands every_command[] = {
 // missing here only costs that time; completion must stay out (its script
 // lists the commands defined).
 constexpr std::pair<std::string_view, AddCommands> command_by_name[] = {
-    {"add", add_add_command},         {"list", add_task_commands},         {"show", add_task_commands},
-    {"rm", add_task_commands},        {"pause", add_task_commands},        {"resume", add_task_commands},
-    {"enable", add_task_commands},    {"history", add_history_commands},   {"logs", add_history_commands},
-    {"run-once", add_run_once_command}, {"tick", add_run_commands},        {"work", add_run_commands},
-    {"run", add_run_commands},        {"status", add_status_command},      {"metrics", add_metrics_command},
-    {"preview", add_preview_command}, {"forecast", add_forecast_command},  {"trigger", add_trigger_command},
-    {"group", add_group_command},     {"edit", add_edit_command},          {"import-crontab", add_import_command},
-    {"apply", add_apply_command},     {"export", add_export_command},
+    {"add", add_add_command},           {"list", add_task_commands},        {"show", add_task_commands},
+    {"rm", add_task_commands},          {"pause", add_task_commands},       {"resume", add_task_commands},
+    {"enable", add_task_commands},      {"history", add_history_commands},  {"logs", add_history_commands},
+    {"run-once", add_run_once_command}, {"tick", add_run_commands},         {"work", add_run_commands},
+    {"run", add_run_commands},          {"status", add_status_command},     {"metrics", add_metrics_command},
+    {"preview", add_preview_command},   {"forecast", add_forecast_command}, {"trigger", add_trigger_command},
+    {"group", add_group_command},       {"edit", add_edit_command},         {"import-crontab", add_import_command},
+    {"apply", add_apply_command},       {"export", add_export_command},
 };
 
 int report(const core::Error& error) {
