@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <libical/ical.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +13,8 @@
 #include <set>
 #include <variant>
 #include <vector>
+
+#include "core/libical.hpp"
 
 namespace taskd::core {
 namespace {
@@ -589,14 +590,15 @@ TimesOfDay times_of_day(const RuleParts& parts, LocalTime dtstart) {
 
 // Calls libical with no stale error in icalerrno, and leaves none behind.
 template <class Call>
-auto without_stale_errors(Call call) {
-  icalerror_clear_errno();
+auto without_stale_errors(const LibIcal& ical, Call call) {
+  ical.clear_errno();
   auto result = call();
-  icalerror_clear_errno();
+  ical.clear_errno();
   return result;
 }
 
 struct DayPlan {
+  const LibIcal* ical;
   icalrecurrencetype days;  // one occurrence a day, at 00:00
   WeekStep weeks;
   PeriodStep periods;
@@ -618,14 +620,16 @@ Result<DayPlan> to_day_plan(RuleParts parts, LocalTime dtstart) {
   if (auto lifted = lift_to_days(parts, dtstart); !lifted) return std::unexpected(lifted.error());
   spell_out_yearly_months(parts);
   sort_lists(parts);
-  DayPlan plan{{}, weeks, periods, times_of_day(parts, dtstart), parts.count};
+  const auto& ical = libical();
+  if (!ical) return std::unexpected(ical.error());
+  DayPlan plan{&*ical, {}, weeks, periods, times_of_day(parts, dtstart), parts.count};
   if (auto reached = check_step_reaches_a_time(periods, plan.times); !reached) return std::unexpected(reached.error());
   // COUNT and UNTIL stay with taskd too: COUNT counts times, not days, and a
   // UTC UNTIL is an instant, which libical's floating times cannot compare with.
   for (const auto& level : time_levels) (parts.*level.list).clear();
   parts.count.reset();
   auto text = rule_text(parts, false);
-  plan.days = without_stale_errors([&] { return icalrecurrencetype_from_string(text.c_str()); });
+  plan.days = without_stale_errors(*ical, [&] { return ical->recurrence_from_string(text.c_str()); });
   if (plan.days.freq == ICAL_NO_RECURRENCE) return problem(fmt::format("libical rejects it as \"{}\"", text));
   return plan;
 }
@@ -662,11 +666,11 @@ Result<CompiledRule> compile(std::string_view rule, LocalTime dtstart) {
 
 // ---- walking ----------------------------------------------------------------------
 
-icaltimetype to_ical(LocalTime local) {
+icaltimetype to_ical(const LibIcal& library, LocalTime local) {
   auto day = date::floor<date::days>(local);
   date::year_month_day date{day};
   auto fields = time_fields(local);
-  icaltimetype ical = icaltime_null_time();
+  icaltimetype ical = library.null_time();
   ical.year = int(date.year());
   ical.month = static_cast<int>(unsigned(date.month()));
   ical.day = static_cast<int>(unsigned(date.day()));
@@ -702,12 +706,10 @@ ProgressionWalk start_progression(const Progression& progression, LocalTime dtst
   return {dtstart, progression.step, index, progression.count};
 }
 
-struct IteratorFree {
-  void operator()(icalrecur_iterator* iterator) const { icalrecur_iterator_free(iterator); }
-};
-using IteratorPtr = std::unique_ptr<icalrecur_iterator, IteratorFree>;
+using IteratorPtr = std::unique_ptr<icalrecur_iterator, decltype(LibIcal::iterator_free)>;
 
 struct DayPlanWalk {
+  const LibIcal* ical;
   IteratorPtr days;
   WeekStep weeks;
   PeriodStep periods;
@@ -748,8 +750,8 @@ struct DayPlanWalk {
     for (;;) {
       while (day && next_time < times.size() && !periods.includes(times.at(next_time))) ++next_time;
       if (day && next_time < times.size()) return true;
-      auto occurrence = without_stale_errors([&] { return icalrecur_iterator_next(days.get()); });
-      if (icaltime_is_null_time(occurrence)) return false;
+      auto occurrence = without_stale_errors(*ical, [&] { return ical->iterator_next(days.get()); });
+      if (ical->is_null_time(occurrence)) return false;
       day = day_of(occurrence);
       next_time = weeks.includes(*day) ? times.first_at_or_after(dtstart - *day) : times.size();
     }
@@ -758,16 +760,18 @@ struct DayPlanWalk {
 
 std::optional<DayPlanWalk> start_day_plan(const DayPlan& plan, LocalTime dtstart, LocalTime from) {
   auto first_day = date::floor<date::days>(dtstart);
-  IteratorPtr days{without_stale_errors([&] { return icalrecur_iterator_new(plan.days, to_ical(first_day)); })};
+  const LibIcal& ical = *plan.ical;
+  IteratorPtr days{without_stale_errors(ical, [&] { return ical.iterator_new(plan.days, to_ical(ical, first_day)); }),
+                   ical.iterator_free};
   if (!days) return std::nullopt;
   // Jump ahead rather than walk from DTSTART, unless COUNT must count every
   // occurrence (the jump may land on the start of a period: skip_to moves on).
   auto from_day = date::floor<date::days>(from);
   if (!plan.count && from_day > first_day &&
-      !without_stale_errors([&] { return icalrecur_iterator_set_start(days.get(), to_ical(from_day)); })) {
+      !without_stale_errors(ical, [&] { return ical.iterator_set_start(days.get(), to_ical(ical, from_day)); })) {
     return std::nullopt;
   }
-  DayPlanWalk walk{std::move(days), plan.weeks, plan.periods, plan.times, dtstart, plan.count, std::nullopt, 0};
+  DayPlanWalk walk{&ical, std::move(days), plan.weeks, plan.periods, plan.times, dtstart, plan.count, std::nullopt, 0};
   walk.skip_to(from);
   return walk;
 }
@@ -818,7 +822,7 @@ Result<void> check_has_occurrence(const CompiledRule& rule, LocalTime dtstart) {
 Result<RRuleSpec> parse_rrule(std::string_view rule, LocalTime dtstart) {
   auto compiled = compile(rule, dtstart);
   auto checked = compiled ? check_has_occurrence(*compiled, dtstart) : std::unexpected(compiled.error());
-  if (!checked) return problem(fmt::format("rrule \"{}\": {}", rule, checked.error().message));
+  if (!checked) return fail(checked.error().kind, fmt::format("rrule \"{}\": {}", rule, checked.error().message));
   return RRuleSpec{rule_text(compiled->written, true), dtstart};
 }
 
@@ -832,7 +836,9 @@ struct RRuleCursor::State {
 RRuleCursor::RRuleCursor(const RRuleSpec& spec, Zone zone, Time after)
     : state_(std::make_unique<State>(State{zone, after, std::nullopt, std::nullopt})) {
   auto rule = compile(spec.rule, spec.dtstart);
-  if (!rule) return;  // not a spec from parse_rrule: it has no occurrences
+  // Not a spec from parse_rrule (which also reports a libical that cannot be
+  // loaded): it has no occurrences.
+  if (!rule) return;
   state_->until = rule->written.until;
   // Wall times up to `after`'s own name instants at or before it.
   state_->walk = start_walk(*rule, spec.dtstart, to_local(zone, after));

@@ -56,15 +56,18 @@ core::Result<void> make_private_directory(const fs::path& dir) {
 }
 
 
-core::Result<void> check_identity(SQLite::Database& db, const fs::path& path) {
+bool is_empty(SQLite::Database& db) { return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() == 0; }
+
+// Returns the file's schema version.
+core::Result<int> check_identity(SQLite::Database& db, const fs::path& path) {
   // One snapshot: another process may be creating the schema right now, and
   // a mix of before and after its commit would look like a foreign file.
   SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
   int id = db.execAndGet("PRAGMA application_id").getInt();
   int version = db.execAndGet("PRAGMA user_version").getInt();
-  int tables = db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt();
+  bool foreign = id != application_id && !(id == 0 && version == 0 && is_empty(db));
   snapshot.commit();
-  if (id != application_id && !(id == 0 && version == 0 && tables == 0))
+  if (foreign)
     return fail(ErrorKind::unavailable,
                 fmt::format("{} is not a taskd database (it holds other tables); use --db to name another file",
                             path.string()));
@@ -72,12 +75,12 @@ core::Result<void> check_identity(SQLite::Database& db, const fs::path& path) {
     return fail(ErrorKind::unavailable,
                 fmt::format("{} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
                             path.string(), version, schema_version()));
-  return {};
+  return version;
 }
 
 
-void migrate(SQLite::Database& db) {
-  int version = db.execAndGet("PRAGMA user_version").getInt();
+// `version`: the file's schema version as last read.
+void migrate(SQLite::Database& db, int version) {
   if (version == schema_version()) return;
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
   version = db.execAndGet("PRAGMA user_version").getInt();  // another process may have won the race
@@ -107,7 +110,7 @@ core::Result<void> create_database(const fs::path& path) {
   try {
     SQLite::Database db(staging.string(), SQLite::OPEN_READWRITE);
     db.exec("PRAGMA journal_mode = WAL");
-    migrate(db);
+    migrate(db, 0);
   } catch (const SQLite::Exception& e) {
     ::unlink(staging.c_str());
     return std::unexpected(error_from(e, path));
@@ -143,11 +146,12 @@ core::Result<Database> Database::open(const fs::path& path, const OpenOptions& o
   try {
     auto db = std::make_unique<SQLite::Database>(stand_in ? ":memory:" : path.string(), SQLite::OPEN_READWRITE,
                                                  static_cast<int>(options.busy_timeout.count()));
-    if (auto identity = check_identity(*db, path); !identity) return std::unexpected(identity.error());
+    auto version = check_identity(*db, path);
+    if (!version) return std::unexpected(version.error());
     db->exec("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = NORMAL");
     db->exec("PRAGMA foreign_keys = ON");
-    migrate(*db);
+    migrate(*db, *version);
     return Database(path, std::move(db));
   } catch (const SQLite::Exception& e) {
     return std::unexpected(error_from(e, path));

@@ -66,6 +66,21 @@ class ScheduleTest(TaskdTestCase):
         self.assertIsNone(self.task("twice")["next_run_at"])
         self.assertIn("the schedule has ended", self.ok("show", "twice"))
 
+    def test_without_libical_rrules_are_unavailable_and_other_schedules_still_work(self):
+        # An empty libical.so.3 where the dynamic loader looks first: a
+        # libical that cannot be loaded.
+        libs = os.path.join(self.tmp, "lib")
+        os.mkdir(libs)
+        open(os.path.join(libs, "libical.so.3"), "w").close()
+        env = dict(self.env, LD_LIBRARY_PATH=libs)
+        code, _, err = self.run_taskd("add", "weekly", "--rrule", "FREQ=WEEKLY;BYDAY=MO", "--", "true", env=env)
+        self.assertEqual(code, 69, err)
+        self.assertOneErrorLine(err, "cannot load libical.so.3", "RRULE")
+        self.add("hourly", "--every", "1h", "--", "true", env=env)
+        self.add("sub-daily", "--rrule", "FREQ=MINUTELY;INTERVAL=30", "--", "true", env=env)
+        self.assertEqual([t["name"] for t in self.tasks(env=env)], ["hourly", "sub-daily"])
+        self.run_once(env=env)
+
     def test_preview_agrees_with_the_scheduler_when_jittered(self):
         marker = os.path.join(self.tmp, "ran")
         self.add("jittery", "--every", "1h", "--phase", "0", "--jitter", "30m", "--shell", "--",
