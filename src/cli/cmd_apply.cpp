@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/context.hpp"
+#include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_file.hpp"
 #include "core/policy.hpp"
@@ -183,8 +184,6 @@ StepNames names_of(Step step) {
   }
   return {"?", "?"};
 }
-
-std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
 
 int count(const Plan& plan, Step kind) {
   return static_cast<int>(std::ranges::count(plan.tasks, kind, &TaskStep::kind));

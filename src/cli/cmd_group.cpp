@@ -30,8 +30,6 @@ Result<std::optional<int>> parse_cap(const std::string& text) {
   return std::optional<int>(cap);
 }
 
-std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
-
 Json group_json(const store::GroupSummary& group) {
   Json out;
   out["name"] = group.name;

@@ -110,7 +110,7 @@ struct Converted {
 
 // What an import would do: the tasks, and the lines it cannot convert or
 // converts with a difference the user should know.
-struct Plan {
+struct ImportPlan {
   std::vector<Converted> tasks;
   std::vector<CrontabProblem> problems;
 
@@ -138,8 +138,9 @@ Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& n
   return task;
 }
 
-Result<Plan> plan_import(store::Database& db, const core::Crontab& crontab, const std::string& owner, core::Time now) {
-  Plan plan{{}, crontab.problems};
+Result<ImportPlan> plan_import(store::Database& db, const core::Crontab& crontab, const std::string& owner,
+                               core::Time now) {
+  ImportPlan plan{{}, crontab.problems};
   auto names = core::crontab_task_names(crontab.entries);
   std::string user = current_user();
   for (std::size_t i = 0; i < crontab.entries.size(); ++i) {
@@ -167,7 +168,7 @@ Result<Plan> plan_import(store::Database& db, const core::Crontab& crontab, cons
   return plan;
 }
 
-Result<void> write_tasks(store::Database& db, const Plan& plan, core::Time now) {
+Result<void> write_tasks(store::Database& db, const ImportPlan& plan, core::Time now) {
   return store::guarded(db, [&]() -> Result<void> {
     store::WriteTransaction tx(db);
     for (const auto& converted : plan.tasks) {
@@ -184,7 +185,7 @@ std::string problem_text(const std::string& where, const CrontabProblem& problem
   return fmt::format("{}:{}: {}: {}", where, problem.line, kind, problem.message);
 }
 
-void print_report(const std::string& where, const Plan& plan, const std::string& owner, DryRun dry_run) {
+void print_report(const std::string& where, const ImportPlan& plan, const std::string& owner, DryRun dry_run) {
   std::vector<std::pair<int, std::string>> lines;
   for (const auto& problem : plan.problems) lines.emplace_back(problem.line, problem_text(where, problem, "skipped"));
   for (const auto& [line, task] : plan.tasks) {
@@ -202,7 +203,8 @@ void print_report(const std::string& where, const Plan& plan, const std::string&
   }
 }
 
-Json report_json(const Plan& plan, const ImportOptions& options, const std::string& owner, core::CrontabFormat format) {
+Json report_json(const ImportPlan& plan, const ImportOptions& options, const std::string& owner,
+                 core::CrontabFormat format) {
   Json tasks = Json::array();
   for (const auto& [line, task] : plan.tasks) {
     Json out = task_json(task);

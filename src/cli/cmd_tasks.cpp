@@ -195,9 +195,9 @@ Result<void> show(const Context& context, const std::string& name) {
 
 template <class Change>
 void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
-                        const std::string& description, Change change) {
+                        const std::string& summary, Change change) {
   auto selection = std::make_shared<Selection>();
-  auto* command = app.add_subcommand(verb, description);
+  auto* command = app.add_subcommand(verb, summary);
   command->add_option("names", selection->names, "Task names");
   if (verb == "rm") {
     command->add_option("--owner", selection->owner, "Every task this owner created");

@@ -219,6 +219,8 @@ std::string describe_command(const core::Command& command) {
   return out;
 }
 
+std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
+
 std::string task_condition(const core::TaskState& state) {
   if (state.disabled_until_update) return "disabled";
   if (state.paused) return "paused";

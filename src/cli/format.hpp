@@ -54,6 +54,9 @@ std::string shell_word(const std::string& word);
 // The command as a shell would show it.
 std::string describe_command(const core::Command& command);
 
+// A group's concurrency cap: the number, or "none".
+std::string cap_text(const std::optional<int>& cap);
+
 // "paused", "disabled", or "active".
 std::string task_condition(const core::TaskState& state);
 
