@@ -86,6 +86,13 @@ bool kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal) {
   return ::kill(-pid, signal) == 0;
 }
 
+bool kill_group_if_leader_gone(pid_t group, int signal) {
+  if (group <= 1) return false;
+  auto leader = read_stat(group);
+  if (leader && leader->state != 'Z' && leader->state != 'X') return false;
+  return ::kill(-group, signal) == 0;
+}
+
 bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (::kill(-group, 0) == 0 || errno == EPERM) {

@@ -26,6 +26,11 @@ bool is_running(pid_t pid, std::int64_t start_ticks);
 // Returns whether it sent the signal.
 bool kill_group_if_running(pid_t pid, std::int64_t start_ticks, int signal = SIGKILL);
 
+// `signal` to the process group `group` if no process with that id runs (a
+// zombie does not count): the group of a leader that died, which no new
+// process can lead while it has members. Returns whether it sent the signal.
+bool kill_group_if_leader_gone(pid_t group, int signal = SIGKILL);
+
 // Waits until no process is left in the group `group` (its members were
 // killed and reaped), for at most `limit`; returns whether it is gone.
 bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <string_view>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
@@ -47,6 +48,8 @@ struct ChildPlan {
   int error_fd;     // the child writes a ChildFailure here if it cannot execute
   pid_t parent;
   unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
+  int ledger_fd = -1;
+  std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
 };
 
 struct ChildFailure {
@@ -58,6 +61,24 @@ struct ChildFailure {
   ChildFailure failure{in_chdir, errno};
   (void)!::write(plan.error_fd, &failure, sizeof failure);
   ::_exit(127);
+}
+
+// Appends "TAG PID\n" to the spawn ledger; no allocation, as in any code of
+// the child before it executes.
+void note_in_ledger(const ChildPlan& plan) {
+  if (plan.ledger_fd < 0) return;
+  char line[256];
+  if (plan.ledger_line.size() > sizeof line - 16) return;
+  std::memcpy(line, plan.ledger_line.data(), plan.ledger_line.size());
+  char* end = line + plan.ledger_line.size();
+  char digits[16];
+  int count = 0;
+  for (auto pid = static_cast<unsigned>(::getpid()); pid > 0 || count == 0; pid /= 10) {
+    digits[count++] = char('0' + pid % 10);
+  }
+  while (count > 0) *end++ = digits[--count];
+  *end++ = '\n';
+  (void)!::write(plan.ledger_fd, line, static_cast<std::size_t>(end - line));
 }
 
 void join_own_group(const ChildPlan& plan) {
@@ -73,6 +94,7 @@ void join_own_group(const ChildPlan& plan) {
 
 [[noreturn]] void become_child(const ChildPlan& plan) {
   join_own_group(plan);
+  note_in_ledger(plan);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);  // taskd's are not the child's
@@ -166,7 +188,16 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
-  auto pid = start_child({program->c_str(), argv.data(), envp.data(), cwd, fds[1], -1, ::getpid()});
+  std::string ledger_line = request.ledger_tag + ' ';
+  auto pid = start_child({.program = program->c_str(),
+                          .argv = argv.data(),
+                          .envp = envp.data(),
+                          .cwd = cwd,
+                          .output_fd = fds[1],
+                          .error_fd = -1,
+                          .parent = ::getpid(),
+                          .ledger_fd = request.ledger_fd,
+                          .ledger_line = ledger_line});
   ::close(fds[1]);
   if (!pid) {
     ::close(fds[0]);
@@ -183,7 +214,14 @@ core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::sec
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   auto seconds = static_cast<unsigned>(std::max<std::int64_t>(1, time_limit.count()));
-  return start_child({program->c_str(), argv.data(), envp.data(), cwd, STDERR_FILENO, -1, ::getpid(), seconds});
+  return start_child({.program = program->c_str(),
+                      .argv = argv.data(),
+                      .envp = envp.data(),
+                      .cwd = cwd,
+                      .output_fd = STDERR_FILENO,
+                      .error_fd = -1,
+                      .parent = ::getpid(),
+                      .alarm_seconds = seconds});
 }
 
 }  // namespace taskd::exec

@@ -16,6 +16,11 @@ struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env`
   std::vector<std::string> env;   // "NAME=value"
   std::string cwd;                // empty: taskd's own
+  // When not -1: the child appends "TAG PID" to this file (a SpawnLedger)
+  // before it executes, so that its pid is known even if taskd dies before
+  // it has recorded it.
+  int ledger_fd = -1;
+  std::string ledger_tag = {};
 };
 
 struct SpawnedChild {

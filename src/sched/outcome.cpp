@@ -54,9 +54,9 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                           .disabled_reason = after.disabled_reason,
                           .attempt_no = task.state.attempt_no,
                           .at = now};
-  exec::SpawnRequest request{{"/bin/sh", "-c", task.definition.notify},
-                             command_environment(task.definition, core::notify_variables(facts)),
-                             task.definition.cwd};
+  exec::SpawnRequest request{.argv = {"/bin/sh", "-c", task.definition.notify},
+                             .env = command_environment(task.definition, core::notify_variables(facts)),
+                             .cwd = task.definition.cwd};
   if (auto started = exec::spawn_detached(request, notify_time_limit); !started)
     fmt::print(stderr, "taskd: the notify command of task \"{}\" did not start: {}\n", task.definition.name,
                started.error().message);

@@ -17,7 +17,9 @@ void SystemProcessTable::terminate_group(pid_t pid, std::int64_t start_ticks) co
   exec::kill_group_if_running(pid, start_ticks, SIGTERM);
 }
 
-void SystemProcessTable::kill_attempt(const std::string& attempt_uid) const {
+void SystemProcessTable::kill_attempt(const std::string& attempt_uid, pid_t spawned) const {
+  if (spawned > 0 && exec::kill_group_if_leader_gone(spawned))
+    exec::wait_for_group_gone(spawned, std::chrono::seconds{2});
   exec::kill_groups_with_environment("TASKD_ATTEMPT_UID=" + attempt_uid);
 }
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
+#include "exec/spawn_ledger.hpp"
 #include "sched/outcome.hpp"
 
 namespace taskd::sched {
@@ -26,12 +30,16 @@ std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time
                      core::format_rfc3339(*run.lease_expires_at));
 }
 
+std::string ledger_of(const store::Database& db, const store::WorkerIdentity& worker) {
+  return exec::spawn_ledger_path(db.path(), worker.pid, worker.started_at);
+}
+
 // Kills what a dead worker of this host left of the run: its child's group,
-// or, when the worker died before recording the child, every process that
-// carries the attempt's token.
-void stop_children(const store::InFlightRun& run, const ProcessTable& processes) {
+// or, when the worker died before recording the child, the group its spawn
+// ledger names and every process that carries the attempt's token.
+void stop_children(const store::Database& db, const store::InFlightRun& run, const ProcessTable& processes) {
   if (run.child_pid > 0) processes.kill_group(run.child_pid, run.child_started_at);
-  else processes.kill_attempt(run.attempt_uid);
+  else processes.kill_attempt(run.attempt_uid, exec::find_in_spawn_ledger(ledger_of(db, run.worker), run.attempt_uid));
 }
 
 }  // namespace
@@ -56,6 +64,7 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
     bool silent_too_long = liveness == Liveness::stale && now - worker.heartbeat_at >= silent_worker_removal;
     if (liveness != Liveness::gone && !silent_too_long) continue;
     if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
+    if (liveness == Liveness::gone) exec::remove_spawn_ledger(ledger_of(db, worker.identity));
     ++removed;
   }
   return removed;
@@ -67,11 +76,15 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
   auto running = store::running_runs(db);
   if (!running) return std::unexpected(running.error());
   std::vector<RunReport> lost;
+  std::set<std::string> dead_ledgers;
   for (const auto& run : *running) {
     auto reason = gone_reason(run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
-    if (run.worker.host == self.host) stop_children(run, processes);
+    if (run.worker.host == self.host) {
+      stop_children(db, run, processes);
+      dead_ledgers.insert(ledger_of(db, run.worker));
+    }
     AttemptEnd end;
     end.run_id = run.id;
     end.task_id = run.task_id;
@@ -83,6 +96,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     if (!recorded) return std::unexpected(recorded.error());
     lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
+  std::ranges::for_each(dead_ledgers, exec::remove_spawn_ledger);
   if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
   return lost;
 }

@@ -11,6 +11,7 @@
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
+#include "exec/spawn_ledger.hpp"
 #include "sched/environment.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
@@ -241,20 +242,17 @@ class WorkerImpl {
   // nothing when it could not start (and that is recorded as its end).
   Result<std::optional<Spawned>> launch(Claimed claimed) {
     auto files = run_files_for(claimed.run.id, claimed.state_blob);
-    if (!files) {
-      Verdict verdict{core::AttemptOutcome::failed, files.error().message, std::nullopt, std::nullopt};
-      return not_started(claimed, verdict, nullptr);
-    }
+    if (!files) return not_started(claimed, files.error().message, nullptr);
+    auto ledger = spawn_ledger();
+    if (!ledger) return not_started(claimed, ledger.error().message, &*files);
     const auto& definition = claimed.task.definition;
-    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd};
+    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd,
+                               *ledger, claimed.attempt_uid};
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, options_.output_limit};
     auto key = static_cast<std::uint64_t>(claimed.run.id);
     auto pid = runner_.start(key, request, limits);
-    if (!pid) {
-      Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
-      return not_started(claimed, verdict, &*files);
-    }
+    if (!pid) return not_started(claimed, pid.error().message, &*files);
     options_.crash.reached(CrashPoint::after_spawn);
     Spawned spawned{claimed.run.id, *pid, exec::process_start_ticks(*pid)};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
@@ -262,8 +260,10 @@ class WorkerImpl {
     return std::optional<Spawned>(spawned);
   }
 
-  Result<std::optional<Spawned>> not_started(const Claimed& claimed, const Verdict& verdict,
+  // Records as failed a claimed run whose child could not start, and why.
+  Result<std::optional<Spawned>> not_started(const Claimed& claimed, const std::string& why,
                                              const exec::RunFiles* files) {
+    Verdict verdict{core::AttemptOutcome::failed, why, std::nullopt, std::nullopt};
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, files);
     Time now = clock_.now();
     auto current = record_attempt_end(db_, end, now, options_.history_limit);
@@ -273,18 +273,30 @@ class WorkerImpl {
   }
 
   // Records the children just started in their runs, in one transaction, so
-  // that a recovery after this worker dies kills their process groups. (Until
-  // then, a recovery finds them by their attempt token.)
+  // that a recovery after this worker dies kills their process groups; then
+  // the spawn ledger, which told their pids until now, is emptied.
   Result<void> note_children(const std::vector<Spawned>& spawned) {
     if (spawned.empty()) return {};
-    return store::guarded(db_, [&]() -> Result<void> {
+    auto noted = store::guarded(db_, [&]() -> Result<void> {
       store::WriteTransaction tx(db_);
       for (const auto& child : spawned) {
-        if (auto noted = store::set_child(db_, child.run_id, child.pid, child.started_at); !noted) return noted;
+        if (auto set = store::set_child(db_, child.run_id, child.pid, child.started_at); !set) return set;
       }
       tx.commit();
       return {};
     });
+    if (noted) spawn_ledger_->clear();
+    return noted;
+  }
+
+  // The descriptor of this worker's spawn ledger (made at its first run).
+  Result<int> spawn_ledger() {
+    if (!spawn_ledger_) {
+      auto made = exec::SpawnLedger::create(exec::spawn_ledger_path(db_.path(), identity_.pid, identity_.started_at));
+      if (!made) return std::unexpected(made.error());
+      spawn_ledger_.emplace(std::move(*made));
+    }
+    return spawn_ledger_->fd();
   }
 
   // The files of a run, in this worker's run directory (made at its first run).
@@ -329,6 +341,7 @@ class WorkerImpl {
   WorkerOptions options_;
   store::WorkerIdentity identity_;
   std::optional<exec::RunDirectory> run_directory_;  // outlives the run files in in_flight_
+  std::optional<exec::SpawnLedger> spawn_ledger_;
   std::map<std::uint64_t, InFlight> in_flight_;
   std::vector<RunReport> reports_;
   bool claiming_ = true;

@@ -62,6 +62,8 @@ class CrashTest(LoopTestCase):
             self.assertEqual(db.execute("SELECT count(*) FROM runs WHERE status IN ('queued', 'running')").fetchone(),
                              (0,), "a run is stuck")
             self.assertEqual(db.execute("SELECT count(*) FROM workers").fetchone(), (0,), "a dead worker is listed")
+        ledgers = [name for name in os.listdir(os.path.dirname(self.db)) if "-spawns." in name]
+        self.assertEqual(ledgers, [], "a dead worker's spawn ledger was left behind")
         runs = self.json_of("history", "--limit", "100000")
         self.assertEverySlotHasOneRow(INTERVAL, TASKS)
         with open(ran) as f:

@@ -1,13 +1,18 @@
 #include <doctest/doctest.h>
 
 #include <SQLiteCpp/Statement.h>
+#include <fmt/format.h>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
+#include <unistd.h>
 
 #include "../unit/test_helpers.hpp"
+#include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
+#include "exec/spawn_ledger.hpp"
 #include "sched/outcome.hpp"
 #include "sched/presence.hpp"
 #include "sched/recovery.hpp"
@@ -64,6 +69,10 @@ class FakeRunner final : public exec::Runner {
       return core::fail(core::ErrorKind::bad_input, "cannot execute \"/missing\": not found");
     started.push_back(request);
     running_[key] = request;
+    if (request.ledger_fd >= 0) {  // as a real child does before it executes
+      auto line = fmt::format("{} {}\n", request.ledger_tag, 1000 + key);
+      REQUIRE(::write(request.ledger_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
+    }
     most_at_once = std::max(most_at_once, running_.size());
     return static_cast<pid_t>(1000 + key);
   }
@@ -157,6 +166,23 @@ TEST_CASE("the child gets the TASKD_* environment of its attempt") {
   CHECK(env_value(request, "TASKD_STATE") != "<unset>");
   CHECK(env_value(request, "TASKD_STATUS") != "<unset>");
   CHECK(env_value(request, "GREETING") == "hello");
+}
+
+TEST_CASE(
+    "each child is started with the worker's spawn ledger, emptied once its pid is in the run, removed at the end") {
+  Fixture f;
+  test::add_task(f.temp.db, test::every_definition("ledgered", 60s), at(10, 0), true);
+  auto ledger = exec::spawn_ledger_path(f.temp.db.path(), ::getpid(), exec::process_start_ticks(::getpid()));
+  std::vector<std::uintmax_t> ledger_size_while_running;
+  f.runner.while_running = [&] {
+    REQUIRE(f.runner.started.back().ledger_fd >= 0);
+    ledger_size_while_running.push_back(std::filesystem::file_size(ledger));
+  };
+  f.tick_and_work();
+  REQUIRE(f.runner.started.size() == 1);
+  CHECK(f.runner.started.front().ledger_tag == f.runs().front().attempt_uid);
+  CHECK(ledger_size_while_running == std::vector<std::uintmax_t>{0});
+  CHECK_FALSE(std::filesystem::exists(ledger));
 }
 
 TEST_CASE("no more children run at once than the concurrency allows, and all run") {
@@ -345,11 +371,13 @@ class FakeProcessTable final : public sched::ProcessTable {
   std::set<std::pair<pid_t, std::int64_t>> alive;
   mutable std::vector<pid_t> killed;
   mutable std::vector<pid_t> terminated;
-  mutable std::vector<std::string> attempts_killed;
+  mutable std::vector<std::pair<std::string, pid_t>> attempts_killed;  // (token, the pid a spawn ledger told)
   bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
   void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
   void terminate_group(pid_t pid, std::int64_t) const override { terminated.push_back(pid); }
-  void kill_attempt(const std::string& attempt_uid) const override { attempts_killed.push_back(attempt_uid); }
+  void kill_attempt(const std::string& attempt_uid, pid_t spawned) const override {
+    attempts_killed.emplace_back(attempt_uid, spawned);
+  }
 };
 
 const store::WorkerIdentity self{"here", "boot-1", 500, 5000};
@@ -397,7 +425,21 @@ TEST_CASE("a run whose worker died before recording its child has the attempt's 
   FakeProcessTable processes;
   CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
   CHECK(processes.killed.empty());
-  CHECK(processes.attempts_killed == std::vector<std::string>{"uid-r"});
+  CHECK(processes.attempts_killed == std::vector<std::pair<std::string, pid_t>>{{"uid-r", 0}});
+}
+
+TEST_CASE("a run whose worker died before recording its child has the group its spawn ledger names killed") {
+  test::TempDb temp;
+  running_under(temp, {"here", "boot-1", 321, 3000}, ChildRecorded::no);
+  auto ledger = exec::spawn_ledger_path(temp.db.path(), 321, 3000);
+  std::ofstream(ledger) << "uid-other 11\nuid-r 4343\n";
+  auto ledger_of_another_worker = exec::spawn_ledger_path(temp.db.path(), 321, 3001);
+  std::ofstream(ledger_of_another_worker) << "uid-r 99\n";
+  FakeProcessTable processes;
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
+  CHECK(processes.attempts_killed == std::vector<std::pair<std::string, pid_t>>{{"uid-r", 4343}});
+  CHECK_FALSE(std::filesystem::exists(ledger));  // the dead worker's ledger is done with
+  CHECK(std::filesystem::exists(ledger_of_another_worker));
 }
 
 TEST_CASE("a run whose worker lives is left alone, even past its lease") {
