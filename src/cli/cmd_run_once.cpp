@@ -37,6 +37,7 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 
 // The tick at `started`: recovers lost runs, queues what is due, runs what
 // is queued and waits for it; every run that ended, the lost ones first.
+// When the probe finds none of that to do, nothing more is read or locked.
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
                                            const sched::WorkerOptions& worker) {
   auto has_work = store::tick_has_work(db, started);

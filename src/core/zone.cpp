@@ -140,7 +140,7 @@ std::string name_in_tz(std::string_view tz) {
   return std::string(tz);
 }
 
-// The zone of `t` among the changes the file lists.
+// The offset period that holds `t` among the changes the file lists.
 OffsetPeriod listed_period(const Tzif& listed, sys_seconds t) {
   const auto& changes = listed.changes;
   const auto next = std::ranges::upper_bound(changes, t, {}, &ListedChange::at);
