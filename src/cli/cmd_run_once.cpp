@@ -8,6 +8,7 @@
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 #include "sched/worker.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -34,6 +35,25 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
   print_json(out);
 }
 
+// The tick at `started`: recovers lost runs, queues what is due, runs what
+// is queued and waits for it; every run that ended, the lost ones first.
+// When the probe finds none of that to do, nothing more is read or locked.
+Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
+                                           const sched::WorkerOptions& worker) {
+  auto has_work = store::tick_has_work(db, started);
+  if (!has_work) return std::unexpected(has_work.error());
+  if (!*has_work) return std::vector<sched::RunReport>{};
+  auto lost =
+      sched::recover_lost_runs(db, started, sched::current_worker(), sched::SystemProcessTable{}, worker.history_limit);
+  if (!lost) return std::unexpected(lost.error());
+  if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
+  exec::Supervisor supervisor;
+  auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
+  if (!reports) return std::unexpected(reports.error());
+  reports->insert(reports->begin(), lost->begin(), lost->end());
+  return reports;
+}
+
 Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
   auto max_time = optional_duration(options.max_time, "--max-time");
@@ -45,14 +65,8 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
   if (*max_time) worker.claim_until = started + **max_time;
-  auto lost = sched::recover_lost_runs(*db, started, sched::current_worker(), sched::SystemProcessTable{},
-                                       worker.history_limit);
-  if (!lost) return std::unexpected(lost.error());
-  if (auto ticked = sched::enqueue_due(*db, started); !ticked) return std::unexpected(ticked.error());
-  exec::Supervisor supervisor;
-  auto reports = sched::work_until_idle(*db, context.clock, supervisor, worker);
+  auto reports = tick(context, *db, started, worker);
   if (!reports) return std::unexpected(reports.error());
-  reports->insert(reports->begin(), lost->begin(), lost->end());
   if (context.json) {
     print_reports_json(*reports);
     return {};

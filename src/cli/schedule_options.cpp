@@ -1,6 +1,5 @@
 #include "cli/schedule_options.hpp"
 
-#include <cstdlib>
 #include <fmt/format.h>
 
 #include "cli/context.hpp"
@@ -13,9 +12,11 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
+// --tz, or the system's zone ($TZ, else the one the system is set to) when
+// it is not given.
 Result<void> apply_zone(const std::string& tz, core::TaskDefinition& d) {
   auto zone = core::find_zone(tz);
-  if (!zone) return fail(ErrorKind::bad_input, "--tz: " + zone.error().message);
+  if (!zone) return fail(ErrorKind::bad_input, (tz.empty() ? "" : "--tz: ") + zone.error().message);
   d.tz = core::zone_name(*zone);
   return {};
 }
@@ -72,7 +73,7 @@ Result<void> check_combinations(const ScheduleOptions& options) {
 }
 
 Result<void> apply_wall_clock(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
-  if (auto zoned = apply_zone(options.tz.empty() ? default_zone_name() : options.tz, d); !zoned) return zoned;
+  if (auto zoned = apply_zone(options.tz, d); !zoned) return zoned;
   d.schedule_kind = options.cron.empty() ? core::ScheduleKind::rrule : core::ScheduleKind::cron;
   d.schedule_spec = options.cron.empty() ? options.rrule : options.cron;
   if (options.rrule.empty()) return {};
@@ -119,14 +120,6 @@ Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition
   auto schedule = core::schedule_of(d);
   if (!schedule) return std::unexpected(schedule.error());
   return apply_jitter(options, d, *schedule, now);
-}
-
-std::string default_zone_name() {
-  const char* tz = std::getenv("TZ");
-  std::string name = tz ? tz : "";
-  if (name.starts_with(':')) name.erase(0, 1);
-  if (!name.empty() && core::find_zone(name)) return name;
-  return "";
 }
 
 }  // namespace taskd::cli

@@ -26,8 +26,4 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options);
 // default phase and cron's H) and checks that the schedule can be computed.
 core::Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& definition, core::Time now);
 
-// The zone a schedule uses when --tz is not given: $TZ if it names an IANA
-// zone, else the system's.
-std::string default_zone_name();
-
 }  // namespace taskd::cli

@@ -24,7 +24,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 
 // libical stops iterating after this year (MAX_TIME_T_YEAR in icalrecur.c);
-// before 1900 the ICU calendar libical uses would disagree with date-tz.
+// before 1900 the ICU calendar libical uses would disagree with taskd's zones.
 constexpr int first_year = 1900;
 constexpr int last_year = 2582;
 // A COUNT rule is always walked from DTSTART: this bounds that walk.

@@ -1,20 +1,26 @@
 #include "core/zone.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
+#include <climits>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 
+#include "core/tzif.hpp"
+
 namespace taskd::core {
 
 struct TimeZone {
-  const date::time_zone* listed;  // the transitions its TZif file lists
-  std::optional<PosixTz> rule;    // the file's closing rule, when it has DST
-  std::chrono::sys_seconds rule_from;  // where the listed transitions end
+  std::string name;
+  Tzif listed;                         // the offsets its TZif file lists
+  std::optional<PosixTz> rule;         // the file's closing rule, when it has DST
+  std::chrono::sys_seconds rule_from;  // where the listed changes end
 };
 
 namespace {
@@ -26,53 +32,132 @@ using std::chrono::sys_seconds;
 // time lies further away has none.
 constexpr std::chrono::days search_horizon{400 * 366};
 
-// Where date-tz, built to use the system's tzdata, reads the TZif files.
-constexpr std::array<std::string_view, 2> tzif_dirs{"/usr/share/zoneinfo", "/etc/zoneinfo"};
+// The first and last instants a zone's offset periods span; the changes some
+// files list at the dawn of time (-2^59 s) count from the first.
+constexpr sys_seconds earliest{date::sys_days{date::year::min() / 1 / 1}};
+constexpr sys_seconds latest{date::sys_days{date::year::max() / 12 / 31}};
 
-// The POSIX TZ rule at the end of a TZif file of version 2 or later: the text
-// between its last two newlines (RFC 8536, 3.3); "" when there is none.
-std::string tzif_footer(const std::string& bytes) {
-  if (bytes.size() < 6 || !bytes.starts_with("TZif") || bytes[4] < '2' || bytes.back() != '\n') return "";
-  auto newline = bytes.rfind('\n', bytes.size() - 2);
-  if (newline == std::string::npos) return "";
-  return bytes.substr(newline + 1, bytes.size() - newline - 2);
+constexpr std::string_view zoneinfo_dir = "/usr/share/zoneinfo";
+constexpr std::string_view system_zone_link = "/etc/localtime";
+constexpr std::string_view system_zone_file = "/etc/timezone";
+
+std::unexpected<Error> unknown_zone(std::string_view name) {
+  return fail(ErrorKind::bad_input,
+              fmt::format("unknown time zone \"{}\" (use an IANA name such as Europe/Berlin or UTC)", name));
 }
 
-std::optional<PosixTz> closing_rule(std::string_view name) {
-  for (auto dir : tzif_dirs) {
-    std::ifstream file(fmt::format("{}/{}", dir, name), std::ios::binary);
-    if (!file) continue;
-    const std::string bytes{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-    return parse_posix_tz(tzif_footer(bytes));
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+         c == '+' || c == '.';
+}
+
+// Words of letters, digits and "_-+." joined by single slashes, none starting
+// with a dot: the name of a file below the zoneinfo directory, never above it.
+bool is_zone_name(std::string_view name) {
+  for (std::size_t start = 0; start <= name.size();) {
+    auto end = std::min(name.find('/', start), name.size());
+    auto word = name.substr(start, end - start);
+    if (word.empty() || word.front() == '.' || !std::ranges::all_of(word, is_name_char)) return false;
+    start = end + 1;
   }
-  return std::nullopt;
+  return true;
 }
 
-// The last transition the file lists: its offset holds forever for date-tz.
-sys_seconds last_listed_transition(const date::time_zone* listed) {
-  return listed->get_info(date::sys_days{date::year{3000} / 1 / 1}).begin;
+// The bytes of a file; none when it cannot be read (a directory, say). A
+// FIFO gives none instead of waiting for a writer.
+std::optional<std::string> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string bytes;
+  std::array<char, 4096> buffer;
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer.data(), buffer.size())) > 0)
+    bytes.append(buffer.data(), static_cast<std::size_t>(got));
+  ::close(fd);
+  if (got < 0) return std::nullopt;
+  return bytes;
 }
 
-// One TimeZone per IANA zone, made at its first look-up.
-Zone zone_of(const date::time_zone* listed) {
+Result<std::unique_ptr<TimeZone>> load_zone(std::string_view name) {
+  if (!is_zone_name(name)) return unknown_zone(name);
+  const auto path = fmt::format("{}/{}", zoneinfo_dir, name);
+  auto bytes = read_file(path);
+  if (!bytes || !is_tzif(*bytes)) return unknown_zone(name);
+  auto listed = parse_tzif(*bytes);
+  if (!listed)
+    return fail(ErrorKind::bad_input, fmt::format("time zone \"{}\": {}: {}", name, path, listed.error().message));
+  const auto rule_from = listed->changes.empty() ? earliest : listed->changes.back().at;
+  auto rule = parse_posix_tz(listed->footer);
+  return std::make_unique<TimeZone>(TimeZone{std::string(name), std::move(*listed), rule, rule_from});
+}
+
+// One TimeZone per name, made at its first look-up.
+Result<Zone> zone_named(std::string_view name) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<TimeZone>, std::less<>> zones;
   std::lock_guard lock(mutex);
-  auto& zone = zones[std::string(listed->name())];
-  if (!zone)
-    zone = std::make_unique<TimeZone>(TimeZone{listed, closing_rule(listed->name()), last_listed_transition(listed)});
-  return zone.get();
+  if (auto known = zones.find(name); known != zones.end()) return known->second.get();
+  auto zone = load_zone(name);
+  if (!zone) return std::unexpected(zone.error());
+  return zones.emplace(std::string(name), std::move(*zone)).first->second.get();
+}
+
+// The zone name in a path below a zoneinfo directory: "Europe/Berlin" in
+// "/usr/share/zoneinfo/Europe/Berlin" or "../usr/share/zoneinfo/Europe/Berlin";
+// "" when there is none.
+std::string name_below_zoneinfo(std::string_view path) {
+  constexpr std::string_view dir = "zoneinfo/";
+  const auto at = path.find(dir);
+  return at == std::string_view::npos ? "" : std::string(path.substr(at + dir.size()));
+}
+
+// What a symbolic link points to; "" when `path` is none.
+std::string link_target(std::string_view path) {
+  std::array<char, PATH_MAX> target{};
+  const auto length = ::readlink(std::string(path).c_str(), target.data(), target.size());
+  if (length <= 0 || static_cast<std::size_t>(length) == target.size()) return "";
+  return std::string(target.data(), static_cast<std::size_t>(length));
+}
+
+// The zone the system is set to: the one /etc/localtime links to, else the
+// one the first line of /etc/timezone names, else UTC.
+std::string configured_zone_name() {
+  if (auto linked = name_below_zoneinfo(link_target(system_zone_link)); zone_named(linked)) return linked;
+  const auto file = read_file(std::string(system_zone_file)).value_or("");
+  if (auto named = file.substr(0, file.find('\n')); zone_named(named)) return named;
+  return "UTC";
+}
+
+// The zone name TZ gives, as glibc reads it: "NAME" or ":NAME", or the path
+// of a zone file below a zoneinfo directory or of a link to one, with
+// /etc/localtime meaning the system's zone.
+std::string name_in_tz(std::string_view tz) {
+  if (tz.starts_with(':')) tz.remove_prefix(1);
+  if (tz == system_zone_link) return configured_zone_name();
+  if (!tz.starts_with('/')) return std::string(tz);
+  if (auto name = name_below_zoneinfo(tz); !name.empty()) return name;
+  if (auto name = name_below_zoneinfo(link_target(tz)); !name.empty()) return name;
+  return std::string(tz);
+}
+
+// The offset period that holds `t` among the changes the file lists.
+OffsetPeriod listed_period(const Tzif& listed, sys_seconds t) {
+  const auto& changes = listed.changes;
+  const auto next = std::ranges::upper_bound(changes, t, {}, &ListedChange::at);
+  const bool first = next == changes.begin();
+  return {first ? earliest : std::max(std::prev(next)->at, earliest), next == changes.end() ? latest : next->at,
+          first ? listed.initial_offset : std::prev(next)->offset};
 }
 
 }  // namespace
 
 Result<Zone> find_zone(std::string_view name) {
-  try {
-    return zone_of(name.empty() ? date::current_zone() : date::locate_zone(name));
-  } catch (const std::exception&) {
-    return fail(ErrorKind::bad_input,
-                fmt::format("unknown time zone \"{}\" (use an IANA name such as Europe/Berlin or UTC)", name));
-  }
+  if (!name.empty()) return zone_named(name);
+  const char* tz = std::getenv("TZ");
+  if (!tz || *tz == '\0') return zone_named(configured_zone_name());
+  auto zone = zone_named(name_in_tz(tz));
+  if (!zone) return fail(ErrorKind::bad_input, fmt::format("TZ=\"{}\": {}", tz, zone.error().message));
+  return zone;
 }
 
 OffsetPeriod offset_period(Zone zone, sys_seconds t) {
@@ -81,11 +166,10 @@ OffsetPeriod offset_period(Zone zone, sys_seconds t) {
     period.begin = std::max(period.begin, zone->rule_from);
     return period;
   }
-  const auto info = zone->listed->get_info(t);
-  return {info.begin, info.end, info.offset};
+  return listed_period(zone->listed, t);
 }
 
-std::string zone_name(Zone zone) { return std::string(zone->listed->name()); }
+std::string zone_name(Zone zone) { return zone->name; }
 
 std::string format_local(LocalTime local) {
   std::string utc = format_rfc3339(Time{local.time_since_epoch()});

@@ -1,13 +1,14 @@
 #pragma once
-// Time zones (IANA names, from the system's tzdata through date-tz) and the
-// three cases a wall-clock time can be in: it names one instant, none (it
+// Time zones (IANA names, from the TZif files below /usr/share/zoneinfo) and
+// the three cases a wall-clock time can be in: it names one instant, none (it
 // falls in a DST gap), or two (it falls in a repeated hour).
 //
-// date-tz reads the transitions a TZif file lists (up to 2037 in Debian's)
-// but not the POSIX TZ rule at the file's end that tells the later ones, so
-// after the last listed transition it would keep one offset forever. A zone
-// here reads that rule too and follows it from there on.
-#include <date/tz.h>
+// A TZif file lists a zone's changes up to some year (2037 in Debian's) and
+// ends with the POSIX TZ rule that tells the later ones: a zone here follows
+// the listed changes, then that rule. Finding a zone reads its file (and, for
+// the system's zone, TZ and /etc).
+#include <date/date.h>
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,9 +25,13 @@ struct TimeZone;
 using Zone = const TimeZone*;
 using LocalTime = date::local_seconds;
 
-// A zone by IANA name ("Europe/Berlin", "UTC"); "" is the system's zone. The
-// first look-up of a zone reads its TZif file (for the rule after the listed
-// transitions); later ones do not.
+// A zone by IANA name ("Europe/Berlin", "UTC"); the first look-up of a name
+// reads its TZif file, later ones do not. A name that is no TZif file below
+// the zoneinfo directory (or would leave it: "..", "/etc/passwd") is unknown.
+// "" is the system's zone: the one TZ names when it is set and not empty
+// ("Europe/Berlin", ":Europe/Berlin", a path below a zoneinfo directory, or
+// ":/etc/localtime"), an error when that is no zone; else the zone
+// /etc/localtime links to, else the one /etc/timezone names, else UTC.
 Result<Zone> find_zone(std::string_view name);
 
 // The UTC offset in force at `t`, and the span it holds for.

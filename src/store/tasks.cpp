@@ -15,6 +15,11 @@ using core::Task;
 using core::Time;
 using nlohmann::json;
 
+// A task due at ?1. It repeats the condition of the partial index tasks_due,
+// so that SQLite uses it.
+constexpr const char* due_at_1 =
+    "next_run_at IS NOT NULL AND paused = 0 AND disabled_until_update = 0 AND next_run_at <= ?1";
+
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, next_run_at, "
@@ -230,15 +235,27 @@ Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
 
 Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<Task>> {
-    // The WHERE clause repeats the partial index's condition so SQLite uses it.
     auto query =
-        db.cached(fmt::format("SELECT {} FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
-                              "AND disabled_until_update = 0 AND next_run_at <= ? "
-                              "ORDER BY next_run_at LIMIT ?",
-                              task_columns));
+        db.cached(fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1));
     query->bind(1, core::to_unix_ms(now));
     query->bind(2, limit);
     return tasks_from(*query);
+  });
+}
+
+Result<bool> tick_has_work(Database& db, Time now) {
+  return guarded(db, [&]() -> Result<bool> {
+    // Each EXISTS reads at most the first entry of the partial index tasks_due,
+    // runs_running or runs_claimable, or the first row of workers.
+    auto query =
+        db.cached(fmt::format("SELECT EXISTS (SELECT 1 FROM tasks WHERE {}) "
+                              "OR EXISTS (SELECT 1 FROM runs WHERE status = 'running') "
+                              "OR EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1) "
+                              "OR EXISTS (SELECT 1 FROM workers)",
+                              due_at_1));
+    query->bind(1, core::to_unix_ms(now));
+    query->executeStep();
+    return query->getColumn(0).getInt() != 0;
   });
 }
 

@@ -1,6 +1,7 @@
 """The everyday commands: add, list, show, run-once, history, logs, rm, pause, resume."""
 
 import re
+import sqlite3
 import unittest
 
 from taskd_test import TaskdTestCase, parse_time
@@ -137,6 +138,15 @@ class RunOnceTest(TaskdTestCase):
         self.assertEqual(later_runs[0]["status"], "succeeded")
         self.assertEqual(later_runs[0]["scheduled_at"], "2026-11-21T15:00:00Z")
         self.assertEqual(self.task("later")["next_run_at"], "2026-11-21T16:00:00Z")
+
+    def test_a_tick_with_nothing_to_do_takes_no_write_lock(self):
+        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        holder = sqlite3.connect(self.db, isolation_level=None)
+        self.addCleanup(holder.close)
+        holder.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the busy timeout
+        self.assertEqual(self.json_of("run-once", faketime=at("14:30:00")), [])
+        holder.execute("ROLLBACK")
+        self.assertEqual(self.history(), [])
 
     def test_run_once_prints_one_line_per_failed_run(self):
         self.add("good-task", "--every", "1h", "--start-now", "--", "true")

@@ -1,8 +1,11 @@
 """A taskd killed with SIGKILL in the middle of a run: the next run-once
-records the run LOST, kills what it left running, and runs the task again."""
+records the run LOST, kills what it left running, and runs the task again.
+The row of a loop that died goes at the next tick too, even an idle one."""
 
 import os
 import signal
+import socket
+import sqlite3
 import unittest
 
 from taskd_test import TaskdTestCase, processes_matching
@@ -53,6 +56,20 @@ class RecoveryTest(TaskdTestCase):
         task = self.task("hang")
         self.assertEqual(task["attempt_no"], 0)
         self.assertEqual(task["last_status"], "succeeded")
+
+    def test_a_tick_with_nothing_due_removes_the_row_of_a_loop_that_died(self):
+        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        with sqlite3.connect(self.db) as db:
+            # A loop of this host from before the last boot: gone, whatever its pid is now.
+            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                       "heartbeat_at) VALUES ('run', ?, 1, 'a-boot-before-this-one', 1, 1, 0, 0)",
+                       (socket.gethostname(),))
+        db.close()
+        self.assertEqual(self.run_once(faketime=T1), "")
+        with sqlite3.connect(self.db) as db:
+            self.assertEqual(db.execute("SELECT count(*) FROM workers").fetchone(), (0,))
+        db.close()
+        self.assertEqual(self.history(), [])
 
 
 if __name__ == "__main__":

@@ -26,6 +26,17 @@ class ScheduleTest(TaskdTestCase):
         self.assertEqual(task["tz"], "America/New_York")
         self.assertEqual(task["next_run_at"], "2026-11-22T08:00:00Z")  # 03:00 EST
 
+    def test_TZ_is_read_as_glibc_reads_it_and_one_that_names_no_zone_is_refused(self):
+        for tz in (":Europe/Berlin", "/usr/share/zoneinfo/Europe/Berlin"):
+            self.add("daily", "--cron", "0 3 * * *", "--", "true", env=dict(self.env, TZ=tz))
+            self.assertEqual(self.task("daily")["tz"], "Europe/Berlin", tz)
+            self.ok("rm", "daily")
+        code, _, err = self.run_taskd("add", "daily", "--cron", "0 3 * * *", "--", "true",
+                                      env=dict(self.env, TZ="Europe/Berlinn"))
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, 'TZ="Europe/Berlinn": unknown time zone "Europe/Berlinn"')
+        self.assertEqual(self.tasks(), [])
+
     def test_a_fixed_time_in_the_spring_gap_runs_once_right_after_it(self):
         times = self.preview("--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--from", "2026-03-28T12:00:00Z",
                              "--count", "2")

@@ -2,8 +2,13 @@
 // stdin, tab-separated, one answer a line on stdout.
 //   cron  EXPR  ZONE  FROM  COUNT
 //   rrule RULE  DTSTART(local, YYYY-MM-DDTHH:MM:SS)  ZONE  FROM  COUNT
-// FROM is RFC 3339; the answer is COUNT instants (RFC 3339 UTC) separated by
-// spaces, fewer when the schedule ends, or "ERROR <message>".
+//   periods ZONE  FROM  TO
+//   local ZONE  WALL(local, YYYY-MM-DDTHH:MM:SS)
+// FROM and TO are RFC 3339. cron and rrule answer COUNT instants (RFC 3339
+// UTC) separated by spaces, fewer when the schedule ends; periods the offset
+// periods that cover [FROM, TO) as "BEGIN OFFSET" pairs (the first begins at
+// FROM, offsets in seconds east of UTC); local "unique T", "skipped T" (the
+// end of the gap) or "repeated T1 T2"; any of them "ERROR <message>".
 #include <fmt/format.h>
 #include <iostream>
 #include <sstream>
@@ -12,6 +17,7 @@
 
 #include "core/cron.hpp"
 #include "core/rrule.hpp"
+#include "core/zone.hpp"
 
 using namespace taskd::core;
 
@@ -38,6 +44,43 @@ std::string occurrences(Time from, int count, Next next) {
   return out;
 }
 
+std::string periods(Zone zone, Time from, Time to) {
+  std::string out;
+  for (auto t = std::chrono::floor<std::chrono::seconds>(from); t < to;) {
+    const auto period = offset_period(zone, t);
+    out += fmt::format("{}{} {}", out.empty() ? "" : " ", format_rfc3339(Time{t}), period.offset.count());
+    t = period.end;
+  }
+  return out;
+}
+
+std::string local_instants(Zone zone, LocalTime wall) {
+  const auto instants = resolve_local(zone, wall);
+  switch (instants.kind) {
+    case LocalKind::unique:
+      return "unique " + format_rfc3339(instants.first);
+    case LocalKind::skipped:
+      return "skipped " + format_rfc3339(instants.first);
+    case LocalKind::repeated:
+      return fmt::format("repeated {} {}", format_rfc3339(instants.first), format_rfc3339(instants.second));
+  }
+  return "ERROR unknown kind";
+}
+
+std::string zone_answer(const std::vector<std::string>& q) {
+  auto zone = find_zone(q[1]);
+  if (!zone) return "ERROR " + zone.error().message;
+  if (q[0] == "periods") {
+    auto from = parse_rfc3339(q[2]);
+    auto to = parse_rfc3339(q[3]);
+    if (!from || !to) return "ERROR bad time";
+    return periods(*zone, *from, *to);
+  }
+  auto wall = parse_local(q[2]);
+  if (!wall) return "ERROR " + wall.error().message;
+  return local_instants(*zone, *wall);
+}
+
 std::string answer(const std::vector<std::string>& q) {
   if (q.size() == 5 && q[0] == "cron") {
     auto spec = parse_cron(q[1], "driver");
@@ -58,6 +101,7 @@ std::string answer(const std::vector<std::string>& q) {
     RRuleCursor cursor(*spec, *zone, *from);
     return occurrences(*from, std::stoi(q[5]), [&](Time) { return cursor.next(); });
   }
+  if ((q.size() == 4 && q[0] == "periods") || (q.size() == 3 && q[0] == "local")) return zone_answer(q);
   return "ERROR malformed query";
 }
 

@@ -1,10 +1,12 @@
 // libFuzzer-style target for the schedule parsers: whatever the bytes,
 // parsing gives a value or an error and never crashes or hangs, a cron
 // expression that parses gives strictly increasing slots, also across DST
-// changes, and a POSIX TZ rule that parses gives offset periods that hold the
-// instant asked about. `make fuzz` builds it with afl-g++ (stdin_driver.cpp
+// changes, a POSIX TZ rule that parses gives offset periods that hold the
+// instant asked about, and a TZif file that parses lists its changes in
+// strictly ascending order. `make fuzz` builds it with afl-g++ (stdin_driver.cpp
 // feeds it one input on stdin) and fuzzes it for FUZZ_SECONDS; clang's own
 // libFuzzer cannot be used while clang's <expected> lacks C++23 support.
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include "core/duration.hpp"
 #include "core/posix_tz.hpp"
 #include "core/rrule.hpp"
+#include "core/tzif.hpp"
 
 using namespace taskd::core;
 using namespace std::chrono;
@@ -61,6 +64,13 @@ void check_posix_tz(std::string_view text) {
   }
 }
 
+void check_tzif(std::string_view bytes) {
+  auto tzif = parse_tzif(bytes);
+  if (!tzif) return;
+  auto not_later = [](const ListedChange& a, const ListedChange& b) { return b.at <= a.at; };
+  require(std::ranges::adjacent_find(tzif->changes, not_later) == tzif->changes.end());
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -70,5 +80,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_cron(text);
   parse_rrule(text, LocalTime{date::local_days{date::year{2026} / 1 / 1} + hours{9}});
   check_posix_tz(text);
+  check_tzif(text);
   return 0;
 }

@@ -1,11 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "core/zone.hpp"
 
 using namespace taskd::core;
 using namespace std::chrono;
+using namespace std::string_view_literals;
 
 namespace {
 Time utc(int y, unsigned m, unsigned d, int hh, int mm) {
@@ -14,6 +18,39 @@ Time utc(int y, unsigned m, unsigned d, int hh, int mm) {
 LocalTime local(int y, unsigned m, unsigned d, int hh, int mm) {
   return date::local_days{date::year{y} / date::month{m} / date::day{d}} + hours{hh} + minutes{mm};
 }
+// Sets TZ (or unsets it, for none) for the life of the object.
+class TzVariable {
+ public:
+  explicit TzVariable(const char* value) {
+    if (const char* old = std::getenv("TZ")) saved_ = old;
+    value ? setenv("TZ", value, 1) : unsetenv("TZ");
+  }
+  ~TzVariable() { saved_ ? setenv("TZ", saved_->c_str(), 1) : unsetenv("TZ"); }
+  TzVariable(const TzVariable&) = delete;
+  TzVariable& operator=(const TzVariable&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+std::string system_zone_name(const char* tz) {
+  TzVariable variable(tz);
+  auto zone = find_zone("");
+  REQUIRE(zone);
+  return zone_name(*zone);
+}
+
+std::string refusal(std::string_view name) {
+  auto zone = find_zone(name);
+  REQUIRE_FALSE(zone);
+  CHECK(zone.error().kind == ErrorKind::bad_input);
+  return zone.error().message;
+}
+
+std::string unknown(std::string_view name) {
+  return "unknown time zone \"" + std::string(name) + "\" (use an IANA name such as Europe/Berlin or UTC)";
+}
+
 }  // namespace
 
 TEST_CASE("zones are found by IANA name; unknown names are bad input") {
@@ -23,6 +60,49 @@ TEST_CASE("zones are found by IANA name; unknown names are bad input") {
   REQUIRE_FALSE(bad);
   CHECK(bad.error().kind == ErrorKind::bad_input);
   CHECK(bad.error().message.find("Mars/Olympus") != std::string::npos);
+}
+
+TEST_CASE("a zone keeps the name it was found by, links included") {
+  for (auto name : {"UTC", "Etc/UTC", "US/Eastern", "America/Argentina/Buenos_Aires", "Etc/GMT+5"})
+    CHECK(zone_name(find_zone(name).value()) == name);
+  CHECK(find_zone("Europe/Berlin").value() == find_zone("Europe/Berlin").value());
+}
+
+TEST_CASE("a zone name never leaves the zoneinfo directory, and names no other file") {
+  for (auto name : {"../zoneinfo/Europe/Berlin"sv, "Europe/../Europe/Berlin"sv, "/usr/share/zoneinfo/UTC"sv,
+                    "Europe//Berlin"sv, "Europe/Berlin/"sv, ".hidden"sv, "Europe"sv, "tzdata.zi"sv, "zone1970.tab"sv,
+                    "Europe/Berlin\0"sv, "Europe/Berlin "sv, "Mars/Olympus"sv})
+    CHECK(refusal(name) == unknown(name));
+}
+
+TEST_CASE("a zone file taskd cannot read is refused, naming the file and the problem") {
+  CHECK(refusal("right/UTC") ==
+        "time zone \"right/UTC\": /usr/share/zoneinfo/right/UTC: leap-second corrections (a \"right/\" zone): taskd "
+        "counts POSIX seconds, without them");
+}
+
+TEST_CASE("the system's zone is the one TZ names, as glibc reads it") {
+  CHECK(system_zone_name("Asia/Tokyo") == "Asia/Tokyo");
+  CHECK(system_zone_name(":Asia/Tokyo") == "Asia/Tokyo");
+  CHECK(system_zone_name("/usr/share/zoneinfo/Asia/Tokyo") == "Asia/Tokyo");
+  CHECK(system_zone_name(":/usr/share/zoneinfo/US/Eastern") == "US/Eastern");
+}
+
+TEST_CASE("without TZ, or with TZ empty or :/etc/localtime, the system's zone is the one it is set to") {
+  const auto configured = system_zone_name(nullptr);
+  CHECK(system_zone_name("") == configured);
+  CHECK(system_zone_name(":/etc/localtime") == configured);
+  CHECK(system_zone_name("/etc/localtime") == configured);
+}
+
+TEST_CASE("a TZ that names no zone is an error, not a silent fallback") {
+  for (const char* tz : {"Mars/Olympus", ":Mars/Olympus", "CET-1CEST,M3.5.0,M10.5.0/3", "/etc/passwd", "../UTC"}) {
+    TzVariable variable(tz);
+    auto zone = find_zone("");
+    REQUIRE_FALSE(zone);
+    CHECK(zone.error().kind == ErrorKind::bad_input);
+    CHECK(zone.error().message.starts_with("TZ=\"" + std::string(tz) + "\": unknown time zone \""));
+  }
 }
 
 TEST_CASE("a wall-clock time in a spring-forward gap resolves to the end of the gap") {
@@ -65,8 +145,8 @@ TEST_CASE("a zone without DST: every wall-clock time names one instant, also aft
   }
 }
 
-// date-tz alone keeps the offset of the last transition a TZif file lists
-// (2037 in Debian's files) forever; the file's closing rule tells the rest.
+// A reader of the listed transitions alone would keep the offset of the last
+// one (2037 in Debian's files) forever; the file's closing rule tells the rest.
 TEST_CASE("after the transitions the TZif file lists, Berlin follows its closing rule") {
   auto berlin = find_zone("Europe/Berlin").value();
   CHECK(to_local(berlin, utc(2040, 7, 1, 12, 0)) == local(2040, 7, 1, 14, 0));
