@@ -26,8 +26,7 @@ class RecoveryTest(TaskdTestCase):
         # ends long before the 15:00 slot, so it is not replaced by the slot.
         self.add("hang", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "10m", "--shell", "--", script,
                  faketime=T0)
-        # The workers' clocks start later than add's: under a slow (sanitized)
-        # build add itself takes a moment, and --start-now stores its own now.
+        # --start-now made T0 the first slot; the workers' clocks stand at T1, after it.
         worker = self.popen_taskd("run-once", faketime=T1)
         self.addCleanup(worker.kill)
         self.wait_for_file(started)

@@ -127,12 +127,12 @@ class ScheduleTest(TaskdTestCase):
         self.assertIn("mean 1.50", text)
 
     def test_the_default_phase_spreads_tasks_within_the_second(self):
-        self.add("fast", "--every", "1s", "--", "true", faketime="@2026-11-21 14:00:00.000")
+        self.add("fast", "--every", "1s", "--", "true", faketime="2026-11-21 14:00:00.000")
         task = self.task("fast")
         self.assertEqual(task["phase"], 0.497)  # the stable hash of "fast", to the millisecond
         self.assertEqual(task["tolerance"], 0.1)
         self.assertEqual(task["next_run_at"], "2026-11-21T14:00:00.497Z")
-        self.assertEqual(self.preview("fast", "--count", "2", faketime="@2026-11-21 14:00:00.000"),
+        self.assertEqual(self.preview("fast", "--count", "2", faketime="2026-11-21 14:00:00.000"),
                          ["2026-11-21T14:00:00.497Z", "2026-11-21T14:00:01.497Z"])
         self.assertNotIn("phase", self.ok("export"))  # a default phase is not written out
         tasks_file = os.path.join(self.tmp, "tasks.toml")
@@ -143,11 +143,11 @@ class ScheduleTest(TaskdTestCase):
         self.assertGreater(len(starts), 45)  # 50 tasks every second, (almost) all at other instants
 
     def test_a_one_second_task_started_a_little_late_is_not_dropped_next_time(self):
-        self.add("fast", "--every", "1s", "--", "true", faketime="@2026-11-21 14:00:00.000")
-        self.run_once(faketime="@2026-11-21 14:00:00.547")  # 50 ms late
-        self.run_once(faketime="@2026-11-21 14:00:01.502")  # 955 ms later: within the 100 ms tolerance
-        self.run_once(faketime="@2026-11-21 14:00:02.540")
-        self.run_once(faketime="@2026-11-21 14:00:03.390")  # the slot 03.497 is not due yet
+        self.add("fast", "--every", "1s", "--", "true", faketime="2026-11-21 14:00:00.000")
+        self.run_once(faketime="2026-11-21 14:00:00.547")  # 50 ms late
+        self.run_once(faketime="2026-11-21 14:00:01.502")  # 955 ms later: within the 100 ms tolerance
+        self.run_once(faketime="2026-11-21 14:00:02.540")
+        self.run_once(faketime="2026-11-21 14:00:03.390")  # the slot 03.497 is not due yet
         runs = sorted(self.history("fast"), key=lambda run: run["scheduled_at"])
         self.assertEqual([(r["scheduled_at"], r["status"]) for r in runs],
                          [(f"2026-11-21T14:00:0{i}.497Z", "succeeded") for i in range(3)])
