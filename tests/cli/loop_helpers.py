@@ -83,6 +83,13 @@ class LoopTestCase(TaskdTestCase):
     def events(self, log, event):
         return [parse_logfmt(l) for l in self.log_lines(log) if " event=%s " % event in l + " "]
 
+    def events_before(self, log, event, later_event):
+        """The `event` lines logged before the first `later_event` line."""
+        fields = [parse_logfmt(l) for l in self.log_lines(log)]
+        names = [f.get("event") for f in fields]
+        end = names.index(later_event) if later_event in names else len(fields)
+        return [f for f in fields[:end] if f.get("event") == event]
+
     def assertEverySlotHasOneRow(self, interval, tasks):
         """Per task (of `tasks` tasks, all every `interval` seconds), the slots of its rows follow each other without
         a repeat or a gap, up to its next run: every slot that came due has
