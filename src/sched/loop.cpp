@@ -50,7 +50,8 @@ std::string signal_name(int signal) {
   return abbrev ? fmt::format("SIG{}", abbrev) : std::to_string(signal);
 }
 
-// Why the loop woke: any of these.
+// Why the loop woke: any of these, or none (another file of the database's
+// directory changed, or a recheck found no commit).
 struct Wake {
   bool child_exit = false;
   bool db_change = false;
@@ -58,6 +59,7 @@ struct Wake {
   bool signal = false;
 
   bool needs_pass() const { return child_exit || db_change || timer; }
+  bool has_cause() const { return needs_pass() || signal; }
   std::string describe() const {
     std::string reasons;
     auto add = [&](bool set, std::string_view name) {
@@ -67,7 +69,7 @@ struct Wake {
     add(db_change, "db_change");
     add(timer, "timer");
     add(signal, "signal");
-    return reasons.empty() ? "recheck" : reasons;
+    return reasons;
   }
 };
 
@@ -96,7 +98,11 @@ class Loop {
       if (!woke) return std::unexpected(woke.error());
       if (aborted_) return LoopEnd::aborted;
       wake = *woke;
-      log_.log(LogLevel::debug, "loop.wake", {{"reason", wake.describe()}, {"running", std::to_string(worker_.running())}});
+      // Not a wake without a cause: the log file may be in the database's
+      // directory, and its own line would wake the loop again, and again.
+      if (wake.has_cause())
+        log_.log(LogLevel::debug, "loop.wake",
+                 {{"reason", wake.describe()}, {"running", std::to_string(worker_.running())}});
     }
   }
 

@@ -113,6 +113,23 @@ class RunTest(LoopTestCase):
         proc.wait(timeout=10)
         wait_for(lambda: not processes_matching("sleep " + marker), 5, "the child to die with taskd")
 
+    def test_changes_to_other_files_beside_the_database_wake_no_logged_pass(self):
+        # The log file is in the database's directory, as in every test here:
+        # each line the loop writes is a change there. A wake without a cause
+        # that logged itself would wake the loop again, without end.
+        proc, log = self.start("run", "--tick", "1h")
+        wait_for(lambda: self.events(log, "loop.sleep"), 20, "the first pass to end")
+        with open(os.path.join(self.tmp, "unrelated"), "w") as f:
+            f.write("not the database\n")
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.events(log, "log.reopened"), 20, "log.reopened")
+        code, _, err = self.stop(proc)
+        self.assertEqual(code, 0, err)
+        reasons = [wake["reason"] for wake in self.events(log, "loop.wake")]
+        causes = {"child_exit", "db_change", "timer", "signal"}
+        self.assertEqual([r for r in reasons if not causes & set(r.split(","))], [])
+        self.assertIn("signal", reasons)
+
     def test_bad_options_are_usage_errors(self):
         for args in (["run", "--tick", "0s"], ["work", "--concurrency", "0"], ["run", "--log-level", "loud"]):
             code, _, err = self.run_taskd(*args)
