@@ -37,15 +37,16 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 
 // The tick at `started`: recovers lost runs, queues what is due, runs what
 // is queued and waits for it; every run that ended, the lost ones first.
-// When the probe finds none of that to do, nothing more is read or locked.
+// Only what the probe finds work for is read or locked: with no task due
+// and no run running or claimable, at most the workers' rows are checked.
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
                                            const sched::WorkerOptions& worker) {
-  auto has_work = store::tick_has_work(db, started);
-  if (!has_work) return std::unexpected(has_work.error());
-  if (!*has_work) return std::vector<sched::RunReport>{};
-  auto lost =
-      sched::recover_lost_runs(db, started, sched::current_worker(), sched::SystemProcessTable{}, worker.history_limit);
+  auto work = store::tick_work(db, started);
+  if (!work) return std::unexpected(work.error());
+  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(), sched::SystemProcessTable{},
+                                       worker.history_limit);
   if (!lost) return std::unexpected(lost.error());
+  if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
   if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
   exec::Supervisor supervisor;
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);

@@ -27,18 +27,21 @@ using namespace std::chrono_literals;
 // written: look at data_version once more after this delay.
 constexpr auto settle_delay = 50ms;
 
-core::Result<void> recover(store::Database& db, const Clock& clock, Logger& log, int history_limit) {
-  auto lost = recover_lost_runs(db, clock.now(), current_worker(), SystemProcessTable{}, history_limit);
+void log_reports(Logger& log, const std::vector<RunReport>& reports) {
+  for (const auto& report : reports) log_report(log, report);
+}
+
+core::Result<void> recover(store::Database& db, Time now, Logger& log, int history_limit) {
+  auto lost = recover_lost_runs(db, now, current_worker(), SystemProcessTable{}, history_limit);
   if (!lost) return std::unexpected(lost.error());
-  for (const auto& report : *lost) log_report(log, report);
+  log_reports(log, *lost);
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, const Clock& clock, Logger& log,
+core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
                            const std::function<void()>& before_commit = {}) {
   auto ticked = enqueue_due(
-      db, clock.now(), 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
-      before_commit);
+      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(), before_commit);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
 }
@@ -107,28 +110,43 @@ class Loop {
   }
 
  private:
+  // One pass at one `now`: what is due or claimable at it is enqueued or
+  // claimed, what comes after it is in the upcoming times the loop wakes for.
+  // The probe spares the write transactions of the enqueue and the claim
+  // when they would find nothing.
   Result<void> pass() {
-    if (auto beat = presence_.beat_if_due(clock_.now()); !beat) return beat;
+    Time now = clock_.now();
+    if (auto beat = presence_.beat_if_due(now); !beat) return beat;
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_) {
-      if (auto recovered = recover(db_, clock_, log_, options_.worker.history_limit); !recovered) return recovered;
+      if (auto recovered = recover(db_, now, log_, options_.worker.history_limit); !recovered) return recovered;
       next_recovery_ = steady_now + options_.tick;
     }
-    if (options_.role == Role::tick_and_work) {
+    auto work = store::tick_work(db_, now);
+    if (!work) return std::unexpected(work.error());
+    bool enqueues = options_.role == Role::tick_and_work && work->due;
+    if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
-      if (auto enqueued = enqueue(db_, clock_, log_, before_commit); !enqueued) return enqueued;
+      if (auto enqueued = enqueue(db_, now, log_, before_commit); !enqueued) return enqueued;
     }
-    auto filled = worker_.fill();
-    log_reports();
-    if (!filled) return std::unexpected(filled.error());
-    queue_left_ = *filled;
-    Time now = clock_.now();
+    if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     auto upcoming = store::upcoming_after(db_, now);
     if (!upcoming) return std::unexpected(upcoming.error());
     next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
     log_.log(LogLevel::debug, "loop.sleep",
              {{"until", core::format_rfc3339(next_pass_at_, core::Precision::milliseconds)},
               {"running", std::to_string(worker_.running())}});
+    return {};
+  }
+
+  // Claims and launches queued runs when some may be claimable.
+  Result<void> fill_if(bool claimable) {
+    queue_left_ = false;
+    if (!claimable) return {};
+    auto filled = worker_.fill();
+    log_reports();
+    if (!filled) return std::unexpected(filled.error());
+    queue_left_ = *filled;
     return {};
   }
 
@@ -195,9 +213,7 @@ class Loop {
     }
   }
 
-  void log_reports() {
-    for (const auto& report : worker_.take_reports()) log_report(log_, report);
-  }
+  void log_reports() { sched::log_reports(log_, worker_.take_reports()); }
 
   store::Database& db_;
   const Clock& clock_;
@@ -231,8 +247,14 @@ Time next_pass_at(Time now, const store::Upcoming& upcoming, Time heartbeat_due,
 }
 
 Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit) {
-  if (auto recovered = recover(db, clock, log, history_limit); !recovered) return recovered;
-  return enqueue(db, clock, log);
+  Time now = clock.now();
+  auto work = store::tick_work(db, now);
+  if (!work) return std::unexpected(work.error());
+  auto lost = recover_as_probed(db, *work, now, current_worker(), SystemProcessTable{}, history_limit);
+  if (!lost) return std::unexpected(lost.error());
+  log_reports(log, *lost);
+  if (!enqueue_needed(*work)) return {};
+  return enqueue(db, now, log);
 }
 
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options) {

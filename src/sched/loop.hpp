@@ -37,7 +37,9 @@ core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::T
                         Role role);
 
 // One tick, as `taskd tick` does: recovers lost runs and enqueues what is
-// due, logging each run.
+// due, logging each run. Only what the probe finds work for is read or
+// locked: with no task due and no run running, at most the workers' rows
+// are checked, and no write lock is taken unless one of them is gone.
 core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit);
 
 // Runs the loop until a signal ends it.

@@ -101,4 +101,14 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
   return lost;
 }
 
+core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, const store::TickWork& work,
+                                                       core::Time now, const store::WorkerIdentity& self,
+                                                       const ProcessTable& processes, int history_limit) {
+  if (work.running) return recover_lost_runs(db, now, self, processes, history_limit);
+  if (work.workers) {
+    if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
+  }
+  return std::vector<RunReport>{};
+}
+
 }  // namespace taskd::sched

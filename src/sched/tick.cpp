@@ -84,4 +84,6 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
   }
 }
 
+bool enqueue_needed(const store::TickWork& work) { return work.due || work.running; }
+
 }  // namespace taskd::sched

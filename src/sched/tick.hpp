@@ -8,6 +8,7 @@
 #include "sched/process_table.hpp"
 #include "sched/report.hpp"
 #include "store/database.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::sched {
 
@@ -26,5 +27,10 @@ struct TickResult {
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500, const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes(),
                                      const std::function<void()>& before_commit = {});
+
+// Whether a tick whose probe found `work` has anything to enqueue once it
+// recovered as probed: a task due, or a run running, which recovery may
+// find lost with a retry due at once.
+bool enqueue_needed(const store::TickWork& work);
 
 }  // namespace taskd::sched

@@ -243,19 +243,20 @@ Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   });
 }
 
-Result<bool> tick_has_work(Database& db, Time now) {
-  return guarded(db, [&]() -> Result<bool> {
+Result<TickWork> tick_work(Database& db, Time now) {
+  return guarded(db, [&]() -> Result<TickWork> {
     // Each EXISTS reads at most the first entry of the partial index tasks_due,
     // runs_running or runs_claimable, or the first row of workers.
     auto query =
-        db.cached(fmt::format("SELECT EXISTS (SELECT 1 FROM tasks WHERE {}) "
-                              "OR EXISTS (SELECT 1 FROM runs WHERE status = 'running') "
-                              "OR EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1) "
-                              "OR EXISTS (SELECT 1 FROM workers)",
+        db.cached(fmt::format("SELECT EXISTS (SELECT 1 FROM tasks WHERE {}), "
+                              "EXISTS (SELECT 1 FROM runs WHERE status = 'running'), "
+                              "EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1), "
+                              "EXISTS (SELECT 1 FROM workers)",
                               due_at_1));
     query->bind(1, core::to_unix_ms(now));
     query->executeStep();
-    return query->getColumn(0).getInt() != 0;
+    auto exists = [&](int column) { return query->getColumn(column).getInt() != 0; };
+    return TickWork{.due = exists(0), .running = exists(1), .claimable = exists(2), .workers = exists(3)};
   });
 }
 

@@ -31,12 +31,16 @@ core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter&
 // Tasks whose next_run_at has come, not paused or disabled, earliest first.
 core::Result<std::vector<core::Task>> due_tasks(Database& db, core::Time now, int limit);
 
-// Whether a tick at `now` has anything to do: a task due, a run running (to
-// check on its worker), a run queued whose jitter has passed, or a row in
-// the workers table (to check on its process). One probe on the indexes,
-// read without the write lock, so that an idle tick prepares and runs none of
-// the wide queries.
-core::Result<bool> tick_has_work(Database& db, core::Time now);
+// What a tick at `now` may have to do. One probe on the indexes, read
+// without the write lock, so that an idle tick prepares and runs none of the
+// wide queries and takes no write lock.
+struct TickWork {
+  bool due = false;        // a task is due: the enqueue
+  bool running = false;    // a run is running: recovery checks on its worker
+  bool claimable = false;  // a run is queued and its jitter has passed: a claim
+  bool workers = false;    // the workers table has a row: recovery checks on its process
+};
+core::Result<TickWork> tick_work(Database& db, core::Time now);
 
 // Writes a task's state.
 core::Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, core::Time now);

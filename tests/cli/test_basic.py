@@ -139,14 +139,33 @@ class RunOnceTest(TaskdTestCase):
         self.assertEqual(later_runs[0]["scheduled_at"], "2026-11-21T15:00:00Z")
         self.assertEqual(self.task("later")["next_run_at"], "2026-11-21T16:00:00Z")
 
-    def test_a_tick_with_nothing_to_do_takes_no_write_lock(self):
-        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+    def assertIdleTicksTakeNoWriteLock(self):
+        """run-once and tick end at once, and do nothing, while another
+        connection holds the write lock for longer than the busy timeout."""
         holder = sqlite3.connect(self.db, isolation_level=None)
         self.addCleanup(holder.close)
-        holder.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the busy timeout
-        self.assertEqual(self.json_of("run-once", faketime=at("14:30:00")), [])
+        holder.execute("BEGIN IMMEDIATE")
+        for command in ("run-once", "tick"):
+            with self.subTest(command=command):
+                self.assertEqual(self.run_taskd(command, faketime=at("14:30:00")), (0, "", ""))
         holder.execute("ROLLBACK")
         self.assertEqual(self.history(), [])
+
+    def test_a_tick_with_nothing_to_do_takes_no_write_lock(self):
+        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.assertIdleTicksTakeNoWriteLock()
+
+    def test_a_tick_beside_a_live_worker_takes_no_write_lock(self):
+        # Another host's work loop, its heartbeat ten seconds old: alive, so
+        # recovery leaves its row, and has nothing to write.
+        self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        beat_ms = round(parse_time("2026-11-21T14:29:50Z").timestamp() * 1000)
+        with sqlite3.connect(self.db) as db:
+            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                       "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)", (beat_ms, beat_ms))
+        db.close()
+        self.assertIdleTicksTakeNoWriteLock()
+        self.assertEqual([w["pid"] for w in self.json_of("status", faketime=at("14:30:00"))["workers"]], [77])
 
     def test_run_once_prints_one_line_per_failed_run(self):
         self.add("good-task", "--every", "1h", "--start-now", "--", "true")
