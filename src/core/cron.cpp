@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "core/chars.hpp"
 #include "core/hash.hpp"
 
 namespace taskd::core {
@@ -71,8 +72,6 @@ constexpr std::array<Alias, 7> aliases{{
 constexpr std::array<int, 13> longest_month_days{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 char to_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) {
@@ -333,10 +332,6 @@ std::unexpected<Error> never_runs_error(const Fields& fields) {
 
 // ---- searching --------------------------------------------------------------
 
-// The Gregorian calendar repeats every 400 years: what is not found within
-// them is never found.
-constexpr days search_horizon{400 * 366};
-
 // The lowest set bit at or above `from`; every bitset here fits one word.
 template <std::size_t N>
 std::optional<int> first_set_from(const std::bitset<N>& bits, int from) {
@@ -382,7 +377,7 @@ date::local_days first_day_of_next_month(const date::year_month_day& date) {
 std::optional<LocalTime> next_wall_time(const CronSpec& spec, LocalTime from) {
   auto day = std::chrono::floor<days>(from);
   auto time_of_day = from - day;
-  for (const auto horizon = day + search_horizon; day < horizon; time_of_day = seconds{0}) {
+  for (const auto horizon = day + calendar_search_horizon; day < horizon; time_of_day = seconds{0}) {
     const date::year_month_day date{day};
     if (!spec.months[static_cast<unsigned>(date.month())]) {
       day = first_day_of_next_month(date);

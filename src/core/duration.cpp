@@ -6,6 +6,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/chars.hpp"
+
 namespace taskd::core {
 namespace {
 
@@ -25,8 +27,6 @@ std::optional<std::int64_t> unit_seconds(char symbol) {
   }
   return std::nullopt;
 }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "core/chars.hpp"
+
 namespace taskd::core {
 namespace {
 
@@ -17,14 +19,11 @@ using std::chrono::seconds;
 constexpr int max_offset_hours = 24;
 constexpr int max_transition_hours = 167;
 
-bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // Reads the TZ string from left to right; every read either consumes what it
 // wants or reports that it is not there.
-class Reader {
+class TzStringReader {
  public:
-  explicit Reader(std::string_view text) : text_(text) {}
+  explicit TzStringReader(std::string_view text) : text_(text) {}
 
   bool done() const { return at_ == text_.size(); }
   bool next_is(char c) const { return !done() && text_[at_] == c; }
@@ -158,7 +157,7 @@ std::array<OffsetChange, 6> changes_around(const PosixTz& tz, date::year year) {
 }  // namespace
 
 std::optional<PosixTz> parse_posix_tz(std::string_view text) {
-  Reader reader(text);
+  TzStringReader reader(text);
   if (!reader.zone_name()) return std::nullopt;
   auto std_offset = reader.utc_offset();
   if (!std_offset || reader.done() || !reader.zone_name()) return std::nullopt;

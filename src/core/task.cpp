@@ -43,7 +43,7 @@ Result<Enum> parse_name(const Names<Enum, N>& names, std::string_view text, std:
   return fail(ErrorKind::bad_input, fmt::format("unknown {} \"{}\" (expected one of: {})", what, text, choices));
 }
 
-bool is_name_char(char c) {
+bool is_task_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
          std::string_view("._:@/-").find(c) != std::string_view::npos;
 }
@@ -78,7 +78,7 @@ Result<std::string> validate_task_name(std::string_view name) {
   if (name.empty()) return fail(ErrorKind::bad_input, "invalid task name \"\": it is empty");
   if (name.size() > 128)
     return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}…\": longer than 128 characters", name.substr(0, 20)));
-  auto bad = std::find_if_not(name.begin(), name.end(), is_name_char);
+  auto bad = std::find_if_not(name.begin(), name.end(), is_task_name_char);
   if (bad != name.end()) {
     auto at = static_cast<std::size_t>(bad - name.begin());
     return fail(ErrorKind::bad_input,

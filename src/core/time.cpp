@@ -9,9 +9,9 @@ namespace {
 using namespace std::chrono;
 
 // A cursor over the text that reads fixed-width numbers and literal characters.
-class Reader {
+class Rfc3339Reader {
  public:
-  explicit Reader(std::string_view text) : text_(text) {}
+  explicit Rfc3339Reader(std::string_view text) : text_(text) {}
 
   std::optional<int> digits(std::size_t width) {
     if (pos_ + width > text_.size()) return std::nullopt;
@@ -69,7 +69,7 @@ std::string format_rfc3339(Time time, Precision precision) {
 }
 
 Result<Time> parse_rfc3339(std::string_view text) {
-  Reader in(text);
+  Rfc3339Reader in(text);
   auto error = [&](std::string_view what) {
     return fail(ErrorKind::bad_input, fmt::format("invalid time \"{}\": {} at position {} (write e.g. "
                                                   "2026-11-21T14:00:00Z or 2026-11-21T15:00:00+01:00)",

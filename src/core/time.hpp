@@ -23,6 +23,10 @@ std::string format_rfc3339(Time time, Precision precision = Precision::exact);
 // Reads RFC 3339 with a "Z" or "±HH:MM" offset and optional fractional seconds.
 Result<Time> parse_rfc3339(std::string_view text);
 
+// The Gregorian calendar repeats every 400 years: a search for the next
+// wall time that matches finds within them whatever it will ever find.
+inline constexpr std::chrono::days calendar_search_horizon{400 * 366};
+
 constexpr std::int64_t to_unix_ms(Time time) { return time.time_since_epoch().count(); }
 constexpr Time from_unix_ms(std::int64_t ms) { return Time{Millis{ms}}; }
 

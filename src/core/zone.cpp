@@ -28,10 +28,6 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::sys_seconds;
 
-// The Gregorian calendar repeats every 400 years: a schedule whose next wall
-// time lies further away has none.
-constexpr std::chrono::days search_horizon{400 * 366};
-
 // The first and last instants a zone's offset periods span; the changes some
 // files list at the dawn of time (-2^59 s) count from the first.
 constexpr sys_seconds earliest{date::sys_days{date::year::min() / 1 / 1}};
@@ -46,7 +42,7 @@ std::unexpected<Error> unknown_zone(std::string_view name) {
               fmt::format("unknown time zone \"{}\" (use an IANA name such as Europe/Berlin or UTC)", name));
 }
 
-bool is_name_char(char c) {
+bool is_zone_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
          c == '+' || c == '.';
 }
@@ -57,7 +53,7 @@ bool is_zone_name(std::string_view name) {
   for (std::size_t start = 0; start <= name.size();) {
     auto end = std::min(name.find('/', start), name.size());
     auto word = name.substr(start, end - start);
-    if (word.empty() || word.front() == '.' || !std::ranges::all_of(word, is_name_char)) return false;
+    if (word.empty() || word.front() == '.' || !std::ranges::all_of(word, is_zone_name_char)) return false;
     start = end + 1;
   }
   return true;
@@ -213,7 +209,7 @@ LocalInstants resolve_local(Zone zone, LocalTime local) {
 std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall) {
   // Within one offset period wall time and instants advance together.
   auto instant = std::chrono::floor<std::chrono::seconds>(t) + std::chrono::seconds{1};
-  for (const auto horizon = instant + search_horizon; instant < horizon;) {
+  for (const auto horizon = instant + calendar_search_horizon; instant < horizon;) {
     const auto period = offset_period(zone, instant);
     auto wall = next_wall(LocalTime{(instant + period.offset).time_since_epoch()});
     if (!wall) return std::nullopt;
