@@ -2,6 +2,8 @@
 
 #include "../unit/test_helpers.hpp"
 #include "store/runs.hpp"
+#include "store/tasks.hpp"
+#include "store/workers.hpp"
 #include "temp_db.hpp"
 
 using namespace taskd;
@@ -43,4 +45,28 @@ TEST_CASE("data_version changes with another connection's commit, not with our o
   auto other = store::Database::open(temp.path).value();
   test::add_task(other, test::every_definition("other", 60s), at(10, 0));
   CHECK(store::data_version(temp.db).value() != before);
+}
+
+TEST_CASE("the tick's probe tells a due task, a running run, a claimable run and a worker row apart") {
+  test::TempDb temp;
+  auto probe = [&](core::Time now) { return store::tick_work(temp.db, now).value(); };
+  auto idle = probe(at(10, 0));
+  CHECK_FALSE((idle.due || idle.running || idle.claimable || idle.workers));
+
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  CHECK_FALSE(probe(at(10, 0)).due);
+  CHECK(probe(*task.state.next_run_at).due);
+
+  auto run_id =
+      store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0), at(10, 0, 42)).value();
+  CHECK_FALSE(probe(at(10, 0, 41)).claimable);  // its jitter has not passed
+  CHECK(probe(at(10, 0, 42)).claimable);
+
+  store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 0, 42), at(10, 1), at(10, 1, 10), {"host", "boot", 42, 7}};
+  REQUIRE(store::mark_running(temp.db, start).value());
+  auto running = probe(at(10, 0, 42));
+  CHECK((running.running && !running.claimable && !running.workers));
+
+  REQUIRE(store::register_worker(temp.db, {0, "work", {"host", "boot", 42, 7}, 1, at(10, 0), at(10, 0)}));
+  CHECK(probe(at(10, 0)).workers);
 }
