@@ -4,7 +4,6 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -20,11 +19,10 @@ using namespace std::chrono_literals;
 // Without a pidfd, exits are noticed by polling at this period.
 constexpr auto fallback_poll_period = 20ms;
 
+// A pidfd is close-on-exec from the start.
 int open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  return fd;
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #else
   (void)pid;
   return -1;

@@ -3,6 +3,7 @@ file descriptors, the state file kept between runs, and argv without a shell."""
 
 import json
 import os
+import signal
 import time
 import unittest
 
@@ -132,6 +133,20 @@ class EnvironmentTest(TaskdTestCase):
         fds = self.fds_seen_by_child()
         self.assertNotIn(leaked, fds)
         self.assertEqual(fds, [0, 1, 2])
+
+    def test_child_gets_default_signal_handling_when_taskd_was_started_ignoring_signals(self):
+        # nohup, or a parent that ignores SIGPIPE, starts taskd with signals
+        # ignored (and maybe blocked); an ignored signal would stay ignored
+        # across execve unless taskd resets it.
+        self.add("signals", "--every", "1h", "--start-now", "--", "grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status")
+
+        def ignore_and_block():
+            for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1, signal.SIGRTMIN + 3):
+                signal.signal(sig, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGTERM})
+
+        self.run_once(preexec_fn=ignore_and_block)
+        self.assertEqual(self.logs("signals"), "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n")
 
     def test_state_file_is_kept_between_runs(self):
         # First run: reads the (empty) state, writes a cursor, fails. With
