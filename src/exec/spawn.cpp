@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "exec/process_identity.hpp"
+
 namespace taskd::exec {
 namespace {
 
@@ -192,14 +194,16 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
+  auto before = boot_clock();
   auto pid = start_child({program->c_str(), argv.data(), envp.data(), cwd, fds[1], ::getpid()});
+  auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {
     ::close(fds[0]);
     return std::unexpected(pid.error());
   }
   ::fcntl(fds[0], F_SETFL, O_NONBLOCK);  // a new pipe's read end has no other status flag
-  return SpawnedChild{*pid, fds[0]};
+  return SpawnedChild{{*pid, child_start_ticks(*pid, before, after)}, fds[0]};
 }
 
 core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit) {

@@ -72,13 +72,15 @@ Supervisor::~Supervisor() {
   for (const auto& group : lingering_) ::kill(-group.group, SIGKILL);
 }
 
-core::Result<pid_t> Supervisor::start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) {
+core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnRequest& request,
+                                              const ChildLimits& limits) {
   auto spawned = spawn_child(request);
   if (!spawned) return std::unexpected(spawned.error());
-  children_.push_back(Child{key, spawned->pid, spawned->output_fd, open_pidfd(spawned->pid),
+  pid_t pid = spawned->process.pid;
+  children_.push_back(Child{key, pid, spawned->output_fd, open_pidfd(pid),
                             std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false, false,
                             OutputBuffer(limits.output_limit)});
-  return spawned->pid;
+  return spawned->process;
 }
 
 std::vector<ChildResult> Supervisor::wait_for_exits() {

@@ -26,7 +26,7 @@ class Supervisor final : public Runner {
   // Kills (SIGKILL) and reaps every child and group still there.
   ~Supervisor();
 
-  core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
+  core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
   std::vector<ChildResult> wait_for_exits() override;
   // Waits until a child ends, one of `watched` is ready (its revents say
   // so), or `until` has come; returns the children that ended, maybe none.

@@ -35,8 +35,7 @@ struct Claimed {
 // A child started and not yet recorded in its run.
 struct Spawned {
   std::int64_t run_id;
-  pid_t pid;
-  std::int64_t started_at;
+  exec::StartedProcess child;
 };
 
 struct InFlight {
@@ -250,13 +249,13 @@ class WorkerImpl {
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, options_.output_limit};
     auto key = static_cast<std::uint64_t>(claimed.run.id);
-    auto pid = runner_.start(key, request, limits);
-    if (!pid) {
-      Verdict verdict{core::AttemptOutcome::failed, pid.error().message, std::nullopt, std::nullopt};
+    auto child = runner_.start(key, request, limits);
+    if (!child) {
+      Verdict verdict{core::AttemptOutcome::failed, child.error().message, std::nullopt, std::nullopt};
       return not_started(claimed, verdict, &*files);
     }
     options_.crash.reached(CrashPoint::after_spawn);
-    Spawned spawned{claimed.run.id, *pid, exec::process_start_ticks(*pid)};
+    Spawned spawned{claimed.run.id, *child};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return std::optional<Spawned>(spawned);
@@ -279,8 +278,8 @@ class WorkerImpl {
     if (spawned.empty()) return {};
     return store::guarded(db_, [&]() -> Result<void> {
       store::WriteTransaction tx(db_);
-      for (const auto& child : spawned) {
-        if (auto noted = store::set_child(db_, child.run_id, child.pid, child.started_at); !noted) return noted;
+      for (const auto& [run_id, child] : spawned) {
+        if (auto noted = store::set_child(db_, run_id, child.pid, child.start_ticks); !noted) return noted;
       }
       tx.commit();
       return {};

@@ -59,13 +59,14 @@ class FakeRunner final : public exec::Runner {
   };
   std::function<void()> while_running = [] {};
 
-  core::Result<pid_t> start(std::uint64_t key, const exec::SpawnRequest& request, const exec::ChildLimits&) override {
+  core::Result<exec::StartedProcess> start(std::uint64_t key, const exec::SpawnRequest& request,
+                                           const exec::ChildLimits&) override {
     if (request.argv.front() == "/missing")
       return core::fail(core::ErrorKind::bad_input, "cannot execute \"/missing\": not found");
     started.push_back(request);
     running_[key] = request;
     most_at_once = std::max(most_at_once, running_.size());
-    return static_cast<pid_t>(1000 + key);
+    return exec::StartedProcess{static_cast<pid_t>(1000 + key), 4711};
   }
 
   std::vector<exec::ChildResult> wait_for_exits() override {
