@@ -150,21 +150,23 @@ class WorkerImpl {
 
   // Records the ends of the children in `results` in one transaction.
   Result<void> record(const std::vector<exec::ChildResult>& results) {
-    std::vector<InFlight> ended;  // their run files stay until the ends are recorded
+    std::vector<Claimed> ended;
     std::vector<AttemptEnd> ends;
     for (const auto& result : results) {
       auto node = in_flight_.extract(result.key);
       if (node.empty()) continue;
       options_.crash.reached(CrashPoint::after_exit);
-      auto& flight = ended.emplace_back(std::move(node.mapped()));
-      auto verdict = judge(result, flight.claimed, flight.files.last_status_line());
-      ends.push_back(attempt_end(flight.claimed, verdict, result, &flight.files));
+      auto& [claimed, files] = node.mapped();
+      auto left = run_directory_->collect(std::move(files), options_.state_limit);
+      auto verdict = judge(result, claimed, left.status_line);
+      ends.push_back(attempt_end(claimed, verdict, result, &left.state));
+      ended.push_back(std::move(claimed));
     }
     if (ends.empty()) return {};
     Time now = clock_.now();
     auto current = record_attempt_ends(db_, ends, now, options_.history_limit);
     if (!current) return std::unexpected(current.error());
-    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i].claimed, ends[i], (*current)[i], now);
+    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i], ends[i], (*current)[i], now);
     return {};
   }
 
@@ -252,7 +254,8 @@ class WorkerImpl {
     auto child = runner_.start(key, request, limits);
     if (!child) {
       Verdict verdict{core::AttemptOutcome::failed, child.error().message, std::nullopt, std::nullopt};
-      return not_started(claimed, verdict, &*files);
+      auto left = run_directory_->collect(std::move(*files), options_.state_limit);
+      return not_started(claimed, verdict, &left.state);
     }
     options_.crash.reached(CrashPoint::after_spawn);
     Spawned spawned{claimed.run.id, *child};
@@ -262,8 +265,8 @@ class WorkerImpl {
   }
 
   Result<std::optional<Spawned>> not_started(const Claimed& claimed, const Verdict& verdict,
-                                             const exec::RunFiles* files) {
-    auto end = attempt_end(claimed, verdict, exec::ChildResult{}, files);
+                                             const Result<std::string>* state_left) {
+    auto end = attempt_end(claimed, verdict, exec::ChildResult{}, state_left);
     Time now = clock_.now();
     auto current = record_attempt_end(db_, end, now, options_.history_limit);
     if (!current) return std::unexpected(current.error());
@@ -296,18 +299,18 @@ class WorkerImpl {
     return run_directory_->files_for(run_id, state);
   }
 
-  // An attempt's end as history records it.
+  // An attempt's end as history records it; `state_left`: what the run left
+  // in its state file, nullptr when it had none.
   AttemptEnd attempt_end(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
-                         const exec::RunFiles* files) const {
+                         const Result<std::string>* state_left) const {
     AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
                    verdict.outcome,       verdict.reason,    verdict.exit_code,   verdict.signal,
                    result.output,         result.output_truncated, std::nullopt};
     // Without run files (they could not be made) the kept state stays as it
     // is; a state the run left unchanged need not be written again.
-    if (files) {
-      auto state = files->read_state(options_.state_limit);
-      if (!state) end.reason = joined(end.reason, state.error().message);
-      else if (*state != claimed.state_blob) end.state_blob = std::move(*state);
+    if (state_left) {
+      if (!*state_left) end.reason = joined(end.reason, state_left->error().message);
+      else if (**state_left != claimed.state_blob) end.state_blob = **state_left;
     }
     return end;
   }

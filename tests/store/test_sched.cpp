@@ -334,7 +334,7 @@ TEST_CASE("a run directory that something removed is replaced by a new one") {
   std::filesystem::remove_all(first_dir);
   auto second = directory.files_for(2, "page=2").value();
   CHECK(std::filesystem::path(second.state_path()).parent_path() != first_dir);
-  CHECK(second.read_state(100).value() == "page=2");
+  CHECK(directory.collect(std::move(second), 100).state.value() == "page=2");
 }
 
 namespace {
