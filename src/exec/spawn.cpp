@@ -9,9 +9,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "exec/process_identity.hpp"
+#include "exec/scheduling.hpp"
 
 namespace taskd::exec {
 namespace {
@@ -90,6 +92,7 @@ struct ChildPlan {
   unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
   const std::vector<int>* signals_to_reset = &ignored_signals();
   int stdin_fd = dev_null();
+  const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
 };
 
 [[noreturn]] void fail_child(ChildFailure& failure, ChildFailure::Step step) {
@@ -124,6 +127,7 @@ void join_own_group(const ChildPlan& plan) {
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
+  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
   ::execve(plan.program, plan.argv, plan.envp);
   fail_child(failure, ChildFailure::execve);
 }

@@ -11,6 +11,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include "exec/scheduling.hpp"
+
 namespace taskd::exec {
 namespace {
 
@@ -60,7 +62,10 @@ void drain(int& fd, OutputBuffer& output) {
 
 }  // namespace
 
-Supervisor::Supervisor() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+Supervisor::Supervisor() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ask_for_short_slices();
+}
 
 Supervisor::~Supervisor() {
   for (auto& child : children_) {

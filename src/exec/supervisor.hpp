@@ -19,7 +19,8 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
-  // behind can be waited for and counted as gone.
+  // behind can be waited for and counted as gone, and asks for short time
+  // slices (see scheduling.hpp).
   Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
