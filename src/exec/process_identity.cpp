@@ -9,7 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sys/syscall.h>
 #include <thread>
+#include <time.h>
 #include <unistd.h>
 
 namespace taskd::exec {
@@ -129,6 +131,22 @@ std::int64_t process_start_ticks(pid_t pid) {
   auto stat = read_stat(pid);
   if (!stat || stat->state == 'Z' || stat->state == 'X') return 0;  // a zombie is no longer running
   return stat->start_ticks;
+}
+
+std::chrono::nanoseconds boot_clock() {
+  // The system call itself, not libc's clock_gettime: a clock faked for
+  // taskd (libfaketime, as the tests use) is not the one /proc shows.
+  timespec now{};
+  ::syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &now);
+  return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+std::int64_t child_start_ticks(pid_t pid, std::chrono::nanoseconds before, std::chrono::nanoseconds after) {
+  // /proc/PID/stat shows the start time in USER_HZ ticks, rounded down.
+  static const std::int64_t tick_ns = 1'000'000'000 / ::sysconf(_SC_CLK_TCK);
+  std::int64_t first = before.count() / tick_ns;
+  if (first == after.count() / tick_ns) return first;
+  return process_start_ticks(pid);
 }
 
 }  // namespace taskd::exec

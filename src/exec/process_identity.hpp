@@ -45,4 +45,15 @@ void kill_groups_with_environment(std::string_view entry);
 // run (gone, or a zombie).
 std::int64_t process_start_ticks(pid_t pid);
 
+// CLOCK_BOOTTIME now, as the kernel reads it: the clock it stamps a new
+// process's start time with.
+std::chrono::nanoseconds boot_clock();
+
+// The start time of `pid`, a child created between the boot_clock()
+// readings `before` and `after`, as process_start_ticks() would read it:
+// the clock tick both readings fall in, without reading /proc (that was 6 %
+// of taskd's time in bench/dispatch.sh); from /proc when a tick began
+// between them.
+std::int64_t child_start_ticks(pid_t pid, std::chrono::nanoseconds before, std::chrono::nanoseconds after);
+
 }  // namespace taskd::exec

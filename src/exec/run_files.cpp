@@ -44,13 +44,32 @@ std::string read_all(int fd) {
   }
 }
 
-// The file's contents; "" when there is no such file.
-std::string read_file(const std::string& path) {
+// The status file's contents, and the file removed; "" when the run wrote none.
+std::string take_status_file(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  auto contents = read_all(fd);
-  ::close(fd);
+  if (fd < 0 && errno == ENOENT) return {};
+  std::string contents = fd >= 0 ? read_all(fd) : std::string();
+  if (fd >= 0) ::close(fd);
+  ::unlink(path.c_str());
   return contents;
+}
+
+// The open state file `fd` (its fstat: `info`), as the run left it.
+core::Result<std::string> read_state(int fd, const struct stat& info, std::size_t limit) {
+  if (static_cast<std::size_t>(info.st_size) > limit)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("$TASKD_STATE is {} bytes, over the limit of {} bytes; the previous state is kept",
+                                  info.st_size, limit));
+  if (S_ISREG(info.st_mode) && info.st_size == 0) return std::string();
+  return read_all(fd);
+}
+
+// Whether the open state file `fd` (its fstat: `info`, opened without
+// following a symbolic link) can be another run's: a plain file with no
+// other name, that no other process has open (a write lease is granted only
+// then; it goes with the descriptor).
+bool may_serve_again(int fd, const struct stat& info) {
+  return S_ISREG(info.st_mode) && info.st_nlink == 1 && ::fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
 }
 
 }  // namespace
@@ -63,7 +82,10 @@ core::Result<RunDirectory> RunDirectory::create() {
   return RunDirectory(pattern);
 }
 
-RunDirectory::RunDirectory(RunDirectory&& other) noexcept : path_(std::move(other.path_)) { other.path_.clear(); }
+RunDirectory::RunDirectory(RunDirectory&& other) noexcept
+    : path_(std::move(other.path_)), spares_(std::move(other.spares_)), spares_named_(other.spares_named_) {
+  other.path_.clear();
+}
 
 RunDirectory::~RunDirectory() {
   if (path_.empty()) return;
@@ -72,18 +94,57 @@ RunDirectory::~RunDirectory() {
 }
 
 core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state) {
-  if (::access(path_.c_str(), F_OK) != 0) {
-    // Never made again under the same name: someone else may own that name by now.
+  for (bool first_try : {true, false}) {
+    std::string state_path = fmt::format("{}/{}.state", path_, run_id);
+    if (place_state_file(state_path, state)) return RunFiles(std::move(state_path), fmt::format("{}/{}.status", path_, run_id));
+    if (!first_try || errno != ENOENT) break;
+    // The directory is gone (a /tmp cleaner). A new one, never made again
+    // under the same name: someone else may own that name by now.
     auto fresh = create();
     if (!fresh) return std::unexpected(fresh.error());
     path_ = std::exchange(fresh->path_, {});
+    spares_.clear();
   }
-  RunFiles files(fmt::format("{}/{}.state", path_, run_id), fmt::format("{}/{}.status", path_, run_id));
-  // $TASKD_STATUS is left for the run to create: one file fewer to make per
-  // run (inode allocation on ext4 was a sixth of taskd's time per run).
-  if (!write_file(files.state_path(), state))
-    return core::fail(core::ErrorKind::internal, fmt::format("cannot write the run files in {}", path_));
-  return files;
+  return core::fail(core::ErrorKind::internal,
+                    fmt::format("cannot write the run files in {}: {}", path_, std::strerror(errno)));
+}
+
+bool RunDirectory::place_state_file(const std::string& path, std::string_view state) {
+  // A spare takes the run's name: no inode to allocate (on ext4 without a
+  // journal that searched past every recently deleted one).
+  while (!spares_.empty()) {
+    std::string spare = std::move(spares_.back());
+    spares_.pop_back();
+    if (::rename(spare.c_str(), path.c_str()) == 0) return state.empty() || write_file(path, state);
+  }
+  return write_file(path, state);
+}
+
+core::Result<std::string> RunDirectory::take_state_file(const std::string& state_path, std::size_t state_limit) {
+  std::string spare = fmt::format("{}/spare-{}", path_, spares_named_);
+  if (::rename(state_path.c_str(), spare.c_str()) != 0) return std::string();  // the run removed it: no state
+  ++spares_named_;
+  int fd = ::open(spare.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  bool plain = fd >= 0;
+  if (!plain) fd = ::open(spare.c_str(), O_RDONLY | O_CLOEXEC);  // a symbolic link the run put there: read, not reused
+  if (fd < 0) {
+    ::unlink(spare.c_str());
+    return std::string();
+  }
+  struct stat info {};
+  ::fstat(fd, &info);
+  bool reusable = plain && may_serve_again(fd, info);
+  auto state = read_state(fd, info, state_limit);
+  ::close(fd);  // and the lease with it
+  if (reusable && (info.st_size == 0 || ::truncate(spare.c_str(), 0) == 0)) spares_.push_back(std::move(spare));
+  else ::unlink(spare.c_str());
+  return state;
+}
+
+RunLeftovers RunDirectory::collect(RunFiles files, std::size_t state_limit) {
+  RunLeftovers left{take_state_file(files.state_path_, state_limit), last_line(take_status_file(files.status_path_))};
+  files.state_path_.clear();  // taken: nothing left for its destructor to remove
+  return left;
 }
 
 RunFiles::RunFiles(RunFiles&& other) noexcept
@@ -97,23 +158,6 @@ RunFiles::~RunFiles() {
   ::unlink(state_path_.c_str());
   ::unlink(status_path_.c_str());
 }
-
-core::Result<std::string> RunFiles::read_state(std::size_t limit) const {
-  int fd = ::open(state_path().c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string();  // the run removed it: no state
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && static_cast<std::size_t>(info.st_size) > limit) {
-    ::close(fd);
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("$TASKD_STATE is {} bytes, over the limit of {} bytes; the previous state is kept",
-                                  info.st_size, limit));
-  }
-  auto contents = read_all(fd);
-  ::close(fd);
-  return contents;
-}
-
-std::string RunFiles::last_status_line() const { return last_line(read_file(status_path())); }
 
 std::string last_line(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);

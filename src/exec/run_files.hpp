@@ -3,18 +3,27 @@
 // a timeboxed task resumes where it stopped) and $TASKD_STATUS (a
 // user-friendly status line). They live in a private directory that a taskd
 // process makes for its runs at its first run and removes when it is done;
-// each run's files are removed when the run ends. (A directory per run cost
-// a synchronous rmdir per run, milliseconds on ext4: see BENCHMARKS.md.)
+// each run's files leave their names when the run ends. (A directory per run
+// cost a synchronous rmdir per run, and a new state file per run an inode
+// allocation, milliseconds and tens of microseconds on ext4: see
+// BENCHMARKS.md.)
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
 namespace taskd::exec {
 
 class RunFiles;
+
+// What a run left in its files.
+struct RunLeftovers {
+  core::Result<std::string> state;  // the state file as the run left it; an error when it outgrew the limit
+  std::string status_line;          // the last non-empty line of the status file, or ""
+};
 
 // The private directory (0700) in $TMPDIR, else /tmp, that holds the files
 // of this process's runs; removed with everything in it when destroyed.
@@ -26,14 +35,29 @@ class RunDirectory {
   RunDirectory(const RunDirectory&) = delete;
   ~RunDirectory();
 
-  // The files of run `run_id`: the state file, made holding `state`, and the
+  // The files of run `run_id`: the state file, holding `state`, and the
   // name of the status file, which the run makes if it writes a status. If
   // something (a /tmp cleaner) removed the directory, a new one takes its place.
   core::Result<RunFiles> files_for(std::int64_t run_id, std::string_view state);
 
+  // Reads what the run left in `files` (a state over `state_limit` bytes is
+  // an error) and takes the files away. The state file, emptied, becomes the
+  // next run's, unless it is no longer the plain file taskd gave the run or
+  // some process (one the run left behind) still has it open.
+  RunLeftovers collect(RunFiles files, std::size_t state_limit);
+
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+  // Gives the state file `path` the contents `state`: a spare file renamed,
+  // or a new one. False (and errno says why) when it cannot.
+  bool place_state_file(const std::string& path, std::string_view state);
+  // Moves `state_path` out of the run's name; reads it, and keeps it as a
+  // spare when it may serve again.
+  core::Result<std::string> take_state_file(const std::string& state_path, std::size_t state_limit);
+
   std::string path_;
+  std::vector<std::string> spares_;  // emptied state files of ended runs, for the next runs
+  std::uint64_t spares_named_ = 0;
 };
 
 class RunFiles {
@@ -41,15 +65,11 @@ class RunFiles {
   RunFiles(RunFiles&& other) noexcept;
   RunFiles& operator=(RunFiles&&) = delete;
   RunFiles(const RunFiles&) = delete;
+  // Removes the files of a run that was never collected.
   ~RunFiles();
 
   const std::string& state_path() const { return state_path_; }
   const std::string& status_path() const { return status_path_; }
-
-  // The state file as the run left it; an error when it outgrew `limit`.
-  core::Result<std::string> read_state(std::size_t limit) const;
-  // The last non-empty line of the status file, or "" (also when there is none).
-  std::string last_status_line() const;
 
  private:
   friend class RunDirectory;

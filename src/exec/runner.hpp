@@ -32,9 +32,9 @@ class Runner {
  public:
   virtual ~Runner() = default;
 
-  // Starts a child under `key`; returns its pid. A program that cannot be
-  // executed is an error whose message says why.
-  virtual core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) = 0;
+  // Starts a child under `key`. A program that cannot be executed is an
+  // error whose message says why.
+  virtual core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) = 0;
 
   // Blocks until at least one child has ended (or none is left) and returns
   // the ones that did.

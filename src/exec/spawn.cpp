@@ -10,7 +10,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "exec/process_identity.hpp"
+#include "exec/scheduling.hpp"
 
 namespace taskd::exec {
 namespace {
@@ -37,6 +41,46 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
+// The signals taskd ignores. An ignored signal stays ignored across execve
+// (a handled one does not), so the child sets these back to their default.
+// taskd changes no disposition itself (it reads its signals from a
+// signalfd): this is the set it was started with (nohup's SIGHUP, say),
+// read at the first spawn instead of 64 calls in every child.
+const std::vector<int>& ignored_signals() {
+  static const std::vector<int> ignored = [] {
+    std::vector<int> out;
+    for (int signal = 1; signal < NSIG; ++signal) {
+      struct sigaction current {};
+      if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) out.push_back(signal);
+    }
+    return out;
+  }();
+  return ignored;
+}
+
+// /dev/null for every child's stdin, opened once (close-on-exec: the child's
+// dup2 onto stdin is the only copy it keeps); -1 if it cannot be opened.
+int dev_null() {
+  static const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return fd;
+}
+
+// Why the child could not execute its program. The child shares taskd's
+// memory until it executes (vfork), and taskd resumes only once it has
+// executed or exited, so the child writes its failure here and taskd reads
+// it when vfork returns (as glibc's posix_spawn does): no pipe per child.
+struct ChildFailure {
+  enum Step { none, chdir, execve };
+  volatile Step step = none;
+  volatile int error = 0;
+};
+
+// Tells the compiler that `failure` may change behind its back from here
+// on: its address escapes (so the opaque vfork() may write it) and memory
+// is clobbered. Without it GCC, seeing that the child's path never returns,
+// takes the failure for unchanged on taskd's path.
+void shared_with_child(ChildFailure& failure) { asm volatile("" : : "r"(&failure) : "memory"); }
+
 // Everything the child needs, prepared before vfork(): the child may only
 // make system calls, as it shares taskd's memory until it executes.
 struct ChildPlan {
@@ -45,21 +89,18 @@ struct ChildPlan {
   char* const* envp;
   const char* cwd;  // nullptr: taskd's own
   int output_fd;
-  int error_fd;     // the child writes a ChildFailure here if it cannot execute
   pid_t parent;
   unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
   int ledger_fd = -1;
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
+  const std::vector<int>* signals_to_reset = &ignored_signals();
+  int stdin_fd = dev_null();
+  const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
 };
 
-struct ChildFailure {
-  int in_chdir;  // 1: chdir failed, 0: execve failed
-  int error;
-};
-
-[[noreturn]] void fail_child(const ChildPlan& plan, int in_chdir) {
-  ChildFailure failure{in_chdir, errno};
-  (void)!::write(plan.error_fd, &failure, sizeof failure);
+[[noreturn]] void fail_child(ChildFailure& failure, ChildFailure::Step step) {
+  failure.error = errno;
+  failure.step = step;
   ::_exit(127);
 }
 
@@ -92,48 +133,39 @@ void join_own_group(const ChildPlan& plan) {
   if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
 }
 
-[[noreturn]] void become_child(const ChildPlan& plan) {
+[[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
   join_own_group(plan);
   note_in_ledger(plan);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
-  for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &default_action, nullptr);  // taskd's are not the child's
+  for (int signal : *plan.signals_to_reset) ::sigaction(signal, &default_action, nullptr);
   sigset_t none;
   sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0 && null_fd != STDIN_FILENO) ::dup2(null_fd, STDIN_FILENO);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // taskd's blocked signals are not the child's
+  if (plan.stdin_fd >= 0) ::dup2(plan.stdin_fd, STDIN_FILENO);
   ::dup2(plan.output_fd, STDOUT_FILENO);
   ::dup2(plan.output_fd, STDERR_FILENO);
-  if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(plan, 1);
+  if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(failure, ChildFailure::chdir);
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
+  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
   ::execve(plan.program, plan.argv, plan.envp);
-  fail_child(plan, 0);
+  fail_child(failure, ChildFailure::execve);
 }
 
 // Starts the plan's child and waits until it has executed its program (or
 // failed to); returns its pid, or why it could not run.
-core::Result<pid_t> start_child(ChildPlan plan) {
-  int errors[2];
-  if (::pipe2(errors, O_CLOEXEC) != 0)
-    return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  plan.error_fd = errors[1];
+core::Result<pid_t> start_child(const ChildPlan& plan) {
+  ChildFailure failure;
+  shared_with_child(failure);
   pid_t pid = ::vfork();
-  if (pid == 0) become_child(plan);
-  int vfork_error = errno;
-  ::close(errors[1]);
-  if (pid < 0) {
-    ::close(errors[0]);
-    return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(vfork_error)));
-  }
-  ChildFailure failure{};
-  ssize_t n = ::read(errors[0], &failure, sizeof failure);
-  ::close(errors[0]);
-  if (n != static_cast<ssize_t>(sizeof failure)) return pid;
+  if (pid == 0) become_child(plan, failure);
+  if (pid < 0)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(errno)));
+  if (failure.step == ChildFailure::none) return pid;
   ::waitpid(pid, nullptr, 0);
-  if (failure.in_chdir)
+  if (failure.step == ChildFailure::chdir)
     return core::fail(core::ErrorKind::bad_input,
                       fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(failure.error)));
   return core::fail(core::ErrorKind::bad_input,
@@ -189,22 +221,23 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   std::string ledger_line = request.ledger_tag + ' ';
+  auto before = boot_clock();
   auto pid = start_child({.program = program->c_str(),
                           .argv = argv.data(),
                           .envp = envp.data(),
                           .cwd = cwd,
                           .output_fd = fds[1],
-                          .error_fd = -1,
                           .parent = ::getpid(),
                           .ledger_fd = request.ledger_fd,
                           .ledger_line = ledger_line});
+  auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {
     ::close(fds[0]);
     return std::unexpected(pid.error());
   }
-  ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  return SpawnedChild{*pid, fds[0]};
+  ::fcntl(fds[0], F_SETFL, O_NONBLOCK);  // a new pipe's read end has no other status flag
+  return SpawnedChild{{*pid, child_start_ticks(*pid, before, after)}, fds[0]};
 }
 
 core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit) {
@@ -219,7 +252,6 @@ core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::sec
                       .envp = envp.data(),
                       .cwd = cwd,
                       .output_fd = STDERR_FILENO,
-                      .error_fd = -1,
                       .parent = ::getpid(),
                       .alarm_seconds = seconds});
 }

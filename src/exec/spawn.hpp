@@ -4,6 +4,7 @@
 // process group, SIGKILL when taskd dies, stdin from /dev/null, stdout and
 // stderr into one pipe, default signal handling, nothing else inherited.
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -23,9 +24,15 @@ struct SpawnRequest {
   std::string ledger_tag = {};
 };
 
+// A process taskd started, told apart from any later one with its pid.
+struct StartedProcess {
+  pid_t pid;                 // also its process group id
+  std::int64_t start_ticks;  // as process_start_ticks() reads it
+};
+
 struct SpawnedChild {
-  pid_t pid;        // also its process group id
-  int output_fd;    // read end of the stdout+stderr pipe, non-blocking, close-on-exec
+  StartedProcess process;
+  int output_fd;  // read end of the stdout+stderr pipe, non-blocking, close-on-exec
 };
 
 // Starts the child. A program that cannot be executed (not found, not

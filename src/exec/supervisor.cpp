@@ -4,13 +4,14 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+
+#include "exec/scheduling.hpp"
 
 namespace taskd::exec {
 namespace {
@@ -20,11 +21,10 @@ using namespace std::chrono_literals;
 // Without a pidfd, exits are noticed by polling at this period.
 constexpr auto fallback_poll_period = 20ms;
 
+// A pidfd is close-on-exec from the start.
 int open_pidfd(pid_t pid) {
 #ifdef SYS_pidfd_open
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (fd >= 0) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-  return fd;
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 #else
   (void)pid;
   return -1;
@@ -62,7 +62,10 @@ void drain(int& fd, OutputBuffer& output) {
 
 }  // namespace
 
-Supervisor::Supervisor() { ::prctl(PR_SET_CHILD_SUBREAPER, 1); }
+Supervisor::Supervisor() {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ask_for_short_slices();
+}
 
 Supervisor::~Supervisor() {
   for (auto& child : children_) {
@@ -74,13 +77,15 @@ Supervisor::~Supervisor() {
   for (const auto& group : lingering_) ::kill(-group.group, SIGKILL);
 }
 
-core::Result<pid_t> Supervisor::start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) {
+core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnRequest& request,
+                                              const ChildLimits& limits) {
   auto spawned = spawn_child(request);
   if (!spawned) return std::unexpected(spawned.error());
-  children_.push_back(Child{key, spawned->pid, spawned->output_fd, open_pidfd(spawned->pid),
+  pid_t pid = spawned->process.pid;
+  children_.push_back(Child{key, pid, spawned->output_fd, open_pidfd(pid),
                             std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false, false,
                             OutputBuffer(limits.output_limit)});
-  return spawned->pid;
+  return spawned->process;
 }
 
 std::vector<ChildResult> Supervisor::wait_for_exits() {

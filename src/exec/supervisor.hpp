@@ -19,14 +19,15 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
-  // behind can be waited for and counted as gone.
+  // behind can be waited for and counted as gone, and asks for short time
+  // slices (see scheduling.hpp).
   Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there.
   ~Supervisor();
 
-  core::Result<pid_t> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
+  core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
   std::vector<ChildResult> wait_for_exits() override;
   // Waits until a child ends, one of `watched` is ready (its revents say
   // so), or `until` has come; returns the children that ended, maybe none.

@@ -62,13 +62,6 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                started.error().message);
 }
 
-// What recording an attempt's end did to its task: the task as it was, and
-// its state after.
-struct StateChange {
-  core::Task task;
-  core::TaskState after;
-};
-
 // Records one attempt's end inside the caller's transaction; the change to
 // the task when the attempt was its current one.
 core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
@@ -99,24 +92,31 @@ core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                     core::Time now, int history_limit) {
-  std::vector<std::pair<const AttemptEnd*, StateChange>> changes;
-  auto recorded = store::guarded(db, [&]() -> core::Result<std::vector<bool>> {
-    changes.clear();  // a retried transaction starts over
+  auto recorded = store::guarded(db, [&]() -> core::Result<RecordedEnds> {
     store::WriteTransaction tx(db);
-    std::vector<bool> current;
-    for (const auto& end : ends) {
-      auto change = record_in_transaction(db, end, now, history_limit);
-      if (!change) return std::unexpected(change.error());
-      current.push_back(change->has_value());
-      if (*change) changes.emplace_back(&end, std::move(**change));
-    }
-    tx.commit();
-    return current;
+    auto within = record_attempt_ends_within(db, ends, now, history_limit);
+    if (within) tx.commit();
+    return within;
   });
-  if (recorded) {
-    for (const auto& [end, change] : changes) notify_change(change.task, change.after, *end, now);
+  if (!recorded) return std::unexpected(recorded.error());
+  notify_changes(*recorded, now);
+  return std::move(recorded->current);
+}
+
+core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                      core::Time now, int history_limit) {
+  RecordedEnds recorded;
+  for (const auto& end : ends) {
+    auto change = record_in_transaction(db, end, now, history_limit);
+    if (!change) return std::unexpected(change.error());
+    recorded.current.push_back(change->has_value());
+    if (*change) recorded.changes.push_back({&end, std::move(change->value())});
   }
   return recorded;
+}
+
+void notify_changes(const RecordedEnds& recorded, core::Time now) {
+  for (const auto& [end, change] : recorded.changes) notify_change(change.task, change.after, *end, now);
 }
 
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

@@ -36,6 +36,33 @@ core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                     core::Time now, int history_limit);
 
+// What recording an attempt's end did to its task, when it was the task's
+// current attempt: the task as it was, and its state after.
+struct StateChange {
+  core::Task task;
+  core::TaskState after;
+};
+
+// Ends recorded inside a transaction: one flag per attempt (whether it was
+// current), and the changes to tell once it is committed.
+struct RecordedEnds {
+  struct Change {
+    const AttemptEnd* end;
+    StateChange change;
+  };
+  std::vector<bool> current;
+  std::vector<Change> changes;
+};
+
+// record_attempt_ends inside the caller's transaction (a worker records its
+// ended children with the claim that fills their slots); the caller
+// commits, then calls notify_changes. `ends` must outlive the result.
+core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                      core::Time now, int history_limit);
+
+// Starts the --notify commands of the tasks whose state the committed ends changed.
+void notify_changes(const RecordedEnds& recorded, core::Time now);
+
 // Writes a policy decision: its SKIPPED row, if any, and the task's state.
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,
                                   const std::optional<core::SkippedSlots>& skipped, core::Time now);

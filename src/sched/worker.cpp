@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <fmt/format.h>
+#include <iterator>
 #include <map>
 #include <random>
 #include <unistd.h>
@@ -36,8 +37,7 @@ struct Claimed {
 // A child started and not yet recorded in its run.
 struct Spawned {
   std::int64_t run_id;
-  pid_t pid;
-  std::int64_t started_at;
+  exec::StartedProcess child;
 };
 
 struct InFlight {
@@ -132,42 +132,55 @@ class WorkerImpl {
   // is taken a bounded piece at a time).
   Result<bool> fill(int max_batches) {
     for (int round = 0; round < max_batches; ++round) {
-      if (!may_claim()) return false;
-      int free_slots = options_.concurrency - static_cast<int>(runner_.running());
-      if (free_slots <= 0) return false;
-      auto batch = claim(free_slots);
+      int slots = free_slots();
+      if (slots <= 0) return false;
+      auto batch = store::guarded(db_, [&]() -> Result<ClaimBatch> {
+        store::WriteTransaction tx(db_);
+        auto claimed = claim(slots, clock_.now());
+        if (claimed) tx.commit();
+        return claimed;
+      });
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) return false;
-      if (!batch->claimed.empty()) options_.crash.reached(CrashPoint::after_claim);
-      std::vector<Spawned> spawned;
-      for (auto& run : batch->claimed) {
-        auto launched = launch(std::move(run));
-        if (!launched) return std::unexpected(launched.error());
-        if (*launched) spawned.push_back(**launched);
-      }
-      if (auto noted = note_children(spawned); !noted) return std::unexpected(noted.error());
+      if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
     }
     return true;
   }
 
-  // Records the ends of the children in `results` in one transaction.
+  // Records the ends of the children in `results` and, in the same
+  // transaction, claims runs for the slots they freed; then starts those.
   Result<void> record(const std::vector<exec::ChildResult>& results) {
-    std::vector<InFlight> ended;  // their run files stay until the ends are recorded
+    std::vector<Claimed> ended;
     std::vector<AttemptEnd> ends;
     for (const auto& result : results) {
       auto node = in_flight_.extract(result.key);
       if (node.empty()) continue;
       options_.crash.reached(CrashPoint::after_exit);
-      auto& flight = ended.emplace_back(std::move(node.mapped()));
-      auto verdict = judge(result, flight.claimed, flight.files.last_status_line());
-      ends.push_back(attempt_end(flight.claimed, verdict, result, &flight.files));
+      auto& [claimed, files] = node.mapped();
+      auto left = run_directory_->collect(std::move(files), options_.state_limit);
+      auto verdict = judge(result, claimed, left.status_line);
+      ends.push_back(attempt_end(claimed, verdict, result, &left.state));
+      ended.push_back(std::move(claimed));
     }
     if (ends.empty()) return {};
     Time now = clock_.now();
-    auto current = record_attempt_ends(db_, ends, now, options_.history_limit);
-    if (!current) return std::unexpected(current.error());
-    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i].claimed, ends[i], (*current)[i], now);
-    return {};
+    struct Written {
+      RecordedEnds ends;
+      ClaimBatch refill;
+    };
+    auto written = store::guarded(db_, [&]() -> Result<Written> {
+      store::WriteTransaction tx(db_);
+      auto recorded = record_attempt_ends_within(db_, ends, now, options_.history_limit);
+      if (!recorded) return std::unexpected(recorded.error());
+      auto refill = claim(free_slots(), now);
+      if (!refill) return std::unexpected(refill.error());
+      tx.commit();
+      return Written{std::move(*recorded), std::move(*refill)};
+    });
+    if (!written) return std::unexpected(written.error());
+    notify_changes(written->ends, now);
+    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i], ends[i], written->ends.current[i], now);
+    return launch_all(std::move(written->refill));
   }
 
  private:
@@ -177,36 +190,53 @@ class WorkerImpl {
 
   struct ClaimBatch {
     std::vector<Claimed> claimed;
+    std::vector<RunReport> dropped;
     std::size_t queued_seen = 0;  // claimed, dropped, or taken by another worker
   };
 
-  // Claims up to `limit` queued runs in one transaction: each is dropped by
-  // the drop rule or becomes a RUNNING attempt with a new token.
-  Result<ClaimBatch> claim(int limit) {
-    return store::guarded(db_, [&]() -> Result<ClaimBatch> {
-      store::WriteTransaction tx(db_);
-      Time now = clock_.now();
-      auto queued = store::next_queued_runs(db_, now, limit);
-      if (!queued) return std::unexpected(queued.error());
-      ClaimBatch batch{{}, queued->size()};
-      for (const auto& run : *queued) {
-        auto started = start_run(run, now, &run != &queued->front());
-        if (!started) return std::unexpected(started.error());
-        if (*started) batch.claimed.push_back(std::move(**started));
-      }
-      tx.commit();
-      return batch;
-    });
+  // The slots free for a claim now: none once claiming has stopped.
+  int free_slots() const {
+    return may_claim() ? options_.concurrency - static_cast<int>(runner_.running()) : 0;
   }
 
-  // Starts `run`, found claimable by this transaction's query; `recheck`
-  // when a run claimed before it in the batch may have filled its group or
-  // be of the same task.
-  Result<std::optional<Claimed>> start_run(const store::RunRecord& run, Time now, bool recheck) {
+  // Claims up to `limit` queued runs inside the caller's transaction: each is
+  // dropped by the drop rule or becomes a RUNNING attempt with a new token.
+  Result<ClaimBatch> claim(int limit, Time now) {
+    ClaimBatch batch;
+    if (limit <= 0) return batch;
+    auto queued = store::next_queued_runs(db_, now, limit);
+    if (!queued) return std::unexpected(queued.error());
+    batch.queued_seen = queued->size();
+    for (const auto& run : *queued) {
+      if (auto started = start_run(run, now, &run != &queued->front(), batch); !started)
+        return std::unexpected(started.error());
+    }
+    return batch;
+  }
+
+  // Reports the drops of a committed claim and starts the children of its
+  // runs, then records them in their runs.
+  Result<void> launch_all(ClaimBatch batch) {
+    std::ranges::move(batch.dropped, std::back_inserter(reports_));
+    if (batch.claimed.empty()) return {};
+    options_.crash.reached(CrashPoint::after_claim);
+    std::vector<Spawned> spawned;
+    for (auto& run : batch.claimed) {
+      auto launched = launch(std::move(run));
+      if (!launched) return std::unexpected(launched.error());
+      if (*launched) spawned.push_back(**launched);
+    }
+    return note_children(spawned);
+  }
+
+  // Starts `run`, found claimable by this transaction's query, or drops it;
+  // adds it to `batch`. `recheck` when a run claimed before it in the batch
+  // may have filled its group or be of the same task.
+  Result<void> start_run(const store::RunRecord& run, Time now, bool recheck, ClaimBatch& batch) {
     if (recheck) {
       auto claimable = store::is_claimable(db_, run.id, now);
       if (!claimable) return std::unexpected(claimable.error());
-      if (!*claimable) return std::optional<Claimed>();
+      if (!*claimable) return {};
     }
     auto found = store::find_task(db_, run.task_id);
     if (!found) return std::unexpected(found.error());
@@ -217,8 +247,8 @@ class WorkerImpl {
     if (task.state.disabled_until_update) dropped = "dropped: the task is disabled: " + task.state.disabled_reason;
     if (dropped) {
       if (auto marked = store::mark_dropped(db_, run.id, *dropped, now); !marked) return std::unexpected(marked.error());
-      reports_.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
-      return std::optional<Claimed>();
+      batch.dropped.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
+      return {};
     }
     auto decision = run.trigger == core::Trigger::manual
                         ? core::on_manual_start(task.definition, *schedule, task.state, now, new_attempt_uid())
@@ -228,14 +258,14 @@ class WorkerImpl {
                              now, decision.deadline, decision.deadline + task.definition.kill_grace, identity_};
     auto marked = store::mark_running(db_, start);
     if (!marked) return std::unexpected(marked.error());
-    if (!*marked) return std::optional<Claimed>();
+    if (!*marked) return {};
     if (auto saved = write_decision(db_, task.id, decision.state, decision.skipped, now); !saved)
       return std::unexpected(saved.error());
     auto blob = store::load_state_blob(db_, task.id);
     if (!blob) return std::unexpected(blob.error());
     task.state = decision.state;
-    return std::optional<Claimed>(
-        Claimed{run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob)});
+    batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob)});
+    return {};
   }
 
   // Starts the claimed run's child; the child to record in the run, or
@@ -251,20 +281,22 @@ class WorkerImpl {
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, options_.output_limit};
     auto key = static_cast<std::uint64_t>(claimed.run.id);
-    auto pid = runner_.start(key, request, limits);
-    if (!pid) return not_started(claimed, pid.error().message, &*files);
+    auto child = runner_.start(key, request, limits);
+    if (!child) return not_started(claimed, child.error().message, &*files);
     options_.crash.reached(CrashPoint::after_spawn);
-    Spawned spawned{claimed.run.id, *pid, exec::process_start_ticks(*pid)};
+    Spawned spawned{claimed.run.id, *child};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return std::optional<Spawned>(spawned);
   }
 
-  // Records as failed a claimed run whose child could not start, and why.
-  Result<std::optional<Spawned>> not_started(const Claimed& claimed, const std::string& why,
-                                             const exec::RunFiles* files) {
+  // Records as failed a claimed run whose child could not start, and why;
+  // its files, if it has them yet, are collected first.
+  Result<std::optional<Spawned>> not_started(const Claimed& claimed, const std::string& why, exec::RunFiles* files) {
     Verdict verdict{core::AttemptOutcome::failed, why, std::nullopt, std::nullopt};
-    auto end = attempt_end(claimed, verdict, exec::ChildResult{}, files);
+    std::optional<exec::RunLeftovers> left;
+    if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
+    auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
     auto current = record_attempt_end(db_, end, now, options_.history_limit);
     if (!current) return std::unexpected(current.error());
@@ -279,8 +311,8 @@ class WorkerImpl {
     if (spawned.empty()) return {};
     auto noted = store::guarded(db_, [&]() -> Result<void> {
       store::WriteTransaction tx(db_);
-      for (const auto& child : spawned) {
-        if (auto set = store::set_child(db_, child.run_id, child.pid, child.started_at); !set) return set;
+      for (const auto& [run_id, child] : spawned) {
+        if (auto set = store::set_child(db_, run_id, child.pid, child.start_ticks); !set) return set;
       }
       tx.commit();
       return {};
@@ -309,18 +341,18 @@ class WorkerImpl {
     return run_directory_->files_for(run_id, state);
   }
 
-  // An attempt's end as history records it.
+  // An attempt's end as history records it; `state_left`: what the run left
+  // in its state file, nullptr when it had none.
   AttemptEnd attempt_end(const Claimed& claimed, const Verdict& verdict, const exec::ChildResult& result,
-                         const exec::RunFiles* files) const {
+                         const Result<std::string>* state_left) const {
     AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
                    verdict.outcome,       verdict.reason,    verdict.exit_code,   verdict.signal,
                    result.output,         result.output_truncated, std::nullopt};
     // Without run files (they could not be made) the kept state stays as it
     // is; a state the run left unchanged need not be written again.
-    if (files) {
-      auto state = files->read_state(options_.state_limit);
-      if (!state) end.reason = joined(end.reason, state.error().message);
-      else if (*state != claimed.state_blob) end.state_blob = std::move(*state);
+    if (state_left) {
+      if (!*state_left) end.reason = joined(end.reason, state_left->error().message);
+      else if (**state_left != claimed.state_blob) end.state_blob = **state_left;
     }
     return end;
   }

@@ -134,10 +134,10 @@ Result<bool> has_active_run(Database& db, std::int64_t task_id) {
 
 Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    auto query =
-        db.cached(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
-                              "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
-                              run_columns, claimable_run));
+    static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
+                                               "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
+                                               run_columns, claimable_run);
+    auto query = db.cached(sql);
     Binder b(*query);
     b.time(now);
     b.int64(limit);
@@ -147,10 +147,10 @@ Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limi
 
 Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
   return guarded(db, [&]() -> Result<bool> {
-    auto query =
-        db.cached(fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
-                              "WHERE {} AND r.id = ?2)",
-                              claimable_run));
+    static const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                               "WHERE {} AND r.id = ?2)",
+                                               claimable_run);
+    auto query = db.cached(sql);
     Binder b(*query);
     b.time(now);
     b.int64(run_id);
@@ -220,10 +220,10 @@ Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_
 
 Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
-    auto query =
-        db.cached(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
-                              "WHERE r.status = 'running' ORDER BY r.id",
-                              in_flight_columns));
+    static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                               "WHERE r.status = 'running' ORDER BY r.id",
+                                               in_flight_columns);
+    auto query = db.cached(sql);
     std::vector<InFlightRun> runs;
     while (query->executeStep()) runs.push_back(in_flight_from_row(*query));
     return runs;

@@ -3,6 +3,8 @@ file descriptors, the state file kept between runs, and argv without a shell."""
 
 import json
 import os
+import signal
+import subprocess
 import time
 import unittest
 
@@ -33,6 +35,11 @@ os.close(probe)
 fds = os.listdir("/proc/self/fd")
 print(probe, " ".join(sorted(fds)))
 """
+
+
+def sched_slice(text):
+    """The se.slice line of /proc/PID/sched output."""
+    return [line.split(":")[1].strip() for line in text.splitlines() if line.startswith("se.slice")]
 
 
 class EnvironmentTest(TaskdTestCase):
@@ -132,6 +139,33 @@ class EnvironmentTest(TaskdTestCase):
         fds = self.fds_seen_by_child()
         self.assertNotIn(leaked, fds)
         self.assertEqual(fds, [0, 1, 2])
+
+    def test_child_gets_default_signal_handling_when_taskd_was_started_ignoring_signals(self):
+        # nohup, or a parent that ignores SIGPIPE, starts taskd with signals
+        # ignored (and maybe blocked); an ignored signal would stay ignored
+        # across execve unless taskd resets it.
+        self.add("signals", "--every", "1h", "--start-now", "--", "grep", "-E", "^Sig(Ign|Blk):", "/proc/self/status")
+
+        def ignore_and_block():
+            for sig in (signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1, signal.SIGRTMIN + 3):
+                signal.signal(sig, signal.SIG_IGN)
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGTERM})
+
+        self.run_once(preexec_fn=ignore_and_block)
+        self.assertEqual(self.logs("signals"), "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n")
+
+    def test_child_runs_with_taskd_nice_value_and_the_default_time_slice(self):
+        # taskd asks the kernel for short time slices for itself and its
+        # children until they execute; the program gets the default back.
+        if not os.path.exists("/proc/self/sched"):
+            self.skipTest("no /proc/PID/sched (a kernel without CONFIG_SCHED_DEBUG)")
+        self.add("sched", "--every", "1h", "--start-now", "--", "cat", "/proc/self/sched", "/proc/self/stat")
+        self.run_once(preexec_fn=lambda: os.nice(5))
+        out = self.logs("sched")
+        own = subprocess.run(["cat", "/proc/self/sched"], capture_output=True, text=True, check=True).stdout
+        self.assertEqual(sched_slice(out), sched_slice(own))
+        stat = out.strip().splitlines()[-1]
+        self.assertEqual(int(stat[stat.rindex(")") + 2:].split()[16]), 5, "nice value (field 19 of /proc/PID/stat)")
 
     def test_state_file_is_kept_between_runs(self):
         # First run: reads the (empty) state, writes a cursor, fails. With

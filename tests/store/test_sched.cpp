@@ -64,7 +64,8 @@ class FakeRunner final : public exec::Runner {
   };
   std::function<void()> while_running = [] {};
 
-  core::Result<pid_t> start(std::uint64_t key, const exec::SpawnRequest& request, const exec::ChildLimits&) override {
+  core::Result<exec::StartedProcess> start(std::uint64_t key, const exec::SpawnRequest& request,
+                                           const exec::ChildLimits&) override {
     if (request.argv.front() == "/missing")
       return core::fail(core::ErrorKind::bad_input, "cannot execute \"/missing\": not found");
     started.push_back(request);
@@ -74,7 +75,7 @@ class FakeRunner final : public exec::Runner {
       REQUIRE(::write(request.ledger_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
     }
     most_at_once = std::max(most_at_once, running_.size());
-    return static_cast<pid_t>(1000 + key);
+    return exec::StartedProcess{static_cast<pid_t>(1000 + key), 4711};
   }
 
   std::vector<exec::ChildResult> wait_for_exits() override {
@@ -359,7 +360,7 @@ TEST_CASE("a run directory that something removed is replaced by a new one") {
   std::filesystem::remove_all(first_dir);
   auto second = directory.files_for(2, "page=2").value();
   CHECK(std::filesystem::path(second.state_path()).parent_path() != first_dir);
-  CHECK(second.read_state(100).value() == "page=2");
+  CHECK(directory.collect(std::move(second), 100).state.value() == "page=2");
 }
 
 namespace {

@@ -18,7 +18,7 @@ pid_t start(std::vector<std::string> argv, int ledger_fd = -1, std::string tag =
   exec::SpawnRequest request{std::move(argv), {"PATH=/usr/bin:/bin"}, "", ledger_fd, std::move(tag)};
   auto child = exec::spawn_child(request).value();
   ::close(child.output_fd);
-  return child.pid;
+  return child.process.pid;
 }
 
 }  // namespace

@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exec/run_files.hpp"
+
+using namespace taskd;
+namespace fs = std::filesystem;
+
+namespace {
+
+ino_t inode_of(const std::string& path) {
+  struct stat info {};
+  REQUIRE(::lstat(path.c_str(), &info) == 0);
+  return info.st_ino;
+}
+
+std::string contents_of(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+}  // namespace
+
+TEST_CASE("an ended run's state file, emptied, is the next run's under the next run's name") {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "page=1").value();
+  auto first_path = first.state_path();
+  auto inode = inode_of(first_path);
+  write(first_path, "page=2");
+  CHECK(directory.collect(std::move(first), 100).state.value() == "page=2");
+  CHECK_FALSE(fs::exists(first_path));
+  auto second = directory.files_for(2, "").value();
+  CHECK(second.state_path() != first_path);
+  CHECK(inode_of(second.state_path()) == inode);
+  CHECK(contents_of(second.state_path()).empty());
+  auto third = directory.files_for(3, "page=3").value();
+  CHECK(contents_of(third.state_path()) == "page=3");
+}
+
+TEST_CASE("a state file that a process still has open is never another run's") {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "").value();
+  int held = ::open(first.state_path().c_str(), O_WRONLY | O_CLOEXEC);  // as a process the run left behind
+  REQUIRE(held >= 0);
+  auto inode = inode_of(first.state_path());
+  CHECK(directory.collect(std::move(first), 100).state.value().empty());
+  auto second = directory.files_for(2, "page=2").value();
+  CHECK(inode_of(second.state_path()) != inode);
+  CHECK(::write(held, "late", 4) == 4);
+  ::close(held);
+  CHECK(contents_of(second.state_path()) == "page=2");
+}
+
+TEST_CASE("a state file the run linked elsewhere or replaced by a symbolic link is read, never another run's") {
+  auto directory = exec::RunDirectory::create().value();
+  auto outside = fs::temp_directory_path() / ("taskd-test-outside-" + std::to_string(::getpid()));
+  auto run = directory.files_for(1, "").value();
+  SUBCASE("a hard link") { fs::create_hard_link(run.state_path(), outside); }
+  SUBCASE("a symbolic link") {
+    write(outside, "");
+    fs::remove(run.state_path());
+    fs::create_symlink(outside, run.state_path());
+  }
+  write(outside, "kept");
+  CHECK(directory.collect(std::move(run), 100).state.value() == "kept");
+  auto next = directory.files_for(2, "page=2").value();
+  CHECK(contents_of(outside) == "kept");
+  CHECK(fs::is_regular_file(fs::symlink_status(next.state_path())));
+  fs::remove(outside);
+}
+
+TEST_CASE("the status file is read and removed; a run that wrote none has an empty status line") {
+  auto directory = exec::RunDirectory::create().value();
+  auto quiet = directory.files_for(1, "").value();
+  CHECK(directory.collect(std::move(quiet), 100).status_line.empty());
+  auto talking = directory.files_for(2, "").value();
+  auto status_path = talking.status_path();
+  write(status_path, "fetched 3 pages\nall done\n");
+  CHECK(directory.collect(std::move(talking), 100).status_line == "all done");
+  CHECK_FALSE(fs::exists(status_path));
+}
+
+TEST_CASE("a state over the limit is an error, and its file still serves the next run, emptied") {
+  auto directory = exec::RunDirectory::create().value();
+  auto run = directory.files_for(1, "").value();
+  write(run.state_path(), std::string(101, 'y'));
+  auto inode = inode_of(run.state_path());
+  auto left = directory.collect(std::move(run), 100);
+  REQUIRE_FALSE(left.state);
+  CHECK(left.state.error().message.find("101 bytes") != std::string::npos);
+  auto next = directory.files_for(2, "").value();
+  CHECK(inode_of(next.state_path()) == inode);
+  CHECK(contents_of(next.state_path()).empty());
+}
