@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -41,6 +42,20 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
   return out;
 }
 
+// The kernel's struct sigaction, for rt_sigaction itself: glibc's sigaction
+// refuses the two signals it keeps for itself (32 and 33), which a parent
+// may still have left ignored (GNU make does, for its recipes).
+struct KernelSigaction {
+  void (*handler)(int);
+  unsigned long flags;
+  void (*restorer)();
+  std::uint64_t mask;
+};
+
+int kernel_sigaction(int signal, const KernelSigaction* action, KernelSigaction* old) {
+  return static_cast<int>(::syscall(SYS_rt_sigaction, signal, action, old, sizeof(std::uint64_t)));
+}
+
 // The signals taskd ignores. An ignored signal stays ignored across execve
 // (a handled one does not), so the child sets these back to their default.
 // taskd changes no disposition itself (it reads its signals from a
@@ -49,9 +64,9 @@ std::vector<char*> c_strings(const std::vector<std::string>& strings) {
 const std::vector<int>& ignored_signals() {
   static const std::vector<int> ignored = [] {
     std::vector<int> out;
-    for (int signal = 1; signal < NSIG; ++signal) {
-      struct sigaction current {};
-      if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) out.push_back(signal);
+    for (int signal = 1; signal <= 64; ++signal) {
+      KernelSigaction current{};
+      if (kernel_sigaction(signal, nullptr, &current) == 0 && current.handler == SIG_IGN) out.push_back(signal);
     }
     return out;
   }();
@@ -136,9 +151,8 @@ void join_own_group(const ChildPlan& plan) {
 [[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
   join_own_group(plan);
   note_in_ledger(plan);
-  struct sigaction default_action {};
-  default_action.sa_handler = SIG_DFL;
-  for (int signal : *plan.signals_to_reset) ::sigaction(signal, &default_action, nullptr);
+  const KernelSigaction default_action{.handler = SIG_DFL, .flags = 0, .restorer = nullptr, .mask = 0};
+  for (int signal : *plan.signals_to_reset) kernel_sigaction(signal, &default_action, nullptr);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);  // taskd's blocked signals are not the child's
