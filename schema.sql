@@ -122,3 +122,84 @@ CREATE TABLE workers (
 -- A command run by /bin/sh -c when the task changes state (failed,
 -- recovered, disabled), with the facts in TASKD_NOTIFY_* variables.
 ALTER TABLE tasks ADD COLUMN notify TEXT NOT NULL DEFAULT '';
+
+-- migrate: 4
+-- How many finished runs the history keeps of the task (`--keep-runs`).
+ALTER TABLE tasks ADD COLUMN keep_runs INTEGER NOT NULL DEFAULT 1000 CHECK (keep_runs >= 1);
+
+-- `list --state`: each state the partial index of its own few rows.
+CREATE INDEX tasks_paused ON tasks (name) WHERE paused = 1;
+CREATE INDEX tasks_disabled ON tasks (name) WHERE disabled_until_update = 1;
+CREATE INDEX tasks_failing ON tasks (name) WHERE last_status IN ('failed', 'timed_out', 'lost');
+-- `history --status`, `--trigger`, `--since`/`--until`, and `--keep-days`,
+-- which deletes the oldest slots first. Only runs_status changes as a run
+-- goes from queued to running to its end.
+CREATE INDEX runs_status ON runs (status, id);
+CREATE INDEX runs_trigger ON runs (trigger, id);
+CREATE INDEX runs_slot ON runs (scheduled_at);
+
+-- Counters for `metrics` and `status`, kept by the triggers below in the
+-- transaction that writes the run, so that neither reads the history.
+-- Runs that ended, by status: counted once, never lowered by pruning.
+CREATE TABLE run_totals (
+  status TEXT    PRIMARY KEY,
+  runs   INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Started minus scheduled of the scheduled runs that started and ended, as a
+-- cumulative histogram: runs with lateness <= le_ms (the last bound is +Inf).
+CREATE TABLE lateness_buckets (
+  le_ms INTEGER PRIMARY KEY,
+  runs  INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO lateness_buckets (le_ms) VALUES (5), (10), (20), (50), (100), (250), (500), (1000), (2500), (5000),
+  (10000), (30000), (60000), (300000), (9223372036854775807);
+-- One row: the sum of the histogram, and the history's size now (rows and
+-- captured output bytes), which pruning lowers.
+CREATE TABLE history_totals (
+  id              INTEGER PRIMARY KEY CHECK (id = 1),
+  lateness_sum_ms INTEGER NOT NULL,
+  runs            INTEGER NOT NULL,
+  output_bytes    INTEGER NOT NULL
+);
+
+-- Brought up to date from the history a file already has.
+INSERT INTO run_totals (status, runs)
+  SELECT status, count(*) FROM runs WHERE status NOT IN ('queued', 'running') GROUP BY status;
+WITH late AS MATERIALIZED (
+  SELECT (SELECT min(le_ms) FROM lateness_buckets WHERE le_ms >= started_at - scheduled_at) AS le_ms, count(*) AS runs
+  FROM runs WHERE trigger = 'schedule' AND started_at IS NOT NULL AND status NOT IN ('queued', 'running') GROUP BY 1)
+UPDATE lateness_buckets SET runs = (SELECT coalesce(sum(late.runs), 0) FROM late WHERE late.le_ms <= lateness_buckets.le_ms);
+INSERT INTO history_totals (id, lateness_sum_ms, runs, output_bytes) VALUES (1,
+  (SELECT coalesce(sum(started_at - scheduled_at), 0) FROM runs
+   WHERE trigger = 'schedule' AND started_at IS NOT NULL AND status NOT IN ('queued', 'running')),
+  (SELECT count(*) FROM runs), (SELECT coalesce(sum(length(output)), 0) FROM runs));
+
+-- A run counts once, when it ends: a queued or running run that ends, or
+-- a row written ended (SKIPPED, or a history copied in). Both say so by a
+-- row written into run_ends, whose trigger does the counting.
+CREATE VIEW run_ends (status, late_ms) AS SELECT NULL, NULL;
+CREATE TRIGGER run_ends_count INSTEAD OF INSERT ON run_ends
+BEGIN
+  INSERT INTO run_totals (status, runs) VALUES (NEW.status, 1) ON CONFLICT (status) DO UPDATE SET runs = runs + 1;
+  UPDATE lateness_buckets SET runs = runs + 1 WHERE NEW.late_ms IS NOT NULL AND le_ms >= NEW.late_ms;
+  UPDATE history_totals SET lateness_sum_ms = lateness_sum_ms + NEW.late_ms WHERE NEW.late_ms IS NOT NULL;
+END;
+CREATE TRIGGER runs_count_end AFTER UPDATE OF status ON runs
+  WHEN OLD.status IN ('queued', 'running') AND NEW.status NOT IN ('queued', 'running')
+BEGIN
+  INSERT INTO run_ends VALUES (NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END);
+END;
+CREATE TRIGGER runs_count_insert AFTER INSERT ON runs
+BEGIN
+  UPDATE history_totals SET runs = runs + 1, output_bytes = output_bytes + length(NEW.output);
+  INSERT INTO run_ends SELECT NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END
+    WHERE NEW.status NOT IN ('queued', 'running');
+END;
+CREATE TRIGGER runs_count_output AFTER UPDATE OF output ON runs
+BEGIN
+  UPDATE history_totals SET output_bytes = output_bytes + length(NEW.output) - length(OLD.output);
+END;
+CREATE TRIGGER runs_count_delete AFTER DELETE ON runs
+BEGIN
+  UPDATE history_totals SET runs = runs - 1, output_bytes = output_bytes - length(OLD.output);
+END;

@@ -3,11 +3,14 @@
 // `taskd add`, so the rows are the ones `add` writes (a million in seconds;
 // a million `taskd add` processes would take hours).
 //
-// Usage: make_tasks DATABASE COUNT [ACTIVE]
+// Usage: make_tasks DATABASE COUNT [ACTIVE [RUNS]]
 // The COUNT tasks (bench-0000000 …) cycle through a mix of --every and
 // --cron schedules running /bin/true and are planned from a day after now,
 // so none comes due while a benchmark runs. The ACTIVE tasks (active-0000 …)
 // run /bin/true --every 10s, planned from now as `taskd add` plans them.
+// RUNS gives each of the COUNT tasks that many finished runs in its
+// history, one a minute up to now, every tenth failed: a history written
+// in one statement (as a year of runs would leave it, without the year).
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -81,6 +84,30 @@ core::Result<void> add_tasks(store::Database& db, long count, long active, core:
   });
 }
 
+// The history of RUNS runs per task, oldest first and tasks interleaved,
+// as a scheduler records them; the schema's triggers count them as they go in.
+constexpr const char* history_sql = R"(
+WITH RECURSIVE minute(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM minute WHERE i + 1 < ?1)
+INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, finished_at,
+                  exit_code, attempt_no, attempt_uid, run_index, reason, output)
+SELECT t.id, CASE WHEN (t.id + m.i) % 10 = 0 THEN 'failed' ELSE 'succeeded' END, 'schedule',
+       ?2 - (?1 - m.i) * 60000, ?2 - (?1 - m.i) * 60000, ?2 - (?1 - m.i) * 60000,
+       ?2 - (?1 - m.i) * 60000 + t.id % 50, ?2 - (?1 - m.i) * 60000 + 900,
+       CASE WHEN (t.id + m.i) % 10 = 0 THEN 1 ELSE 0 END, 1, printf('%08x-%d', t.id, m.i), m.i + 1,
+       CASE WHEN (t.id + m.i) % 10 = 0 THEN 'exit 1' ELSE '' END, CAST('ok' AS BLOB)
+FROM minute m CROSS JOIN tasks t WHERE t.name LIKE 'bench-%' ORDER BY m.i, t.id
+)";
+
+core::Result<void> add_history(store::Database& db, long runs, core::Time now) {
+  return store::write(db, [&]() -> core::Result<void> {
+    SQLite::Statement insert(db.sql(), history_sql);
+    insert.bind(1, static_cast<std::int64_t>(runs));
+    insert.bind(2, core::to_unix_ms(now));
+    insert.exec();
+    return {};
+  });
+}
+
 bool parse_count(const char* text, long& count) {
   std::string_view view(text);
   auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), count);
@@ -92,8 +119,10 @@ bool parse_count(const char* text, long& count) {
 int main(int argc, char** argv) {
   long count = 0;
   long active = 0;
-  if ((argc != 3 && argc != 4) || !parse_count(argv[2], count) || (argc == 4 && !parse_count(argv[3], active))) {
-    std::fputs("usage: make_tasks DATABASE COUNT [ACTIVE]\n", stderr);
+  long runs = 0;
+  if (argc < 3 || argc > 5 || !parse_count(argv[2], count) || (argc >= 4 && !parse_count(argv[3], active)) ||
+      (argc == 5 && !parse_count(argv[4], runs))) {
+    std::fputs("usage: make_tasks DATABASE COUNT [ACTIVE [RUNS]]\n", stderr);
     return 2;
   }
   auto db = store::Database::open(argv[1]);
@@ -103,6 +132,11 @@ int main(int argc, char** argv) {
   }
   core::Time now = sched::SystemClock{}.now();
   if (auto added = add_tasks(*db, count, active, now); !added) {
+    fmt::print(stderr, "make_tasks: {}\n", added.error().message);
+    return 1;
+  }
+  if (runs == 0) return 0;
+  if (auto added = add_history(*db, runs, now); !added) {
     fmt::print(stderr, "make_tasks: {}\n", added.error().message);
     return 1;
   }

@@ -71,7 +71,7 @@ Result<std::optional<TaskStep>> plan_task(store::Database& db, const FileTask& f
 Result<void> plan_prune(store::Database& db, const TaskFile& file, Plan& plan) {
   std::set<std::string> listed;
   for (const auto& task : file.tasks) listed.insert(task.options.name);
-  auto owned = store::list_tasks(db, {.group = "", .owner = file.owner});
+  auto owned = store::list_tasks(db, {.owner = file.owner});
   if (!owned) return std::unexpected(owned.error());
   for (auto& task : *owned) {
     if (!listed.contains(task.definition.name)) plan.tasks.push_back({Step::remove, task.definition, task, {}});

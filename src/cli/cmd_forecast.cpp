@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
 #include <memory>
 
@@ -16,12 +17,42 @@ using core::Result;
 
 struct ForecastOptions {
   std::string window = "1h";
-  std::string bucket = "1m";
+  std::string bucket;  // empty: the one bucket_for picks
 };
 
 // A chart wider than this is scaled down.
 constexpr std::size_t bar_width = 50;
+// Buckets a --bucket given may make; one picked makes at most default_buckets.
 constexpr std::int64_t max_buckets = 1000;
+constexpr std::int64_t default_buckets = 100;
+
+// The shortest round bucket that cuts the window into at most
+// default_buckets: 1m for an hour, 15m for a day, 12h for 30 days.
+core::Seconds bucket_for(core::Seconds window) {
+  using namespace std::chrono_literals;
+  static constexpr std::array<core::Seconds, 19> round{1s,  5s,  10s, 15s, 30s, 1min, 5min, 10min, 15min, 30min,
+                                                       1h,  2h,  3h,  6h,  12h, 24h,  48h, 168h,  720h};
+  for (auto bucket : round) {
+    if (window <= bucket * default_buckets) return bucket;
+  }
+  auto days = (window.count() + default_buckets * 86400 - 1) / (default_buckets * 86400);
+  return core::Seconds{days * 86400};
+}
+
+// The window and the bucket the options give; a bad one is bad input.
+Result<std::pair<core::Seconds, core::Seconds>> window_and_bucket(const ForecastOptions& options) {
+  auto window = core::parse_duration(options.window);
+  if (!window) return fail(ErrorKind::bad_input, "--window: " + window.error().message);
+  if (window->count() <= 0) return fail(ErrorKind::bad_input, "--window must be longer than 0s");
+  if (options.bucket.empty()) return std::pair{*window, bucket_for(*window)};
+  auto bucket = core::parse_duration(options.bucket);
+  if (!bucket) return fail(ErrorKind::bad_input, "--bucket: " + bucket.error().message);
+  if (bucket->count() <= 0 || *window < *bucket || *window / *bucket > max_buckets)
+    return fail(ErrorKind::bad_input, fmt::format("--bucket {} must be longer than 0s and fit the --window {} "
+                                                  "at most {} times (leave --bucket out to have one picked)",
+                                                  options.bucket, options.window, max_buckets));
+  return std::pair{*window, *bucket};
+}
 
 struct Forecast {
   core::Time from;
@@ -38,17 +69,20 @@ struct Forecast {
   core::Time bucket_start(std::size_t i) const { return from + static_cast<std::int64_t>(i) * bucket; }
 };
 
-Result<Forecast> forecast_of(const std::vector<core::Task>& tasks, core::Time from, core::Seconds window,
-                             core::Seconds bucket) {
-  Forecast forecast{from, bucket, std::vector<std::int64_t>(static_cast<std::size_t>(window / bucket), 0)};
+// Only the tasks whose next run comes before the window's end are read (the
+// tick's index): a task planned later cannot start in the window.
+Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds window, core::Seconds bucket) {
+  auto buckets = static_cast<std::size_t>((window + bucket - core::Seconds{1}) / bucket);
+  Forecast forecast{from, bucket, std::vector<std::int64_t>(buckets, 0)};
   core::Time until = from + window;
-  for (const auto& task : tasks) {
-    if (task.state.paused || task.state.disabled_until_update) continue;
+  auto counted = store::for_each_task_starting_before(db, until, [&](const core::Task& task) -> Result<void> {
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     for (auto start : core::upcoming_starts(task, *schedule, from, until, SIZE_MAX))
       forecast.starts[static_cast<std::size_t>((start - from) / bucket)] += 1;
-  }
+    return {};
+  });
+  if (!counted) return std::unexpected(counted.error());
   return forecast;
 }
 
@@ -80,19 +114,13 @@ Json forecast_json(const Forecast& forecast) {
 }
 
 Result<void> forecast(const Context& context, const ForecastOptions& options) {
-  auto window = core::parse_duration(options.window);
-  if (!window) return fail(ErrorKind::bad_input, "--window: " + window.error().message);
-  auto bucket = core::parse_duration(options.bucket);
-  if (!bucket) return fail(ErrorKind::bad_input, "--bucket: " + bucket.error().message);
-  if (bucket->count() <= 0 || *window < *bucket || *window / *bucket > max_buckets)
-    return fail(ErrorKind::bad_input, fmt::format("--bucket {} must be longer than 0s and fit the --window {} "
-                                                  "at most {} times", options.bucket, options.window, max_buckets));
+  auto sizes = window_and_bucket(options);
+  if (!sizes) return std::unexpected(sizes.error());
+  auto [window, bucket] = *sizes;
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto tasks = store::list_tasks(*db, {});
-  if (!tasks) return std::unexpected(tasks.error());
   core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
-  auto result = forecast_of(*tasks, from, *window, *bucket);
+  auto result = forecast_of(*db, from, window, bucket);
   if (!result) return std::unexpected(result.error());
   if (context.json) {
     print_json(forecast_json(*result));
@@ -108,7 +136,7 @@ void add_forecast_command(CLI::App& app, Context& context, Action& action) {
   auto options = std::make_shared<ForecastOptions>();
   auto* command = app.add_subcommand("forecast", "Chart how many runs start in each bucket of the coming window");
   command->add_option("--window", options->window, "How far ahead (default 1h)");
-  command->add_option("--bucket", options->bucket, "Width of a bar (default 1m)");
+  command->add_option("--bucket", options->bucket, "Width of a bar (default: at most 100 bars, 1m for 1h)");
   command->callback([&context, &action, options] { action = [&context, options] { return forecast(context, *options); }; });
 }
 

@@ -18,6 +18,10 @@ struct HistoryOptions {
   std::string name;
   int limit = 20;
   std::int64_t run_id = 0;
+  std::string status;
+  std::string trigger;
+  std::string since;
+  std::string until;
 };
 
 Result<core::Task> required_task(store::Database& db, const std::string& name, std::string_view verb) {
@@ -38,30 +42,62 @@ std::string run_duration(const store::RunRecord& run) {
   return fmt::format("{:.3f}s", std::chrono::duration<double>(*run.finished_at - *run.started_at).count());
 }
 
-Result<void> history(const Context& context, const HistoryOptions& options) {
+// The filter the options describe (but the task, which needs the database).
+Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now) {
   if (options.limit < 1) return fail(ErrorKind::usage, "history: --limit must be at least 1");
+  store::RunFilter filter{.limit = options.limit};
+  if (!options.status.empty()) {
+    auto status = core::parse_run_status(options.status);
+    if (!status) return fail(ErrorKind::usage, "history: --status: " + status.error().message);
+    filter.status = *status;
+  }
+  if (!options.trigger.empty()) {
+    auto trigger = core::parse_trigger(options.trigger);
+    if (!trigger) return fail(ErrorKind::usage, "history: --trigger: " + trigger.error().message);
+    filter.trigger = *trigger;
+  }
+  auto since = optional_time(options.since, "--since", now);
+  if (!since) return std::unexpected(since.error());
+  auto until = optional_time(options.until, "--until", now);
+  if (!until) return std::unexpected(until.error());
+  filter.since = *since;
+  filter.until = *until;
+  return filter;
+}
+
+std::vector<std::string> history_row(const store::RunRecord& run) {
+  return {std::to_string(run.id), run.task, std::string(core::to_string(run.status)),
+          core::format_rfc3339(run.scheduled_at), run_duration(run), run_outcome(run), run.reason};
+}
+
+// Each run is printed as it is read, newest first.
+Result<void> history(const Context& context, const HistoryOptions& options) {
+  auto filter = filter_of(options, context.clock.now());
+  if (!filter) return std::unexpected(filter.error());
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  std::int64_t task_id = 0;
   if (!options.name.empty()) {
     auto task = required_task(*db, options.name, "history");
     if (!task) return std::unexpected(task.error());
-    task_id = task->id;
+    filter->task_id = task->id;
   }
-  auto runs = store::list_runs(*db, task_id, options.limit);
-  if (!runs) return std::unexpected(runs.error());
   if (context.json) {
-    Json out = Json::array();
-    for (const auto& run : *runs) out.push_back(run_json(run));
-    print_json(out);
+    JsonArrayWriter out;
+    auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
+      out.add(run_json(run));
+      return {};
+    });
+    if (!listed) return listed;
+    out.finish();
     return {};
   }
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& run : *runs) {
-    rows.push_back({std::to_string(run.id), run.task, std::string(core::to_string(run.status)),
-                    core::format_rfc3339(run.scheduled_at), run_duration(run), run_outcome(run), run.reason});
-  }
-  print_table({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "REASON"}, rows);
+  TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "REASON"}), {});
+  auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
+    table.add(plain_cells(history_row(run)));
+    return {};
+  });
+  if (!listed) return listed;
+  table.finish();
   return {};
 }
 
@@ -110,6 +146,10 @@ void add_history_commands(CLI::App& app, Context& context, Action& action) {
   auto* history_command = app.add_subcommand("history", "Show the runs of one task or of all, newest first");
   history_command->add_option("name", options->name, "Task name (default: all tasks)");
   history_command->add_option("--limit", options->limit, "How many runs (default 20)");
+  history_command->add_option("--status", options->status, "Only runs with this status (failed, lost, ...)");
+  history_command->add_option("--trigger", options->trigger, "Only runs by this trigger: schedule, retry or manual");
+  history_command->add_option("--since", options->since, "Only slots at or after this time (RFC 3339, or 2d ago)");
+  history_command->add_option("--until", options->until, "Only slots before this time (RFC 3339, or 2d ago)");
   history_command->callback(
       [&context, &action, options] { action = [&context, options] { return history(context, *options); }; });
 

@@ -1,16 +1,16 @@
+// `taskd metrics`: the Prometheus text format, from counters the schema's
+// triggers keep and counts over small indexes; it reads no history, so a
+// cron job may run it every minute whatever the history holds.
 #include <fmt/format.h>
 
 #include "cli/context.hpp"
 #include "store/overview.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
 
 using core::Result;
-
-// Upper bounds of the lateness histogram, in seconds: the goal of a
-// sleeping loop is tens of milliseconds, cron's granularity a minute.
-const std::vector<double> lateness_bounds{0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string label(std::string_view value) {
@@ -26,27 +26,66 @@ void print_header(std::string_view name, std::string_view type, std::string_view
   fmt::print("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
 }
 
+void print_counts(std::string_view name, std::string_view label_name, const std::vector<store::NamedCount>& counts) {
+  for (const auto& count : counts) fmt::print("{}{{{}=\"{}\"}} {}\n", name, label_name, label(count.name), count.count);
+}
+
+void print_lateness(const store::LatenessHistogram& lateness) {
+  print_header("taskd_start_lateness_seconds", "histogram",
+               "Started minus scheduled, of the scheduled runs that started and ended.");
+  for (std::size_t i = 0; i < lateness.bounds.size(); ++i)
+    fmt::print("taskd_start_lateness_seconds_bucket{{le=\"{}\"}} {}\n", lateness.bounds[i], lateness.at_most[i]);
+  fmt::print("taskd_start_lateness_seconds_bucket{{le=\"+Inf\"}} {}\n", lateness.count);
+  fmt::print("taskd_start_lateness_seconds_sum {}\n", lateness.sum_seconds);
+  fmt::print("taskd_start_lateness_seconds_count {}\n", lateness.count);
+}
+
+// Tasks by condition: the three rare ones each from its partial index, the
+// active ones as the rest of the total.
+Result<std::vector<store::NamedCount>> tasks_by_condition(store::Database& db) {
+  using core::Condition;
+  auto total = store::count_tasks(db, {});
+  if (!total) return std::unexpected(total.error());
+  std::vector<store::NamedCount> counts{{"active", *total}};
+  for (auto [condition, name] : {std::pair{Condition::paused, "paused"}, std::pair{Condition::disabled, "disabled"},
+                                 std::pair{Condition::failing, "failing"}}) {
+    auto count = store::count_tasks(db, {.condition = condition});
+    if (!count) return std::unexpected(count.error());
+    counts.front().count -= *count;
+    counts.push_back({name, *count});
+  }
+  return counts;
+}
+
 Result<void> metrics(const Context& context) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto statuses = store::runs_by_status(*db);
-  if (!statuses) return std::unexpected(statuses.error());
-  auto lateness = store::start_lateness(*db, lateness_bounds);
+  auto ended = store::ended_runs_by_status(*db);
+  if (!ended) return std::unexpected(ended.error());
+  auto in_flight = store::runs_in_flight(*db);
+  if (!in_flight) return std::unexpected(in_flight.error());
+  auto lateness = store::start_lateness(*db);
   if (!lateness) return std::unexpected(lateness.error());
   auto queue = store::queue_depth_by_group(*db);
   if (!queue) return std::unexpected(queue.error());
+  auto tasks = tasks_by_condition(*db);
+  if (!tasks) return std::unexpected(tasks.error());
+  auto history = store::history_size(*db);
+  if (!history) return std::unexpected(history.error());
 
-  print_header("taskd_runs", "gauge", "Runs in the history by status (the history keeps the newest runs of each task).");
-  for (const auto& count : *statuses) fmt::print("taskd_runs{{status=\"{}\"}} {}\n", count.name, count.count);
-  print_header("taskd_start_lateness_seconds", "histogram",
-               "Started minus scheduled, of the scheduled runs in the history that started.");
-  for (std::size_t i = 0; i < lateness->bounds.size(); ++i)
-    fmt::print("taskd_start_lateness_seconds_bucket{{le=\"{}\"}} {}\n", lateness->bounds[i], lateness->at_most[i]);
-  fmt::print("taskd_start_lateness_seconds_bucket{{le=\"+Inf\"}} {}\n", lateness->count);
-  fmt::print("taskd_start_lateness_seconds_sum {}\n", lateness->sum_seconds);
-  fmt::print("taskd_start_lateness_seconds_count {}\n", lateness->count);
+  print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");
+  print_counts("taskd_runs_total", "status", *ended);
+  print_header("taskd_runs_in_flight", "gauge", "Runs queued and running now.");
+  print_counts("taskd_runs_in_flight", "status", *in_flight);
+  print_lateness(*lateness);
   print_header("taskd_queue_depth", "gauge", "Queued runs by group.");
-  for (const auto& group : *queue) fmt::print("taskd_queue_depth{{group=\"{}\"}} {}\n", label(group.name), group.count);
+  print_counts("taskd_queue_depth", "group", *queue);
+  print_header("taskd_tasks", "gauge", "Tasks by state (as taskd list --state selects them).");
+  print_counts("taskd_tasks", "state", *tasks);
+  print_header("taskd_history_runs", "gauge", "Runs the history holds now.");
+  fmt::print("taskd_history_runs {}\n", history->runs);
+  print_header("taskd_history_output_bytes", "gauge", "Bytes of captured output the history holds now.");
+  fmt::print("taskd_history_output_bytes {}\n", history->output_bytes);
   return {};
 }
 

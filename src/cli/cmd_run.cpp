@@ -22,8 +22,14 @@ struct LogOptions {
   std::string level = "info";
 };
 
+struct TickOptions {
+  LogOptions log;
+  int keep_days = 0;
+};
+
 struct LoopCommandOptions {
   LogOptions log;
+  int keep_days = 0;
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string tick = "30s";
 };
@@ -47,12 +53,14 @@ Result<store::Database> open_db_to_run(const Context& context) {
   return db;
 }
 
-Result<void> tick(const Context& context, const LogOptions& options) {
-  auto log = open_log(context, options);
+Result<void> tick(const Context& context, const TickOptions& options) {
+  auto log = open_log(context, options.log);
   if (!log) return std::unexpected(log.error());
+  auto retention = retention_of(options.keep_days);
+  if (!retention) return std::unexpected(retention.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
-  return sched::tick_once(*db, context.clock, *log, sched::WorkerOptions{}.history_limit);
+  return sched::tick_once(*db, context.clock, *log, *retention);
 }
 
 Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
@@ -65,11 +73,14 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   const char* crash_at = std::getenv("TASKD_CRASH_AT");
   auto crash = sched::parse_crash_switch(crash_at ? crash_at : "");
   if (!crash) return std::unexpected(crash.error());
+  auto retention = retention_of(options.keep_days);
+  if (!retention) return std::unexpected(retention.error());
   auto log = open_log(context, options.log);
   if (!log) return std::unexpected(log.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
   sched::LoopOptions loop_options;
+  loop_options.retention = *retention;
   loop_options.worker.crash = *crash;
   loop_options.role = role;
   loop_options.tick = **tick_bound;
@@ -92,6 +103,7 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
   command->add_option("--tick", options->tick, "Look at the database at least this often (default: 30s)");
   add_log_options(command, options->log);
+  if (role == sched::Role::tick_and_work) add_keep_days_option(*command, options->keep_days);
   command->callback([&context, &action, options, role] {
     action = [&context, options, role] { return loop(context, *options, role); };
   });
@@ -100,9 +112,10 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
 }  // namespace
 
 void add_run_commands(CLI::App& app, Context& context, Action& action) {
-  auto tick_options = std::make_shared<LogOptions>();
+  auto tick_options = std::make_shared<TickOptions>();
   auto* tick_command = app.add_subcommand("tick", "Recover lost runs and queue what is due, then exit");
-  add_log_options(tick_command, *tick_options);
+  add_log_options(tick_command, tick_options->log);
+  add_keep_days_option(*tick_command, tick_options->keep_days);
   tick_command->callback([&context, &action, tick_options] {
     action = [&context, tick_options] { return tick(context, *tick_options); };
   });

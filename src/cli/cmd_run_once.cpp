@@ -20,6 +20,7 @@ using core::Result;
 struct RunOnceOptions {
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string max_time;
+  int keep_days = 0;
 };
 
 bool is_failure(core::RunStatus status) {
@@ -43,8 +44,7 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
                                            const sched::WorkerOptions& worker) {
   auto work = store::tick_work(db, started);
   if (!work) return std::unexpected(work.error());
-  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(), sched::SystemProcessTable{},
-                                       worker.history_limit);
+  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(), sched::SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
   if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
@@ -59,6 +59,8 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
   auto max_time = optional_duration(options.max_time, "--max-time");
   if (!max_time) return std::unexpected(max_time.error());
+  auto retention = retention_of(options.keep_days);
+  if (!retention) return std::unexpected(retention.error());
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
@@ -68,6 +70,9 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (*max_time) worker.claim_until = started + **max_time;
   auto reports = tick(context, *db, started, worker);
   if (!reports) return std::unexpected(reports.error());
+  if (*retention) {
+    if (auto pruned = sched::prune_expired(*db, started, **retention); !pruned) return std::unexpected(pruned.error());
+  }
   if (context.json) {
     print_reports_json(*reports);
     return {};
@@ -88,6 +93,7 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action) {
   auto* command = app.add_subcommand("run-once", "One tick: queue what is due, run it, wait for it, exit");
   command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
   command->add_option("--max-time", options->max_time, "Stop starting new runs after DUR");
+  add_keep_days_option(*command, options->keep_days);
   command->callback([&context, &action, options] { action = [&context, options] { return run_once(context, *options); }; });
 }
 

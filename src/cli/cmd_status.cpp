@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "store/overview.hpp"
 #include "store/workers.hpp"
 #include "store/runs.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -87,23 +89,79 @@ Json worker_json(const WorkerSeen& worker) {
           {"state", liveness_name(worker.liveness)}};
 }
 
+// Status names at most this many disabled tasks, and counts them all
+// (taskd list --state disabled lists them).
+constexpr std::int64_t disabled_shown = 20;
+
+struct DisabledTask {
+  std::string name;
+  std::string reason;
+};
+
 struct Status {
   std::vector<store::WorkerRow> workers;
   std::vector<store::InFlightRun> running;
   std::vector<store::NamedCount> queue;
-  std::vector<store::DisabledTask> disabled;
+  std::vector<DisabledTask> disabled;  // the first disabled_shown, by name
+  std::int64_t disabled_count = 0;
+  store::HistorySize history;
+  std::uintmax_t file_bytes = 0;  // the database file and its WAL
 };
 
+Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
+  std::vector<DisabledTask> disabled;
+  auto read = store::for_each_task(db, {.condition = core::Condition::disabled, .limit = disabled_shown},
+                                   [&](const core::Task& task) -> Result<void> {
+                                     disabled.push_back({task.definition.name, task.state.disabled_reason});
+                                     return {};
+                                   });
+  if (!read) return std::unexpected(read.error());
+  return disabled;
+}
+
+std::uintmax_t file_bytes(const std::filesystem::path& path) {
+  std::uintmax_t total = 0;
+  for (const auto& file : {path, std::filesystem::path(path.string() + "-wal")}) {
+    std::error_code error;
+    auto size = std::filesystem::file_size(file, error);
+    if (!error) total += size;
+  }
+  return total;
+}
+
 Result<Status> read_status(store::Database& db) {
+  Status status;
   auto workers = store::list_workers(db);
   if (!workers) return std::unexpected(workers.error());
+  status.workers = std::move(*workers);
   auto running = store::running_runs(db);
   if (!running) return std::unexpected(running.error());
+  status.running = std::move(*running);
   auto queue = store::queue_depth_by_group(db);
   if (!queue) return std::unexpected(queue.error());
-  auto disabled = store::disabled_tasks(db);
+  status.queue = std::move(*queue);
+  auto disabled = first_disabled(db);
   if (!disabled) return std::unexpected(disabled.error());
-  return Status{std::move(*workers), std::move(*running), std::move(*queue), std::move(*disabled)};
+  status.disabled = std::move(*disabled);
+  auto disabled_count = store::count_tasks(db, {.condition = core::Condition::disabled});
+  if (!disabled_count) return std::unexpected(disabled_count.error());
+  status.disabled_count = *disabled_count;
+  auto history = store::history_size(db);
+  if (!history) return std::unexpected(history.error());
+  status.history = *history;
+  status.file_bytes = file_bytes(db.path());
+  return status;
+}
+
+// "12.3 MiB": bytes for people.
+std::string size_text(std::uintmax_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes) / 1024;
+  for (const char* unit : {"KiB", "MiB", "GiB"}) {
+    if (value < 1024) return fmt::format("{:.1f} {}", value, unit);
+    value /= 1024;
+  }
+  return fmt::format("{:.1f} TiB", value);
 }
 
 Json status_json(const Status& status, core::Time now) {
@@ -123,6 +181,10 @@ Json status_json(const Status& status, core::Time now) {
   for (const auto& group : status.queue) out["queue"].push_back({{"group", group.name}, {"queued", group.count}});
   out["disabled"] = Json::array();
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
+  out["disabled_count"] = status.disabled_count;
+  out["history"] = {{"runs", status.history.runs},
+                    {"output_bytes", status.history.output_bytes},
+                    {"database_bytes", status.file_bytes}};
   return out;
 }
 
@@ -152,6 +214,10 @@ void print_status(const Status& status, core::Time now) {
   for (const auto& task : status.disabled) rows.push_back({task.name, task.reason});
   fmt::print("\nDisabled tasks:\n");
   print_table({"NAME", "REASON"}, rows);
+  auto unshown = status.disabled_count - static_cast<std::int64_t>(status.disabled.size());
+  if (unshown > 0) fmt::print("… and {} more (taskd list --state disabled)\n", unshown);
+  fmt::print("\nHistory: {} runs, {} of output; database {}\n", status.history.runs,
+             size_text(static_cast<std::uintmax_t>(status.history.output_bytes)), size_text(status.file_bytes));
 }
 
 Result<void> status(const Context& context) {

@@ -95,8 +95,23 @@ std::string last_outcome(const core::TaskState& state) {
 
 struct ListOptions {
   store::TaskFilter filter;
+  std::string state;     // --state: active, paused, disabled or failing
+  std::int64_t limit = 0;  // --limit: 0 for every task
   bool absolute = false;  // next run as an RFC 3339 time instead of "in 4m"
 };
+
+// The filter the options describe; a bad --state or --limit is a usage error.
+Result<store::TaskFilter> filter_of(const ListOptions& options) {
+  store::TaskFilter filter = options.filter;
+  if (!options.state.empty()) {
+    auto condition = core::parse_condition(options.state);
+    if (!condition) return fail(ErrorKind::usage, "list: --state: " + condition.error().message);
+    filter.condition = *condition;
+  }
+  if (options.limit < 0) return fail(ErrorKind::usage, "list: --limit must be at least 1");
+  if (options.limit > 0) filter.limit = options.limit;
+  return filter;
+}
 
 Colour outcome_colour(const std::optional<core::RunStatus>& status) {
   if (!status) return Colour::none;
@@ -112,8 +127,13 @@ Colour outcome_colour(const std::optional<core::RunStatus>& status) {
 }
 
 Colour condition_colour(const core::TaskState& state) {
-  if (state.disabled_until_update) return Colour::yellow;
-  return state.paused ? Colour::cyan : Colour::none;
+  switch (core::condition_of(state)) {
+    case core::Condition::disabled: return Colour::yellow;
+    case core::Condition::paused: return Colour::cyan;
+    case core::Condition::failing: return Colour::red;
+    case core::Condition::active: return Colour::none;
+  }
+  return Colour::none;
 }
 
 std::vector<Cell> list_row(const core::Task& task, core::Time now, bool absolute) {
@@ -126,24 +146,33 @@ std::vector<Cell> list_row(const core::Task& task, core::Time now, bool absolute
           {describe_command(task.definition.command)}};
 }
 
+// Each task is printed as it is read: a million tasks list in the memory of a few.
 Result<void> list(const Context& context, const ListOptions& options) {
+  auto filter = filter_of(options);
+  if (!filter) return std::unexpected(filter.error());
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto tasks = store::list_tasks(*db, options.filter);
-  if (!tasks) return std::unexpected(tasks.error());
   if (context.json) {
-    Json out = Json::array();
-    for (const auto& task : *tasks) out.push_back(task_json(task));
-    print_json(out);
+    JsonArrayWriter out;
+    auto listed = store::for_each_task(*db, *filter, [&](const core::Task& task) -> Result<void> {
+      out.add(task_json(task));
+      return {};
+    });
+    if (!listed) return listed;
+    out.finish();
     return {};
   }
   core::Time now = context.clock.now();
-  std::vector<std::vector<Cell>> rows;
-  for (const auto& task : *tasks) rows.push_back(list_row(task, now, options.absolute));
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.
-  std::vector<Column> columns{{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}};
-  fmt::print("{}", render_table(columns, rows, stdout_output()));
+  TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
+                    stdout_output());
+  auto listed = store::for_each_task_headline(*db, *filter, [&](const core::Task& task) -> Result<void> {
+    table.add(list_row(task, now, options.absolute));
+    return {};
+  });
+  if (!listed) return listed;
+  table.finish();
   return {};
 }
 
@@ -178,6 +207,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (!d.cwd.empty()) line("cwd", d.cwd);
   for (const auto& [name, value] : d.env) line("env", name + "=" + value);
   if (!d.notify.empty()) line("notify", d.notify);
+  if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
 }
 
 Result<void> show(const Context& context, const std::string& name) {
@@ -223,6 +253,9 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto* list_command = app.add_subcommand("list", "List tasks");
   list_command->add_option("--group", list_options->filter.group, "Only this group");
   list_command->add_option("--owner", list_options->filter.owner, "Only this owner's tasks");
+  list_command->add_option("--state", list_options->state, "Only tasks that are active, paused, disabled or failing");
+  list_command->add_option("--name", list_options->filter.name_glob, "Only names that match this glob (tmp-*)");
+  list_command->add_option("--limit", list_options->limit, "At most N tasks (default: all)");
   list_command->add_flag("--absolute", list_options->absolute, "Next run as an RFC 3339 time, not \"in 4m\"");
   list_command->callback(
       [&context, &action, list_options] { action = [&context, list_options] { return list(context, *list_options); }; });

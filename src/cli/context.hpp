@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/task.hpp"
 #include "sched/clock.hpp"
+#include "sched/retention.hpp"
 #include "store/database.hpp"
 
 namespace taskd::cli {
@@ -51,6 +52,16 @@ void add_completion_commands(CLI::App& app, Context& context, Action& action);
 
 // The task called `name`; an unknown name is bad input, said in `verb`'s words.
 core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);
+
+// --keep-days N of the commands that tick: 0 (not given) keeps every run
+// that --keep-runs keeps.
+void add_keep_days_option(CLI::App& command, int& keep_days);
+core::Result<std::optional<sched::Retention>> retention_of(int keep_days);
+
+// Parses an optional time option: an RFC 3339 time, or a duration that
+// long before `now` ("2d"); `option` names it in the error.
+core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,
+                                                      core::Time now);
 
 // Parses an optional duration option; `option` names it in the error.
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option);

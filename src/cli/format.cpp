@@ -1,7 +1,9 @@
 #include "cli/format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
@@ -17,19 +19,20 @@ bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0
 
 // Columns on a terminal, counted as code points (wide characters count one).
 std::size_t display_width(std::string_view text) {
-  return static_cast<std::size_t>(std::ranges::count_if(text, [](char c) { return !is_continuation_byte(c); }));
+  std::size_t continuations = 0;
+  for (char c : text) continuations += is_continuation_byte(c);
+  return text.size() - continuations;
 }
 
-std::string fit(std::string_view text, std::size_t width) {
-  if (display_width(text) <= width) return std::string(text);
-  std::size_t kept = 0;
-  std::size_t end = 0;
-  for (; end < text.size(); ++end) {
-    if (!is_continuation_byte(text[end]) && kept++ == width - 1) break;
-  }
-  return std::string(text.substr(0, end)) + "…";
+bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }
+
+bool has_control(std::string_view text) {
+  bool found = false;
+  for (char c : text) found |= is_control(c);  // no branch per character: cells are short
+  return found;
 }
 
+// `text` with control characters shown as \n, \t or ?.
 std::string printable(std::string_view text) {
   std::string out;
   for (char c : text) {
@@ -38,11 +41,31 @@ std::string printable(std::string_view text) {
     } else if (c == '\t') {
       out += "\\t";
     } else {
-      out += static_cast<unsigned char>(c) < 0x20 || c == 0x7F ? '?' : c;
+      out += is_control(c) ? '?' : c;
     }
   }
   return out;
 }
+
+// Appends `text`, printable, cut to `width` (its end replaced by "…");
+// returns the width appended.
+std::size_t append_fitted(std::string& out, std::string_view text, std::size_t width) {
+  if (has_control(text)) return append_fitted(out, printable(text), width);
+  auto text_width = display_width(text);
+  if (text_width <= width) {
+    out += text;
+    return text_width;
+  }
+  std::size_t kept = 0;
+  std::size_t end = 0;
+  for (; end < text.size(); ++end) {
+    if (!is_continuation_byte(text[end]) && kept++ == width - 1) break;
+  }
+  out += text.substr(0, end);
+  out += "…";
+  return width;
+}
+
 
 std::string_view colour_code(Colour colour) {
   switch (colour) {
@@ -54,6 +77,8 @@ std::string_view colour_code(Colour colour) {
   }
   return "";
 }
+
+}  // namespace
 
 struct Layout {
   std::vector<std::size_t> widths;
@@ -70,6 +95,8 @@ struct Layout {
     return count == 0 ? 0 : sum + 2 * (count - 1);
   }
 };
+
+namespace {
 
 // The columns in the order they give way: highest drop_rank first.
 std::vector<std::size_t> yielding_order(const std::vector<Column>& columns) {
@@ -114,11 +141,12 @@ Layout layout(const std::vector<Column>& columns, const std::vector<std::vector<
 // The largest unit, and the next one down unless it is seconds.
 std::string approximate_duration(core::Seconds duration) {
   auto s = duration.count();
-  if (s < 60) return fmt::format("{}s", s);
-  if (s < 3600) return fmt::format("{}m", s / 60);
+  if (s < 60) return std::to_string(s) + 's';
+  if (s < 3600) return std::to_string(s / 60) + 'm';
   auto [big, big_unit, small, small_unit] =
       s < 86400 ? std::tuple{s / 3600, 'h', s % 3600 / 60, 'm'} : std::tuple{s / 86400, 'd', s % 86400 / 3600, 'h'};
-  return small == 0 ? fmt::format("{}{}", big, big_unit) : fmt::format("{}{}{}{}", big, big_unit, small, small_unit);
+  auto text = std::to_string(big) + big_unit;
+  return small == 0 ? text : text + std::to_string(small) + small_unit;
 }
 
 }  // namespace
@@ -142,44 +170,105 @@ Output stdout_output() {
   return output;
 }
 
-std::string render_table(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
-                         const Output& output) {
+namespace {
+
+// Appends one line of a table laid out as `shape`.
+void append_line(std::string& out, const Layout& shape, const Output& output, const std::vector<Cell>& row) {
+  std::size_t last = shape.widths.size();
+  while (last > 0 && !shape.shown[last - 1]) --last;
+  for (std::size_t i = 0; i < last && i < row.size(); ++i) {
+    if (!shape.shown[i]) continue;
+    auto code = output.colour ? colour_code(row[i].colour) : "";
+    out += code;
+    auto width = append_fitted(out, row[i].text, shape.widths[i]);
+    if (!code.empty()) out += "\033[0m";
+    if (i + 1 < last) out.append(shape.widths[i] - std::min(shape.widths[i], width) + 2, ' ');
+  }
+  out += '\n';
+}
+
+std::vector<Cell> header_cells(const std::vector<Column>& columns) {
+  std::vector<Cell> cells;
+  for (const auto& column : columns) cells.push_back({column.header});
+  return cells;
+}
+
+// The layout of `rows`, each cell as wide as it is printed.
+Layout layout_of(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
+                 std::optional<std::size_t> width) {
   std::vector<std::vector<std::string>> texts;
   for (const auto& row : rows) {
     texts.emplace_back();
-    for (const auto& cell : row) texts.back().push_back(printable(cell.text));
+    for (const auto& cell : row) texts.back().push_back(has_control(cell.text) ? printable(cell.text) : cell.text);
   }
-  auto shape = layout(columns, texts, output.width);
-  std::size_t last = columns.size();
-  while (last > 0 && !shape.shown[last - 1]) --last;
+  return layout(columns, texts, width);
+}
+
+}  // namespace
+
+std::string render_table(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
+                         const Output& output) {
+  auto shape = layout_of(columns, rows, output.width);
   std::string out;
-  auto append_row = [&](const std::vector<std::string>& row, auto colour_of) {
-    std::string line;
-    for (std::size_t i = 0; i < last && i < row.size(); ++i) {
-      if (!shape.shown[i]) continue;
-      auto text = fit(row[i], shape.widths[i]);
-      auto code = output.colour ? colour_code(colour_of(i)) : "";
-      line += code.empty() ? text : fmt::format("{}{}\033[0m", code, text);
-      if (i + 1 < last) line += std::string(shape.widths[i] - display_width(text) + 2, ' ');
-    }
-    out += line + "\n";
-  };
-  std::vector<std::string> header;
-  for (const auto& column : columns) header.push_back(column.header);
-  append_row(header, [](std::size_t) { return Colour::none; });
-  for (std::size_t r = 0; r < rows.size(); ++r) append_row(texts[r], [&](std::size_t i) { return rows[r][i].colour; });
+  append_line(out, shape, output, header_cells(columns));
+  for (const auto& row : rows) append_line(out, shape, output, row);
   return out;
 }
 
-void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+TableWriter::TableWriter(std::vector<Column> columns, Output output, std::size_t sample)
+    : columns_(std::move(columns)), output_(output), sample_(sample) {}
+
+TableWriter::~TableWriter() = default;
+
+// Lines are written in blocks of this many bytes: one write() per line
+// would cost a million listed tasks a million system calls.
+constexpr std::size_t block_size = 64 * 1024;
+
+void TableWriter::add(std::vector<Cell> row) {
+  if (!shape_) {
+    sampled_.push_back(std::move(row));
+    if (sampled_.size() >= sample_) lay_out();
+    return;
+  }
+  append_line(pending_, *shape_, output_, row);
+  if (pending_.size() >= block_size) flush();
+}
+
+void TableWriter::finish() {
+  if (!shape_) lay_out();
+  flush();
+}
+
+void TableWriter::flush() {
+  std::fwrite(pending_.data(), 1, pending_.size(), stdout);
+  pending_.clear();
+}
+
+void TableWriter::lay_out() {
+  shape_ = std::make_unique<Layout>(layout_of(columns_, sampled_, output_.width));
+  append_line(pending_, *shape_, output_, header_cells(columns_));
+  for (const auto& row : sampled_) append_line(pending_, *shape_, output_, row);
+  sampled_.clear();
+  sampled_.shrink_to_fit();
+}
+
+std::vector<Column> plain_columns(const std::vector<std::string>& header) {
   std::vector<Column> columns;
   for (const auto& title : header) columns.push_back({title});
+  return columns;
+}
+
+std::vector<Cell> plain_cells(std::vector<std::string> texts) {
+  std::vector<Cell> cells;
+  cells.reserve(texts.size());
+  for (auto& text : texts) cells.push_back({std::move(text)});
+  return cells;
+}
+
+void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::vector<Cell>> cells;
-  for (const auto& row : rows) {
-    cells.emplace_back();
-    for (const auto& text : row) cells.back().push_back({text});
-  }
-  fmt::print("{}", render_table(columns, cells, {}));
+  for (const auto& row : rows) cells.push_back(plain_cells(row));
+  fmt::print("{}", render_table(plain_columns(header), cells, {}));
 }
 
 std::string relative_time(const std::optional<core::Time>& time, core::Time now) {
@@ -192,10 +281,14 @@ std::string relative_time(const std::optional<core::Time>& time, core::Time now)
 
 std::string describe_schedule(const core::TaskDefinition& definition) {
   switch (definition.schedule_kind) {
-    case core::ScheduleKind::every:
-      return fmt::format("every {}{}{}", definition.schedule_spec, definition.after_finish ? " after finish" : "",
-                         definition.tz.empty() ? "" : fmt::format(" ({})", definition.tz));
-    case core::ScheduleKind::cron: return fmt::format("cron {} ({})", definition.schedule_spec, definition.tz);
+    case core::ScheduleKind::every: {
+      // Built by hand: `list` describes every task it lists, a million at times.
+      std::string text = "every " + definition.schedule_spec;
+      if (definition.after_finish) text += " after finish";
+      if (!definition.tz.empty()) text += " (" + definition.tz + ")";
+      return text;
+    }
+    case core::ScheduleKind::cron: return "cron " + definition.schedule_spec + " (" + definition.tz + ")";
     case core::ScheduleKind::rrule:
       return fmt::format("rrule {} from {} ({})", definition.schedule_spec,
                          definition.dtstart ? core::format_local(*definition.dtstart) : "?", definition.tz);
@@ -204,8 +297,23 @@ std::string describe_schedule(const core::TaskDefinition& definition) {
   return std::string(core::to_string(definition.schedule_kind));
 }
 
+namespace {
+
+// Whether a shell reads `c` as itself in an unquoted word.
+bool is_shell_plain(char c) {
+  static const auto plain = [] {
+    std::array<bool, 256> table{};
+    table.fill(true);
+    for (unsigned char special : std::string_view(" \t\n'\"\\$`|&;<>()*?[]{}~#")) table[special] = false;
+    return table;
+  }();
+  return plain[static_cast<unsigned char>(c)];
+}
+
+}  // namespace
+
 std::string shell_word(const std::string& word) {
-  bool plain = !word.empty() && word.find_first_of(" \t\n'\"\\$`|&;<>()*?[]{}~#") == std::string::npos;
+  bool plain = !word.empty() && std::ranges::all_of(word, is_shell_plain);
   if (plain) return word;
   std::string quoted = "'";
   for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -221,10 +329,6 @@ std::string describe_command(const core::Command& command) {
 
 std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
 
-std::string task_condition(const core::TaskState& state) {
-  if (state.disabled_until_update) return "disabled";
-  if (state.paused) return "paused";
-  return "active";
-}
+std::string task_condition(const core::TaskState& state) { return std::string(core::to_string(core::condition_of(state))); }
 
 }  // namespace taskd::cli

@@ -1,5 +1,6 @@
 #pragma once
 // Text for people: aligned tables and times relative to now.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,40 @@ Output stdout_output();
 std::string render_table(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
                          const Output& output);
 
+struct Layout;
+
+// A table printed as its rows come: the first `sample` rows set the layout
+// as render_table would, and later rows are fitted to it (a longer cell of
+// a column that is never cut shifts its own line only). A table of a
+// million rows takes the memory of `sample` rows.
+class TableWriter {
+ public:
+  TableWriter(std::vector<Column> columns, Output output, std::size_t sample = 1000);
+  ~TableWriter();
+  TableWriter(const TableWriter&) = delete;
+  TableWriter& operator=(const TableWriter&) = delete;
+
+  void add(std::vector<Cell> row);
+  // Prints the rows still held (and the header, if no row came).
+  void finish();
+
+ private:
+  void lay_out();
+  void flush();
+
+  std::vector<Column> columns_;
+  Output output_;
+  std::size_t sample_;
+  std::vector<std::vector<Cell>> sampled_;
+  std::unique_ptr<Layout> shape_;  // set once the sample is in
+  std::string pending_;            // lines not yet written
+};
+
+// Columns with these headers that are never cut or dropped.
+std::vector<Column> plain_columns(const std::vector<std::string>& header);
+// Cells without colour.
+std::vector<Cell> plain_cells(std::vector<std::string> texts);
+
 // Prints rows under a header, each column as wide as its widest cell.
 void print_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
@@ -57,7 +92,7 @@ std::string describe_command(const core::Command& command);
 // A group's concurrency cap: the number, or "none".
 std::string cap_text(const std::optional<int>& cap);
 
-// "paused", "disabled", or "active".
+// "active", "paused", "disabled" or "failing" (core::condition_of).
 std::string task_condition(const core::TaskState& state);
 
 }  // namespace taskd::cli

@@ -54,6 +54,7 @@ Json definition_json(const core::TaskDefinition& d) {
   for (const auto& [name, value] : d.env) env[name] = value;
   out["env"] = env;
   out["notify"] = d.notify;
+  out["keep_runs"] = d.keep_runs;
   return out;
 }
 
@@ -102,5 +103,20 @@ Json run_json(const store::RunRecord& run) {
 }
 
 void print_json(const Json& document) { fmt::print("{}\n", document.dump(2)); }
+
+void JsonArrayWriter::add(const Json& element) {
+  std::string text = element.dump(2);
+  // Indented one level, as an element of an array that dump(2) prints.
+  std::string indented = "  ";
+  indented.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    indented += c;
+    if (c == '\n') indented += "  ";
+  }
+  fmt::print("{}{}", open_ ? ",\n" : "[\n", indented);
+  open_ = true;
+}
+
+void JsonArrayWriter::finish() { fmt::print("{}", open_ ? "\n]\n" : "[]\n"); }
 
 }  // namespace taskd::cli

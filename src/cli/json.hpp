@@ -16,4 +16,16 @@ Json run_json(const store::RunRecord& run);
 // Prints a JSON document and a newline.
 void print_json(const Json& document);
 
+// Prints a JSON array element by element, as print_json would print the
+// whole array, so that a listing of a million tasks never holds them all.
+class JsonArrayWriter {
+ public:
+  void add(const Json& element);
+  // Closes the array ("[]" when nothing was added).
+  void finish();
+
+ private:
+  bool open_ = false;
+};
+
 }  // namespace taskd::cli

@@ -1,4 +1,5 @@
 #include <cstdlib>
+#include <fmt/format.h>
 
 #include "cli/context.hpp"
 
@@ -22,6 +23,27 @@ fs::path Context::db_path() const { return default_db_path(db_option); }
 
 core::Result<store::Database> Context::open_db(store::IfMissing if_missing) const {
   return store::Database::open(db_path(), {.if_missing = if_missing});
+}
+
+void add_keep_days_option(CLI::App& command, int& keep_days) {
+  command.add_option("--keep-days", keep_days, "Delete runs whose slot is older than N days (default: keep)");
+}
+
+core::Result<std::optional<sched::Retention>> retention_of(int keep_days) {
+  if (keep_days < 0) return core::fail(core::ErrorKind::usage, "--keep-days must be a number of days, at least 1");
+  if (keep_days == 0) return std::optional<sched::Retention>();
+  return std::optional<sched::Retention>(sched::Retention{.keep = std::chrono::days{keep_days}});
+}
+
+core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,
+                                                      core::Time now) {
+  if (text.empty()) return std::optional<core::Time>();
+  if (auto ago = core::parse_duration(text)) return std::optional<core::Time>(now - *ago);
+  auto parsed = core::parse_rfc3339(text);
+  if (!parsed)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("{}: \"{}\" is neither an RFC 3339 time nor a duration ago (2d)", option, text));
+  return std::optional<core::Time>(*parsed);
 }
 
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option) {

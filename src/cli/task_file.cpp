@@ -65,11 +65,12 @@ Result<void> set_flag(const toml::node& value, FileTask& task) {
   return {};
 }
 
-Result<void> set_priority(const toml::node& value, FileTask& task) {
+template <auto Member>
+Result<void> set_number(const toml::node& value, FileTask& task) {
   auto number = value.value_exact<std::int64_t>();
   if (!number || *number < std::numeric_limits<int>::min() || *number > std::numeric_limits<int>::max())
     return expected("a whole number");
-  task.options.priority = static_cast<int>(*number);
+  field<Member>(task) = static_cast<int>(*number);
   return {};
 }
 
@@ -167,7 +168,8 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"cwd", set_text<&TaskOptions::cwd>},
       {"owner", set_text<&TaskOptions::owner>},
       {"group", set_text<&TaskOptions::group>},
-      {"priority", set_priority},
+      {"priority", set_number<&TaskOptions::priority>},
+      {"keep_runs", set_number<&TaskOptions::keep_runs>},
       {"notify", set_text<&TaskOptions::notify>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
@@ -415,6 +417,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"cwd", same<&Definition::cwd>},
       {"env", same<&Definition::env>},
       {"notify", same<&Definition::notify>},
+      {"keep_runs", same<&Definition::keep_runs>},
   };
   return fields;
 }
@@ -501,6 +504,8 @@ void write_lists(std::string& out, const core::TaskDefinition& d) {
   }
 }
 
+}  // namespace
+
 void write_task(std::string& out, const core::TaskDefinition& d) {
   const TaskOptions o = options_of(d);
   const TaskOptions implied;
@@ -527,15 +532,19 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "group", o.group);
   if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
   write_text(out, "notify", o.notify);
+  if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
 }
 
-}  // namespace
-
-std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
-                            const std::map<std::string, int>& group_caps) {
+std::string task_file_head(const std::map<std::string, int>& group_caps) {
   std::string out = "# taskd tasks: taskd apply FILE reads them back (see taskd.toml(5)).\n";
   for (const auto& [name, cap] : group_caps)
     out += fmt::format("\n[group.{}]\nconcurrency = {}\n", toml_string(name), cap);
+  return out;
+}
+
+std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
+                            const std::map<std::string, int>& group_caps) {
+  std::string out = task_file_head(group_caps);
   for (const auto& definition : definitions) write_task(out, definition);
   return out;
 }

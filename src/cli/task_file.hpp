@@ -42,6 +42,12 @@ core::Result<core::TaskDefinition> file_task_definition(const FileTask& task, co
 // `before` and `after`, in SPEC.md's order.
 std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after);
 
+// The start of a task file: a comment and the group caps.
+std::string task_file_head(const std::map<std::string, int>& group_caps);
+
+// Appends the [[task]] table of `definition` to a task file's text.
+void write_task(std::string& out, const core::TaskDefinition& definition);
+
 // A task file that `apply` reads back to these definitions and group caps.
 std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
                             const std::map<std::string, int>& group_caps);

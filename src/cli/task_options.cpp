@@ -131,6 +131,9 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   d.group = options.group;
   d.priority = options.priority;
   d.notify = options.notify;
+  if (options.keep_runs < 1)
+    return fail(ErrorKind::bad_input, fmt::format("--keep-runs {} must be at least 1", options.keep_runs));
+  d.keep_runs = options.keep_runs;
   auto overlap = core::parse_overlap(options.overlap);
   if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
   d.overlap = *overlap;
@@ -156,6 +159,7 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("--priority", options.priority, "Higher runs first when runs queue up (default 0)");
   command.add_option("--notify", options.notify,
                      "Shell command run when the task fails, recovers or is disabled ('' for none)");
+  command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
 }
 
 namespace {
@@ -221,6 +225,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--group", copy_field<&TaskOptions::group>},
       {"--priority", copy_field<&TaskOptions::priority>},
       {"--notify", copy_field<&TaskOptions::notify>},
+      {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -254,6 +259,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.group = d.group;
   options.priority = d.priority;
   options.notify = d.notify;
+  options.keep_runs = d.keep_runs;
   return options;
 }
 

@@ -29,6 +29,7 @@ struct TaskOptions {
   int priority = 0;
   bool shell = false;
   std::string notify;
+  int keep_runs = core::TaskDefinition{}.keep_runs;
 };
 
 // Registers every option of a task definition but its name.

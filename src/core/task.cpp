@@ -24,6 +24,10 @@ constexpr Names<RunStatus, 8> run_status_names{{{RunStatus::queued, "queued"},
                                                 {RunStatus::skipped, "skipped"},
                                                 {RunStatus::lost, "lost"}}};
 constexpr Names<Trigger, 3> trigger_names{{{Trigger::schedule, "schedule"}, {Trigger::retry, "retry"}, {Trigger::manual, "manual"}}};
+constexpr Names<Condition, 4> condition_names{{{Condition::active, "active"},
+                                               {Condition::paused, "paused"},
+                                               {Condition::disabled, "disabled"},
+                                               {Condition::failing, "failing"}}};
 
 template <class Enum, std::size_t N>
 std::string_view name_of(const Names<Enum, N>& names, Enum value) {
@@ -68,6 +72,16 @@ Result<ScheduleKind> parse_schedule_kind(std::string_view text) {
 Result<Overlap> parse_overlap(std::string_view text) { return parse_name(overlap_names, text, "overlap mode"); }
 Result<RunStatus> parse_run_status(std::string_view text) { return parse_name(run_status_names, text, "run status"); }
 Result<Trigger> parse_trigger(std::string_view text) { return parse_name(trigger_names, text, "trigger"); }
+std::string_view to_string(Condition condition) { return name_of(condition_names, condition); }
+Result<Condition> parse_condition(std::string_view text) { return parse_name(condition_names, text, "state"); }
+
+Condition condition_of(const TaskState& state) {
+  if (state.disabled_until_update) return Condition::disabled;
+  if (state.paused) return Condition::paused;
+  bool failed = state.last_status == RunStatus::failed || state.last_status == RunStatus::timed_out ||
+                state.last_status == RunStatus::lost;
+  return failed ? Condition::failing : Condition::active;
+}
 
 std::vector<Seconds> default_retry_ladder() {
   using namespace std::chrono_literals;

@@ -20,6 +20,10 @@ enum class ScheduleKind { every, cron, rrule, manual };
 enum class Overlap { skip, queue, replace };
 enum class RunStatus { queued, running, succeeded, failed, timed_out, dropped, skipped, lost };
 enum class Trigger { schedule, retry, manual };
+// Where a task stands, as `list --state` selects it: disabled before
+// paused, paused before failing (its last attempt failed, timed out or was
+// lost: it is being retried).
+enum class Condition { active, paused, disabled, failing };
 
 std::string_view to_string(ScheduleKind kind);
 std::string_view to_string(Overlap overlap);
@@ -29,6 +33,8 @@ Result<ScheduleKind> parse_schedule_kind(std::string_view text);
 Result<Overlap> parse_overlap(std::string_view text);
 Result<RunStatus> parse_run_status(std::string_view text);
 Result<Trigger> parse_trigger(std::string_view text);
+std::string_view to_string(Condition condition);
+Result<Condition> parse_condition(std::string_view text);
 
 // An argv vector, or (with `shell`) one string for /bin/sh -c.
 struct Command {
@@ -61,6 +67,7 @@ struct TaskDefinition {
   std::string cwd;
   std::vector<EnvVar> env;
   std::string notify;  // run by /bin/sh -c when the task fails, recovers or is disabled; empty: none
+  int keep_runs = 1000;  // finished runs the history keeps of the task
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -87,6 +94,8 @@ struct Task {
   TaskDefinition definition;
   TaskState state;
 };
+
+Condition condition_of(const TaskState& state);
 
 // The default retry ladder of SPEC.md: 0s,1m,5m,15m,30m,1h.
 std::vector<Seconds> default_retry_ladder();

@@ -31,8 +31,8 @@ void log_reports(Logger& log, const std::vector<RunReport>& reports) {
   for (const auto& report : reports) log_report(log, report);
 }
 
-core::Result<void> recover(store::Database& db, Time now, Logger& log, int history_limit) {
-  auto lost = recover_lost_runs(db, now, current_worker(), SystemProcessTable{}, history_limit);
+core::Result<void> recover(store::Database& db, Time now, Logger& log) {
+  auto lost = recover_lost_runs(db, now, current_worker(), SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   return {};
@@ -43,6 +43,14 @@ core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
   auto ticked = enqueue_due(
       db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(), before_commit);
   if (!ticked) return std::unexpected(ticked.error());
+  return {};
+}
+
+// Deletes every run the retention expired, logging how many when any.
+core::Result<void> prune(store::Database& db, Time now, Logger& log, const Retention& retention) {
+  auto pruned = prune_expired(db, now, retention);
+  if (!pruned) return std::unexpected(pruned.error());
+  if (*pruned > 0) log.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(*pruned)}});
   return {};
 }
 
@@ -119,7 +127,7 @@ class Loop {
     if (auto beat = presence_.beat_if_due(now); !beat) return beat;
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_) {
-      if (auto recovered = recover(db_, now, log_, options_.worker.history_limit); !recovered) return recovered;
+      if (auto recovered = recover(db_, now, log_); !recovered) return recovered;
       next_recovery_ = steady_now + options_.tick;
     }
     auto work = store::tick_work(db_, now);
@@ -130,6 +138,7 @@ class Loop {
       if (auto enqueued = enqueue(db_, now, log_, before_commit); !enqueued) return enqueued;
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
+    if (auto pruned = prune_batch(now); !pruned) return pruned;
     auto upcoming = store::upcoming_after(db_, now);
     if (!upcoming) return std::unexpected(upcoming.error());
     next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
@@ -150,9 +159,20 @@ class Loop {
     return {};
   }
 
+  // One batch of the runs the retention expired, when the loop ticks;
+  // the loop passes again at once while more are left.
+  Result<void> prune_batch(Time now) {
+    prune_left_ = false;
+    if (options_.role != Role::tick_and_work || !options_.retention) return {};
+    auto more = prune_expired_batch(db_, now, *options_.retention);
+    if (!more) return std::unexpected(more.error());
+    prune_left_ = *more;
+    return {};
+  }
+
   SteadyTime wake_deadline() const {
     if (stopping_) return SteadyTime::max();
-    if (queue_left_) return std::chrono::steady_clock::now();
+    if (queue_left_ || prune_left_) return std::chrono::steady_clock::now();
     auto until = std::chrono::steady_clock::now() + std::max(next_pass_at_ - clock_.now(), core::Millis{0});
     return recheck_at_ ? std::min(until, *recheck_at_) : until;
   }
@@ -174,7 +194,7 @@ class Loop {
     auto changed = noticed_change();
     if (!changed) return std::unexpected(changed.error());
     wake.db_change = *changed;
-    wake.timer = queue_left_ || clock_.now() >= next_pass_at_;
+    wake.timer = queue_left_ || prune_left_ || clock_.now() >= next_pass_at_;
     return wake;
   }
 
@@ -230,6 +250,7 @@ class Loop {
   SteadyTime next_recovery_{};
   std::optional<SteadyTime> recheck_at_;
   bool queue_left_ = false;  // the last fill stopped with queued runs left to look at
+  bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool aborted_ = false;
 };
@@ -246,15 +267,18 @@ Time next_pass_at(Time now, const store::Upcoming& upcoming, Time heartbeat_due,
   return next;
 }
 
-Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit) {
+Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, const std::optional<Retention>& retention) {
   Time now = clock.now();
   auto work = store::tick_work(db, now);
   if (!work) return std::unexpected(work.error());
-  auto lost = recover_as_probed(db, *work, now, current_worker(), SystemProcessTable{}, history_limit);
+  auto lost = recover_as_probed(db, *work, now, current_worker(), SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
-  if (!enqueue_needed(*work)) return {};
-  return enqueue(db, now, log);
+  if (enqueue_needed(*work)) {
+    if (auto enqueued = enqueue(db, now, log); !enqueued) return enqueued;
+  }
+  if (!retention) return {};
+  return prune(db, now, log, *retention);
 }
 
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options) {

@@ -11,6 +11,7 @@
 
 #include "core/time.hpp"
 #include "sched/log.hpp"
+#include "sched/retention.hpp"
 #include "sched/worker.hpp"
 #include "store/database.hpp"
 #include "store/runs.hpp"
@@ -23,6 +24,7 @@ struct LoopOptions {
   Role role = Role::tick_and_work;
   core::Millis tick{std::chrono::seconds{30}};  // the longest sleep between two passes
   WorkerOptions worker;
+  std::optional<Retention> retention;  // --keep-days: a batch of expired runs deleted each pass
 };
 
 // How the loop ended: stopped (SIGTERM or SIGINT: every run ended and was
@@ -36,11 +38,13 @@ enum class LoopEnd { stopped, aborted };
 core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::Time heartbeat_due, core::Millis tick,
                         Role role);
 
-// One tick, as `taskd tick` does: recovers lost runs and enqueues what is
-// due, logging each run. Only what the probe finds work for is read or
-// locked: with no task due and no run running, at most the workers' rows
-// are checked, and no write lock is taken unless one of them is gone.
-core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, int history_limit);
+// One tick, as `taskd tick` does: recovers lost runs, enqueues what is
+// due, logging each run, and deletes the runs the retention expired. Only
+// what the probe finds work for is read or locked: with no task due, no run
+// running and none expired, at most the workers' rows are checked, and no
+// write lock is taken unless one of them is gone.
+core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log,
+                             const std::optional<Retention>& retention);
 
 // Runs the loop until a signal ends it.
 core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options);

@@ -65,16 +65,17 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
 // Records one attempt's end inside the caller's transaction; the change to
 // the task when the attempt was its current one.
 core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
-                                                               core::Time now, int history_limit) {
+                                                               core::Time now) {
   store::FinishRecord record{end.run_id,    end.attempt_uid, core::run_status_of(end.outcome),
                              now,           end.exit_code,   end.signal,
                              end.reason,    end.output,      end.output_truncated};
   auto finished = store::finish_run(db, record);
   if (!finished) return std::unexpected(finished.error());
-  if (auto pruned = store::prune_history(db, end.task_id, history_limit); !pruned)
-    return std::unexpected(pruned.error());
   auto task = store::find_task(db, end.task_id);
   if (!task) return std::unexpected(task.error());
+  if (!*task) return std::optional<StateChange>();
+  if (auto pruned = store::prune_history(db, end.task_id, (*task)->definition.keep_runs); !pruned)
+    return std::unexpected(pruned.error());
   bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
   if (!is_current) return std::optional<StateChange>();
   auto after = apply_policy(db, **task, end, now);
@@ -84,17 +85,17 @@ core::Result<std::optional<StateChange>> record_in_transaction(store::Database& 
 
 }  // namespace
 
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit) {
-  auto current = record_attempt_ends(db, {end}, now, history_limit);
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
+  auto current = record_attempt_ends(db, {end}, now);
   if (!current) return std::unexpected(current.error());
   return current->front();
 }
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now, int history_limit) {
+                                                    core::Time now) {
   auto recorded = store::guarded(db, [&]() -> core::Result<RecordedEnds> {
     store::WriteTransaction tx(db);
-    auto within = record_attempt_ends_within(db, ends, now, history_limit);
+    auto within = record_attempt_ends_within(db, ends, now);
     if (within) tx.commit();
     return within;
   });
@@ -104,10 +105,10 @@ core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const s
 }
 
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now, int history_limit) {
+                                                      core::Time now) {
   RecordedEnds recorded;
   for (const auto& end : ends) {
-    auto change = record_in_transaction(db, end, now, history_limit);
+    auto change = record_in_transaction(db, end, now);
     if (!change) return std::unexpected(change.error());
     recorded.current.push_back(change->has_value());
     if (*change) recorded.changes.push_back({&end, std::move(change->value())});

@@ -29,12 +29,12 @@ struct AttemptEnd {
 // attempt) and, if the attempt is still the task's current one, the task's
 // new state from the policy. Returns false for a stale attempt, which
 // changes nothing but history.
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now, int history_limit);
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
 
 // The same for several attempts, in one transaction (one commit for every
 // child that ended since the worker last looked); one flag per attempt.
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now, int history_limit);
+                                                    core::Time now);
 
 // What recording an attempt's end did to its task, when it was the task's
 // current attempt: the task as it was, and its state after.
@@ -58,7 +58,7 @@ struct RecordedEnds {
 // ended children with the claim that fills their slots); the caller
 // commits, then calls notify_changes. `ends` must outlive the result.
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now, int history_limit);
+                                                      core::Time now);
 
 // Starts the --notify commands of the tasks whose state the committed ends changed.
 void notify_changes(const RecordedEnds& recorded, core::Time now);

@@ -72,7 +72,7 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
 
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
-                                                       const ProcessTable& processes, int history_limit) {
+                                                       const ProcessTable& processes) {
   auto running = store::running_runs(db);
   if (!running) return std::unexpected(running.error());
   std::vector<RunReport> lost;
@@ -92,7 +92,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     end.trigger = run.trigger;
     end.outcome = core::AttemptOutcome::lost;
     end.reason = *reason;
-    auto recorded = record_attempt_end(db, end, now, history_limit);
+    auto recorded = record_attempt_end(db, end, now);
     if (!recorded) return std::unexpected(recorded.error());
     lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
@@ -103,8 +103,8 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
 
 core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, const store::TickWork& work,
                                                        core::Time now, const store::WorkerIdentity& self,
-                                                       const ProcessTable& processes, int history_limit) {
-  if (work.running) return recover_lost_runs(db, now, self, processes, history_limit);
+                                                       const ProcessTable& processes) {
+  if (work.running) return recover_lost_runs(db, now, self, processes);
   if (work.workers) {
     if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
   }

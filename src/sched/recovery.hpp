@@ -43,13 +43,13 @@ Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Ti
 // rows of the workers that are gone (see remove_gone_workers).
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
-                                                       const ProcessTable& processes, int history_limit);
+                                                       const ProcessTable& processes);
 
 // Recovery as far as a tick's probe calls for: all of it when a run is
 // running, only the workers' rows when there are any, else nothing.
 core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, const store::TickWork& work,
                                                        core::Time now, const store::WorkerIdentity& self,
-                                                       const ProcessTable& processes, int history_limit);
+                                                       const ProcessTable& processes);
 
 // Deletes the rows of the workers table whose process is gone: on this host
 // when it is provably dead, on another host when it has been silent for

@@ -170,7 +170,7 @@ class WorkerImpl {
     };
     auto written = store::guarded(db_, [&]() -> Result<Written> {
       store::WriteTransaction tx(db_);
-      auto recorded = record_attempt_ends_within(db_, ends, now, options_.history_limit);
+      auto recorded = record_attempt_ends_within(db_, ends, now);
       if (!recorded) return std::unexpected(recorded.error());
       auto refill = claim(free_slots(), now);
       if (!refill) return std::unexpected(refill.error());
@@ -298,7 +298,7 @@ class WorkerImpl {
     if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
-    auto current = record_attempt_end(db_, end, now, options_.history_limit);
+    auto current = record_attempt_end(db_, end, now);
     if (!current) return std::unexpected(current.error());
     report_end(claimed, end, *current, now);
     return std::optional<Spawned>();

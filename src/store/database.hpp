@@ -109,4 +109,16 @@ auto guarded(Database& db, F&& body) -> decltype(body()) {
   }
 }
 
+// Runs `body` in one write transaction: committed when it returns a value,
+// rolled back when it returns an error or throws.
+template <class F>
+auto write(Database& db, F&& body) -> decltype(body()) {
+  return guarded(db, [&]() -> decltype(body()) {
+    WriteTransaction tx(db);
+    auto result = body();
+    if (result) tx.commit();
+    return result;
+  });
+}
+
 }  // namespace taskd::store

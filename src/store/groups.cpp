@@ -51,4 +51,22 @@ core::Result<std::vector<GroupSummary>> list_groups(Database& db) {
   });
 }
 
+core::Result<std::map<std::string, int>> group_caps(Database& db, std::string_view owner) {
+  return guarded(db, [&]() -> core::Result<std::map<std::string, int>> {
+    SQLite::Statement query(db.sql(), owner.empty()
+                                          ? "SELECT name, concurrency FROM groups WHERE concurrency IS NOT NULL"
+                                          : "SELECT name, concurrency FROM groups g WHERE concurrency IS NOT NULL AND "
+                                            "EXISTS (SELECT 1 FROM tasks t WHERE t.owner <> '' AND t.owner = ? AND "
+                                            "t.group_name = g.name)");
+    if (!owner.empty()) query.bind(1, std::string(owner));
+    std::map<std::string, int> caps;
+    while (query.executeStep()) {
+      Columns c(query);
+      auto name = c.text();
+      caps.emplace(std::move(name), c.int32());
+    }
+    return caps;
+  });
+}
+
 }  // namespace taskd::store

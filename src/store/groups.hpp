@@ -1,6 +1,7 @@
 #pragma once
 // Groups of tasks: a name every task of the group shares, and an optional cap
 // on how many of the group's runs may run at once (seed 001).
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,5 +28,9 @@ core::Result<void> set_group_concurrency(Database& db, std::string_view name, st
 
 // Every group that has a cap or a task, by name.
 core::Result<std::vector<GroupSummary>> list_groups(Database& db);
+
+// The caps of the groups that have one: all of them, or (given an owner)
+// those of the groups the owner's tasks use.
+core::Result<std::map<std::string, int>> group_caps(Database& db, std::string_view owner);
 
 }  // namespace taskd::store

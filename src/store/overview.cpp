@@ -1,7 +1,7 @@
 #include "store/overview.hpp"
 
 #include <SQLiteCpp/Statement.h>
-#include <fmt/format.h>
+#include <limits>
 
 #include "store/columns.hpp"
 
@@ -31,42 +31,43 @@ Result<std::vector<NamedCount>> queue_depth_by_group(Database& db) {
                           "WHERE r.status = 'queued' GROUP BY t.group_name ORDER BY t.group_name");
 }
 
-Result<std::vector<NamedCount>> runs_by_status(Database& db) {
-  return named_counts(db, "SELECT status, count(*) FROM runs GROUP BY status ORDER BY status");
+Result<std::vector<NamedCount>> ended_runs_by_status(Database& db) {
+  return named_counts(db, "SELECT status, runs FROM run_totals ORDER BY status");
 }
 
-Result<std::vector<DisabledTask>> disabled_tasks(Database& db) {
-  return guarded(db, [&]() -> Result<std::vector<DisabledTask>> {
-    SQLite::Statement query(db.sql(),
-                            "SELECT name, disabled_reason FROM tasks WHERE disabled_until_update = 1 ORDER BY name");
-    std::vector<DisabledTask> tasks;
-    while (query.executeStep()) {
-      Columns c(query);
-      tasks.push_back({c.text(), c.text()});
+Result<std::vector<NamedCount>> runs_in_flight(Database& db) {
+  // Each count reads its partial index: runs_queue, runs_running.
+  return named_counts(db, "SELECT 'queued', count(*) FROM runs WHERE status = 'queued' "
+                          "UNION ALL SELECT 'running', count(*) FROM runs WHERE status = 'running'");
+}
+
+Result<LatenessHistogram> start_lateness(Database& db) {
+  return guarded(db, [&]() -> Result<LatenessHistogram> {
+    LatenessHistogram histogram;
+    SQLite::Statement buckets(db.sql(), "SELECT le_ms, runs FROM lateness_buckets ORDER BY le_ms");
+    while (buckets.executeStep()) {
+      Columns c(buckets);
+      auto le_ms = c.int64();
+      auto runs = c.int64();
+      if (le_ms == std::numeric_limits<std::int64_t>::max()) {
+        histogram.count = runs;
+        continue;
+      }
+      histogram.bounds.push_back(static_cast<double>(le_ms) / 1000.0);
+      histogram.at_most.push_back(runs);
     }
-    return tasks;
+    SQLite::Statement sum(db.sql(), "SELECT lateness_sum_ms FROM history_totals");
+    if (sum.executeStep()) histogram.sum_seconds = static_cast<double>(sum.getColumn(0).getInt64()) / 1000.0;
+    return histogram;
   });
 }
 
-Result<LatenessHistogram> start_lateness(Database& db, const std::vector<double>& bounds) {
-  return guarded(db, [&]() -> Result<LatenessHistogram> {
-    std::string buckets;
-    for (std::size_t i = 0; i < bounds.size(); ++i) buckets += fmt::format(", coalesce(sum(late <= ?{}), 0)", i + 1);
-    // One pass over the history, however many buckets.
-    SQLite::Statement query(db.sql(), fmt::format("SELECT count(*), coalesce(sum(late), 0){} FROM (SELECT started_at - "
-                                                  "scheduled_at AS late FROM runs WHERE started_at IS NOT NULL AND "
-                                                  "trigger = 'schedule')",
-                                                  buckets));
-    for (std::size_t i = 0; i < bounds.size(); ++i)
-      query.bind(static_cast<int>(i + 1), static_cast<std::int64_t>(bounds[i] * 1000));
-    query.executeStep();
+Result<HistorySize> history_size(Database& db) {
+  return guarded(db, [&]() -> Result<HistorySize> {
+    SQLite::Statement query(db.sql(), "SELECT runs, output_bytes FROM history_totals");
+    if (!query.executeStep()) return HistorySize{};
     Columns c(query);
-    LatenessHistogram histogram;
-    histogram.bounds = bounds;
-    histogram.count = c.int64();
-    histogram.sum_seconds = static_cast<double>(c.int64()) / 1000.0;
-    for (std::size_t i = 0; i < bounds.size(); ++i) histogram.at_most.push_back(c.int64());
-    return histogram;
+    return HistorySize{c.int64(), c.int64()};
   });
 }
 

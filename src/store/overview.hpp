@@ -1,5 +1,7 @@
 #pragma once
-// Read-only summaries of the database for `taskd status` and `taskd metrics`.
+// Read-only summaries of the database for `taskd status` and `taskd metrics`:
+// counters kept by the schema's triggers and counts over small indexes, so
+// that none reads the history.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,13 +18,9 @@ struct NamedCount {
   std::int64_t count = 0;
 };
 
-struct DisabledTask {
-  std::string name;
-  std::string reason;
-};
-
-// Started minus scheduled of the scheduled runs that started, cumulative per
-// upper bound (seconds), as a Prometheus histogram counts them.
+// Started minus scheduled of the scheduled runs that started and ended,
+// cumulative per upper bound (seconds), as a Prometheus histogram counts
+// them; the last bound is +Inf (its count is the histogram's count).
 struct LatenessHistogram {
   std::vector<double> bounds;
   std::vector<std::int64_t> at_most;  // runs with lateness <= bounds[i]
@@ -30,9 +28,18 @@ struct LatenessHistogram {
   double sum_seconds = 0;
 };
 
+// What the history holds now: rows and captured output.
+struct HistorySize {
+  std::int64_t runs = 0;
+  std::int64_t output_bytes = 0;
+};
+
 core::Result<std::vector<NamedCount>> queue_depth_by_group(Database& db);
-core::Result<std::vector<NamedCount>> runs_by_status(Database& db);
-core::Result<std::vector<DisabledTask>> disabled_tasks(Database& db);
-core::Result<LatenessHistogram> start_lateness(Database& db, const std::vector<double>& bounds);
+// Runs that ended since the file was made, by status (pruning keeps them).
+core::Result<std::vector<NamedCount>> ended_runs_by_status(Database& db);
+// Runs queued and running now.
+core::Result<std::vector<NamedCount>> runs_in_flight(Database& db);
+core::Result<LatenessHistogram> start_lateness(Database& db);
+core::Result<HistorySize> history_size(Database& db);
 
 }  // namespace taskd::store

@@ -16,9 +16,10 @@ constexpr const char* run_columns =
     "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
     "r.output_truncated";
 
-RunRecord run_from_row(SQLite::Statement& row) {
+// A run from the columns of run_columns, in order.
+template <class Row>
+RunRecord run_from(BasicColumns<Row> c) {
   RunRecord run;
-  Columns c(row);
   run.id = c.int64();
   run.task_id = c.int64();
   run.task = c.text();
@@ -41,6 +42,8 @@ RunRecord run_from_row(SQLite::Statement& row) {
   run.output_truncated = c.boolean();
   return run;
 }
+
+RunRecord run_from_row(SQLite::Statement& row) { return run_from(Columns(row)); }
 
 std::vector<RunRecord> runs_from(SQLite::Statement& query) {
   std::vector<RunRecord> runs;
@@ -272,17 +275,89 @@ Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
   });
 }
 
-Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit) {
-  return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    // Two statements, so that each uses its index (runs_task, or the primary key).
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id {} "
-                                                  "ORDER BY r.id DESC LIMIT ?",
-                                                  run_columns, task_id != 0 ? "WHERE r.task_id = ?" : ""));
-    Binder b(query);
-    if (task_id != 0) b.int64(task_id);
-    b.int64(limit);
-    return runs_from(query);
+Result<int> prune_runs_before(Database& db, Time cutoff, int batch) {
+  return guarded(db, [&]() -> Result<int> {
+    auto prune = db.cached(
+        "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE scheduled_at < ?1 AND "
+        "status NOT IN ('queued', 'running') ORDER BY scheduled_at LIMIT ?2)");
+    Binder b(*prune);
+    b.time(cutoff);
+    b.int64(batch);
+    return prune->exec();
   });
+}
+
+Result<bool> has_runs_before(Database& db, Time cutoff) {
+  return guarded(db, [&]() -> Result<bool> {
+    auto query = db.cached(
+        "SELECT EXISTS (SELECT 1 FROM runs WHERE scheduled_at < ? AND status NOT IN ('queued', 'running'))");
+    Binder b(*query);
+    b.time(cutoff);
+    query->executeStep();
+    return query->getColumn(0).getInt() != 0;
+  });
+}
+
+namespace {
+
+// The filtered query with only the terms the filter uses, each of which an
+// index serves: runs_task, runs_status, runs_trigger, runs_slot. One task's
+// runs are few (its --keep-runs): they are read by runs_task whatever else
+// is asked, not among every task's runs of a status. With a time window the
+// runs come newest slot first, in runs_slot's order, so that no window
+// sorts the history.
+struct FilteredRuns {
+  std::string sql;
+  std::vector<std::int64_t> values;  // to bind, in order
+};
+
+FilteredRuns filtered_runs(const RunFilter& filter) {
+  FilteredRuns query;
+  std::string where = "1";
+  auto add_value = [&](std::string_view term, std::int64_t value) {
+    where += term;
+    query.values.push_back(value);
+  };
+  if (filter.task_id != 0) add_value(" AND r.task_id = ?", filter.task_id);
+  if (filter.status) where += fmt::format(" AND r.status = '{}'", core::to_string(*filter.status));
+  if (filter.trigger) where += fmt::format(" AND r.trigger = '{}'", core::to_string(*filter.trigger));
+  if (filter.since) add_value(" AND r.scheduled_at >= ?", core::to_unix_ms(*filter.since));
+  if (filter.until) add_value(" AND r.scheduled_at < ?", core::to_unix_ms(*filter.until));
+  bool windowed = filter.since || filter.until;
+  query.sql = fmt::format("SELECT {} FROM runs r {}JOIN tasks t ON t.id = r.task_id WHERE {} ORDER BY {}r.id DESC",
+                          run_columns, filter.task_id != 0 ? "INDEXED BY runs_task " : "", where,
+                          windowed ? "r.scheduled_at DESC, " : "");
+  if (filter.limit) {
+    query.sql += " LIMIT ?";
+    query.values.push_back(*filter.limit);
+  }
+  return query;
+}
+
+}  // namespace
+
+std::string run_query_sql(const RunFilter& filter) { return filtered_runs(filter).sql; }
+
+Result<void> for_each_run(Database& db, const RunFilter& filter, const RunVisitor& visit) {
+  return guarded(db, [&]() -> Result<void> {
+    auto filtered = filtered_runs(filter);
+    RawQuery query(db.sql(), filtered.sql);
+    for (std::size_t i = 0; i < filtered.values.size(); ++i) query.bind(static_cast<int>(i + 1), filtered.values[i]);
+    while (query.step()) {
+      if (auto visited = visit(run_from(RawColumns(query))); !visited) return visited;
+    }
+    return {};
+  });
+}
+
+Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit) {
+  std::vector<RunRecord> runs;
+  auto collected = for_each_run(db, {.task_id = task_id, .limit = limit}, [&](const RunRecord& run) -> Result<void> {
+    runs.push_back(run);
+    return {};
+  });
+  if (!collected) return std::unexpected(collected.error());
+  return runs;
 }
 
 Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id) {

@@ -3,6 +3,7 @@
 // (running) and the history (every other status). Every outcome write is
 // conditional on the run's attempt_uid (fencing).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -128,6 +129,33 @@ core::Result<bool> finish_run(Database& db, const FinishRecord& finish);
 // Deletes the task's finished runs beyond the newest `keep` rows, so history
 // stays bounded. Queued and running runs are never deleted.
 core::Result<int> prune_history(Database& db, std::int64_t task_id, int keep);
+
+// Deletes up to `batch` finished runs whose slot is before `cutoff`, oldest
+// first (`--keep-days`); returns how many.
+core::Result<int> prune_runs_before(Database& db, core::Time cutoff, int batch);
+
+// Whether a finished run has a slot before `cutoff`: one probe of runs_slot.
+core::Result<bool> has_runs_before(Database& db, core::Time cutoff);
+
+// Which runs `history` shows; every filter is optional. Times select by the
+// slot a run serves (scheduled_at), in [since, until); with either, the runs
+// come newest slot first, else newest run first.
+struct RunFilter {
+  std::int64_t task_id = 0;  // 0: every task
+  std::optional<core::RunStatus> status;
+  std::optional<core::Trigger> trigger;
+  std::optional<core::Time> since;
+  std::optional<core::Time> until;
+  std::optional<std::int64_t> limit;
+};
+
+// Calls `visit` with each run the filter selects, newest first, as the rows
+// are read (nothing else is held). An error `visit` returns ends the walk.
+using RunVisitor = std::function<core::Result<void>(const RunRecord&)>;
+core::Result<void> for_each_run(Database& db, const RunFilter& filter, const RunVisitor& visit);
+
+// The SQL for_each_run runs for `filter` (tests read its query plan).
+std::string run_query_sql(const RunFilter& filter);
 
 // The newest runs first, of one task or (task_id 0) of all.
 core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);

@@ -25,7 +25,7 @@ constexpr const char* due_at_1 =
 
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, next_run_at, "
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, next_run_at, "
     "last_run_at, last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
     "disabled_until_update, disabled_reason, paused, accounted_until";
 
@@ -73,6 +73,21 @@ std::vector<int> codes_from(const std::string& text) {
   return out;
 }
 
+// A JSON array of strings, as taskd writes argv: those without an escape
+// (nearly all) are read without the JSON parser.
+std::vector<std::string> strings_from(const std::string& text) {
+  if (text.find('\\') != std::string::npos) return json::parse(text).get<std::vector<std::string>>();
+  std::vector<std::string> out;
+  std::size_t at = text.find('"');
+  while (at != std::string::npos) {
+    auto end = text.find('"', at + 1);
+    if (end == std::string::npos) throw std::invalid_argument("not a list of strings: " + text);
+    out.emplace_back(text, at + 1, end - at - 1);
+    at = text.find('"', end + 1);
+  }
+  return out;
+}
+
 json env_json(const std::vector<core::EnvVar>& env) {
   json out = json::array();
   for (const auto& [name, value] : env) out.push_back(json::array({name, value}));
@@ -86,20 +101,29 @@ std::vector<core::EnvVar> env_from(const std::string& text) {
   return out;
 }
 
-Task task_from_row(SQLite::Statement& row) {
-  Task task;
+// The columns that task_columns and headline_columns start with: the id,
+// the name, the command and the schedule.
+template <class Row>
+void read_head(BasicColumns<Row>& c, Task& task) {
   auto& d = task.definition;
-  auto& s = task.state;
-  Columns c(row);
   task.id = c.int64();
   d.name = c.text();
-  d.command.argv = json::parse(c.text()).get<std::vector<std::string>>();
+  d.command.argv = strings_from(c.text());
   d.command.shell = c.boolean();
   d.schedule_kind = core::parse_schedule_kind(c.text()).value_or(core::ScheduleKind::manual);
   d.schedule_spec = c.text();
   d.tz = c.text();
   if (auto dtstart = c.optional_text()) d.dtstart = core::parse_local(*dtstart).value();
   d.after_finish = c.boolean();
+}
+
+// A task from the columns of task_columns, in order.
+template <class Row>
+Task task_from(BasicColumns<Row> c) {
+  Task task;
+  auto& d = task.definition;
+  auto& s = task.state;
+  read_head(c, task);
   d.phase = c.fractional_seconds();
   d.jitter = c.seconds();
   d.timeout = c.optional_seconds();
@@ -114,6 +138,7 @@ Task task_from_row(SQLite::Statement& row) {
   d.cwd = c.text();
   d.env = env_from(c.text());
   d.notify = c.text();
+  d.keep_runs = c.int32();
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -130,6 +155,8 @@ Task task_from_row(SQLite::Statement& row) {
   s.accounted_until = c.optional_time();
   return task;
 }
+
+Task task_from_row(SQLite::Statement& row) { return task_from(Columns(row)); }
 
 Result<std::vector<Task>> tasks_from(SQLite::Statement& query) {
   std::vector<Task> tasks;
@@ -171,7 +198,16 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 // Every definition column but the name, in bind_definition's order.
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify";
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs";
+// How many columns definition_columns names.
+constexpr std::size_t definition_column_count = 22;
+
+// "?, ?, ?": `count` parameters.
+std::string placeholders(std::size_t count) {
+  std::string out;
+  for (std::size_t i = 0; i < count; ++i) out += i == 0 ? "?" : ", ?";
+  return out;
+}
 
 void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(json(d.command.argv).dump());
@@ -199,16 +235,15 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(d.cwd);
   b.text(env_json(d.env).dump());
   b.text(d.notify);
+  b.int64(d.keep_runs);
 }
 
 }  // namespace
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    static const std::string sql = fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) "
-                                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                               "?, ?, ?, ?, ?)",
-                                               definition_columns);
+    static const std::string sql = fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({})",
+                                               definition_columns, placeholders(definition_column_count + 3));
     auto insert = db.cached(sql);
     Binder b(*insert);
     b.text(d.name);
@@ -231,9 +266,8 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
 
 Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& d, Time now) {
   return guarded(db, [&]() -> Result<void> {
-    static const std::string sql = fmt::format("UPDATE tasks SET ({}, updated_at) = (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                                               "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) WHERE id = ?",
-                                               definition_columns);
+    static const std::string sql = fmt::format("UPDATE tasks SET ({}, updated_at) = ({}) WHERE id = ?",
+                                               definition_columns, placeholders(definition_column_count + 1));
     auto update = db.cached(sql);
     Binder b(*update);
     bind_definition(b, d);
@@ -262,15 +296,152 @@ Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
   });
 }
 
-Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
-  return guarded(db, [&]() -> Result<std::vector<Task>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM tasks WHERE (?1 = '' OR group_name = ?1) AND "
-                                                  "(?2 = '' OR owner = ?2) ORDER BY name",
-                                                  task_columns));
-    query.bind(1, filter.group);
-    query.bind(2, filter.owner);
-    return tasks_from(query);
+namespace {
+
+using core::Condition;
+
+// The terms of each condition; those of paused, disabled and failing imply
+// the WHERE clause of their partial index (tasks_paused, tasks_disabled,
+// tasks_failing), so that SQLite uses it.
+constexpr const char* failed_last = "last_status IN ('failed', 'timed_out', 'lost')";
+
+std::string condition_terms(Condition condition) {
+  switch (condition) {
+    case Condition::disabled: return "disabled_until_update = 1";
+    case Condition::paused: return "paused = 1 AND disabled_until_update = 0";
+    case Condition::failing: return fmt::format("{} AND paused = 0 AND disabled_until_update = 0", failed_last);
+    case Condition::active:
+      return fmt::format("paused = 0 AND disabled_until_update = 0 AND NOT coalesce({}, 0)", failed_last);
+  }
+  return "1";
+}
+
+// The part of a GLOB pattern before its first wildcard: every match starts
+// with it, so it bounds a range of the name index.
+std::string literal_prefix(std::string_view glob) {
+  return std::string(glob.substr(0, std::min(glob.find_first_of("*?["), glob.size())));
+}
+
+// The smallest string above every string that starts with `prefix`, or none.
+std::optional<std::string> prefix_end(std::string prefix) {
+  while (!prefix.empty() && static_cast<unsigned char>(prefix.back()) == 0xff) prefix.pop_back();
+  if (prefix.empty()) return std::nullopt;
+  prefix.back() = static_cast<char>(static_cast<unsigned char>(prefix.back()) + 1);
+  return prefix;
+}
+
+// The WHERE clause of a filter, with only the terms the filter uses (a
+// term that tests its parameter, "?1 = '' OR group_name = ?1", uses no
+// index), and the values to bind in order.
+struct Selection {
+  std::string where = "1";
+  std::vector<std::string> texts;
+};
+
+Selection selection_of(const TaskFilter& filter) {
+  Selection selection;
+  auto& where = selection.where;
+  auto add_text = [&](std::string term, std::string value) {
+    where += " AND " + term;
+    selection.texts.push_back(std::move(value));
+  };
+  if (!filter.group.empty()) add_text("group_name <> '' AND group_name = ?", filter.group);
+  if (!filter.owner.empty()) add_text("owner <> '' AND owner = ?", filter.owner);
+  if (filter.condition) where += " AND " + condition_terms(*filter.condition);
+  if (!filter.name_glob.empty()) {
+    auto prefix = literal_prefix(filter.name_glob);
+    if (!prefix.empty()) add_text("name >= ?", prefix);
+    if (auto end = prefix_end(prefix)) add_text("name < ?", *end);
+    add_text("name GLOB ?", filter.name_glob);
+  }
+  return selection;
+}
+
+std::string filtered_tasks_sql(const TaskFilter& filter, std::string_view columns = task_columns) {
+  return fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY name{}", columns, selection_of(filter).where,
+                     filter.limit ? " LIMIT ?" : "");
+}
+
+// What a headline reads, in headline_from_row's order.
+constexpr const char* headline_columns =
+    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
+    "paused, disabled_until_update";
+
+Task headline_from(RawColumns c) {
+  Task task;
+  auto& s = task.state;
+  read_head(c, task);
+  s.next_run_at = c.optional_time();
+  if (auto status = c.optional_text()) s.last_status = core::parse_run_status(*status).value_or(core::RunStatus::failed);
+  s.paused = c.boolean();
+  s.disabled_until_update = c.boolean();
+  return task;
+}
+
+Task task_from_raw(RawColumns c) { return task_from(c); }
+
+// Visits each row of `query` as `read` reads it.
+Result<void> visit_rows(RawQuery& query, Task (*read)(RawColumns), const TaskVisitor& visit) {
+  while (query.step()) {
+    if (auto visited = visit(read(RawColumns(query))); !visited) return visited;
+  }
+  return {};
+}
+
+// Binds the filter's values and visits each row as `read` reads it.
+Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns,
+                            Task (*read)(RawColumns), const TaskVisitor& visit) {
+  RawQuery query(db.sql(), filtered_tasks_sql(filter, columns));
+  auto selection = selection_of(filter);
+  int parameter = 0;
+  for (const auto& text : selection.texts) query.bind(++parameter, text);
+  if (filter.limit) query.bind(++parameter, *filter.limit);
+  return visit_rows(query, read, visit);
+}
+
+
+
+}  // namespace
+
+std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter); }
+
+Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
+  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, task_from_raw, visit); });
+}
+
+Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
+  return guarded(db, [&]() { return visit_filtered(db, filter, headline_columns, headline_from, visit); });
+}
+
+Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    auto selection = selection_of(filter);
+    SQLite::Statement query(db.sql(), fmt::format("SELECT count(*) FROM tasks WHERE {}", selection.where));
+    Binder b(query);
+    for (const auto& text : selection.texts) b.text(text);
+    query.executeStep();
+    return query.getColumn(0).getInt64();
   });
+}
+
+Result<void> for_each_task_starting_before(Database& db, Time until, const TaskVisitor& visit) {
+  return guarded(db, [&]() -> Result<void> {
+    static const std::string sql =
+        fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns, due_at_1);
+    RawQuery query(db.sql(), sql);
+    query.bind(1, core::to_unix_ms(until));
+    return visit_rows(query, task_from_raw, visit);
+  });
+}
+
+Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
+  std::vector<Task> tasks;
+  auto collected = for_each_task(db, filter, [&](const Task& task) -> Result<void> {
+    tasks.push_back(task);
+    return {};
+  });
+  if (!collected) return std::unexpected(collected.error());
+  return tasks;
 }
 
 Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {

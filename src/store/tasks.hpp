@@ -2,6 +2,7 @@
 // Tasks in the database: definitions and state. Callers group these calls in
 // a WriteTransaction when they change state together.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,33 @@ namespace taskd::store {
 struct TaskFilter {
   std::string group;  // empty: any
   std::string owner;  // empty: any
+  std::optional<core::Condition> condition;
+  std::string name_glob;  // a GLOB pattern over the name (case-sensitive); empty: any
+  std::optional<std::int64_t> limit;
 };
+
+// Calls `visit` with each task the filter selects, in name order, as the
+// rows are read: nothing but the current row is held, so a listing of a
+// million tasks takes no more memory than one of ten. An error `visit`
+// returns ends the walk and is returned.
+using TaskVisitor = std::function<core::Result<void>(const core::Task&)>;
+core::Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit);
+
+// How many tasks the filter selects, its limit aside.
+core::Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter);
+
+// As for_each_task, with only what `list` shows read: the definition's
+// name, command, schedule kind, spec, tz, dtstart and after_finish, and
+// the state's next_run_at, last_status, paused and disabled_until_update;
+// every other field keeps its default.
+core::Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit);
+
+// The SQL for_each_task runs for `filter` (tests read its query plan).
+std::string task_query_sql(const TaskFilter& filter);
+
+// The tasks that can start before `until`: not paused or disabled, with a
+// next_run_at before it, in next_run_at order (the tick's index).
+core::Result<void> for_each_task_starting_before(Database& db, core::Time until, const TaskVisitor& visit);
 
 // Adds a task; a name already taken is a bad_input error.
 core::Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& definition,
@@ -26,6 +53,7 @@ core::Result<void> update_definition(Database& db, std::int64_t task_id, const c
 
 core::Result<std::optional<core::Task>> find_task(Database& db, std::string_view name);
 core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id);
+// The tasks for_each_task visits, collected (for selections that are small).
 core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter& filter);
 
 // Tasks whose next_run_at has come, not paused or disabled, earliest first.

@@ -406,7 +406,7 @@ TEST_CASE("a run whose worker died on this host is LOST at once, and its child's
   test::TempDb temp;
   auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
   FakeProcessTable processes;
-  auto lost = sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value();
+  auto lost = sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes).value();
   REQUIRE(lost.size() == 1);
   CHECK(lost.front().status == core::RunStatus::lost);
   CHECK(processes.killed == std::vector<pid_t>{4242});
@@ -424,7 +424,7 @@ TEST_CASE("a run whose worker died before recording its child has the attempt's 
   test::TempDb temp;
   running_under(temp, {"here", "boot-1", 321, 3000}, ChildRecorded::no);
   FakeProcessTable processes;
-  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes).value().size() == 1);
   CHECK(processes.killed.empty());
   CHECK(processes.attempts_killed == std::vector<std::pair<std::string, pid_t>>{{"uid-r", 0}});
 }
@@ -437,7 +437,7 @@ TEST_CASE("a run whose worker died before recording its child has the group its 
   auto ledger_of_another_worker = exec::spawn_ledger_path(temp.db.path(), 321, 3001);
   std::ofstream(ledger_of_another_worker) << "uid-r 99\n";
   FakeProcessTable processes;
-  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes, 1000).value().size() == 1);
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes).value().size() == 1);
   CHECK(processes.attempts_killed == std::vector<std::pair<std::string, pid_t>>{{"uid-r", 4343}});
   CHECK_FALSE(std::filesystem::exists(ledger));  // the dead worker's ledger is done with
   CHECK(std::filesystem::exists(ledger_of_another_worker));
@@ -448,7 +448,7 @@ TEST_CASE("a run whose worker lives is left alone, even past its lease") {
   auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
   FakeProcessTable processes;
   processes.alive.insert({321, 3000});
-  CHECK(sched::recover_lost_runs(temp.db, at(12, 0), self, processes, 1000).value().empty());
+  CHECK(sched::recover_lost_runs(temp.db, at(12, 0), self, processes).value().empty());
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
   CHECK(processes.killed.empty());
 }
@@ -458,7 +458,7 @@ TEST_CASE("a reused pid does not keep a dead worker's run alive") {
   running_under(temp, {"here", "boot-1", 321, 3000});
   FakeProcessTable processes;
   processes.alive.insert({321, 9999});  // another process got pid 321
-  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value().size() == 1);
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes).value().size() == 1);
 }
 
 TEST_CASE("after a reboot every run of this host is LOST") {
@@ -466,7 +466,7 @@ TEST_CASE("after a reboot every run of this host is LOST") {
   running_under(temp, {"here", "boot-0", 321, 3000});
   FakeProcessTable processes;
   processes.alive.insert({321, 3000});
-  auto lost = sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value();
+  auto lost = sched::recover_lost_runs(temp.db, at(10, 1), self, processes).value();
   REQUIRE(lost.size() == 1);
   CHECK(lost.front().reason.find("rebooted") != std::string::npos);
 }
@@ -476,8 +476,8 @@ TEST_CASE("another host's run is LOST only once its lease has expired by the mar
   auto run_id = running_under(temp, {"elsewhere", "boot-x", 321, 3000});
   FakeProcessTable processes;
   auto lease = store::running_runs(temp.db).value().front().lease_expires_at.value();
-  CHECK(sched::recover_lost_runs(temp.db, lease + 59s, self, processes, 1000).value().empty());
-  CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes, 1000).value().size() == 1);
+  CHECK(sched::recover_lost_runs(temp.db, lease + 59s, self, processes).value().empty());
+  CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes).value().size() == 1);
   CHECK(processes.killed.empty());  // another host's processes are not ours to kill
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
 }
@@ -571,7 +571,7 @@ TEST_CASE("the recovery pass removes dead workers' rows along with recording the
   running_under(temp, dead);
   REQUIRE(store::register_worker(temp.db, worker_row(dead, at(10, 0))));
   FakeProcessTable processes;
-  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes, 1000).value().size() == 1);
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 1), self, processes).value().size() == 1);
   CHECK(store::list_workers(temp.db).value().empty());
 }
 
@@ -683,7 +683,7 @@ TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its ch
   late.attempt_uid = "uid-r";
   late.outcome = core::AttemptOutcome::failed;
   late.reason = "killed by SIGTERM";
-  CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1), 1000).value());
+  CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1)).value());
   CHECK(store::find_run(temp.db, run_id).value()->reason.find("replaced") != std::string::npos);
   CHECK(store::find_task(temp.db, "r").value()->state.last_status != core::RunStatus::failed);
 }
