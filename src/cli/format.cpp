@@ -83,6 +83,7 @@ std::string_view colour_code(Colour colour) {
 struct Layout {
   std::vector<std::size_t> widths;
   std::vector<bool> shown;
+  std::vector<bool> cut;  // a longer cell is cut to the width (else it shifts its line)
 
   std::size_t total() const {
     std::size_t sum = 0;
@@ -111,7 +112,9 @@ std::vector<std::size_t> yielding_order(const std::vector<Column>& columns) {
 // to give way.
 Layout layout(const std::vector<Column>& columns, const std::vector<std::vector<std::string>>& texts,
               std::optional<std::size_t> width) {
-  Layout natural{std::vector<std::size_t>(columns.size()), std::vector<bool>(columns.size(), true)};
+  Layout natural{std::vector<std::size_t>(columns.size()), std::vector<bool>(columns.size(), true),
+                 std::vector<bool>(columns.size(), false)};
+  for (std::size_t i = 0; i < columns.size(); ++i) natural.cut[i] = width && columns[i].min_width > 0;
   for (std::size_t i = 0; i < columns.size(); ++i) natural.widths[i] = display_width(columns[i].header);
   for (const auto& row : texts) {
     for (std::size_t i = 0; i < row.size() && i < columns.size(); ++i)
@@ -180,7 +183,7 @@ void append_line(std::string& out, const Layout& shape, const Output& output, co
     if (!shape.shown[i]) continue;
     auto code = output.colour ? colour_code(row[i].colour) : "";
     out += code;
-    auto width = append_fitted(out, row[i].text, shape.widths[i]);
+    auto width = append_fitted(out, row[i].text, shape.cut[i] ? shape.widths[i] : SIZE_MAX);
     if (!code.empty()) out += "\033[0m";
     if (i + 1 < last) out.append(shape.widths[i] - std::min(shape.widths[i], width) + 2, ' ');
   }

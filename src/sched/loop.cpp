@@ -164,9 +164,10 @@ class Loop {
   Result<void> prune_batch(Time now) {
     prune_left_ = false;
     if (options_.role != Role::tick_and_work || !options_.retention) return {};
-    auto more = prune_expired_batch(db_, now, *options_.retention);
-    if (!more) return std::unexpected(more.error());
-    prune_left_ = *more;
+    auto deleted = prune_expired_batch(db_, now, *options_.retention);
+    if (!deleted) return std::unexpected(deleted.error());
+    prune_left_ = *deleted == options_.retention->batch;
+    if (*deleted > 0) log_.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(*deleted)}});
     return {};
   }
 

@@ -3,28 +3,19 @@
 #include "store/runs.hpp"
 
 namespace taskd::sched {
-namespace {
 
-// One batch; how many runs it deleted.
-core::Result<int> delete_batch(store::Database& db, core::Time cutoff, int batch) {
+core::Result<int> prune_expired_batch(store::Database& db, core::Time now, const Retention& retention) {
+  auto cutoff = now - retention.keep;
   auto expired = store::has_runs_before(db, cutoff);
   if (!expired) return std::unexpected(expired.error());
   if (!*expired) return 0;
-  return store::write(db, [&]() { return store::prune_runs_before(db, cutoff, batch); });
-}
-
-}  // namespace
-
-core::Result<bool> prune_expired_batch(store::Database& db, core::Time now, const Retention& retention) {
-  auto deleted = delete_batch(db, now - retention.keep, retention.batch);
-  if (!deleted) return std::unexpected(deleted.error());
-  return *deleted == retention.batch;
+  return store::write(db, [&]() { return store::prune_runs_before(db, cutoff, retention.batch); });
 }
 
 core::Result<std::int64_t> prune_expired(store::Database& db, core::Time now, const Retention& retention) {
   std::int64_t total = 0;
   while (true) {
-    auto deleted = delete_batch(db, now - retention.keep, retention.batch);
+    auto deleted = prune_expired_batch(db, now, retention);
     if (!deleted) return std::unexpected(deleted.error());
     total += *deleted;
     if (*deleted < retention.batch) return total;

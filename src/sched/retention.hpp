@@ -16,9 +16,10 @@ struct Retention {
   int batch = 1000;    // runs deleted per transaction
 };
 
-// Deletes one batch of expired runs; true when more are left. When none
-// has expired it reads one index entry and takes no write lock.
-core::Result<bool> prune_expired_batch(store::Database& db, core::Time now, const Retention& retention);
+// Deletes one batch of expired runs; how many (a full batch: more may be
+// left). When none has expired it reads one index entry and takes no write
+// lock.
+core::Result<int> prune_expired_batch(store::Database& db, core::Time now, const Retention& retention);
 
 // Deletes every expired run, batch after batch; how many.
 core::Result<std::int64_t> prune_expired(store::Database& db, core::Time now, const Retention& retention);

@@ -125,6 +125,7 @@ TEST_CASE("a task round-trips with every definition field") {
   d.priority = 5;
   d.cwd = "/tmp";
   d.env = {{"A", "1"}, {"B", "x=y"}};
+  d.keep_runs = 7;
   auto added = test::add_task(temp.db, d, at(10, 0));
   auto found = store::find_task(temp.db, "sync:mail@home/box").value();
   REQUIRE(found);
@@ -144,8 +145,26 @@ TEST_CASE("a task round-trips with every definition field") {
   CHECK(f.priority == 5);
   CHECK(f.cwd == "/tmp");
   CHECK(f.env == d.env);
+  CHECK(f.keep_runs == 7);
   CHECK(found->state.next_run_at == added.state.next_run_at);
   CHECK(found->state.accounted_until == at(10, 0));
+}
+
+TEST_CASE("a command reads back whatever its words hold, escaped or not") {
+  test::TempDb temp;
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {"/bin/echo", "plain", "with space", "été"}, {"sh", "-c", "echo \"quoted\" \\ back"}, {"tab\there", ""}, {}}) {
+    auto d = test::every_definition(fmt::format("t{}", argv.size()), 60s);
+    d.command.argv = argv;
+    test::add_task(temp.db, d, at(10, 0));
+    CHECK(store::find_task(temp.db, d.name).value()->definition.command.argv == argv);
+    std::vector<std::vector<std::string>> listed;
+    REQUIRE(store::for_each_task_headline(temp.db, {.name_glob = d.name}, [&](const core::Task& task) -> core::Result<void> {
+      listed.push_back(task.definition.command.argv);
+      return {};
+    }));
+    CHECK(listed == std::vector<std::vector<std::string>>{argv});
+  }
 }
 
 TEST_CASE("a phase with milliseconds is stored as fractional seconds and read back exactly") {
