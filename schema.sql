@@ -127,34 +127,43 @@ ALTER TABLE tasks ADD COLUMN notify TEXT NOT NULL DEFAULT '';
 -- How many finished runs the history keeps of the task (`--keep-runs`).
 ALTER TABLE tasks ADD COLUMN keep_runs INTEGER NOT NULL DEFAULT 1000 CHECK (keep_runs >= 1);
 
--- `list --state`: each state the partial index of its own few rows.
+-- `list --state`: each state the partial index of its own few rows. (Lists
+-- of values are written out as comparisons in the index conditions and the
+-- triggers: SQLite builds a temporary table for every IN list it evaluates,
+-- at every write of a task or a run.)
 CREATE INDEX tasks_paused ON tasks (name) WHERE paused = 1;
 CREATE INDEX tasks_disabled ON tasks (name) WHERE disabled_until_update = 1;
-CREATE INDEX tasks_failing ON tasks (name) WHERE last_status IN ('failed', 'timed_out', 'lost');
+CREATE INDEX tasks_failing ON tasks (name)
+  WHERE last_status = 'failed' OR last_status = 'timed_out' OR last_status = 'lost';
 -- `history --status`, `--trigger`, `--since`/`--until`, and `--keep-days`,
--- which deletes the oldest slots first. Only runs_status changes as a run
--- goes from queued to running to its end.
-CREATE INDEX runs_status ON runs (status, id);
-CREATE INDEX runs_trigger ON runs (trigger, id);
+-- which deletes the oldest slots first. The two partial indexes hold the
+-- rare runs only (a run enters runs_unusual once, when it ends other than
+-- succeeded; queued and running runs have their own): most runs are
+-- scheduled and succeed, and history finds those reading backwards in id
+-- order. The claim and the start write none of the three.
+CREATE INDEX runs_unusual ON runs (status, id)
+  WHERE status <> 'succeeded' AND status <> 'queued' AND status <> 'running';
+CREATE INDEX runs_unscheduled ON runs (trigger, id) WHERE trigger <> 'schedule';
 CREATE INDEX runs_slot ON runs (scheduled_at);
 
 -- Counters for `metrics` and `status`, kept by the triggers below in the
--- transaction that writes the run, so that neither reads the history.
+-- transaction that ends a run, so that neither reads the history.
 -- Runs that ended, by status: counted once, never lowered by pruning.
 CREATE TABLE run_totals (
   status TEXT    PRIMARY KEY,
   runs   INTEGER NOT NULL
 ) WITHOUT ROWID;
--- Started minus scheduled of the scheduled runs that started and ended, as a
--- cumulative histogram: runs with lateness <= le_ms (the last bound is +Inf).
+-- Started minus scheduled of the scheduled runs that started and ended: each
+-- counted in the first bucket whose bound le_ms it does not pass (the last
+-- bound is +Inf); `metrics` adds them up into Prometheus' cumulative buckets.
 CREATE TABLE lateness_buckets (
   le_ms INTEGER PRIMARY KEY,
   runs  INTEGER NOT NULL DEFAULT 0
 );
 INSERT INTO lateness_buckets (le_ms) VALUES (5), (10), (20), (50), (100), (250), (500), (1000), (2500), (5000),
   (10000), (30000), (60000), (300000), (9223372036854775807);
--- One row: the sum of the histogram, and the history's size now (rows and
--- captured output bytes), which pruning lowers.
+-- One row: the sum of the lateness histogram, and the size of the history
+-- (its ended runs and their captured output), which pruning lowers.
 CREATE TABLE history_totals (
   id              INTEGER PRIMARY KEY CHECK (id = 1),
   lateness_sum_ms INTEGER NOT NULL,
@@ -165,41 +174,38 @@ CREATE TABLE history_totals (
 -- Brought up to date from the history a file already has.
 INSERT INTO run_totals (status, runs)
   SELECT status, count(*) FROM runs WHERE status NOT IN ('queued', 'running') GROUP BY status;
-WITH late AS MATERIALIZED (
-  SELECT (SELECT min(le_ms) FROM lateness_buckets WHERE le_ms >= started_at - scheduled_at) AS le_ms, count(*) AS runs
-  FROM runs WHERE trigger = 'schedule' AND started_at IS NOT NULL AND status NOT IN ('queued', 'running') GROUP BY 1)
-UPDATE lateness_buckets SET runs = (SELECT coalesce(sum(late.runs), 0) FROM late WHERE late.le_ms <= lateness_buckets.le_ms);
-INSERT INTO history_totals (id, lateness_sum_ms, runs, output_bytes) VALUES (1,
-  (SELECT coalesce(sum(started_at - scheduled_at), 0) FROM runs
-   WHERE trigger = 'schedule' AND started_at IS NOT NULL AND status NOT IN ('queued', 'running')),
-  (SELECT count(*) FROM runs), (SELECT coalesce(sum(length(output)), 0) FROM runs));
+UPDATE lateness_buckets SET runs = (
+  SELECT count(*) FROM runs WHERE trigger = 'schedule' AND started_at IS NOT NULL AND status NOT IN ('queued', 'running')
+    AND lateness_buckets.le_ms = (SELECT min(b.le_ms) FROM lateness_buckets b WHERE b.le_ms >= started_at - scheduled_at));
+INSERT INTO history_totals (id, lateness_sum_ms, runs, output_bytes)
+  SELECT 1, coalesce(sum(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END), 0), count(*),
+         coalesce(sum(length(output)), 0)
+  FROM runs WHERE status NOT IN ('queued', 'running');
 
--- A run counts once, when it ends: a queued or running run that ends, or
--- a row written ended (SKIPPED, or a history copied in). Both say so by a
--- row written into run_ends, whose trigger does the counting.
-CREATE VIEW run_ends (status, late_ms) AS SELECT NULL, NULL;
+-- A run is counted once, when it ends: a queued or running run that ends, or
+-- a row written ended (SKIPPED, or a history copied in). Both write a row
+-- into run_ends, whose trigger counts it. Output is written only as a run ends.
+CREATE VIEW run_ends (status, late_ms, output_bytes) AS SELECT NULL, NULL, NULL;
 CREATE TRIGGER run_ends_count INSTEAD OF INSERT ON run_ends
 BEGIN
   INSERT INTO run_totals (status, runs) VALUES (NEW.status, 1) ON CONFLICT (status) DO UPDATE SET runs = runs + 1;
-  UPDATE lateness_buckets SET runs = runs + 1 WHERE NEW.late_ms IS NOT NULL AND le_ms >= NEW.late_ms;
-  UPDATE history_totals SET lateness_sum_ms = lateness_sum_ms + NEW.late_ms WHERE NEW.late_ms IS NOT NULL;
+  UPDATE lateness_buckets SET runs = runs + 1 WHERE NEW.late_ms IS NOT NULL
+    AND le_ms = (SELECT min(le_ms) FROM lateness_buckets WHERE le_ms >= NEW.late_ms);
+  UPDATE history_totals SET runs = runs + 1, output_bytes = output_bytes + NEW.output_bytes,
+    lateness_sum_ms = lateness_sum_ms + coalesce(NEW.late_ms, 0);
 END;
 CREATE TRIGGER runs_count_end AFTER UPDATE OF status ON runs
-  WHEN OLD.status IN ('queued', 'running') AND NEW.status NOT IN ('queued', 'running')
+  WHEN (OLD.status = 'queued' OR OLD.status = 'running') AND NEW.status <> 'queued' AND NEW.status <> 'running'
 BEGIN
-  INSERT INTO run_ends VALUES (NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END);
+  INSERT INTO run_ends VALUES (NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END,
+                               length(NEW.output));
 END;
-CREATE TRIGGER runs_count_insert AFTER INSERT ON runs
+CREATE TRIGGER runs_count_insert AFTER INSERT ON runs WHEN NEW.status <> 'queued' AND NEW.status <> 'running'
 BEGIN
-  UPDATE history_totals SET runs = runs + 1, output_bytes = output_bytes + length(NEW.output);
-  INSERT INTO run_ends SELECT NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END
-    WHERE NEW.status NOT IN ('queued', 'running');
+  INSERT INTO run_ends VALUES (NEW.status, CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END,
+                               length(NEW.output));
 END;
-CREATE TRIGGER runs_count_output AFTER UPDATE OF output ON runs
-BEGIN
-  UPDATE history_totals SET output_bytes = output_bytes + length(NEW.output) - length(OLD.output);
-END;
-CREATE TRIGGER runs_count_delete AFTER DELETE ON runs
+CREATE TRIGGER runs_count_delete AFTER DELETE ON runs WHEN OLD.status <> 'queued' AND OLD.status <> 'running'
 BEGIN
   UPDATE history_totals SET runs = runs - 1, output_bytes = output_bytes - length(OLD.output);
 END;

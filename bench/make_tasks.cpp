@@ -20,6 +20,7 @@
 #include "cli/task_options.hpp"
 #include "core/policy.hpp"
 #include "sched/clock.hpp"
+#include "store/sqlite.hpp"
 #include "store/tasks.hpp"
 
 namespace {
@@ -69,8 +70,7 @@ core::Result<void> add_task(store::Database& db, const cli::TaskOptions& options
 }
 
 core::Result<void> add_tasks(store::Database& db, long count, long active, core::Time now) {
-  return store::guarded(db, [&]() -> core::Result<void> {
-    store::WriteTransaction tx(db);
+  return store::write(db, [&]() -> core::Result<void> {
     for (long i = 0; i < count; ++i) {
       auto options = options_for(fmt::format("bench-{:07}", i), schedule_mix[i % schedule_mix.size()]);
       if (auto added = add_task(db, options, now, now + plan_delay); !added) return added;
@@ -79,7 +79,6 @@ core::Result<void> add_tasks(store::Database& db, long count, long active, core:
       auto options = options_for(fmt::format("active-{:04}", i), {"10s", "", ""});
       if (auto added = add_task(db, options, now, now); !added) return added;
     }
-    tx.commit();
     return {};
   });
 }

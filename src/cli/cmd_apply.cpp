@@ -155,15 +155,13 @@ Result<Plan> apply_file(const Context& context, const ApplyOptions& options, con
   }
   auto db = context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
-  return store::guarded(*db, [&]() -> Result<Plan> {
-    store::WriteTransaction tx(*db);
+  return store::write(*db, [&]() -> Result<Plan> {
     // Planned from when the write lock is held, not from before the checks:
     // fewer first slots of a large file fall due before it is committed.
     core::Time now = context.clock.now();
     auto plan = plan_file(*db, file, options.prune, now);
     if (!plan || options.dry_run) return plan;
     if (auto done = carry_out(*db, *plan, now); !done) return std::unexpected(done.error());
-    tx.commit();
     return plan;
   });
 }

@@ -20,8 +20,7 @@ struct EditOptions {
 
 // In one transaction: the new definition, and the state the change implies.
 Result<core::Task> edit_task(store::Database& db, const EditOptions& options, core::Time now) {
-  return store::guarded(db, [&]() -> Result<core::Task> {
-    store::WriteTransaction tx(db);
+  return store::write(db, [&]() -> Result<core::Task> {
     auto task = find_named_task(db, options.edits.name, "edit");
     if (!task) return std::unexpected(task.error());
     auto merged = options_of(task->definition);
@@ -32,7 +31,6 @@ Result<core::Task> edit_task(store::Database& db, const EditOptions& options, co
     if (!changed && !task->state.disabled_until_update) return task;
     auto state = save_definition(db, *task, *definition, now);
     if (!state) return std::unexpected(state.error());
-    tx.commit();
     return core::Task{task->id, *definition, *state};
   });
 }

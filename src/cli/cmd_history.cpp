@@ -81,16 +81,9 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
     if (!task) return std::unexpected(task.error());
     filter->task_id = task->id;
   }
-  if (context.json) {
-    JsonArrayWriter out;
-    auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
-      out.add(run_json(run));
-      return {};
-    });
-    if (!listed) return listed;
-    out.finish();
-    return {};
-  }
+  if (context.json)
+    return print_json_array([&](const store::RunVisitor& visit) { return store::for_each_run(*db, *filter, visit); },
+                            run_json);
   TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "REASON"}), {});
   auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
     table.add(plain_cells(history_row(run)));

@@ -169,13 +169,11 @@ Result<ImportPlan> plan_import(store::Database& db, const core::Crontab& crontab
 }
 
 Result<void> write_tasks(store::Database& db, const ImportPlan& plan, core::Time now) {
-  return store::guarded(db, [&]() -> Result<void> {
-    store::WriteTransaction tx(db);
+  return store::write(db, [&]() -> Result<void> {
     for (const auto& converted : plan.tasks) {
       auto id = store::insert_task(db, converted.task.definition, converted.task.state, now);
       if (!id) return std::unexpected(id.error());
     }
-    tx.commit();
     return {};
   });
 }

@@ -82,7 +82,7 @@ Result<void> metrics(const Context& context) {
   print_counts("taskd_queue_depth", "group", *queue);
   print_header("taskd_tasks", "gauge", "Tasks by state (as taskd list --state selects them).");
   print_counts("taskd_tasks", "state", *tasks);
-  print_header("taskd_history_runs", "gauge", "Runs the history holds now.");
+  print_header("taskd_history_runs", "gauge", "Ended runs the history holds now.");
   fmt::print("taskd_history_runs {}\n", history->runs);
   print_header("taskd_history_output_bytes", "gauge", "Bytes of captured output the history holds now.");
   fmt::print("taskd_history_output_bytes {}\n", history->output_bytes);

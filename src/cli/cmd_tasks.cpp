@@ -44,15 +44,13 @@ template <class Change>
 Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  return store::guarded(*db, [&]() -> Result<void> {
-    store::WriteTransaction tx(*db);
+  return store::write(*db, [&]() -> Result<void> {
     auto tasks = select_tasks(*db, selection, verb);
     if (!tasks) return std::unexpected(tasks.error());
     core::Time now = context.clock.now();
     for (const auto& task : *tasks) {
       if (auto changed = change(*db, task, now); !changed) return changed;
     }
-    tx.commit();
     return {};
   });
 }
@@ -152,16 +150,9 @@ Result<void> list(const Context& context, const ListOptions& options) {
   if (!filter) return std::unexpected(filter.error());
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  if (context.json) {
-    JsonArrayWriter out;
-    auto listed = store::for_each_task(*db, *filter, [&](const core::Task& task) -> Result<void> {
-      out.add(task_json(task));
-      return {};
-    });
-    if (!listed) return listed;
-    out.finish();
-    return {};
-  }
+  if (context.json)
+    return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(*db, *filter, visit); },
+                            task_json);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.

@@ -28,4 +28,19 @@ class JsonArrayWriter {
   bool open_ = false;
 };
 
+// Prints as one JSON array, element by element, what `walk` visits:
+// walk(visit) calls visit(item) for each item, which `to_json` turns into
+// an element. An error of the walk is returned, the array left unfinished.
+template <class Walk, class ToJson>
+core::Result<void> print_json_array(Walk walk, ToJson to_json) {
+  JsonArrayWriter out;
+  auto walked = walk([&](const auto& item) -> core::Result<void> {
+    out.add(to_json(item));
+    return {};
+  });
+  if (!walked) return walked;
+  out.finish();
+  return {};
+}
+
 }  // namespace taskd::cli

@@ -49,7 +49,7 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
 
 // Saves `definition` as `task`'s, with the state that the change implies
 // (core::on_edit: a disabled task is enabled; a new schedule plans from now),
-// and returns that state. Call it inside a WriteTransaction.
+// and returns that state. Call it inside store::write.
 core::Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
                                               const core::TaskDefinition& definition, core::Time now);
 

@@ -93,12 +93,7 @@ core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                     core::Time now) {
-  auto recorded = store::guarded(db, [&]() -> core::Result<RecordedEnds> {
-    store::WriteTransaction tx(db);
-    auto within = record_attempt_ends_within(db, ends, now);
-    if (within) tx.commit();
-    return within;
-  });
+  auto recorded = store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); });
   if (!recorded) return std::unexpected(recorded.error());
   notify_changes(*recorded, now);
   return std::move(recorded->current);

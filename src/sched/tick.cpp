@@ -60,8 +60,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
   TickResult total;
   while (true) {
     std::vector<RunReport> reports;
-    auto batch_result = store::guarded(db, [&]() -> core::Result<BatchResult> {
-      store::WriteTransaction tx(db);
+    auto batch_result = store::write(db, [&]() -> core::Result<BatchResult> {
       auto due = store::due_tasks(db, now, batch);
       if (!due) return std::unexpected(due.error());
       BatchResult result{static_cast<int>(due->size()), {}};
@@ -74,7 +73,6 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
         if (enqueued->replaced_child) result.to_stop.push_back(*enqueued->replaced_child);
       }
       if (before_commit && !due->empty()) before_commit();
-      tx.commit();
       return result;
     });
     if (!batch_result) return std::unexpected(batch_result.error());

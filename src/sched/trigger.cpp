@@ -34,8 +34,7 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
   std::optional<ChildToStop> to_stop;
-  auto triggered = store::guarded(db, [&]() -> core::Result<Triggered> {
-    store::WriteTransaction tx(db);
+  auto triggered = store::write(db, [&]() -> core::Result<Triggered> {
     Triggered result;
     auto current = store::find_task(db, task.id);
     if (!current) return std::unexpected(current.error());
@@ -52,7 +51,7 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
     if (!active) return std::unexpected(active.error());
     if (*active && task.definition.overlap == core::Overlap::skip) {
       result.active_run = *active;
-      return result;  // nothing written: the transaction rolls back
+      return result;  // nothing written
     }
     if (*active && task.definition.overlap == core::Overlap::replace) {
       auto replaced = replace_active_runs(db, task.id, state, now, now);
@@ -64,7 +63,6 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
     if (!queued) return std::unexpected(queued.error());
     result.queued_run = *queued;
     if (auto saved = write_decision(db, task.id, state, skipped, now); !saved) return std::unexpected(saved.error());
-    tx.commit();
     return result;
   });
   if (triggered && to_stop) stop_children(processes, {*to_stop});

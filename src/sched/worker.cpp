@@ -134,12 +134,7 @@ class WorkerImpl {
     for (int round = 0; round < max_batches; ++round) {
       int slots = free_slots();
       if (slots <= 0) return false;
-      auto batch = store::guarded(db_, [&]() -> Result<ClaimBatch> {
-        store::WriteTransaction tx(db_);
-        auto claimed = claim(slots, clock_.now());
-        if (claimed) tx.commit();
-        return claimed;
-      });
+      auto batch = store::write(db_, [&]() { return claim(slots, clock_.now()); });
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) return false;
       if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
@@ -168,13 +163,11 @@ class WorkerImpl {
       RecordedEnds ends;
       ClaimBatch refill;
     };
-    auto written = store::guarded(db_, [&]() -> Result<Written> {
-      store::WriteTransaction tx(db_);
+    auto written = store::write(db_, [&]() -> Result<Written> {
       auto recorded = record_attempt_ends_within(db_, ends, now);
       if (!recorded) return std::unexpected(recorded.error());
       auto refill = claim(free_slots(), now);
       if (!refill) return std::unexpected(refill.error());
-      tx.commit();
       return Written{std::move(*recorded), std::move(*refill)};
     });
     if (!written) return std::unexpected(written.error());
@@ -309,12 +302,10 @@ class WorkerImpl {
   // the spawn ledger, which told their pids until now, is emptied.
   Result<void> note_children(const std::vector<Spawned>& spawned) {
     if (spawned.empty()) return {};
-    auto noted = store::guarded(db_, [&]() -> Result<void> {
-      store::WriteTransaction tx(db_);
+    auto noted = store::write(db_, [&]() -> Result<void> {
       for (const auto& [run_id, child] : spawned) {
         if (auto set = store::set_child(db_, run_id, child.pid, child.start_ticks); !set) return set;
       }
-      tx.commit();
       return {};
     });
     if (noted) spawn_ledger_->clear();

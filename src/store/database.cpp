@@ -1,5 +1,7 @@
 #include "store/database.hpp"
 
+#include "store/sqlite.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -137,6 +139,23 @@ core::Error error_from(const SQLite::Exception& e, const fs::path& path) {
     return {ErrorKind::unavailable, fmt::format("database {} is unavailable: {}", path.string(), e.what())};
   return {ErrorKind::internal, fmt::format("database {}: {}", path.string(), e.what())};
 }
+
+core::Error current_error(const Database& db) {
+  try {
+    throw;
+  } catch (const SQLite::Exception& e) {
+    return error_from(e, db.path());
+  } catch (const std::exception& e) {
+    return {ErrorKind::internal, "database " + db.path().string() + " holds a malformed value: " + e.what()};
+  } catch (...) {
+    return {ErrorKind::internal, "database " + db.path().string() + ": an unknown failure"};
+  }
+}
+
+Database::Database(fs::path path, std::unique_ptr<SQLite::Database> db) : path_(std::move(path)), db_(std::move(db)) {}
+Database::~Database() = default;
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
 
 core::Result<Database> Database::open(const fs::path& path, const OpenOptions& options) {
   bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);

@@ -3,11 +3,6 @@
 // (0600 in a 0700 directory), sets WAL, the busy timeout and foreign keys,
 // and migrates an older schema forward; a file that is not taskd's, or is
 // newer than this taskd, is refused.
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Exception.h>
-#include <SQLiteCpp/Statement.h>
-#include <SQLiteCpp/Transaction.h>
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -15,6 +10,12 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+
+// SQLiteCpp stays behind the store: only store/*.cpp include store/sqlite.hpp.
+namespace SQLite {
+class Database;
+class Statement;
+}  // namespace SQLite
 
 namespace taskd::store {
 
@@ -31,26 +32,14 @@ struct OpenOptions {
   std::chrono::milliseconds busy_timeout{5000};
 };
 
-// A prepared statement of the connection's cache, in use: it is reset when
-// the handle goes away, so that a query read only in part never keeps a read
-// snapshot open (which would hide other processes' commits).
-class CachedStatement {
- public:
-  explicit CachedStatement(SQLite::Statement& statement) : statement_(statement) {}
-  ~CachedStatement() { statement_.tryReset(); }
-  CachedStatement(const CachedStatement&) = delete;
-  CachedStatement& operator=(const CachedStatement&) = delete;
-
-  SQLite::Statement& operator*() const { return statement_; }
-  SQLite::Statement* operator->() const { return &statement_; }
-
- private:
-  SQLite::Statement& statement_;
-};
+class CachedStatement;  // store/sqlite.hpp
 
 class Database {
  public:
   static core::Result<Database> open(const std::filesystem::path& path, const OpenOptions& options = {});
+  ~Database();
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
 
   SQLite::Database& sql() { return *db_; }
   const std::filesystem::path& path() const { return path_; }
@@ -63,8 +52,7 @@ class Database {
   CachedStatement cached(const std::string& sql);
 
  private:
-  Database(std::filesystem::path path, std::unique_ptr<SQLite::Database> db)
-      : path_(std::move(path)), db_(std::move(db)) {}
+  Database(std::filesystem::path path, std::unique_ptr<SQLite::Database> db);
   std::filesystem::path path_;
   std::unique_ptr<SQLite::Database> db_;
   // Declared after db_: the statements are finalized before the connection closes.
@@ -91,21 +79,19 @@ class WriteTransaction {
   bool committed_ = false;
 };
 
-// The error a SQLite failure becomes: "locked"/"busy" and unreadable files are
-// `unavailable` (exit 69), the rest `internal`.
-core::Error error_from(const SQLite::Exception& e, const std::filesystem::path& path);
+// The error the exception being handled becomes: a SQLite failure "locked"
+// or "busy", or an unreadable file, is `unavailable` (exit 69); a value that
+// could not be read, or any other failure, `internal`. Call it in a catch.
+core::Error current_error(const Database& db);
 
-// Runs `body` and turns a SQLite exception into an error value, so none
-// leaves the store.
+// Runs `body` and turns an exception into an error value, so none leaves
+// the store.
 template <class F>
 auto guarded(Database& db, F&& body) -> decltype(body()) {
   try {
     return body();
-  } catch (const SQLite::Exception& e) {
-    return std::unexpected(error_from(e, db.path()));
-  } catch (const std::exception& e) {
-    return std::unexpected(core::Error{core::ErrorKind::internal,
-                                       "database " + db.path().string() + " holds a malformed value: " + e.what()});
+  } catch (...) {
+    return std::unexpected(current_error(db));
   }
 }
 

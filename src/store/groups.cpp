@@ -3,6 +3,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include "store/columns.hpp"
+#include "store/sqlite.hpp"
 
 namespace taskd::store {
 

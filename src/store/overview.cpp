@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "store/columns.hpp"
+#include "store/sqlite.hpp"
 
 namespace taskd::store {
 
@@ -44,17 +45,15 @@ Result<std::vector<NamedCount>> runs_in_flight(Database& db) {
 Result<LatenessHistogram> start_lateness(Database& db) {
   return guarded(db, [&]() -> Result<LatenessHistogram> {
     LatenessHistogram histogram;
+    // Each run is in one bucket: adding them up gives Prometheus' "at most".
     SQLite::Statement buckets(db.sql(), "SELECT le_ms, runs FROM lateness_buckets ORDER BY le_ms");
     while (buckets.executeStep()) {
       Columns c(buckets);
       auto le_ms = c.int64();
-      auto runs = c.int64();
-      if (le_ms == std::numeric_limits<std::int64_t>::max()) {
-        histogram.count = runs;
-        continue;
-      }
+      histogram.count += c.int64();
+      if (le_ms == std::numeric_limits<std::int64_t>::max()) continue;
       histogram.bounds.push_back(static_cast<double>(le_ms) / 1000.0);
-      histogram.at_most.push_back(runs);
+      histogram.at_most.push_back(histogram.count);
     }
     SQLite::Statement sum(db.sql(), "SELECT lateness_sum_ms FROM history_totals");
     if (sum.executeStep()) histogram.sum_seconds = static_cast<double>(sum.getColumn(0).getInt64()) / 1000.0;

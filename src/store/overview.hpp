@@ -28,7 +28,8 @@ struct LatenessHistogram {
   double sum_seconds = 0;
 };
 
-// What the history holds now: rows and captured output.
+// What the history holds now: its ended runs and their captured output
+// (queued and running runs are not history yet).
 struct HistorySize {
   std::int64_t runs = 0;
   std::int64_t output_bytes = 0;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
+#include "store/sqlite.hpp"
 
 namespace taskd::store {
 namespace {
@@ -279,7 +280,7 @@ Result<int> prune_runs_before(Database& db, Time cutoff, int batch) {
   return guarded(db, [&]() -> Result<int> {
     auto prune = db.cached(
         "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE scheduled_at < ?1 AND "
-        "status NOT IN ('queued', 'running') ORDER BY scheduled_at LIMIT ?2)");
+        "status <> 'queued' AND status <> 'running' ORDER BY scheduled_at LIMIT ?2)");
     Binder b(*prune);
     b.time(cutoff);
     b.int64(batch);
@@ -290,7 +291,7 @@ Result<int> prune_runs_before(Database& db, Time cutoff, int batch) {
 Result<bool> has_runs_before(Database& db, Time cutoff) {
   return guarded(db, [&]() -> Result<bool> {
     auto query = db.cached(
-        "SELECT EXISTS (SELECT 1 FROM runs WHERE scheduled_at < ? AND status NOT IN ('queued', 'running'))");
+        "SELECT EXISTS (SELECT 1 FROM runs WHERE scheduled_at < ? AND status <> 'queued' AND status <> 'running')");
     Binder b(*query);
     b.time(cutoff);
     query->executeStep();
@@ -300,12 +301,28 @@ Result<bool> has_runs_before(Database& db, Time cutoff) {
 
 namespace {
 
-// The filtered query with only the terms the filter uses, each of which an
-// index serves: runs_task, runs_status, runs_trigger, runs_slot. One task's
-// runs are few (its --keep-runs): they are read by runs_task whatever else
-// is asked, not among every task's runs of a status. With a time window the
-// runs come newest slot first, in runs_slot's order, so that no window
-// sorts the history.
+// The index a filter reads: one task's runs are few (its --keep-runs), so
+// runs_task whatever else is asked; queued and running runs are few too, so
+// their own partial index (SQLite would rather walk the whole table
+// backwards in id order); else the planner picks, among runs_unusual,
+// runs_unscheduled and runs_slot, or reads backwards in id order (succeeded
+// and scheduled runs are most of them).
+bool is_unusual(core::RunStatus status) {
+  using core::RunStatus;
+  return status != RunStatus::succeeded && status != RunStatus::queued && status != RunStatus::running;
+}
+
+std::string_view index_for(const RunFilter& filter) {
+  if (filter.task_id != 0) return "INDEXED BY runs_task ";
+  if (filter.status == core::RunStatus::queued) return "INDEXED BY runs_claimable ";
+  if (filter.status == core::RunStatus::running) return "INDEXED BY runs_running ";
+  return "";
+}
+
+// The filtered query with only the terms the filter uses. A rare status or
+// trigger repeats the WHERE clause of its partial index, so that SQLite may
+// use it. With a time window the runs come newest slot first, in
+// runs_slot's order, so that no window sorts the history.
 struct FilteredRuns {
   std::string sql;
   std::vector<std::int64_t> values;  // to bind, in order
@@ -320,12 +337,15 @@ FilteredRuns filtered_runs(const RunFilter& filter) {
   };
   if (filter.task_id != 0) add_value(" AND r.task_id = ?", filter.task_id);
   if (filter.status) where += fmt::format(" AND r.status = '{}'", core::to_string(*filter.status));
+  if (filter.status && is_unusual(*filter.status))
+    where += " AND r.status <> 'succeeded' AND r.status <> 'queued' AND r.status <> 'running'";
   if (filter.trigger) where += fmt::format(" AND r.trigger = '{}'", core::to_string(*filter.trigger));
+  if (filter.trigger && *filter.trigger != core::Trigger::schedule) where += " AND r.trigger <> 'schedule'";
   if (filter.since) add_value(" AND r.scheduled_at >= ?", core::to_unix_ms(*filter.since));
   if (filter.until) add_value(" AND r.scheduled_at < ?", core::to_unix_ms(*filter.until));
   bool windowed = filter.since || filter.until;
   query.sql = fmt::format("SELECT {} FROM runs r {}JOIN tasks t ON t.id = r.task_id WHERE {} ORDER BY {}r.id DESC",
-                          run_columns, filter.task_id != 0 ? "INDEXED BY runs_task " : "", where,
+                          run_columns, index_for(filter), where,
                           windowed ? "r.scheduled_at DESC, " : "");
   if (filter.limit) {
     query.sql += " LIMIT ?";

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "store/columns.hpp"
+#include "store/sqlite.hpp"
 
 namespace taskd::store {
 namespace {
@@ -303,7 +304,7 @@ using core::Condition;
 // The terms of each condition; those of paused, disabled and failing imply
 // the WHERE clause of their partial index (tasks_paused, tasks_disabled,
 // tasks_failing), so that SQLite uses it.
-constexpr const char* failed_last = "last_status IN ('failed', 'timed_out', 'lost')";
+constexpr const char* failed_last = "(last_status = 'failed' OR last_status = 'timed_out' OR last_status = 'lost')";
 
 std::string condition_terms(Condition condition) {
   switch (condition) {

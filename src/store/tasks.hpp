@@ -1,6 +1,6 @@
 #pragma once
 // Tasks in the database: definitions and state. Callers group these calls in
-// a WriteTransaction when they change state together.
+// store::write when they change state together.
 #include <cstdint>
 #include <functional>
 #include <optional>

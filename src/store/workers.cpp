@@ -3,14 +3,14 @@
 #include <SQLiteCpp/Statement.h>
 
 #include "store/columns.hpp"
+#include "store/sqlite.hpp"
 
 namespace taskd::store {
 
 using core::Result;
 
 Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
-  return guarded(db, [&]() -> Result<std::int64_t> {
-    WriteTransaction tx(db);
+  return write(db, [&]() -> Result<std::int64_t> {
     SQLite::Statement insert(db.sql(), "INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
                                        "started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     Binder b(insert);
@@ -23,32 +23,25 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
     b.time(worker.started_at);
     b.time(worker.heartbeat_at);
     insert.exec();
-    std::int64_t id = db.sql().getLastInsertRowid();
-    tx.commit();
-    return id;
+    return db.sql().getLastInsertRowid();
   });
 }
 
 Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now) {
-  return guarded(db, [&]() -> Result<bool> {
-    WriteTransaction tx(db);
+  return write(db, [&]() -> Result<bool> {
     SQLite::Statement update(db.sql(), "UPDATE workers SET heartbeat_at = ? WHERE id = ?");
     Binder b(update);
     b.time(now);
     b.int64(id);
-    bool found = update.exec() == 1;
-    tx.commit();
-    return found;
+    return update.exec() == 1;
   });
 }
 
 Result<void> unregister_worker(Database& db, std::int64_t id) {
-  return guarded(db, [&]() -> Result<void> {
-    WriteTransaction tx(db);
+  return write(db, [&]() -> Result<void> {
     SQLite::Statement remove(db.sql(), "DELETE FROM workers WHERE id = ?");
     remove.bind(1, id);
     remove.exec();
-    tx.commit();
     return {};
   });
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "../unit/test_helpers.hpp"
+#include "store/sqlite.hpp"
 #include "store/runs.hpp"
 #include "temp_db.hpp"
 
