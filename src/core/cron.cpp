@@ -130,16 +130,20 @@ struct Range {
   int high;
 };
 
-// Parses one field of an expression into a mask of its values (bit n = value n).
+// Parses one field of an expression into a mask of its values (bit n = value
+// n), and the day fields' days that depend on the month into `spec`.
 class FieldParser {
  public:
   FieldParser(const FieldKind& kind, std::size_t number, std::string_view task_name)
       : kind_(kind), number_(number), task_name_(task_name) {}
 
-  Result<std::uint64_t> parse(std::string_view text) const {
+  Result<std::uint64_t> parse(std::string_view text, CronSpec& spec) const {
     std::uint64_t mask = 0;
     for (auto item : split_list(text)) {
       if (item.empty()) return error(fmt::format("empty list item in \"{}\"", text));
+      auto calendar = parse_calendar_day(item, spec);
+      if (!calendar) return std::unexpected(calendar.error());
+      if (*calendar) continue;
       auto values = parse_item(item);
       if (!values) return values;
       mask |= *values;
@@ -148,6 +152,62 @@ class FieldParser {
   }
 
  private:
+  bool is_day_of_month() const { return &kind_ == &field_kinds[field::day_of_month]; }
+  bool is_day_of_week() const { return &kind_ == &field_kinds[field::day_of_week]; }
+
+  // L, L-N, NW, LW (day of month), D#N, DL (day of week): true when `item`
+  // is one of them, and `spec` has it. A range ending in L ("29-L") is a
+  // plain range to 31: a month has no day past its last.
+  Result<bool> parse_calendar_day(std::string_view item, CronSpec& spec) const {
+    if (is_day_of_month()) return parse_month_end(item, spec);
+    if (is_day_of_week()) return parse_nth_weekday(item, spec);
+    return false;
+  }
+
+  Result<bool> parse_month_end(std::string_view item, CronSpec& spec) const {
+    auto upper = [](char c) { return to_lower(c) == 'l' ? 'L' : to_lower(c) == 'w' ? 'W' : c; };
+    std::string text;
+    for (char c : item) text += upper(c);
+    if (text == "L") spec.days_before_last[0] = true;
+    if (text == "LW") spec.last_weekday = true;
+    if (text == "L" || text == "LW") return true;
+    if (text.starts_with("L-")) {
+      auto back = read_number(std::string_view(text).substr(2));
+      if (!back || *back < 1 || *back > 30)
+        return error(fmt::format("\"{}\": L-N counts 1 to 30 days back from the month's last day", item));
+      spec.days_before_last[static_cast<std::size_t>(*back)] = true;
+      return true;
+    }
+    if (text.size() >= 2 && text.back() == 'W') {
+      auto day = read_number(std::string_view(text).substr(0, text.size() - 1));
+      if (!day || *day < 1 || *day > 31)
+        return error(fmt::format("\"{}\": NW takes one day N from 1 to 31 (no range, list or step)", item));
+      spec.nearest_weekdays[static_cast<std::size_t>(*day)] = true;
+      return true;
+    }
+    if (text.find_first_of("LW") == std::string::npos || text.ends_with("-L")) return false;
+    return error(fmt::format("\"{}\": L and W are L, L-N, NW, LW, or the end of a range (29-L)", item));
+  }
+
+  Result<bool> parse_nth_weekday(std::string_view item, CronSpec& spec) const {
+    const auto hash = item.find('#');
+    const bool last = hash == std::string_view::npos && !item.empty() && to_lower(item.back()) == 'l';
+    if (hash == std::string_view::npos && !last) return false;
+    if (item.size() == 1) return error("\"L\" alone is not a day of week: write DL for the last weekday D (5L, FRIL)");
+    auto day = parse_value(item.substr(0, last ? item.size() - 1 : hash), item);
+    if (!day) return std::unexpected(day.error());
+    const auto weekday = static_cast<std::size_t>(*day % 7);
+    if (last) {
+      spec.last_weekdays[weekday] = true;
+      return true;
+    }
+    auto nth = read_number(item.substr(hash + 1));
+    if (!nth || *nth < 1 || *nth > 5)
+      return error(fmt::format("\"{}\": D#N takes N from 1 to 5 (the Nth weekday D of the month)", item));
+    spec.nth_weekdays[5 * weekday + static_cast<std::size_t>(*nth) - 1] = true;
+    return true;
+  }
+
   std::unexpected<Error> error(std::string_view what) const {
     return fail(ErrorKind::bad_input, fmt::format("cron: field {} ({}): {}", number_, kind_.name, what));
   }
@@ -202,10 +262,12 @@ class FieldParser {
     auto low = parse_value(text.substr(0, dash), item);
     if (!low) return std::unexpected(low.error());
     if (dash == std::string_view::npos) return Range{*low, *low};
-    auto high = parse_value(text.substr(dash + 1), item);
+    auto high = is_day_of_month() && equals_ignoring_case(text.substr(dash + 1), "L")
+                    ? Result<int>(kind_.max)
+                    : parse_value(text.substr(dash + 1), item);
     if (!high) return std::unexpected(high.error());
     // Sunday ends a weekday range as 7, so "FRI-SUN" reads as people mean it.
-    if (&kind_ == &field_kinds[field::day_of_week] && *high == 0 && *low > 0) *high = 7;
+    if (is_day_of_week() && *high == 0 && *low > 0) *high = 7;
     if (*low > *high) return error(fmt::format("range {} is reversed", text));
     return Range{*low, *high};
   }
@@ -285,12 +347,12 @@ Result<Fields> split_into_fields(std::string_view expression) {
 Result<CronSpec> spec_from_fields(const Fields& fields, std::string_view task_name) {
   std::array<std::uint64_t, field::count> masks{};
   masks[field::second] = 1;  // second 0 unless given
+  CronSpec spec;
   for (std::size_t kind = fields.first_written; kind < field::count; ++kind) {
-    auto mask = FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind]);
+    auto mask = FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind], spec);
     if (!mask) return std::unexpected(mask.error());
     masks[kind] = *mask;
   }
-  CronSpec spec;
   spec.seconds = masks[field::second];
   spec.minutes = masks[field::minute];
   spec.hours = masks[field::hour];
@@ -305,12 +367,18 @@ Result<CronSpec> spec_from_fields(const Fields& fields, std::string_view task_na
   return spec;
 }
 
+// Whether a month of `length` days (in some year) has a day the day-of-month
+// field lists, by number or from the month's end.
+bool has_listed_day(const CronSpec& spec, std::size_t length) {
+  for (std::size_t d = 1; d <= length; ++d) {
+    if (spec.days_of_month[d] || spec.nearest_weekdays[d] || spec.days_before_last[d - 1]) return true;
+  }
+  return spec.last_weekday;
+}
+
 bool some_listed_month_has_a_listed_day(const CronSpec& spec) {
   for (std::size_t m = 1; m <= 12; ++m) {
-    if (!spec.months[m]) continue;
-    for (std::size_t d = 1; d <= static_cast<std::size_t>(longest_month_days[m]); ++d) {
-      if (spec.days_of_month[d]) return true;
-    }
+    if (spec.months[m] && has_listed_day(spec, static_cast<std::size_t>(longest_month_days[m]))) return true;
   }
   return false;
 }
@@ -358,12 +426,51 @@ std::optional<seconds> next_time_of_day(const CronSpec& spec, seconds from) {
   return std::nullopt;
 }
 
+// ---- days that depend on the month --------------------------------------------
+
+unsigned last_day_of(const date::year_month_day& date) {
+  return static_cast<unsigned>((date.year() / date.month() / date::last).day());
+}
+
+// The Monday-to-Friday nearest day `day` (a `weekday`) of a month of `last`
+// days, never leaving the month: a Saturday gives the Friday before (the
+// 1st: the Monday after), a Sunday the Monday after (the last: the Friday
+// before), as Quartz and cron-utils have it.
+unsigned nearest_weekday(unsigned day, unsigned weekday, unsigned last) {
+  if (weekday == 6) return day == 1 ? 3 : day - 1;
+  if (weekday == 0) return day == last ? day - 2 : day + 1;
+  return day;
+}
+
+// L-N, NW and LW on `day`, a `weekday` (Sunday 0) of a month of `last` days.
+bool month_end_matches(const CronSpec& spec, unsigned day, unsigned weekday, unsigned last) {
+  if (spec.days_before_last[last - day]) return true;
+  const unsigned last_weekday = (weekday + last - day) % 7;  // of the last day
+  if (spec.last_weekday && day == last - (last_weekday == 6 ? 1 : last_weekday == 0 ? 2 : 0)) return true;
+  // Day N moves at most two days: only N within two of `day` can land on it.
+  for (unsigned n = day > 2 ? day - 2 : 1; n <= std::min(day + 2, last); ++n) {
+    if (spec.nearest_weekdays[n] && nearest_weekday(n, (weekday + 7 + n - day) % 7, last) == day) return true;
+  }
+  return false;
+}
+
+// D#N and DL on `day`, a `weekday` (Sunday 0) of a month of `last` days.
+bool nth_weekday_matches(const CronSpec& spec, unsigned day, unsigned weekday, unsigned last) {
+  return spec.nth_weekdays[5 * weekday + (day - 1) / 7] || (spec.last_weekdays[weekday] && day + 7 > last);
+}
+
 // Vixie's rule: when both day fields are restricted, a day matches if either
 // does; otherwise both must (an unrestricted field matches every day unless
-// it has a step, as in cronie).
+// it has a step, as in cronie). The days from the month's end count as days
+// of their field.
 bool day_matches(const CronSpec& spec, const date::year_month_day& date, date::weekday weekday) {
-  const bool by_month = spec.days_of_month[static_cast<unsigned>(date.day())];
-  const bool by_week = spec.days_of_week[weekday.c_encoding()];
+  const auto day = static_cast<unsigned>(date.day());
+  const auto week_day = weekday.c_encoding();
+  const bool from_end = spec.days_before_last.any() || spec.nearest_weekdays.any() || spec.last_weekday;
+  const bool from_week = spec.nth_weekdays.any() || spec.last_weekdays.any();
+  const auto last = from_end || from_week ? last_day_of(date) : 31;
+  const bool by_month = spec.days_of_month[day] || (from_end && month_end_matches(spec, day, week_day, last));
+  const bool by_week = spec.days_of_week[week_day] || (from_week && nth_weekday_matches(spec, day, week_day, last));
   if (spec.day_of_month_restricted && spec.day_of_week_restricted) return by_month || by_week;
   return by_month && by_week;
 }

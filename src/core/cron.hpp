@@ -3,7 +3,9 @@
 // 6 with seconds first; numbers, ranges, steps, lists, month and weekday
 // names, 7 = Sunday, @hourly @daily @midnight @weekly @monthly @yearly
 // @annually, Vixie's rule (day-of-month and day-of-week OR-ed when both are
-// restricted), and Jenkins' H / H(a-b) (a stable value from the task's name).
+// restricted), Jenkins' H / H(a-b) (a stable value from the task's name), and
+// the days that depend on the month, as Quartz writes them: L, L-N, NW, LW in
+// the day of month, D#N and DL in the day of week.
 #include <bitset>
 #include <optional>
 #include <string>
@@ -22,6 +24,12 @@ struct CronSpec {
   std::bitset<32> days_of_month;  // bits 1..31
   std::bitset<13> months;         // bits 1..12
   std::bitset<7> days_of_week;    // bits 0..6, Sunday = 0 (7 folds into 0)
+  // Days found from the month they fall in, each also a day of its field:
+  std::bitset<31> days_before_last;   // bit N: L-N, the last day less N days (L: bit 0)
+  std::bitset<32> nearest_weekdays;   // bit N: NW, the weekday nearest day N within its month
+  bool last_weekday = false;          // LW, the month's last Monday-to-Friday
+  std::bitset<35> nth_weekdays;       // bit 5 * D + N - 1: D#N, the Nth weekday D of the month
+  std::bitset<7> last_weekdays;       // bit D: DL, the month's last weekday D
   bool day_of_month_restricted = false;  // the field does not start with * or ?
   bool day_of_week_restricted = false;
   // The hour field starts with '*' ("*", "*/2"): at DST changes such a job

@@ -37,6 +37,27 @@ class ScheduleTest(TaskdTestCase):
         self.assertOneErrorLine(err, 'TZ="Europe/Berlinn": unknown time zone "Europe/Berlinn"')
         self.assertEqual(self.tasks(), [])
 
+    def test_last_day_last_weekday_and_nth_weekday_from_crontab_to_export(self):
+        crontab = os.path.join(self.tmp, "crontab")
+        with open(crontab, "w") as f:
+            f.write("0 3 L * * /usr/bin/backup\n30 17 LW * * /usr/bin/payroll\n0 9 * * MON#1 /usr/bin/report\n")
+        self.ok("import-crontab", crontab, env=dict(self.env, TZ="UTC"), faketime="2026-11-21 12:00:00")
+        self.assertEqual(self.task("backup")["next_run_at"], "2026-11-30T03:00:00Z")
+        self.assertEqual(self.task("payroll")["next_run_at"], "2026-11-30T17:30:00Z")  # a Monday
+        self.assertEqual(self.task("report")["next_run_at"], "2026-12-07T09:00:00Z")
+        self.assertEqual(self.preview("--cron", "0 0 L-1 * 5L", "--tz", "UTC", "--from", "2026-11-21T00:00:00Z",
+                                      "--count", "3"),
+                         ["2026-11-27T00:00:00Z", "2026-11-29T00:00:00Z", "2026-12-25T00:00:00Z"])
+        exported = os.path.join(self.tmp, "tasks.toml")
+        with open(exported, "w") as f:
+            f.write(self.ok("export"))
+        copy = os.path.join(self.tmp, "copy.db")
+        self.ok("apply", exported, db=copy, faketime="2026-11-21 12:00:00")
+        self.assertEqual(self.ok("export", db=copy), self.ok("export"))
+        code, _, err = self.run_taskd("add", "x", "--cron", "0 0 * * 5#9", "--", "true")
+        self.assertEqual(code, 65)
+        self.assertOneErrorLine(err, "field 5 (day of week)", "5#9", "N from 1 to 5")
+
     def test_a_fixed_time_in_the_spring_gap_runs_once_right_after_it(self):
         times = self.preview("--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--from", "2026-03-28T12:00:00Z",
                              "--count", "2")

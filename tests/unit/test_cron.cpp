@@ -204,7 +204,7 @@ TEST_CASE("cron: unknown names and stray characters are errors") {
   CHECK(error_of("0 0 * MON *") == "cron: field 4 (month): unknown name \"MON\" (use JAN-DEC)");
   CHECK(error_of("x * * * *") == "cron: field 1 (minute): \"x\" is not a number");
   CHECK(error_of("5x * * * *") == "cron: field 1 (minute): \"5x\" is not a number");
-  CHECK(error_of("0 0 L * *") == "cron: field 3 (day of month): \"L\" is not a number");
+  CHECK(error_of("0 L * * *") == "cron: field 2 (hour): \"L\" is not a number");
 }
 
 TEST_CASE("cron: empty list items and missing values are errors") {
@@ -445,4 +445,79 @@ TEST_CASE("cron: successive slots strictly increase across DST changes") {
       }
     }
   }
+}
+
+// ---- the days that depend on the month (L, L-N, NW, LW, D#N, DL) ------------------------
+// 2026: Jan 1 is a Thursday, Feb 1 and Mar 1 Sundays, Aug 1 a Saturday;
+// Jan 31 is a Saturday and May 31 a Sunday. 2028 is a leap year.
+
+TEST_CASE("cron: L is the month's last day, a leap February's 29th too") {
+  CHECK(slots("0 0 L 2 *", "UTC", utc(2027, 1, 1, 0, 0), 3) ==
+        "2027-02-28T00:00:00Z 2028-02-29T00:00:00Z 2029-02-28T00:00:00Z");
+  CHECK(slots("0 0 7,14,L * *", "UTC", utc(2026, 2, 1, 0, 0), 3) ==
+        "2026-02-07T00:00:00Z 2026-02-14T00:00:00Z 2026-02-28T00:00:00Z");
+}
+
+TEST_CASE("cron: L-N counts N days back from the last day") {
+  CHECK(slots("0 0 L-2 * *", "UTC", utc(2026, 1, 1, 0, 0), 3) ==
+        "2026-01-29T00:00:00Z 2026-02-26T00:00:00Z 2026-03-29T00:00:00Z");
+}
+
+TEST_CASE("cron: a range may end at L, and a month shorter than its start has none of it") {
+  CHECK(slots("0 0 29-L * *", "UTC", utc(2026, 1, 31, 0, 0), 2) == "2026-03-29T00:00:00Z 2026-03-30T00:00:00Z");
+}
+
+TEST_CASE("cron: NW is the weekday nearest day N, never in another month") {
+  // Feb 1 and Mar 1 are Sundays: the Monday after. Aug 1 is a Saturday: the
+  // Monday after, not Friday July 31.
+  CHECK(slots("0 0 1W * *", "UTC", utc(2026, 1, 31, 0, 0), 3) ==
+        "2026-02-02T00:00:00Z 2026-03-02T00:00:00Z 2026-04-01T00:00:00Z");
+  CHECK(slots("0 0 1W 8 *", "UTC", utc(2026, 1, 1, 0, 0), 1) == "2026-08-03T00:00:00Z");
+  // May 31 is a Sunday, the month's last day: the Friday before. Months
+  // without a 31st have no slot.
+  CHECK(slots("0 0 31W * *", "UTC", utc(2026, 4, 1, 0, 0), 2) == "2026-05-29T00:00:00Z 2026-07-31T00:00:00Z");
+  CHECK(slots("0 0 15W 2 *", "UTC", utc(2026, 1, 1, 0, 0), 1) == "2026-02-16T00:00:00Z");
+}
+
+TEST_CASE("cron: LW is the month's last Monday to Friday") {
+  CHECK(slots("0 0 LW * *", "UTC", utc(2026, 1, 1, 0, 0), 5) ==
+        "2026-01-30T00:00:00Z 2026-02-27T00:00:00Z 2026-03-31T00:00:00Z 2026-04-30T00:00:00Z 2026-05-29T00:00:00Z");
+}
+
+TEST_CASE("cron: D#N is the Nth weekday D, and a month without a fifth has no slot") {
+  CHECK(slots("0 0 * * 5#5", "UTC", utc(2026, 1, 1, 0, 0), 4) ==
+        "2026-01-30T00:00:00Z 2026-05-29T00:00:00Z 2026-07-31T00:00:00Z 2026-10-30T00:00:00Z");
+  CHECK(slots("0 9 * * MON#1", "UTC", utc(2026, 1, 1, 0, 0), 2) == "2026-01-05T09:00:00Z 2026-02-02T09:00:00Z");
+}
+
+TEST_CASE("cron: DL is the month's last weekday D") {
+  CHECK(slots("0 0 * * 0L", "UTC", utc(2026, 1, 1, 0, 0), 3) ==
+        "2026-01-25T00:00:00Z 2026-02-22T00:00:00Z 2026-03-29T00:00:00Z");
+  CHECK(slots("0 0 * * friL", "UTC", utc(2026, 1, 1, 0, 0), 1) == "2026-01-30T00:00:00Z");
+}
+
+TEST_CASE("cron: the month's days follow Vixie's OR with the other day field") {
+  CHECK(slots("0 0 L * 1#1", "UTC", utc(2026, 1, 1, 0, 0), 4) ==
+        "2026-01-05T00:00:00Z 2026-01-31T00:00:00Z 2026-02-02T00:00:00Z 2026-02-28T00:00:00Z");
+  CHECK(slots("0 0 L * *", "UTC", utc(2026, 1, 1, 0, 0), 2) == "2026-01-31T00:00:00Z 2026-02-28T00:00:00Z");
+}
+
+TEST_CASE("cron: the last Sunday of March at 02:30 in Berlin falls in the DST gap and runs after it") {
+  CHECK(slots("30 2 * * 0L", "Europe/Berlin", utc(2026, 3, 1, 0, 0), 1) == "2026-03-29T01:00:00Z");
+}
+
+TEST_CASE("cron: L, W and # are refused where they mean nothing, naming the field") {
+  CHECK(error_of("0 0 * * L") == "cron: field 5 (day of week): \"L\" alone is not a day of week: write DL for the "
+                                 "last weekday D (5L, FRIL)");
+  CHECK(error_of("0 0 * * 5#6") ==
+        "cron: field 5 (day of week): \"5#6\": D#N takes N from 1 to 5 (the Nth weekday D of the month)");
+  CHECK(error_of("0 0 L-0 * *") ==
+        "cron: field 3 (day of month): \"L-0\": L-N counts 1 to 30 days back from the month's last day");
+  CHECK(error_of("0 0 1-5W * *") ==
+        "cron: field 3 (day of month): \"1-5W\": NW takes one day N from 1 to 31 (no range, list or step)");
+  CHECK(error_of("0 0 L/2 * *") ==
+        "cron: field 3 (day of month): \"L/2\": L and W are L, L-N, NW, LW, or the end of a range (29-L)");
+  CHECK(error_of("0 0 1 L *") == "cron: field 4 (month): unknown name \"L\" (use JAN-DEC)");
+  CHECK(error_of("0 0 L-30 2 *").find("never runs") != std::string::npos);
+  CHECK(error_of("0 0 30W 2 *").find("never runs") != std::string::npos);
 }
