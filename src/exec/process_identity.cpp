@@ -1,5 +1,6 @@
 #include "exec/process_identity.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -117,14 +118,20 @@ bool environment_holds(const std::string& pid, std::string_view entry) {
 
 }  // namespace
 
-void kill_groups_with_environment(std::string_view entry) {
+std::vector<pid_t> groups_with_environment(std::string_view entry) {
+  std::vector<pid_t> groups;
   std::error_code error;
   for (const auto& process : std::filesystem::directory_iterator("/proc", error)) {
     std::string pid = process.path().filename();
     if (pid.find_first_not_of("0123456789") != std::string::npos || !environment_holds(pid, entry)) continue;
     pid_t group = ::getpgid(std::stoi(pid));
-    if (group > 1 && group != ::getpgrp()) ::kill(-group, SIGKILL);
+    if (group > 1 && group != ::getpgrp() && std::ranges::find(groups, group) == groups.end()) groups.push_back(group);
   }
+  return groups;
+}
+
+void kill_groups_with_environment(std::string_view entry) {
+  for (pid_t group : groups_with_environment(entry)) ::kill(-group, SIGKILL);
 }
 
 std::int64_t process_start_ticks(pid_t pid) {

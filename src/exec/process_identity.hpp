@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <sys/types.h>
+#include <vector>
 
 namespace taskd::exec {
 
@@ -35,10 +36,14 @@ bool kill_group_if_leader_gone(pid_t group, int signal = SIGKILL);
 // killed and reaped), for at most `limit`; returns whether it is gone.
 bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit);
 
-// SIGKILL to the process group of every process whose environment holds
-// `entry` ("NAME=value"), never taskd's own group; for the processes of a
-// child whose pid was never recorded. Only the processes this user may read
-// are seen.
+// The process groups of the processes whose environment holds `entry`
+// ("NAME=value"), never taskd's own group: what a run left running after it
+// called setsid or double-forked (a daemon keeps its environment), or the
+// processes of a child whose pid was never recorded. Only the processes this
+// user may read are seen; one pass over /proc.
+std::vector<pid_t> groups_with_environment(std::string_view entry);
+
+// SIGKILL to each of groups_with_environment(entry).
 void kill_groups_with_environment(std::string_view entry);
 
 // The start time of `pid` in clock ticks after boot, or 0 when it does not

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "exec/process_identity.hpp"
 #include "exec/scheduling.hpp"
 
 namespace taskd::exec {
@@ -20,6 +21,9 @@ using namespace std::chrono_literals;
 
 // Without a pidfd, exits are noticed by polling at this period.
 constexpr auto fallback_poll_period = 20ms;
+
+// The environment entry that marks a run's processes (see THE CHILD PROCESS in taskd(1)).
+constexpr std::string_view attempt_token_name = "TASKD_ATTEMPT_UID=";
 
 // A pidfd is close-on-exec from the start.
 int open_pidfd(pid_t pid) {
@@ -82,9 +86,12 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
   auto spawned = spawn_child(request);
   if (!spawned) return std::unexpected(spawned.error());
   pid_t pid = spawned->process.pid;
+  auto token = std::ranges::find_if(request.env, [](const std::string& entry) {
+    return entry.starts_with(attempt_token_name);
+  });
   children_.push_back(Child{key, pid, spawned->output_fd, open_pidfd(pid),
                             std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false, false,
-                            OutputBuffer(limits.output_limit)});
+                            OutputBuffer(limits.output_limit), token == request.env.end() ? "" : *token});
   return spawned->process;
 }
 
@@ -113,10 +120,25 @@ void Supervisor::stop_all() {
   auto now = std::chrono::steady_clock::now();
   for (auto& child : children_) {
     if (child.terminated) continue;
-    ::kill(-child.pid, SIGTERM);
-    child.terminated = true;
     child.stopped = true;
     child.deadline = now;
+    terminate(child, now);
+  }
+}
+
+void Supervisor::terminate(Child& child, SteadyTime now) {
+  ::kill(-child.pid, SIGTERM);
+  child.terminated = true;
+  stop_escaped(child, now);
+}
+
+void Supervisor::stop_escaped(const Child& child, SteadyTime now) {
+  if (child.token.empty()) return;
+  bool grace_over = now >= child.deadline + child.kill_grace;
+  for (pid_t group : groups_with_environment(child.token)) {
+    if (group == child.pid) continue;
+    ::kill(-group, grace_over ? SIGKILL : SIGTERM);
+    if (!grace_over) lingering_.push_back(Lingering{group, child.deadline + child.kill_grace});
   }
 }
 
@@ -129,10 +151,7 @@ void Supervisor::finish_lingering() {
 
 void Supervisor::enforce_deadlines(SteadyTime now) {
   for (auto& child : children_) {
-    if (!child.terminated && now >= child.deadline) {
-      ::kill(-child.pid, SIGTERM);
-      child.terminated = true;
-    }
+    if (!child.terminated && now >= child.deadline) terminate(child, now);
     if (child.terminated && !child.killed && now >= child.deadline + child.kill_grace) {
       ::kill(-child.pid, SIGKILL);
       child.killed = true;
@@ -169,6 +188,9 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
       ::kill(-child.pid, SIGTERM);
       lingering_.push_back(Lingering{child.pid, now + child.kill_grace});
     }
+    // A stopped child's escapees may have forked again since its SIGTERM; a
+    // child killed from outside (overlap=replace) takes its escapees along.
+    if (child.terminated || result.signal) stop_escaped(child, now);
     ended.push_back(std::move(result));
     return true;
   });

@@ -2,6 +2,10 @@
 // Watches the children taskd started: collects their output, enforces each
 // timebox (SIGTERM to the process group at the deadline, SIGKILL after the
 // grace), reaps them, and cleans up what they left running in their group.
+// A child stopped by its timebox or by taskd's shutdown, or killed by a
+// signal from outside, takes with it the processes that left its group
+// (setsid, a double fork) but kept its $TASKD_ATTEMPT_UID: they get the
+// same signals, in their own groups.
 #include <chrono>
 #include <cstdint>
 #include <poll.h>
@@ -52,6 +56,7 @@ class Supervisor final : public Runner {
     bool killed = false;      // SIGKILL sent after the grace
     bool stopped = false;     // terminated because taskd shuts down, not by its timebox
     OutputBuffer output;
+    std::string token;  // its "TASKD_ATTEMPT_UID=..." environment entry; empty if none
   };
   // A group whose leader has ended but whose other members may not have.
   struct Lingering {
@@ -60,6 +65,12 @@ class Supervisor final : public Runner {
   };
 
   void enforce_deadlines(SteadyTime now);
+  // Sends SIGTERM to the child's group and to the groups that left it with
+  // its token, which linger until the grace ends.
+  void terminate(Child& child, SteadyTime now);
+  // The groups that left the child's group with its token: SIGKILL now if
+  // the grace is over, else SIGTERM, lingering until it is.
+  void stop_escaped(const Child& child, SteadyTime now);
   std::vector<ChildResult> reap_exited(SteadyTime now);
   // Reaps orphans that left their run's process group (a daemonizing
   // grandchild) and were handed to taskd as their subreaper.

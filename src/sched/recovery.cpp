@@ -34,12 +34,14 @@ std::string ledger_of(const store::Database& db, const store::WorkerIdentity& wo
   return exec::spawn_ledger_path(db.path(), worker.pid, worker.started_at);
 }
 
-// Kills what a dead worker of this host left of the run: its child's group,
-// or, when the worker died before recording the child, the group its spawn
-// ledger names and every process that carries the attempt's token.
+// Kills what a dead worker of this host left of the run: its child's group
+// (or, when the worker died before recording the child, the group its spawn
+// ledger names), and every process that carries the attempt's token, which
+// includes those that left the group (setsid, a double fork).
 void stop_children(const store::Database& db, const store::InFlightRun& run, const ProcessTable& processes) {
   if (run.child_pid > 0) processes.kill_group(run.child_pid, run.child_started_at);
-  else processes.kill_attempt(run.attempt_uid, exec::find_in_spawn_ledger(ledger_of(db, run.worker), run.attempt_uid));
+  pid_t spawned = run.child_pid > 0 ? 0 : exec::find_in_spawn_ledger(ledger_of(db, run.worker), run.attempt_uid);
+  processes.kill_attempt(run.attempt_uid, spawned);
 }
 
 }  // namespace
