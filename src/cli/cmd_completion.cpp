@@ -152,10 +152,10 @@ Result<void> print_completion(const CLI::App& app, const std::string& shell) {
 Result<void> print_names(const Context& context) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto tasks = store::list_tasks(*db, {});
-  if (!tasks) return std::unexpected(tasks.error());
-  for (const auto& task : *tasks) fmt::print("{}\n", task.definition.name);
-  return {};
+  return store::for_each_task_headline(*db, {}, [](const core::Task& task) -> Result<void> {
+    fmt::print("{}\n", task.definition.name);
+    return {};
+  });
 }
 
 }  // namespace

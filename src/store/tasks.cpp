@@ -363,7 +363,7 @@ std::string filtered_tasks_sql(const TaskFilter& filter, std::string_view column
                      filter.limit ? " LIMIT ?" : "");
 }
 
-// What a headline reads, in headline_from_row's order.
+// What a headline reads, in headline_from's order.
 constexpr const char* headline_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
     "paused, disabled_until_update";
