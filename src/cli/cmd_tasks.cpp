@@ -22,21 +22,30 @@ struct Selection {
   std::string group;
 };
 
-// The tasks a command names: by name (every one must exist), or all of an
-// owner or a group.
-Result<std::vector<core::Task>> select_tasks(store::Database& db, const Selection& selection, std::string_view verb) {
+// The ids of the tasks a command names: by name (every one must exist), or
+// all of an owner or a group (ids only: a group may have a million tasks).
+Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Selection& selection,
+                                               std::string_view verb) {
   bool by_filter = !selection.owner.empty() || !selection.group.empty();
   if (by_filter == !selection.names.empty())
     return fail(ErrorKind::usage, fmt::format("{}: name the tasks, or give {}", verb,
                                               verb == "rm" ? "--owner OWNER" : "--group GROUP"));
-  if (by_filter) return store::list_tasks(db, {selection.group, selection.owner});
-  std::vector<core::Task> tasks;
+  std::vector<std::int64_t> ids;
+  if (by_filter) {
+    auto selected = store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
+                                                  [&](const core::Task& task) -> Result<void> {
+                                                    ids.push_back(task.id);
+                                                    return {};
+                                                  });
+    if (!selected) return std::unexpected(selected.error());
+    return ids;
+  }
   for (const auto& name : selection.names) {
     auto task = find_named_task(db, name, verb);
     if (!task) return std::unexpected(task.error());
-    tasks.push_back(std::move(*task));
+    ids.push_back(task->id);
   }
-  return tasks;
+  return ids;
 }
 
 // Applies `change` to every selected task in one transaction: all or nothing.
@@ -45,11 +54,14 @@ Result<void> change_tasks(const Context& context, const Selection& selection, st
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   return store::write(*db, [&]() -> Result<void> {
-    auto tasks = select_tasks(*db, selection, verb);
-    if (!tasks) return std::unexpected(tasks.error());
+    auto ids = select_tasks(*db, selection, verb);
+    if (!ids) return std::unexpected(ids.error());
     core::Time now = context.clock.now();
-    for (const auto& task : *tasks) {
-      if (auto changed = change(*db, task, now); !changed) return changed;
+    for (auto id : *ids) {
+      auto task = store::find_task(*db, id);
+      if (!task) return std::unexpected(task.error());
+      if (!*task) continue;  // the same name given twice, removed by its first mention
+      if (auto changed = change(*db, **task, now); !changed) return changed;
     }
     return {};
   });
