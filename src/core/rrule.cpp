@@ -29,7 +29,10 @@ constexpr int first_year = 1900;
 constexpr int last_year = 2582;
 // A COUNT rule is always walked from DTSTART: this bounds that walk.
 constexpr int max_count = 100'000;
-constexpr int max_interval = 32'767;  // libical keeps INTERVAL in a short
+// libical keeps INTERVAL in a short; a rule taskd steps itself (a Progression)
+// takes up to a billion.
+constexpr int max_libical_interval = 32'767;
+constexpr int max_interval = 1'000'000'000;
 // No zone is further ahead of UTC (Pacific/Kiritimati).
 constexpr hours widest_utc_offset{14};
 
@@ -403,6 +406,18 @@ Result<void> check_sub_daily_interval(const RuleParts& parts) {
   return {};
 }
 
+// Whether taskd steps the rule by plain addition (a Progression), without
+// libical: below a day, with no BYxxx part.
+bool is_progression(const RuleParts& parts) { return is_sub_daily(*parts.freq) && by_part_count(parts) == 0; }
+
+Result<void> check_libical_interval(const RuleParts& parts) {
+  if (parts.interval <= max_libical_interval || is_progression(parts)) return {};
+  return unsupported(fmt::format("INTERVAL above {} with FREQ={}{} (libical keeps INTERVAL in 16 bits; taskd "
+                                 "steps larger ones itself for SECONDLY, MINUTELY and HOURLY without BYxxx parts)",
+                                 max_libical_interval, name_of(*parts.freq),
+                                 by_part_count(parts) > 0 ? " and BYxxx parts" : ""));
+}
+
 Result<void> check_dtstart(LocalTime dtstart) {
   auto year = int(date::year_month_day{date::floor<date::days>(dtstart)}.year());
   if (year < first_year || year > last_year) {
@@ -652,11 +667,11 @@ Result<CompiledRule> compile(std::string_view rule, LocalTime dtstart) {
   auto parts = read_parts(plain_rule_text(rule));
   if (!parts) return std::unexpected(parts.error());
   for (auto check : {check_rfc_rules, check_ordinals_fit_month, check_set_positions, check_week_numbers,
-                     check_day_combinations, check_sub_daily_interval}) {
+                     check_day_combinations, check_sub_daily_interval, check_libical_interval}) {
     if (auto checked = check(*parts); !checked) return std::unexpected(checked.error());
   }
   if (auto checked = check_dtstart(dtstart); !checked) return std::unexpected(checked.error());
-  if (is_sub_daily(*parts->freq) && by_part_count(*parts) == 0) {
+  if (is_progression(*parts)) {
     return CompiledRule{*parts, Progression{unit_of(*parts->freq) * parts->interval, parts->count}};
   }
   auto plan = to_day_plan(*parts, dtstart);

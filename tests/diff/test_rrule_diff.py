@@ -106,7 +106,8 @@ class RuleGenerator:
             return rng.choice(DIVISORS[freq])
         if rng.random() < 0.5:
             return 1
-        return rng.choice([2, 3, 4, 5, 7, 10, 13, 45, 100] if freq in SUB_DAILY else [2, 3, 4, 5, 6])
+        # Above 32767 (libical's limit) taskd steps the rule itself.
+        return rng.choice([2, 3, 4, 5, 7, 10, 13, 45, 100, 32768, 90061] if freq in SUB_DAILY else [2, 3, 4, 5, 6])
 
     def add_date_parts(self, freq, by):
         rng = self.rng

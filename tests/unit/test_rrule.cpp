@@ -120,6 +120,14 @@ TEST_CASE("rrule: WKST decides which weeks FREQ=WEEKLY;INTERVAL=2 takes") {
         Strings{"2026-11-02T09:00:00Z", "2026-11-15T09:00:00Z", "2026-11-16T09:00:00Z", "2026-11-29T09:00:00Z"});
 }
 
+TEST_CASE("rrule: an INTERVAL above libical's 32767 is stepped by taskd below a day") {
+  // dateutil: 2026-01-02T01:01:01, 2026-01-03T02:02:02 (90061 s = 1 d 1 h 1 min 1 s).
+  CHECK(occurrences("FREQ=SECONDLY;INTERVAL=90061", "2026-01-01T00:00:00", "UTC", "2025-12-31T00:00:00Z", 3) ==
+        Strings{"2026-01-01T00:00:00Z", "2026-01-02T01:01:01Z", "2026-01-03T02:02:02Z"});
+  CHECK(occurrences("FREQ=HOURLY;INTERVAL=40000;COUNT=2", "2026-01-01T00:00:00", "UTC", "2025-12-31T00:00:00Z", 3) ==
+        Strings{"2026-01-01T00:00:00Z", "2030-07-25T16:00:00Z"});
+}
+
 TEST_CASE("rrule: FREQ=MINUTELY;INTERVAL=5 keeps DTSTART's phase") {
   CHECK(occurrences("FREQ=MINUTELY;INTERVAL=5", "2026-11-21T09:02:30", "UTC", "2026-11-21T10:00:00Z", 3) ==
         Strings{"2026-11-21T10:02:30Z", "2026-11-21T10:07:30Z", "2026-11-21T10:12:30Z"});
@@ -230,7 +238,9 @@ TEST_CASE("rrule: malformed rules are refused, naming the rule and the problem")
            {"FREQ=DAILY;;COUNT=3", "\"\" is not NAME=VALUE"},
            {"FREQ=DAILY;COUNT=3;COUNT=4", "COUNT is given twice"},
            {"FREQ=DAILY;COUNT=3x", "COUNT takes a whole number from 1 to 100000, not \"3X\""},
-           {"FREQ=DAILY;INTERVAL=99999999999", "INTERVAL takes a whole number from 1 to 32767"},
+           {"FREQ=DAILY;INTERVAL=99999999999", "INTERVAL takes a whole number from 1 to 1000000000"},
+           {"FREQ=DAILY;INTERVAL=40000", "INTERVAL above 32767 with FREQ=DAILY (libical keeps INTERVAL in 16 bits"},
+           {"FREQ=MINUTELY;INTERVAL=40000;BYHOUR=9", "does not divide a day"},
            {"FREQ=DAILY;COUNT=2;UNTIL=20270101T000000Z", "COUNT and UNTIL exclude each other"},
            {"FREQ=DAILY;UNTIL=20270101", "UNTIL takes a date-time"},
            {"FREQ=DAILY;BYHOUR=24", "BYHOUR takes 0..23, not \"24\""},
