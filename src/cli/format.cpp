@@ -66,7 +66,6 @@ std::size_t append_fitted(std::string& out, std::string_view text, std::size_t w
   return width;
 }
 
-
 std::string_view colour_code(Colour colour) {
   switch (colour) {
     case Colour::red: return "\033[31m";
