@@ -99,7 +99,7 @@ FROM minute m CROSS JOIN tasks t WHERE t.name LIKE 'bench-%' ORDER BY m.i, t.id
 
 core::Result<void> add_history(store::Database& db, long runs, core::Time now) {
   return store::write(db, [&]() -> core::Result<void> {
-    SQLite::Statement insert(db.sql(), history_sql);
+    SQLite::Statement insert(store::sqlite_handle(db), history_sql);
     insert.bind(1, static_cast<std::int64_t>(runs));
     insert.bind(2, core::to_unix_ms(now));
     insert.exec();

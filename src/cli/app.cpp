@@ -48,7 +48,11 @@ int report(const core::Error& error) {
 
 void define_global_options(CLI::App& app, Context& context) {
   app.set_version_flag("--version", "taskd " TASKD_VERSION);
-  app.add_option("--db", context.db_option, "Database file (default: $TASKD_DB, else $XDG_STATE_HOME/taskd/taskd.db)");
+  app.add_option("--db", context.db_option,
+                 "Database: a file, or a PostgreSQL URI postgresql://... (default: $TASKD_DB, else "
+                 "$XDG_STATE_HOME/taskd/taskd.db)");
+  app.add_option("--state-dir", context.state_dir,
+                 "Where this host keeps its own files when the database is a server (default: $XDG_STATE_HOME/taskd)");
   app.add_flag("--json", context.json, "Print data as JSON");
   app.require_subcommand(1);
   app.fallthrough();
@@ -67,12 +71,12 @@ int run(const Action& action) {
   }
 }
 
-// The command argv names: its first word that is no option and not --db's
-// value. A guess: the parse decides.
+// The command argv names: its first word that is no option and not the
+// value of --db or --state-dir. A guess: the parse decides.
 std::optional<AddCommands> named_command(int argc, char** argv) {
   for (int index = 1; index < argc; ++index) {
     std::string_view word = argv[index];
-    if (word == "--db") {
+    if (word == "--db" || word == "--state-dir") {
       ++index;
     } else if (!word.starts_with('-')) {
       for (const auto& [name, add] : command_by_name) {

@@ -49,7 +49,7 @@ Result<sched::Logger> open_log(const Context& context, const LogOptions& options
 Result<store::Database> open_db_to_run(const Context& context) {
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
-  if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
+  if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
   return db;
 }
 
@@ -86,7 +86,7 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.tick = **tick_bound;
   loop_options.worker.concurrency = options.concurrency;
   log->log(sched::LogLevel::info, "loop.started",
-           {{"command", std::string(name)}, {"db", db->path().string()}, {"concurrency", std::to_string(options.concurrency)},
+           {{"command", std::string(name)}, {"db", db->name()}, {"concurrency", std::to_string(options.concurrency)},
             {"tick", core::format_duration(**tick_bound)}});
   auto ended = sched::run_loop(*db, context.clock, *log, loop_options);
   if (!ended) return std::unexpected(ended.error());

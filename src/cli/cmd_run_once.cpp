@@ -63,7 +63,7 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (!retention) return std::unexpected(retention.error());
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
-  if (auto safe = store::check_safe_to_run(db->path()); !safe) return std::unexpected(safe.error());
+  if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
   core::Time started = context.clock.now();
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;

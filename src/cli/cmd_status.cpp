@@ -105,7 +105,7 @@ struct Status {
   std::vector<DisabledTask> disabled;  // the first disabled_shown, by name
   std::int64_t disabled_count = 0;
   store::HistorySize history;
-  std::uintmax_t file_bytes = 0;  // the database file and its WAL
+  std::uintmax_t file_bytes = 0;  // the database file and its WAL, or its tables on a server
 };
 
 Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
@@ -117,16 +117,6 @@ Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
                                    });
   if (!read) return std::unexpected(read.error());
   return disabled;
-}
-
-std::uintmax_t file_bytes(const std::filesystem::path& path) {
-  std::uintmax_t total = 0;
-  for (const auto& file : {path, std::filesystem::path(path.string() + "-wal")}) {
-    std::error_code error;
-    auto size = std::filesystem::file_size(file, error);
-    if (!error) total += size;
-  }
-  return total;
 }
 
 Result<Status> read_status(store::Database& db) {
@@ -149,7 +139,9 @@ Result<Status> read_status(store::Database& db) {
   auto history = store::history_size(db);
   if (!history) return std::unexpected(history.error());
   status.history = *history;
-  status.file_bytes = file_bytes(db.path());
+  auto bytes = store::database_bytes(db);
+  if (!bytes) return std::unexpected(bytes.error());
+  status.file_bytes = *bytes;
   return status;
 }
 

@@ -18,6 +18,7 @@ namespace taskd::cli {
 
 struct Context {
   std::string db_option;  // --db
+  std::filesystem::path state_dir;  // --state-dir
   bool json = false;      // --json
   sched::SystemClock clock;
 
@@ -29,7 +30,8 @@ struct Context {
 // run after parsing, so its errors map to exit codes in one place.
 using Action = std::function<core::Result<void>()>;
 
-// --db > $TASKD_DB > $XDG_STATE_HOME/taskd/taskd.db > ~/.local/state/taskd/taskd.db
+// --db > $TASKD_DB > $XDG_STATE_HOME/taskd/taskd.db > ~/.local/state/taskd/taskd.db;
+// a file's path, or a PostgreSQL URI (postgresql://...)
 std::filesystem::path default_db_path(const std::string& db_option);
 
 void add_add_command(CLI::App& app, Context& context, Action& action);

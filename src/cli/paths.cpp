@@ -22,7 +22,7 @@ fs::path default_db_path(const std::string& db_option) {
 fs::path Context::db_path() const { return default_db_path(db_option); }
 
 core::Result<store::Database> Context::open_db(store::IfMissing if_missing) const {
-  return store::Database::open(db_path(), {.if_missing = if_missing});
+  return store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir});
 }
 
 void add_keep_days_option(CLI::App& command, int& keep_days) {

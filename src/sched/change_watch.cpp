@@ -9,7 +9,13 @@
 
 namespace taskd::sched {
 
-core::Result<ChangeWatch> ChangeWatch::open(const std::filesystem::path& database) {
+core::Result<ChangeWatch> ChangeWatch::open(store::Database& db) {
+  if (!db.file()) {
+    auto socket = store::notice_socket(db);
+    if (!socket) return std::unexpected(socket.error());
+    return ChangeWatch(-1, {}, &db);
+  }
+  const auto& database = *db.file();
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0)
     return core::fail(core::ErrorKind::internal, fmt::format("cannot start inotify: {}", std::strerror(errno)));
@@ -21,11 +27,17 @@ core::Result<ChangeWatch> ChangeWatch::open(const std::filesystem::path& databas
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot watch {} for changes: {}", dir.string(), std::strerror(error)));
   }
-  return ChangeWatch(fd, database);
+  return ChangeWatch(fd, database, nullptr);
 }
 
-ChangeWatch::ChangeWatch(ChangeWatch&& other) noexcept : fd_(other.fd_), name_(std::move(other.name_)) {
+ChangeWatch::ChangeWatch(ChangeWatch&& other) noexcept
+    : fd_(other.fd_), name_(std::move(other.name_)), server_(other.server_) {
   other.fd_ = -1;
+}
+
+int ChangeWatch::fd() {
+  if (!server_) return fd_;
+  return store::notice_socket(*server_).value_or(-1);
 }
 
 ChangeWatch::~ChangeWatch() {
@@ -33,6 +45,7 @@ ChangeWatch::~ChangeWatch() {
 }
 
 bool ChangeWatch::drain() {
+  if (server_) return store::take_notices(*server_).value_or(true);
   alignas(inotify_event) std::array<char, 4096> buffer;
   bool database_changed = false;
   while (true) {

@@ -285,7 +285,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options) {
   auto signals = exec::SignalWatch::open();
   if (!signals) return std::unexpected(signals.error());
-  auto changes = ChangeWatch::open(db.path());
+  auto changes = ChangeWatch::open(db);
   if (!changes) return std::unexpected(changes.error());
   store::WorkerRow worker{0, role_name(options.role), current_worker(), options.worker.concurrency, {}, {}};
   auto presence = Presence::enter(db, std::move(worker), clock.now());

@@ -31,7 +31,7 @@ std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time
 }
 
 std::string ledger_of(const store::Database& db, const store::WorkerIdentity& worker) {
-  return exec::spawn_ledger_path(db.path(), worker.pid, worker.started_at);
+  return exec::spawn_ledger_path(db.local_stem(), worker.pid, worker.started_at);
 }
 
 // Kills what a dead worker of this host left of the run: its child's group

@@ -315,7 +315,7 @@ class WorkerImpl {
   // The descriptor of this worker's spawn ledger (made at its first run).
   Result<int> spawn_ledger() {
     if (!spawn_ledger_) {
-      auto made = exec::SpawnLedger::create(exec::spawn_ledger_path(db_.path(), identity_.pid, identity_.started_at));
+      auto made = exec::SpawnLedger::create(exec::spawn_ledger_path(db_.local_stem(), identity_.pid, identity_.started_at));
       if (!made) return std::unexpected(made.error());
       spawn_ledger_.emplace(std::move(*made));
     }

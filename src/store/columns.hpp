@@ -1,89 +1,62 @@
 #pragma once
-// Reading a row column by column and binding parameters one after another,
+// A query in use, read column by column and bound parameter after parameter
 // with taskd's types (times as Unix ms, durations as seconds, NULL as none).
-// A row is read from a SQLiteCpp statement, or, where a listing reads a
-// million rows, from a RawQuery on SQLite's C API: SQLiteCpp's Column
-// objects cost more than the read itself.
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Exception.h>
-#include <SQLiteCpp/Statement.h>
+// Only store/*.cpp include this.
 #include <cmath>
+#include <cstdint>
+#include <memory>
 #include <optional>
-#include <sqlite3.h>
 #include <string>
 #include <string_view>
 
 #include "core/duration.hpp"
 #include "core/time.hpp"
+#include "store/connection.hpp"
 
 namespace taskd::store {
 
-// The columns of a SQLiteCpp statement's current row.
-class StatementRow {
+// A query of the connection's cache (borrowed) or made for one use (owned).
+// It is reset when the handle goes away, so that a query read only in part
+// neither keeps a read snapshot open (which would hide other processes'
+// commits) nor holds the connection.
+class Statement {
  public:
-  StatementRow(SQLite::Statement& statement) : statement_(statement) {}  // NOLINT: converts, as Columns(query) reads
-  std::int64_t int64(int i) const { return statement_.getColumn(i).getInt64(); }
-  double real(int i) const { return statement_.getColumn(i).getDouble(); }
-  bool is_null(int i) const { return statement_.isColumnNull(i); }
-  bool is_integer(int i) const { return statement_.getColumn(i).isInteger(); }
-  // Valid until the next step.
-  std::string_view text(int i) const {
-    auto column = statement_.getColumn(i);
-    return {column.getText(), static_cast<std::size_t>(column.getBytes())};
+  explicit Statement(Query& cached) : query_(&cached) {}
+  explicit Statement(std::unique_ptr<Query> owned) : owned_(std::move(owned)), query_(owned_.get()) {}
+  ~Statement() {
+    if (query_) query_->reset();
   }
+  Statement(Statement&& other) noexcept : owned_(std::move(other.owned_)), query_(other.query_) {
+    other.query_ = nullptr;
+  }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement& operator=(Statement&&) = delete;
+
+  void bind(int i, std::int64_t value) { query_->bind_int64(i, value); }
+  void bind(int i, int value) { query_->bind_int64(i, value); }
+  void bind(int i, std::string_view value) { query_->bind_text(i, value); }
+  bool step() { return query_->step(); }
+  // Runs a statement that returns no row; the rows it changed.
+  std::int64_t exec() {
+    while (query_->step()) {
+    }
+    return query_->changes();
+  }
+  // The first column of the first row, as an integer (0 without a row).
+  std::int64_t single_int64() { return step() ? query_->int64(0) : 0; }
+  Query& query() const { return *query_; }
 
  private:
-  SQLite::Statement& statement_;
+  std::unique_ptr<Query> owned_;
+  Query* query_;
 };
 
-// A query prepared on the connection's handle and stepped with SQLite's C
-// API; an error throws SQLite::Exception, as SQLiteCpp does, for guarded().
-class RawQuery {
+// Reads the columns of the current row in order.
+class Columns {
  public:
-  RawQuery(SQLite::Database& db, const std::string& sql) : db_(db.getHandle()) {
-    check(sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &statement_, nullptr));
-  }
-  ~RawQuery() { sqlite3_finalize(statement_); }
-  RawQuery(const RawQuery&) = delete;
-  RawQuery& operator=(const RawQuery&) = delete;
-
-  void bind(int i, std::string_view text) {
-    check(sqlite3_bind_text(statement_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT));
-  }
-  void bind(int i, std::int64_t value) { check(sqlite3_bind_int64(statement_, i, value)); }
-  // True with a row to read, false at the end.
-  bool step() {
-    int result = sqlite3_step(statement_);
-    if (result == SQLITE_ROW) return true;
-    if (result != SQLITE_DONE) check(result);
-    return false;
-  }
-
-  std::int64_t int64(int i) const { return sqlite3_column_int64(statement_, i); }
-  double real(int i) const { return sqlite3_column_double(statement_, i); }
-  bool is_null(int i) const { return sqlite3_column_type(statement_, i) == SQLITE_NULL; }
-  bool is_integer(int i) const { return sqlite3_column_type(statement_, i) == SQLITE_INTEGER; }
-  std::string_view text(int i) const {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement_, i));
-    return text ? std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(statement_, i)))
-                : std::string_view();
-  }
-
- private:
-  void check(int result) const {
-    if (result != SQLITE_OK) throw SQLite::Exception(db_, result);
-  }
-
-  sqlite3* db_;
-  sqlite3_stmt* statement_ = nullptr;
-};
-
-// Reads the columns of a row in order: from a StatementRow (Columns), or
-// from a RawQuery (BasicColumns<const RawQuery&>).
-template <class Row>
-class BasicColumns {
- public:
-  explicit BasicColumns(Row row) : row_(row) {}
+  explicit Columns(const Query& row) : row_(row) {}
+  explicit Columns(const Statement& statement) : row_(statement.query()) {}
 
   std::int64_t int64() { return row_.int64(next_++); }
   int int32() { return static_cast<int>(int64()); }
@@ -119,27 +92,24 @@ class BasicColumns {
   }
 
  private:
-  Row row_;
+  const Query& row_;
   int next_ = 0;
 };
 
-// Columns of a SQLiteCpp statement: Columns c(query).
-using Columns = BasicColumns<StatementRow>;
-using RawColumns = BasicColumns<const RawQuery&>;
-
+// Binds parameters 1, 2, ... in order.
 class Binder {
  public:
-  explicit Binder(SQLite::Statement& statement) : statement_(statement) {}
+  explicit Binder(Statement& statement) : query_(statement.query()) {}
 
-  void null() { statement_.bind(++next_); }
-  void int64(std::int64_t value) { statement_.bind(++next_, static_cast<std::int64_t>(value)); }
-  void text(std::string_view value) { statement_.bind(++next_, std::string(value)); }
-  void blob(const std::string& value) { statement_.bind(++next_, value.data(), static_cast<int>(value.size())); }
+  void null() { query_.bind_null(++next_); }
+  void int64(std::int64_t value) { query_.bind_int64(++next_, value); }
+  void text(std::string_view value) { query_.bind_text(++next_, value); }
+  void blob(std::string_view value) { query_.bind_blob(++next_, value); }
   void seconds(core::Seconds value) { int64(value.count()); }
   void seconds(const std::optional<core::Seconds>& value) { value ? seconds(*value) : null(); }
   void fractional_seconds(core::Millis value) {
     if (value % core::Seconds{1} == core::Millis{0}) return seconds(std::chrono::duration_cast<core::Seconds>(value));
-    statement_.bind(++next_, static_cast<double>(value.count()) / 1000);
+    query_.bind_real(++next_, static_cast<double>(value.count()) / 1000);
   }
   void time(core::Time value) { int64(core::to_unix_ms(value)); }
   void time(const std::optional<core::Time>& value) { value ? time(*value) : null(); }
@@ -149,7 +119,7 @@ class Binder {
   }
 
  private:
-  SQLite::Statement& statement_;
+  Query& query_;
   int next_ = 0;
 };
 

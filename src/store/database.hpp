@@ -1,25 +1,28 @@
 #pragma once
-// The SQLite file: the queue, the lock and the history. Opening it creates it
-// (0600 in a 0700 directory), sets WAL, the busy timeout and foreign keys,
-// and migrates an older schema forward; a file that is not taskd's, or is
-// newer than this taskd, is refused.
+// The database: the queue, the lock and the history. It is a SQLite file
+// (a path, or nothing: the default) or a PostgreSQL server (a libpq URI,
+// postgresql://...). Opening it creates it (a SQLite file 0600 in a 0700
+// directory; the PostgreSQL schema "taskd") and migrates an older schema
+// forward; a database that is not taskd's, or is newer than this taskd, is
+// refused.
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "core/error.hpp"
 
-// SQLiteCpp stays behind the store: only store/*.cpp include store/sqlite.hpp.
-namespace SQLite {
-class Database;
-class Statement;
-}  // namespace SQLite
-
 namespace taskd::store {
 
-// The schema version this taskd writes (the highest "-- migrate: N").
+class Connection;
+class Query;
+class Statement;
+enum class Dialect;
+
+// The schema version this taskd writes to a SQLite file (the highest
+// "-- migrate: N" of schema.sql).
 int schema_version();
 
 // What opening a database that does not exist does: create it, or (for
@@ -29,42 +32,73 @@ enum class IfMissing { create, use_empty };
 
 struct OpenOptions {
   IfMissing if_missing = IfMissing::create;
+  // SQLite: how long a write waits for another process's. PostgreSQL: how
+  // long taskd waits for the server to answer before it gives the
+  // connection up (a hung server never hangs taskd).
   std::chrono::milliseconds busy_timeout{5000};
+  // Where a server store keeps this host's files (the spawn ledger); empty:
+  // $XDG_STATE_HOME/taskd, or ~/.local/state/taskd.
+  std::filesystem::path state_dir;
 };
 
-class CachedStatement;  // store/sqlite.hpp
+// Whether `location` names a PostgreSQL server (postgresql:// or postgres://).
+bool is_server_uri(std::string_view location);
+
+// `location` as taskd prints it: a URI's password replaced by "****".
+std::string without_password(std::string_view location);
 
 class Database {
  public:
-  static core::Result<Database> open(const std::filesystem::path& path, const OpenOptions& options = {});
+  static core::Result<Database> open(const std::string& location, const OpenOptions& options = {});
   ~Database();
   Database(Database&&) noexcept;
   Database& operator=(Database&&) noexcept;
 
-  SQLite::Database& sql() { return *db_; }
-  const std::filesystem::path& path() const { return path_; }
+  Dialect dialect() const;
+  // The database as messages name it: the file, or the URI without its password.
+  const std::string& name() const { return name_; }
+  // The SQLite file; none for a server.
+  const std::optional<std::filesystem::path>& file() const { return file_; }
+  // The stem of the files this host keeps beside the database (the spawn
+  // ledger adds "-spawns.PID.START" to it): the SQLite file itself, or
+  // "taskd" in the state directory for a server.
+  const std::filesystem::path& local_stem() const { return local_stem_; }
 
   // The statement for `sql`, prepared on first use and kept for the life of
   // the connection, with no parameter bound. For the statements of every
   // run's claim, start and finish: preparing them anew each time took about
   // a third of taskd's time in the dispatch benchmark. Not reentrant: one
   // handle per `sql` at a time.
-  CachedStatement cached(const std::string& sql);
+  Statement cached(const std::string& sql);
+  // A statement for one use.
+  Statement prepare(const std::string& sql);
+  Connection& connection() { return *connection_; }
 
  private:
-  Database(std::filesystem::path path, std::unique_ptr<SQLite::Database> db);
-  std::filesystem::path path_;
-  std::unique_ptr<SQLite::Database> db_;
-  // Declared after db_: the statements are finalized before the connection closes.
-  std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> statements_;
+  Database(std::string name, std::optional<std::filesystem::path> file, std::filesystem::path local_stem,
+           std::unique_ptr<Connection> connection);
+  std::string name_;
+  std::optional<std::filesystem::path> file_;
+  std::filesystem::path local_stem_;
+  std::unique_ptr<Connection> connection_;
+  // Declared after connection_: the statements are finalized before the connection closes.
+  std::unordered_map<std::string, std::unique_ptr<Query>> statements_;
 };
+
+// A server's change notices (LISTEN taskd; every write transaction
+// NOTIFYs as it commits): the socket to poll, which changes when the
+// connection is made again, and whether another process committed since the
+// last call. Not for a SQLite file, whose writes show as file events.
+core::Result<int> notice_socket(Database& db);
+core::Result<bool> take_notices(Database& db);
 
 // Refuses a database that someone else could use to make taskd run commands:
 // the file or its directory writable by group or others, or owned by another
-// user (as sshd refuses loose key files).
-core::Result<void> check_safe_to_run(const std::filesystem::path& path);
+// user (as sshd refuses loose key files). A server's access is its roles'.
+core::Result<void> check_safe_to_run(const Database& db);
 
-// One short write transaction (BEGIN IMMEDIATE): the unit of every state
+// One short write transaction, one at a time on the database (SQLite's
+// BEGIN IMMEDIATE; PostgreSQL's advisory lock): the unit of every state
 // change. Rolled back unless committed.
 class WriteTransaction {
  public:
@@ -79,9 +113,10 @@ class WriteTransaction {
   bool committed_ = false;
 };
 
-// The error the exception being handled becomes: a SQLite failure "locked"
-// or "busy", or an unreadable file, is `unavailable` (exit 69); a value that
-// could not be read, or any other failure, `internal`. Call it in a catch.
+// The error the exception being handled becomes: an unreachable server, a
+// SQLite file locked past the busy timeout or unreadable, is `unavailable`
+// (exit 69); a value that could not be read, or any other failure,
+// `internal`. Call it in a catch.
 core::Error current_error(const Database& db);
 
 // Runs `body` and turns an exception into an error value, so none leaves

@@ -1,16 +1,14 @@
 #include "store/groups.hpp"
 
-#include <SQLiteCpp/Statement.h>
 
 #include "store/columns.hpp"
-#include "store/sqlite.hpp"
 
 namespace taskd::store {
 
 core::Result<void> set_group_concurrency(Database& db, std::string_view name, std::optional<int> concurrency,
                                          core::Time now) {
   return guarded(db, [&]() -> core::Result<void> {
-    SQLite::Statement upsert(db.sql(), "INSERT INTO groups (name, concurrency, updated_at) VALUES (?, ?, ?) "
+    auto upsert = db.prepare("INSERT INTO groups (name, concurrency, updated_at) VALUES (?, ?, ?) "
                                        "ON CONFLICT (name) DO UPDATE SET concurrency = excluded.concurrency, "
                                        "updated_at = excluded.updated_at");
     Binder b(upsert);
@@ -24,9 +22,7 @@ core::Result<void> set_group_concurrency(Database& db, std::string_view name, st
 
 core::Result<std::vector<GroupSummary>> list_groups(Database& db) {
   return guarded(db, [&]() -> core::Result<std::vector<GroupSummary>> {
-    SQLite::Statement query(
-        db.sql(),
-        "WITH names AS (SELECT name FROM groups UNION SELECT group_name FROM tasks WHERE group_name <> '') "
+    auto query = db.prepare("WITH names AS (SELECT name FROM groups UNION SELECT group_name FROM tasks WHERE group_name <> '') "
         "SELECT n.name, g.concurrency, "
         "(SELECT count(*) FROM tasks t WHERE t.group_name = n.name), "
         "(SELECT count(*) FROM tasks t WHERE t.group_name = n.name AND t.paused = 1), "
@@ -36,7 +32,7 @@ core::Result<std::vector<GroupSummary>> list_groups(Database& db) {
         " WHERE t.group_name = n.name AND r.status = 'running') "
         "FROM names n LEFT JOIN groups g ON g.name = n.name ORDER BY n.name");
     std::vector<GroupSummary> groups;
-    while (query.executeStep()) {
+    while (query.step()) {
       Columns c(query);
       GroupSummary group;
       group.name = c.text();
@@ -54,14 +50,14 @@ core::Result<std::vector<GroupSummary>> list_groups(Database& db) {
 
 core::Result<std::map<std::string, int>> group_caps(Database& db, std::string_view owner) {
   return guarded(db, [&]() -> core::Result<std::map<std::string, int>> {
-    SQLite::Statement query(db.sql(), owner.empty()
+    auto query = db.prepare(owner.empty()
                                           ? "SELECT name, concurrency FROM groups WHERE concurrency IS NOT NULL"
                                           : "SELECT name, concurrency FROM groups g WHERE concurrency IS NOT NULL AND "
                                             "EXISTS (SELECT 1 FROM tasks t WHERE t.owner <> '' AND t.owner = ? AND "
                                             "t.group_name = g.name)");
     if (!owner.empty()) query.bind(1, std::string(owner));
     std::map<std::string, int> caps;
-    while (query.executeStep()) {
+    while (query.step()) {
       Columns c(query);
       auto name = c.text();
       caps.emplace(std::move(name), c.int32());

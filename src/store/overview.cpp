@@ -1,10 +1,8 @@
 #include "store/overview.hpp"
 
-#include <SQLiteCpp/Statement.h>
 #include <limits>
 
 #include "store/columns.hpp"
-#include "store/sqlite.hpp"
 
 namespace taskd::store {
 
@@ -15,9 +13,9 @@ namespace {
 // The rows of a query whose columns are a name and a count.
 Result<std::vector<NamedCount>> named_counts(Database& db, const char* sql) {
   return guarded(db, [&]() -> Result<std::vector<NamedCount>> {
-    SQLite::Statement query(db.sql(), sql);
+    auto query = db.prepare(sql);
     std::vector<NamedCount> counts;
-    while (query.executeStep()) {
+    while (query.step()) {
       Columns c(query);
       counts.push_back({c.text(), c.int64()});
     }
@@ -46,8 +44,8 @@ Result<LatenessHistogram> start_lateness(Database& db) {
   return guarded(db, [&]() -> Result<LatenessHistogram> {
     LatenessHistogram histogram;
     // Each run is in one bucket: adding them up gives Prometheus' "at most".
-    SQLite::Statement buckets(db.sql(), "SELECT le_ms, runs FROM lateness_buckets ORDER BY le_ms");
-    while (buckets.executeStep()) {
+    auto buckets = db.prepare("SELECT le_ms, runs FROM lateness_buckets ORDER BY le_ms");
+    while (buckets.step()) {
       Columns c(buckets);
       auto le_ms = c.int64();
       histogram.count += c.int64();
@@ -55,18 +53,36 @@ Result<LatenessHistogram> start_lateness(Database& db) {
       histogram.bounds.push_back(static_cast<double>(le_ms) / 1000.0);
       histogram.at_most.push_back(histogram.count);
     }
-    SQLite::Statement sum(db.sql(), "SELECT lateness_sum_ms FROM history_totals");
-    if (sum.executeStep()) histogram.sum_seconds = static_cast<double>(sum.getColumn(0).getInt64()) / 1000.0;
+    auto sum = db.prepare("SELECT lateness_sum_ms FROM history_totals");
+    if (sum.step()) histogram.sum_seconds = static_cast<double>(sum.query().int64(0)) / 1000.0;
     return histogram;
   });
 }
 
 Result<HistorySize> history_size(Database& db) {
   return guarded(db, [&]() -> Result<HistorySize> {
-    SQLite::Statement query(db.sql(), "SELECT runs, output_bytes FROM history_totals");
-    if (!query.executeStep()) return HistorySize{};
+    auto query = db.prepare("SELECT runs, output_bytes FROM history_totals");
+    if (!query.step()) return HistorySize{};
     Columns c(query);
     return HistorySize{c.int64(), c.int64()};
+  });
+}
+
+Result<std::uintmax_t> database_bytes(Database& db) {
+  if (db.file()) {
+    std::uintmax_t total = 0;
+    for (const auto& file : {*db.file(), std::filesystem::path(db.file()->string() + "-wal")}) {
+      std::error_code error;
+      auto size = std::filesystem::file_size(file, error);
+      if (!error) total += size;
+    }
+    return total;
+  }
+  return guarded(db, [&]() -> Result<std::uintmax_t> {
+    auto query = db.prepare(
+        "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'taskd' AND c.relkind = 'r'");
+    return static_cast<std::uintmax_t>(query.single_int64());
   });
 }
 

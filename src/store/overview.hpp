@@ -43,4 +43,8 @@ core::Result<std::vector<NamedCount>> runs_in_flight(Database& db);
 core::Result<LatenessHistogram> start_lateness(Database& db);
 core::Result<HistorySize> history_size(Database& db);
 
+// The space the database takes: the SQLite file and its WAL, or the
+// tables and indexes of the schema "taskd" on a server.
+core::Result<std::uintmax_t> database_bytes(Database& db);
+
 }  // namespace taskd::store

@@ -1,10 +1,9 @@
 #include "store/runs.hpp"
 
-#include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
-#include "store/sqlite.hpp"
+#include "store/postgresql.hpp"
 
 namespace taskd::store {
 namespace {
@@ -18,8 +17,7 @@ constexpr const char* run_columns =
     "r.output_truncated";
 
 // A run from the columns of run_columns, in order.
-template <class Row>
-RunRecord run_from(BasicColumns<Row> c) {
+RunRecord run_from(Columns c) {
   RunRecord run;
   run.id = c.int64();
   run.task_id = c.int64();
@@ -44,11 +42,11 @@ RunRecord run_from(BasicColumns<Row> c) {
   return run;
 }
 
-RunRecord run_from_row(SQLite::Statement& row) { return run_from(Columns(row)); }
+RunRecord run_from_row(Statement& row) { return run_from(Columns(row)); }
 
-std::vector<RunRecord> runs_from(SQLite::Statement& query) {
+std::vector<RunRecord> runs_from(Statement& query) {
   std::vector<RunRecord> runs;
-  while (query.executeStep()) runs.push_back(run_from_row(query));
+  while (query.step()) runs.push_back(run_from_row(query));
   return runs;
 }
 
@@ -70,7 +68,7 @@ constexpr const char* in_flight_columns =
     "r.id, r.task_id, t.name, r.trigger, r.attempt_uid, r.worker_host, r.worker_boot_id, r.worker_pid, "
     "r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at, r.started_at, r.deadline_at";
 
-InFlightRun in_flight_from_row(SQLite::Statement& row) {
+InFlightRun in_flight_from_row(Statement& row) {
   Columns c(row);
   InFlightRun run;
   run.id = c.int64();
@@ -97,16 +95,15 @@ Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Tim
   return guarded(db, [&]() -> Result<std::int64_t> {
     auto insert = db.cached(
         "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
-        "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?)");
-    Binder b(*insert);
+        "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?) RETURNING id");
+    Binder b(insert);
     b.int64(task.id);
     b.text(core::to_string(trigger));
     b.int64(task.definition.priority);
     b.time(slot);
     b.time(now);
     b.time(not_before.value_or(now));
-    insert->exec();
-    return db.sql().getLastInsertRowid();
+    return insert.single_int64();
   });
 }
 
@@ -115,14 +112,14 @@ Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::
     auto insert = db.cached(
         "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, "
         "finished_at, reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?, ?)");
-    Binder b(*insert);
+    Binder b(insert);
     b.int64(task_id);
     b.time(skipped.first);
     b.time(now);
     b.time(now);
     b.time(now);
     b.text(skipped.reason);
-    insert->exec();
+    insert.exec();
     return {};
   });
 }
@@ -130,9 +127,8 @@ Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::
 Result<bool> has_active_run(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<bool> {
     auto query = db.cached("SELECT EXISTS (SELECT 1 FROM runs WHERE task_id = ? AND status IN ('queued', 'running'))");
-    query->bind(1, task_id);
-    query->executeStep();
-    return query->getColumn(0).getInt() != 0;
+    query.bind(1, task_id);
+    return query.single_int64() != 0;
   });
 }
 
@@ -142,10 +138,10 @@ Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limi
                                                "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
                                                run_columns, claimable_run);
     auto query = db.cached(sql);
-    Binder b(*query);
+    Binder b(query);
     b.time(now);
     b.int64(limit);
-    return runs_from(*query);
+    return runs_from(query);
   });
 }
 
@@ -155,23 +151,22 @@ Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
                                                "WHERE {} AND r.id = ?2)",
                                                claimable_run);
     auto query = db.cached(sql);
-    Binder b(*query);
+    Binder b(query);
     b.time(now);
     b.int64(run_id);
-    query->executeStep();
-    return query->getColumn(0).getInt() != 0;
+    return query.single_int64() != 0;
   });
 }
 
 Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::string& reason, Time now) {
   return guarded(db, [&]() -> Result<int> {
-    SQLite::Statement update(db.sql(), "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
+    auto update = db.prepare("UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
                                        "WHERE task_id = ? AND status = 'queued'");
     Binder b(update);
     b.time(now);
     b.text(reason);
     b.int64(task_id);
-    return update.exec();
+    return static_cast<int>(update.exec());
   });
 }
 
@@ -180,11 +175,11 @@ Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& 
     auto update = db.cached(
         "UPDATE runs SET status = 'dropped', finished_at = ?, reason = ? "
         "WHERE id = ? AND status = 'queued'");
-    Binder b(*update);
+    Binder b(update);
     b.time(now);
     b.text(reason);
     b.int64(run_id);
-    return update->exec() == 1;
+    return update.exec() == 1;
   });
 }
 
@@ -194,7 +189,7 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
         "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
         "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, "
         "worker_pid = ?, worker_started_at = ? WHERE id = ? AND status = 'queued'");
-    Binder b(*update);
+    Binder b(update);
     b.text(start.attempt_uid);
     b.int64(start.attempt_no);
     b.int64(start.run_index);
@@ -206,18 +201,18 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
     b.int64(start.worker.pid);
     b.int64(start.worker.started_at);
     b.int64(start.run_id);
-    return update->exec() == 1;
+    return update.exec() == 1;
   });
 }
 
 Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at) {
   return guarded(db, [&]() -> Result<void> {
     auto update = db.cached("UPDATE runs SET child_pid = ?, child_started_at = ? WHERE id = ?");
-    Binder b(*update);
+    Binder b(update);
     b.int64(pid);
     b.int64(started_at);
     b.int64(run_id);
-    update->exec();
+    update.exec();
     return {};
   });
 }
@@ -229,18 +224,18 @@ Result<std::vector<InFlightRun>> running_runs(Database& db) {
                                                in_flight_columns);
     auto query = db.cached(sql);
     std::vector<InFlightRun> runs;
-    while (query->executeStep()) runs.push_back(in_flight_from_row(*query));
+    while (query.step()) runs.push_back(in_flight_from_row(query));
     return runs;
   });
 }
 
 Result<std::optional<InFlightRun>> running_run_of(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<std::optional<InFlightRun>> {
-    SQLite::Statement query(db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
+    auto query = db.prepare(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
                                                   "WHERE r.status = 'running' AND r.task_id = ?",
                                                   in_flight_columns));
     query.bind(1, task_id);
-    if (!query.executeStep()) return std::optional<InFlightRun>();
+    if (!query.step()) return std::optional<InFlightRun>();
     return std::optional<InFlightRun>(in_flight_from_row(query));
   });
 }
@@ -251,7 +246,7 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
         "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
         "output = ?, output_truncated = ?, lease_expires_at = NULL "
         "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
-    Binder b(*update);
+    Binder b(update);
     b.text(core::to_string(finish.status));
     b.time(finish.finished_at);
     b.optional_int(finish.exit_code);
@@ -261,7 +256,7 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
     b.int64(finish.output_truncated);
     b.int64(finish.run_id);
     b.text(finish.attempt_uid);
-    return update->exec() == 1;
+    return update.exec() == 1;
   });
 }
 
@@ -270,9 +265,9 @@ Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
     auto prune = db.cached(
         "DELETE FROM runs WHERE task_id = ?1 AND status NOT IN ('queued', 'running') AND id <= "
         "(SELECT id FROM runs WHERE task_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
-    prune->bind(1, task_id);
-    prune->bind(2, keep);
-    return prune->exec();
+    prune.bind(1, task_id);
+    prune.bind(2, keep);
+    return static_cast<int>(prune.exec());
   });
 }
 
@@ -281,10 +276,10 @@ Result<int> prune_runs_before(Database& db, Time cutoff, int batch) {
     auto prune = db.cached(
         "DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE scheduled_at < ?1 AND "
         "status <> 'queued' AND status <> 'running' ORDER BY scheduled_at LIMIT ?2)");
-    Binder b(*prune);
+    Binder b(prune);
     b.time(cutoff);
     b.int64(batch);
-    return prune->exec();
+    return static_cast<int>(prune.exec());
   });
 }
 
@@ -292,10 +287,9 @@ Result<bool> has_runs_before(Database& db, Time cutoff) {
   return guarded(db, [&]() -> Result<bool> {
     auto query = db.cached(
         "SELECT EXISTS (SELECT 1 FROM runs WHERE scheduled_at < ? AND status <> 'queued' AND status <> 'running')");
-    Binder b(*query);
+    Binder b(query);
     b.time(cutoff);
-    query->executeStep();
-    return query->getColumn(0).getInt() != 0;
+    return query.single_int64() != 0;
   });
 }
 
@@ -330,7 +324,7 @@ struct FilteredRuns {
 
 FilteredRuns filtered_runs(const RunFilter& filter) {
   FilteredRuns query;
-  std::string where = "1";
+  std::string where = "TRUE";
   auto add_value = [&](std::string_view term, std::int64_t value) {
     where += term;
     query.values.push_back(value);
@@ -361,10 +355,10 @@ std::string run_query_sql(const RunFilter& filter) { return filtered_runs(filter
 Result<void> for_each_run(Database& db, const RunFilter& filter, const RunVisitor& visit) {
   return guarded(db, [&]() -> Result<void> {
     auto filtered = filtered_runs(filter);
-    RawQuery query(db.sql(), filtered.sql);
+    auto query = db.prepare(filtered.sql);
     for (std::size_t i = 0; i < filtered.values.size(); ++i) query.bind(static_cast<int>(i + 1), filtered.values[i]);
     while (query.step()) {
-      if (auto visited = visit(run_from(RawColumns(query))); !visited) return visited;
+      if (auto visited = visit(run_from(Columns(query))); !visited) return visited;
     }
     return {};
   });
@@ -382,20 +376,19 @@ Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int
 
 Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id) {
   return guarded(db, [&]() -> Result<std::optional<RunRecord>> {
-    SQLite::Statement query(
-        db.sql(), fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = ?", run_columns));
+    auto query = db.prepare(fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.id = ?", run_columns));
     query.bind(1, static_cast<std::int64_t>(run_id));
-    if (!query.executeStep()) return std::optional<RunRecord>();
+    if (!query.step()) return std::optional<RunRecord>();
     return std::optional<RunRecord>(run_from_row(query));
   });
 }
 
 Result<std::string> run_output(Database& db, std::int64_t run_id) {
   return guarded(db, [&]() -> Result<std::string> {
-    SQLite::Statement query(db.sql(), "SELECT output FROM runs WHERE id = ?");
+    auto query = db.prepare("SELECT output FROM runs WHERE id = ?");
     query.bind(1, static_cast<std::int64_t>(run_id));
-    if (!query.executeStep()) return std::string();
-    return query.getColumn(0).getString();
+    if (!query.step()) return std::string();
+    return std::string(query.query().text(0));
   });
 }
 
@@ -403,10 +396,10 @@ namespace {
 
 std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now) {
   auto query = db.cached(sql);
-  Binder b(*query);
+  Binder b(query);
   b.time(now);
-  query->executeStep();
-  return Columns(*query).optional_time();
+  query.step();
+  return Columns(query).optional_time();
 }
 
 }  // namespace
@@ -429,9 +422,9 @@ Result<Upcoming> upcoming_after(Database& db, Time now) {
 
 Result<std::int64_t> data_version(Database& db) {
   return guarded(db, [&]() -> Result<std::int64_t> {
+    if (db.dialect() == Dialect::postgresql) return notifications_seen(db.connection());
     auto query = db.cached("PRAGMA data_version");
-    query->executeStep();
-    return query->getColumn(0).getInt64();
+    return query.single_int64();
   });
 }
 

@@ -171,8 +171,9 @@ struct Upcoming {
 };
 core::Result<Upcoming> upcoming_after(Database& db, core::Time now);
 
-// PRAGMA data_version: a number that changes when another connection
-// commits to the database.
+// A number that changes when another connection commits to the database:
+// SQLite's PRAGMA data_version, or the count of a server's change notices
+// (take_notices) from other connections.
 core::Result<std::int64_t> data_version(Database& db);
 
 }  // namespace taskd::store

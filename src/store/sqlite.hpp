@@ -1,36 +1,25 @@
 #pragma once
-// SQLiteCpp behind the store: the connection's statement cache and the
-// error a SQLite failure becomes. Only store/*.cpp (and the store's tests
-// and benchmarks) include this; the rest of taskd sees store/database.hpp.
+// The SQLite store: a file opened with SQLiteCpp, queried on SQLite's C API.
+// Only store/*.cpp (and the store's tests and benchmarks, which look at the
+// file itself) include this; the rest of taskd sees store/database.hpp.
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Exception.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
 #include <filesystem>
+#include <memory>
 
+#include "store/connection.hpp"
 #include "store/database.hpp"
 
 namespace taskd::store {
 
-// A prepared statement of the connection's cache, in use: it is reset when
-// the handle goes away, so that a query read only in part never keeps a read
-// snapshot open (which would hide other processes' commits).
-class CachedStatement {
- public:
-  explicit CachedStatement(SQLite::Statement& statement) : statement_(statement) {}
-  ~CachedStatement() { statement_.tryReset(); }
-  CachedStatement(const CachedStatement&) = delete;
-  CachedStatement& operator=(const CachedStatement&) = delete;
+// Opens (creating or migrating) the file at `path`, or an empty database in
+// memory standing in for a missing one.
+std::unique_ptr<Connection> open_sqlite(const std::filesystem::path& path, const OpenOptions& options);
 
-  SQLite::Statement& operator*() const { return statement_; }
-  SQLite::Statement* operator->() const { return &statement_; }
-
- private:
-  SQLite::Statement& statement_;
-};
-
-// The error a SQLite failure becomes (see current_error).
-core::Error error_from(const SQLite::Exception& e, const std::filesystem::path& path);
+// The SQLite connection of a database on a file (tests and benchmarks).
+SQLite::Database& sqlite_handle(Database& db);
 
 }  // namespace taskd::store

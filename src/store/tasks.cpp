@@ -1,15 +1,12 @@
 #include "store/tasks.hpp"
 
-#include <SQLiteCpp/Statement.h>
 #include <algorithm>
 #include <charconv>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <sqlite3.h>
 #include <stdexcept>
 
 #include "store/columns.hpp"
-#include "store/sqlite.hpp"
 
 namespace taskd::store {
 namespace {
@@ -104,8 +101,7 @@ std::vector<core::EnvVar> env_from(const std::string& text) {
 
 // The columns that task_columns and headline_columns start with: the id,
 // the name, the command and the schedule.
-template <class Row>
-void read_head(BasicColumns<Row>& c, Task& task) {
+void read_head(Columns& c, Task& task) {
   auto& d = task.definition;
   task.id = c.int64();
   d.name = c.text();
@@ -119,8 +115,7 @@ void read_head(BasicColumns<Row>& c, Task& task) {
 }
 
 // A task from the columns of task_columns, in order.
-template <class Row>
-Task task_from(BasicColumns<Row> c) {
+Task task_from(Columns c) {
   Task task;
   auto& d = task.definition;
   auto& s = task.state;
@@ -157,16 +152,16 @@ Task task_from(BasicColumns<Row> c) {
   return task;
 }
 
-Task task_from_row(SQLite::Statement& row) { return task_from(Columns(row)); }
+Task task_from_row(Statement& row) { return task_from(Columns(row)); }
 
-Result<std::vector<Task>> tasks_from(SQLite::Statement& query) {
+Result<std::vector<Task>> tasks_from(Statement& query) {
   std::vector<Task> tasks;
-  while (query.executeStep()) tasks.push_back(task_from_row(query));
+  while (query.step()) tasks.push_back(task_from_row(query));
   return tasks;
 }
 
-Result<std::optional<Task>> first_task(SQLite::Statement& query) {
-  if (!query.executeStep()) return std::optional<Task>();
+Result<std::optional<Task>> first_task(Statement& query) {
+  if (!query.step()) return std::optional<Task>();
   return std::optional<Task>(task_from_row(query));
 }
 
@@ -243,23 +238,24 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    static const std::string sql = fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({})",
-                                               definition_columns, placeholders(definition_column_count + 3));
+    static const std::string sql = fmt::format(
+        "INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id", definition_columns,
+        placeholders(definition_column_count + 3));
     auto insert = db.cached(sql);
-    Binder b(*insert);
+    Binder b(insert);
     b.text(d.name);
     bind_definition(b, d);
     b.time(now);
     b.time(now);
+    std::int64_t id = 0;
     try {
-      insert->exec();
-    } catch (const SQLite::Exception& e) {
-      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_UNIQUE)
+      id = insert.single_int64();
+    } catch (const Failure& e) {
+      if (e.kind() == FailureKind::duplicate)
         return core::fail(core::ErrorKind::bad_input,
                           fmt::format("a task named \"{}\" already exists (use taskd edit, or taskd rm first)", d.name));
       throw;
     }
-    std::int64_t id = db.sql().getLastInsertRowid();
     if (auto saved = save_state(db, id, s, now); !saved) return std::unexpected(saved.error());
     return id;
   });
@@ -270,11 +266,11 @@ Result<void> update_definition(Database& db, std::int64_t task_id, const core::T
     static const std::string sql = fmt::format("UPDATE tasks SET ({}, updated_at) = ({}) WHERE id = ?",
                                                definition_columns, placeholders(definition_column_count + 1));
     auto update = db.cached(sql);
-    Binder b(*update);
+    Binder b(update);
     bind_definition(b, d);
     b.time(now);
     b.int64(task_id);
-    update->exec();
+    update.exec();
     return {};
   });
 }
@@ -283,8 +279,8 @@ Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
   return guarded(db, [&]() -> Result<std::optional<Task>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns);
     auto query = db.cached(sql);
-    query->bind(1, std::string(name));
-    return first_task(*query);
+    query.bind(1, std::string(name));
+    return first_task(query);
   });
 }
 
@@ -292,8 +288,8 @@ Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<Task>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns);
     auto query = db.cached(sql);
-    query->bind(1, id);
-    return first_task(*query);
+    query.bind(1, id);
+    return first_task(query);
   });
 }
 
@@ -312,9 +308,9 @@ std::string condition_terms(Condition condition) {
     case Condition::paused: return "paused = 1 AND disabled_until_update = 0";
     case Condition::failing: return fmt::format("{} AND paused = 0 AND disabled_until_update = 0", failed_last);
     case Condition::active:
-      return fmt::format("paused = 0 AND disabled_until_update = 0 AND NOT coalesce({}, 0)", failed_last);
+      return fmt::format("paused = 0 AND disabled_until_update = 0 AND NOT coalesce({}, false)", failed_last);
   }
-  return "1";
+  return "TRUE";
 }
 
 // The part of a GLOB pattern before its first wildcard: every match starts
@@ -335,11 +331,34 @@ std::optional<std::string> prefix_end(std::string prefix) {
 // term that tests its parameter, "?1 = '' OR group_name = ?1", uses no
 // index), and the values to bind in order.
 struct Selection {
-  std::string where = "1";
+  std::string where = "TRUE";
   std::vector<std::string> texts;
 };
 
-Selection selection_of(const TaskFilter& filter) {
+// A GLOB pattern as a POSIX regular expression, for PostgreSQL's ~.
+std::string glob_regex(std::string_view glob) {
+  std::string out = "^";
+  bool in_class = false;
+  for (char c : glob) {
+    if (in_class) {
+      out += c == '\\' ? "\\\\" : std::string(1, c);
+      in_class = c != ']';
+    } else if (c == '*') {
+      out += ".*";
+    } else if (c == '?') {
+      out += '.';
+    } else if (c == '[') {
+      out += c;
+      in_class = true;
+    } else {
+      if (std::string_view(".^$+(){}|\\").find(c) != std::string_view::npos) out += '\\';
+      out += c;
+    }
+  }
+  return out + "$";
+}
+
+Selection selection_of(const TaskFilter& filter, Dialect dialect) {
   Selection selection;
   auto& where = selection.where;
   auto add_text = [&](std::string term, std::string value) {
@@ -353,13 +372,17 @@ Selection selection_of(const TaskFilter& filter) {
     auto prefix = literal_prefix(filter.name_glob);
     if (!prefix.empty()) add_text("name >= ?", prefix);
     if (auto end = prefix_end(prefix)) add_text("name < ?", *end);
-    add_text("name GLOB ?", filter.name_glob);
+    if (dialect == Dialect::sqlite) {
+      add_text("name GLOB ?", filter.name_glob);
+    } else {
+      add_text("name ~ ?", glob_regex(filter.name_glob));
+    }
   }
   return selection;
 }
 
-std::string filtered_tasks_sql(const TaskFilter& filter, std::string_view columns = task_columns) {
-  return fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY name{}", columns, selection_of(filter).where,
+std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::string_view columns = task_columns) {
+  return fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY name{}", columns, selection_of(filter, dialect).where,
                      filter.limit ? " LIMIT ?" : "");
 }
 
@@ -368,7 +391,7 @@ constexpr const char* headline_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
     "paused, disabled_until_update";
 
-Task headline_from(RawColumns c) {
+Task headline_from(Columns c) {
   Task task;
   auto& s = task.state;
   read_head(c, task);
@@ -379,21 +402,19 @@ Task headline_from(RawColumns c) {
   return task;
 }
 
-Task task_from_raw(RawColumns c) { return task_from(c); }
-
 // Visits each row of `query` as `read` reads it.
-Result<void> visit_rows(RawQuery& query, Task (*read)(RawColumns), const TaskVisitor& visit) {
+Result<void> visit_rows(Statement& query, Task (*read)(Columns), const TaskVisitor& visit) {
   while (query.step()) {
-    if (auto visited = visit(read(RawColumns(query))); !visited) return visited;
+    if (auto visited = visit(read(Columns(query))); !visited) return visited;
   }
   return {};
 }
 
 // Binds the filter's values and visits each row as `read` reads it.
 Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns,
-                            Task (*read)(RawColumns), const TaskVisitor& visit) {
-  RawQuery query(db.sql(), filtered_tasks_sql(filter, columns));
-  auto selection = selection_of(filter);
+                            Task (*read)(Columns), const TaskVisitor& visit) {
+  auto query = db.prepare(filtered_tasks_sql(filter, db.dialect(), columns));
+  auto selection = selection_of(filter, db.dialect());
   int parameter = 0;
   for (const auto& text : selection.texts) query.bind(++parameter, text);
   if (filter.limit) query.bind(++parameter, *filter.limit);
@@ -404,10 +425,10 @@ Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_
 
 }  // namespace
 
-std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter); }
+std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter, Dialect::sqlite); }
 
 Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
-  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, task_from_raw, visit); });
+  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, task_from, visit); });
 }
 
 Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
@@ -416,12 +437,11 @@ Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, cons
 
 Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    auto selection = selection_of(filter);
-    SQLite::Statement query(db.sql(), fmt::format("SELECT count(*) FROM tasks WHERE {}", selection.where));
+    auto selection = selection_of(filter, db.dialect());
+    auto query = db.prepare(fmt::format("SELECT count(*) FROM tasks WHERE {}", selection.where));
     Binder b(query);
     for (const auto& text : selection.texts) b.text(text);
-    query.executeStep();
-    return query.getColumn(0).getInt64();
+    return query.single_int64();
   });
 }
 
@@ -429,9 +449,9 @@ Result<void> for_each_task_starting_before(Database& db, Time until, const TaskV
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql =
         fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns, due_at_1);
-    RawQuery query(db.sql(), sql);
+    auto query = db.prepare(sql);
     query.bind(1, core::to_unix_ms(until));
-    return visit_rows(query, task_from_raw, visit);
+    return visit_rows(query, task_from, visit);
   });
 }
 
@@ -450,9 +470,9 @@ Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
     static const std::string sql =
         fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1);
     auto query = db.cached(sql);
-    query->bind(1, core::to_unix_ms(now));
-    query->bind(2, limit);
-    return tasks_from(*query);
+    query.bind(1, core::to_unix_ms(now));
+    query.bind(2, limit);
+    return tasks_from(query);
   });
 }
 
@@ -466,9 +486,9 @@ Result<TickWork> tick_work(Database& db, Time now) {
                                                "EXISTS (SELECT 1 FROM workers)",
                                                due_at_1);
     auto query = db.cached(sql);
-    query->bind(1, core::to_unix_ms(now));
-    query->executeStep();
-    auto exists = [&](int column) { return query->getColumn(column).getInt() != 0; };
+    query.bind(1, core::to_unix_ms(now));
+    query.step();
+    auto exists = [&](int column) { return query.query().int64(column) != 0; };
     return TickWork{.due = exists(0), .running = exists(1), .claimable = exists(2), .workers = exists(3)};
   });
 }
@@ -477,10 +497,10 @@ Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskStat
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql = fmt::format("UPDATE tasks SET {} WHERE id = ?", state_assignments);
     auto update = db.cached(sql);
-    Binder b(*update);
+    Binder b(update);
     bind_state(b, state, now);
     b.int64(task_id);
-    update->exec();
+    update.exec();
     return {};
   });
 }
@@ -488,8 +508,7 @@ Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskStat
 Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::string& attempt_uid,
                                const core::TaskState& state, Time now) {
   return guarded(db, [&]() -> Result<bool> {
-    SQLite::Statement update(db.sql(),
-                             fmt::format("UPDATE tasks SET {} WHERE id = ? AND attempt_uid = ?", state_assignments));
+    auto update = db.prepare(fmt::format("UPDATE tasks SET {} WHERE id = ? AND attempt_uid = ?", state_assignments));
     Binder b(update);
     bind_state(b, state, now);
     b.int64(task_id);
@@ -501,27 +520,28 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
 Result<std::string> load_state_blob(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<std::string> {
     auto query = db.cached("SELECT state_blob FROM tasks WHERE id = ?");
-    query->bind(1, task_id);
-    if (!query->executeStep()) return std::string();
-    return query->getColumn(0).getString();
+    query.bind(1, task_id);
+    if (!query.step()) return std::string();
+    return std::string(query.query().text(0));
   });
 }
 
 Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob) {
   return guarded(db, [&]() -> Result<void> {
     auto update = db.cached("UPDATE tasks SET state_blob = ? WHERE id = ?");
-    update->bind(1, blob.data(), static_cast<int>(blob.size()));
-    update->bind(2, task_id);
-    update->exec();
+    Binder b(update);
+    b.blob(blob);
+    b.int64(task_id);
+    update.exec();
     return {};
   });
 }
 
 Result<int> remove_task(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<int> {
-    SQLite::Statement remove(db.sql(), "DELETE FROM tasks WHERE id = ?");
+    auto remove = db.prepare("DELETE FROM tasks WHERE id = ?");
     remove.bind(1, task_id);
-    return remove.exec();
+    return static_cast<int>(remove.exec());
   });
 }
 

@@ -1,9 +1,7 @@
 #include "store/workers.hpp"
 
-#include <SQLiteCpp/Statement.h>
 
 #include "store/columns.hpp"
-#include "store/sqlite.hpp"
 
 namespace taskd::store {
 
@@ -11,8 +9,8 @@ using core::Result;
 
 Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
   return write(db, [&]() -> Result<std::int64_t> {
-    SQLite::Statement insert(db.sql(), "INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
-                                       "started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
+                                       "started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.text(worker.role);
     b.text(worker.identity.host);
@@ -22,14 +20,13 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
     b.int64(worker.concurrency);
     b.time(worker.started_at);
     b.time(worker.heartbeat_at);
-    insert.exec();
-    return db.sql().getLastInsertRowid();
+    return insert.single_int64();
   });
 }
 
 Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now) {
   return write(db, [&]() -> Result<bool> {
-    SQLite::Statement update(db.sql(), "UPDATE workers SET heartbeat_at = ? WHERE id = ?");
+    auto update = db.prepare("UPDATE workers SET heartbeat_at = ? WHERE id = ?");
     Binder b(update);
     b.time(now);
     b.int64(id);
@@ -39,7 +36,7 @@ Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now) {
 
 Result<void> unregister_worker(Database& db, std::int64_t id) {
   return write(db, [&]() -> Result<void> {
-    SQLite::Statement remove(db.sql(), "DELETE FROM workers WHERE id = ?");
+    auto remove = db.prepare("DELETE FROM workers WHERE id = ?");
     remove.bind(1, id);
     remove.exec();
     return {};
@@ -48,10 +45,10 @@ Result<void> unregister_worker(Database& db, std::int64_t id) {
 
 Result<std::vector<WorkerRow>> list_workers(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<WorkerRow>> {
-    SQLite::Statement query(db.sql(), "SELECT id, role, host, pid, boot_id, process_start, concurrency, started_at, "
+    auto query = db.prepare("SELECT id, role, host, pid, boot_id, process_start, concurrency, started_at, "
                                       "heartbeat_at FROM workers ORDER BY started_at, id");
     std::vector<WorkerRow> workers;
-    while (query.executeStep()) {
+    while (query.step()) {
       Columns c(query);
       WorkerRow row;
       row.id = c.int64();

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "../unit/test_helpers.hpp"
-#include "schema_sql.hpp"
+#include "taskd_schema_sql.hpp"
 #include "store/sqlite.hpp"
 #include "store/overview.hpp"
 #include "store/runs.hpp"
@@ -51,7 +51,7 @@ void add_one_of_each_state(store::Database& db) {
 
 // The lines of the query plan that read `table` (by its name or alias).
 std::vector<std::string> plan_reads(store::Database& db, const std::string& sql, std::string_view table) {
-  SQLite::Statement explain(db.sql(), "EXPLAIN QUERY PLAN " + sql);
+  SQLite::Statement explain(store::sqlite_handle(db), "EXPLAIN QUERY PLAN " + sql);
   std::vector<std::string> reads;
   while (explain.executeStep()) {
     std::string detail = explain.getColumn(3).getString();
@@ -172,7 +172,7 @@ TEST_CASE("every history filter reads an index (EXPLAIN QUERY PLAN)") {
   // are the table's last rows: read backwards, up to the limit, nothing sorted.
   for (const auto& common : std::vector<store::RunFilter>{
            {.limit = 20}, {.status = core::RunStatus::succeeded, .limit = 20}, {.trigger = core::Trigger::schedule}}) {
-    SQLite::Statement plan(temp.db.sql(), "EXPLAIN QUERY PLAN " + store::run_query_sql(common));
+    SQLite::Statement plan(store::sqlite_handle(temp.db), "EXPLAIN QUERY PLAN " + store::run_query_sql(common));
     while (plan.executeStep()) CHECK(plan.getColumn(3).getString().find("TEMP B-TREE") == std::string::npos);
   }
   CHECK(plan_reads(temp.db, store::run_query_sql({.status = core::RunStatus::failed}), "r").front().find(
@@ -262,7 +262,7 @@ TEST_CASE("a file of schema 3 gets its counters from the history it holds") {
         "(1, 'running', 'schedule', 4000, 4000, 4000, 4001, x'')");
   }
   auto db = store::Database::open(path).value();
-  CHECK(db.sql().execAndGet("PRAGMA user_version").getInt() == store::schema_version());
+  CHECK(store::sqlite_handle(db).execAndGet("PRAGMA user_version").getInt() == store::schema_version());
   CHECK(total_of(db, "succeeded") == 1);
   CHECK(total_of(db, "failed") == 2);
   CHECK(total_of(db, "running") == 0);

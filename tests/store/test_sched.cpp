@@ -173,7 +173,7 @@ TEST_CASE(
     "each child is started with the worker's spawn ledger, emptied once its pid is in the run, removed at the end") {
   Fixture f;
   test::add_task(f.temp.db, test::every_definition("ledgered", 60s), at(10, 0), true);
-  auto ledger = exec::spawn_ledger_path(f.temp.db.path(), ::getpid(), exec::process_start_ticks(::getpid()));
+  auto ledger = exec::spawn_ledger_path(f.temp.db.local_stem(), ::getpid(), exec::process_start_ticks(::getpid()));
   std::vector<std::uintmax_t> ledger_size_while_running;
   f.runner.while_running = [&] {
     REQUIRE(f.runner.started.back().ledger_fd >= 0);
@@ -432,9 +432,9 @@ TEST_CASE("a run whose worker died before recording its child has the attempt's 
 TEST_CASE("a run whose worker died before recording its child has the group its spawn ledger names killed") {
   test::TempDb temp;
   running_under(temp, {"here", "boot-1", 321, 3000}, ChildRecorded::no);
-  auto ledger = exec::spawn_ledger_path(temp.db.path(), 321, 3000);
+  auto ledger = exec::spawn_ledger_path(temp.db.local_stem(), 321, 3000);
   std::ofstream(ledger) << "uid-other 11\nuid-r 4343\n";
-  auto ledger_of_another_worker = exec::spawn_ledger_path(temp.db.path(), 321, 3001);
+  auto ledger_of_another_worker = exec::spawn_ledger_path(temp.db.local_stem(), 321, 3001);
   std::ofstream(ledger_of_another_worker) << "uid-r 99\n";
   FakeProcessTable processes;
   CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes).value().size() == 1);

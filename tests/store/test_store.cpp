@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "../unit/test_helpers.hpp"
+#include "store/columns.hpp"
 #include "store/sqlite.hpp"
 #include "store/runs.hpp"
 #include "temp_db.hpp"
@@ -15,7 +16,7 @@ using test::at;
 
 TEST_CASE("a new file is migrated from empty to the current schema") {
   test::TempDb temp;
-  auto& sql = temp.db.sql();
+  auto& sql = store::sqlite_handle(temp.db);
   CHECK(sql.execAndGet("PRAGMA user_version").getInt() == store::schema_version());
   CHECK(sql.execAndGet("PRAGMA application_id").getInt() == 0x7461736b);
   CHECK(sql.execAndGet("PRAGMA journal_mode").getString() == "wal");
@@ -27,16 +28,17 @@ TEST_CASE("a new file is migrated from empty to the current schema") {
 TEST_CASE("a new database is 0600 in a new 0700 directory") {
   test::TempDir dir;
   auto path = dir.path() / "state" / "taskd" / "taskd.db";
-  REQUIRE(store::Database::open(path));
+  auto db = store::Database::open(path);
+  REQUIRE(db);
   struct stat file {};
   struct stat parent {};
   REQUIRE(::stat(path.c_str(), &file) == 0);
   REQUIRE(::stat(path.parent_path().c_str(), &parent) == 0);
   CHECK((file.st_mode & 0777) == 0600);
   CHECK((parent.st_mode & 0777) == 0700);
-  CHECK(store::check_safe_to_run(path));
+  CHECK(store::check_safe_to_run(*db));
   ::chmod(path.c_str(), 0664);
-  auto loose = store::check_safe_to_run(path);
+  auto loose = store::check_safe_to_run(*db);
   REQUIRE_FALSE(loose);
   CHECK(loose.error().kind == core::ErrorKind::unavailable);
   CHECK(loose.error().message.find("0664") != std::string::npos);
@@ -52,7 +54,7 @@ TEST_CASE("opening again leaves a current database as it is") {
 
 TEST_CASE("a database from a newer taskd is refused") {
   test::TempDb temp;
-  temp.db.sql().exec("PRAGMA user_version = 999");
+  store::sqlite_handle(temp.db).exec("PRAGMA user_version = 999");
   auto newer = store::Database::open(temp.path);
   REQUIRE_FALSE(newer);
   CHECK(newer.error().kind == core::ErrorKind::unavailable);
@@ -78,7 +80,7 @@ TEST_CASE("a cached statement read in part does not hide another process's commi
   test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
   {
     auto query = temp.db.cached("SELECT name FROM tasks ORDER BY name");
-    REQUIRE(query->executeStep());  // "b" is left unread
+    REQUIRE(query.step());  // "b" is left unread
   }
   auto other = store::Database::open(temp.path).value();
   test::add_task(other, test::every_definition("c", 60s), at(10, 0));
@@ -89,13 +91,11 @@ TEST_CASE("a cached statement comes back with no parameter bound") {
   test::TempDb temp;
   {
     auto query = temp.db.cached("SELECT ?1 IS NULL");
-    query->bind(1, 5);
-    REQUIRE(query->executeStep());
-    CHECK(query->getColumn(0).getInt() == 0);
+    query.bind(1, 5);
+    CHECK(query.single_int64() == 0);
   }
   auto again = temp.db.cached("SELECT ?1 IS NULL");
-  REQUIRE(again->executeStep());
-  CHECK(again->getColumn(0).getInt() == 1);
+  CHECK(again.single_int64() == 1);
 }
 
 TEST_CASE("a write transaction left without commit changes nothing") {
@@ -177,7 +177,7 @@ TEST_CASE("a phase with milliseconds is stored as fractional seconds and read ba
     CHECK(store::find_task(temp.db, d.name).value()->definition.phase == phase);
   }
   auto stored = [&](std::string_view name) {
-    return temp.db.sql().execAndGet(fmt::format("SELECT typeof(phase) || ' ' || phase FROM tasks WHERE name = '{}'", name)).getString();
+    return store::sqlite_handle(temp.db).execAndGet(fmt::format("SELECT typeof(phase) || ' ' || phase FROM tasks WHERE name = '{}'", name)).getString();
   };
   CHECK(stored("p37137") == "real 37.137");
   CHECK(stored("p42000") == "integer 42");
@@ -238,7 +238,7 @@ TEST_CASE("a run is claimed once and finished only by its own attempt") {
 
 TEST_CASE("due tasks come from the partial index, not a scan") {
   test::TempDb temp;
-  SQLite::Statement plan(temp.db.sql(),
+  SQLite::Statement plan(store::sqlite_handle(temp.db),
                          "EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
                          "AND disabled_until_update = 0 AND next_run_at <= 0 ORDER BY next_run_at LIMIT 10");
   std::string details;

@@ -1,0 +1,76 @@
+#pragma once
+// The seam between taskd's queries and a database engine: a connection that
+// prepares queries and runs write transactions, implemented for SQLite
+// (store/sqlite.cpp) and PostgreSQL (store/postgresql.cpp). Only store/
+// includes it; the rest of taskd sees store::Database.
+//
+// Queries are written once, in the SQL both engines speak, with SQLite's
+// parameters (? and ?N); the PostgreSQL connection numbers them $N. Where
+// the engines differ the query asks Database::dialect().
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace taskd::store {
+
+enum class Dialect { sqlite, postgresql };
+
+// What a failure of the engine means to taskd.
+enum class FailureKind {
+  unavailable,  // the database cannot be reached, is locked past the timeout, or is not taskd's (exit 69)
+  duplicate,    // a unique constraint refused the write
+  internal,     // anything else: a bug, or a value taskd cannot read
+};
+
+// Thrown by a connection or a query; store::guarded turns it into an error value.
+class Failure : public std::runtime_error {
+ public:
+  Failure(FailureKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  FailureKind kind() const { return kind_; }
+
+ private:
+  FailureKind kind_;
+};
+
+// A prepared query: parameters are numbered from 1, columns from 0.
+class Query {
+ public:
+  virtual ~Query() = default;
+  virtual void bind_null(int i) = 0;
+  virtual void bind_int64(int i, std::int64_t value) = 0;
+  virtual void bind_real(int i, double value) = 0;
+  virtual void bind_text(int i, std::string_view value) = 0;
+  virtual void bind_blob(int i, std::string_view value) = 0;
+  // Runs the query at the first call; true while a row is there to read.
+  virtual bool step() = 0;
+  // The rows the statement changed, once step() has returned false.
+  virtual std::int64_t changes() const = 0;
+  // Ends the query (rows not read are dropped) and clears the parameters.
+  virtual void reset() noexcept = 0;
+
+  virtual std::int64_t int64(int i) const = 0;  // a boolean reads as 0 or 1
+  virtual double real(int i) const = 0;
+  virtual bool is_null(int i) const = 0;
+  virtual bool is_integer(int i) const = 0;
+  // Valid until the next step.
+  virtual std::string_view text(int i) const = 0;
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  virtual Dialect dialect() const = 0;
+  // `cached`: the query will be run again and again (the engine may keep
+  // its plan under a name).
+  virtual std::unique_ptr<Query> prepare(const std::string& sql, bool cached) = 0;
+  // One write transaction at a time across every process on the database:
+  // what SQLite's BEGIN IMMEDIATE gives, and what PostgreSQL gives with a
+  // transaction-level advisory lock.
+  virtual void begin_write() = 0;
+  virtual void commit() = 0;
+  virtual void rollback() noexcept = 0;
+};
+
+}  // namespace taskd::store

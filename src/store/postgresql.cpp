@@ -1,0 +1,479 @@
+#include "store/postgresql.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <libpq-fe.h>
+#include <poll.h>
+#include <vector>
+
+#include "taskd_schema_postgresql_sql.hpp"
+#include "store/migrations.hpp"
+
+namespace taskd::store {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// 'task' in ASCII: the advisory lock every write transaction holds, and the
+// one the migrations hold (plus one).
+constexpr std::int64_t write_lock = 0x7461736b;
+constexpr std::int64_t migration_lock = write_lock + 1;
+// How long taskd waits for a connection when the URI sets no connect_timeout.
+constexpr milliseconds default_connect_timeout{10000};
+constexpr unsigned bytea_oid = 17, bool_oid = 16, int8_oid = 20, int2_oid = 21, int4_oid = 23;
+
+// SQLite's parameters (? and ?N) as PostgreSQL's ($N), and SQLite's index
+// hints (INDEXED BY name) left out: PostgreSQL's planner takes no hints.
+struct Translated {
+  std::string sql;
+  int parameters = 0;
+};
+
+Translated translate(std::string_view sql) {
+  Translated out;
+  bool quoted = false;
+  for (std::size_t i = 0; i < sql.size(); ++i) {
+    char c = sql[i];
+    if (c == '\'') quoted = !quoted;
+    if (!quoted && sql.substr(i).starts_with("INDEXED BY ")) {
+      i = sql.find(' ', i + 11);  // the index's name ends at the next space
+      if (i == std::string_view::npos) break;
+      continue;
+    }
+    if (quoted || c != '?') {
+      out.sql += c;
+      continue;
+    }
+    int number = 0;
+    while (i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') number = number * 10 + (sql[++i] - '0');
+    if (number == 0) number = out.parameters + 1;  // as SQLite numbers a bare ?
+    out.parameters = std::max(out.parameters, number);
+    out.sql += fmt::format("${}", number);
+  }
+  return out;
+}
+
+// The SQLSTATE classes that mean the server cannot serve us now: connection
+// (08), resources (53), operator intervention (57), authorization (28),
+// permission (42501), and a missing database (3D000).
+bool is_unavailable(std::string_view state) {
+  return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
+         state == "42501" || state == "3D000";
+}
+
+std::string trimmed(std::string message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
+}
+
+class PgConnection;
+
+class PgQuery final : public Query {
+ public:
+  PgQuery(PgConnection& connection, const std::string& sql, std::string name)
+      : connection_(connection), name_(std::move(name)) {
+    auto translated = translate(sql);
+    sql_ = std::move(translated.sql);
+    values_.resize(static_cast<std::size_t>(translated.parameters));
+    nulls_.assign(values_.size(), true);
+    formats_.assign(values_.size(), 0);
+  }
+  ~PgQuery() override { reset(); }
+  PgQuery(const PgQuery&) = delete;
+  PgQuery& operator=(const PgQuery&) = delete;
+
+  void bind_null(int i) override { set(i, {}, true, 0); }
+  void bind_int64(int i, std::int64_t value) override { set(i, std::to_string(value), false, 0); }
+  void bind_real(int i, double value) override { set(i, fmt::format("{:.17g}", value), false, 0); }
+  void bind_text(int i, std::string_view value) override { set(i, std::string(value), false, 0); }
+  void bind_blob(int i, std::string_view value) override { set(i, std::string(value), false, 1); }
+  bool step() override;
+  std::int64_t changes() const override { return changes_; }
+  void reset() noexcept override;
+
+  std::int64_t int64(int i) const override {
+    const char* value = PQgetvalue(row_, 0, i);
+    if (PQftype(row_, i) == bool_oid) return value[0] == 't';
+    return std::strtoll(value, nullptr, 10);
+  }
+  double real(int i) const override { return std::strtod(PQgetvalue(row_, 0, i), nullptr); }
+  bool is_null(int i) const override { return PQgetisnull(row_, 0, i) != 0; }
+  bool is_integer(int i) const override {
+    auto type = PQftype(row_, i);
+    return type == int8_oid || type == int4_oid || type == int2_oid;
+  }
+  std::string_view text(int i) const override {
+    if (PQftype(row_, i) != bytea_oid) return {PQgetvalue(row_, 0, i), static_cast<std::size_t>(PQgetlength(row_, 0, i))};
+    std::size_t length = 0;
+    unsigned char* bytes = PQunescapeBytea(reinterpret_cast<const unsigned char*>(PQgetvalue(row_, 0, i)), &length);
+    bytes_.assign(reinterpret_cast<const char*>(bytes), length);
+    PQfreemem(bytes);
+    return bytes_;
+  }
+
+ private:
+  friend class PgConnection;
+  void set(int i, std::string value, bool null, int format) {
+    auto at = static_cast<std::size_t>(i - 1);
+    if (at >= values_.size()) throw Failure(FailureKind::internal, fmt::format("no parameter {} in: {}", i, sql_));
+    values_[at] = std::move(value);
+    nulls_[at] = null;
+    formats_[at] = format;
+  }
+  void clear_row() {
+    if (row_) PQclear(row_);
+    row_ = nullptr;
+  }
+
+  PgConnection& connection_;
+  std::string sql_;
+  std::string name_;  // empty: the unnamed statement, for one use
+  int prepared_generation_ = -1;
+  std::vector<std::string> values_;
+  std::vector<bool> nulls_;
+  std::vector<int> formats_;
+  PGresult* row_ = nullptr;
+  bool running_ = false;
+  std::int64_t changes_ = 0;
+  mutable std::string bytes_;
+};
+
+class PgConnection final : public Connection {
+ public:
+  PgConnection(std::string uri, std::string display, milliseconds reply_timeout)
+      : uri_(std::move(uri)), display_(std::move(display)), reply_timeout_(reply_timeout) {
+    connect();
+  }
+  ~PgConnection() override {
+    if (conn_) PQfinish(conn_);
+  }
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  Dialect dialect() const override { return Dialect::postgresql; }
+  std::unique_ptr<Query> prepare(const std::string& sql, bool cached) override {
+    return std::make_unique<PgQuery>(*this, sql, cached ? fmt::format("taskd_{}", ++statements_) : std::string());
+  }
+  void begin_write() override {
+    usable();
+    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", write_lock));
+    in_transaction_ = true;
+  }
+  // The NOTIFY is delivered with the commit: it wakes every other taskd
+  // listening on the database.
+  void commit() override {
+    run("NOTIFY taskd; COMMIT");
+    in_transaction_ = false;
+  }
+  void rollback() noexcept override {
+    in_transaction_ = false;
+    if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
+    try {
+      run("ROLLBACK");
+    } catch (const Failure&) {
+      drop();  // a connection that cannot roll back is given up
+    }
+  }
+
+  // Runs `sql` (one or more statements, no parameters) to the end.
+  void run(const std::string& sql) {
+    usable();
+    if (!PQsendQuery(conn_, sql.c_str())) throw lost("cannot send a query");
+    finish_results();
+  }
+  // The first column of the first row of `sql`, or none.
+  std::optional<std::string> value_of(const std::string& sql) {
+    usable();
+    if (!PQsendQuery(conn_, sql.c_str())) throw lost("cannot send a query");
+    std::optional<std::string> value;
+    while (PGresult* result = next_result()) {
+      auto status = PQresultStatus(result);
+      if (status == PGRES_TUPLES_OK && PQntuples(result) > 0 && !PQgetisnull(result, 0, 0))
+        value = PQgetvalue(result, 0, 0);
+      fail_on_error(result);
+      PQclear(result);
+    }
+    return value;
+  }
+
+  void send(PgQuery& query) {
+    usable();
+    if (!query.name_.empty() && query.prepared_generation_ != generation_) {
+      if (!PQsendPrepare(conn_, query.name_.c_str(), query.sql_.c_str(), static_cast<int>(query.values_.size()), nullptr))
+        throw lost("cannot send a query");
+      finish_results();
+      query.prepared_generation_ = generation_;
+    }
+    std::vector<const char*> values(query.values_.size());
+    std::vector<int> lengths(query.values_.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      values[i] = query.nulls_[i] ? nullptr : query.values_[i].data();
+      lengths[i] = static_cast<int>(query.values_[i].size());
+    }
+    auto count = static_cast<int>(values.size());
+    int sent = query.name_.empty()
+                   ? PQsendQueryParams(conn_, query.sql_.c_str(), count, nullptr, values.data(), lengths.data(),
+                                       query.formats_.data(), 0)
+                   : PQsendQueryPrepared(conn_, query.name_.c_str(), count, values.data(), lengths.data(),
+                                         query.formats_.data(), 0);
+    if (!sent) throw lost("cannot send a query");
+    PQsetSingleRowMode(conn_);  // a listing of a million rows holds one at a time
+  }
+
+  // The next result of the query in flight, waiting at most the reply
+  // timeout for each part of it; none when the query is done.
+  PGresult* next_result() {
+    if (!conn_) return nullptr;  // given up: nothing more comes
+    while (PQisBusy(conn_)) {
+      wait_for(POLLIN, Clock::now() + reply_timeout_);
+      if (!PQconsumeInput(conn_)) throw lost("the connection broke");
+    }
+    return PQgetResult(conn_);
+  }
+
+  // Reads the results of the query in flight to the end; throws the first error.
+  void finish_results() {
+    std::optional<Failure> failure;
+    while (PGresult* result = next_result()) {
+      try {
+        fail_on_error(result);
+      } catch (const Failure& e) {
+        if (!failure) failure = e;
+      }
+      PQclear(result);
+    }
+    if (failure) throw *failure;
+  }
+
+  void fail_on_error(const PGresult* result) {
+    auto status = PQresultStatus(result);
+    if (status != PGRES_FATAL_ERROR && status != PGRES_BAD_RESPONSE && status != PGRES_NONFATAL_ERROR) return;
+    const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+    std::string_view code = state ? state : "";
+    std::string message = fmt::format("database {}: {}", display_, trimmed(PQresultErrorMessage(result)));
+    if (code == "23505") throw Failure(FailureKind::duplicate, message);
+    if (is_unavailable(code) || PQstatus(conn_) != CONNECTION_OK) throw Failure(FailureKind::unavailable, message);
+    throw Failure(FailureKind::internal, message);
+  }
+
+  // Gives the connection up (a timeout, a broken socket): the next query
+  // connects again, and prepares its statements again.
+  void drop() noexcept {
+    if (conn_) PQfinish(conn_);
+    conn_ = nullptr;
+    in_transaction_ = false;
+  }
+  PGconn* handle() {
+    usable();
+    return conn_;
+  }
+  bool listening() const { return listening_; }
+  bool take_notifications() {
+    PGconn* conn = handle();
+    if (!PQconsumeInput(conn)) {
+      drop();  // the next query connects again; a look at the store is due
+      ++notifications_;
+      return true;
+    }
+    bool other = false;
+    while (PGnotify* notify = PQnotifies(conn)) {
+      if (notify->be_pid != PQbackendPID(conn)) other = true;
+      PQfreemem(notify);
+    }
+    if (other) ++notifications_;
+    return other;
+  }
+  std::int64_t notifications_seen() const { return notifications_; }
+  void listen() {
+    run("LISTEN taskd");
+    listening_ = true;
+  }
+
+ private:
+  Failure lost(std::string_view what) {
+    std::string message = fmt::format("database {}: {}: {}", display_, what, trimmed(conn_ ? PQerrorMessage(conn_) : ""));
+    drop();
+    return Failure(FailureKind::unavailable, message);
+  }
+
+  void wait_for(short events, Clock::time_point deadline) {
+    pollfd watched{PQsocket(conn_), events, 0};
+    while (true) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        auto message = fmt::format("database {}: no answer from the server within {} s; gave the connection up",
+                                   display_, std::chrono::duration_cast<std::chrono::seconds>(reply_timeout_).count());
+        drop();
+        throw Failure(FailureKind::unavailable, message);
+      }
+      int ready = ::poll(&watched, 1, static_cast<int>(left));
+      if (ready > 0) return;
+      if (ready < 0 && errno != EINTR) throw lost("cannot wait for the server");
+    }
+  }
+
+  // A connection in use, or a new one: a connection given up is made again
+  // (outside a transaction only: a transaction dies with its connection).
+  void usable() {
+    if (conn_ && PQstatus(conn_) == CONNECTION_OK) return;
+    if (in_transaction_) throw lost("the connection broke in a transaction");
+    drop();
+    connect();
+  }
+
+  void connect() {
+    // search_path: taskd's tables, unqualified; the URI's own settings stay.
+    const char* keywords[] = {"dbname", "options", "fallback_application_name", nullptr};
+    const char* values[] = {uri_.c_str(), "-c search_path=taskd", "taskd", nullptr};
+    conn_ = PQconnectStartParams(keywords, values, 1);
+    if (!conn_) throw Failure(FailureKind::unavailable, fmt::format("database {}: out of memory", display_));
+    if (PQstatus(conn_) == CONNECTION_BAD) throw lost("cannot connect");
+    auto deadline = Clock::now() + connect_timeout();
+    for (auto polled = PGRES_POLLING_WRITING; polled != PGRES_POLLING_OK;) {
+      if (polled == PGRES_POLLING_FAILED) throw lost("cannot connect");
+      wait_for(polled == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
+      polled = PQconnectPoll(conn_);
+    }
+    if (PQsetnonblocking(conn_, 1) != 0) throw lost("cannot use the connection");
+    ++generation_;
+    if (listening_) run("LISTEN taskd");
+  }
+
+  milliseconds connect_timeout() const {
+    PQconninfoOption* options = PQconninfo(conn_);
+    milliseconds timeout = default_connect_timeout;
+    for (auto* option = options; option && option->keyword; ++option) {
+      if (std::strcmp(option->keyword, "connect_timeout") == 0 && option->val && std::atoi(option->val) > 0)
+        timeout = std::chrono::seconds(std::atoi(option->val));
+    }
+    PQconninfoFree(options);
+    return timeout;
+  }
+
+  std::string uri_;
+  std::string display_;
+  milliseconds reply_timeout_;
+  PGconn* conn_ = nullptr;
+  int generation_ = 0;  // counts connections: a statement prepared on an earlier one is prepared again
+  int statements_ = 0;
+  bool in_transaction_ = false;
+  bool listening_ = false;
+  std::int64_t notifications_ = 0;
+};
+
+bool PgQuery::step() {
+  clear_row();
+  if (!running_) {
+    connection_.send(*this);
+    running_ = true;
+    changes_ = 0;
+  }
+  PGresult* result = connection_.next_result();
+  if (!result) {
+    running_ = false;
+    return false;
+  }
+  auto status = PQresultStatus(result);
+  if (status == PGRES_SINGLE_TUPLE) {
+    row_ = result;
+    return true;
+  }
+  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) changes_ = std::atoll(PQcmdTuples(result));
+  try {
+    connection_.fail_on_error(result);
+  } catch (...) {
+    PQclear(result);
+    reset();
+    throw;
+  }
+  PQclear(result);
+  connection_.finish_results();
+  running_ = false;
+  return false;
+}
+
+void PgQuery::reset() noexcept {
+  clear_row();
+  if (running_) {
+    running_ = false;
+    try {
+      connection_.finish_results();  // the rows not read
+    } catch (const Failure&) {
+      connection_.drop();
+    }
+  }
+  nulls_.assign(values_.size(), true);
+  formats_.assign(values_.size(), 0);
+}
+
+// The schema's version (0: no taskd tables yet); a schema "taskd" that holds
+// other tables is refused.
+int schema_version_of(PgConnection& connection, const std::string& display) {
+  auto meta = connection.value_of("SELECT to_regclass('taskd.meta') IS NOT NULL");
+  if (meta && *meta == "t")
+    return std::atoi(connection.value_of("SELECT value FROM taskd.meta WHERE key = 'schema_version'").value_or("0").c_str());
+  auto tables = connection.value_of("SELECT count(*) FROM pg_tables WHERE schemaname = 'taskd'");
+  if (tables && *tables != "0")
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("database {}: schema \"taskd\" holds tables that are not taskd's; use another database",
+                              display));
+  return 0;
+}
+
+void migrate(PgConnection& connection, const std::string& display) {
+  int version = schema_version_of(connection, display);
+  if (version > postgresql_schema_version())
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("database {} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
+                              display, version, postgresql_schema_version()));
+  if (version == postgresql_schema_version()) return;
+  // Under a transaction-level advisory lock: two hosts upgrading at once
+  // take turns, and the second finds the work done.
+  connection.run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", migration_lock));
+  try {
+    connection.run("CREATE SCHEMA IF NOT EXISTS taskd");
+    version = schema_version_of(connection, display);
+    for (const auto& step : migrations(taskd_schema_postgresql_sql)) {
+      if (step.version <= version) continue;
+      connection.run(std::string(step.sql));
+      connection.run(fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", step.version));
+    }
+    connection.run("COMMIT");
+  } catch (...) {
+    connection.rollback();
+    throw;
+  }
+}
+
+}  // namespace
+
+int postgresql_schema_version() { return migrations(taskd_schema_postgresql_sql).back().version; }
+
+std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOptions& options) {
+  auto display = without_password(uri);
+  auto reply_timeout = std::max(milliseconds(options.busy_timeout), milliseconds(30000));
+  auto connection = std::make_unique<PgConnection>(uri, display, reply_timeout);
+  migrate(*connection, display);
+  return connection;
+}
+
+int notification_socket(Connection& connection) {
+  auto& pg = dynamic_cast<PgConnection&>(connection);
+  if (!pg.listening()) pg.listen();
+  return PQsocket(pg.handle());
+}
+
+bool take_notifications(Connection& connection) {
+  auto& pg = dynamic_cast<PgConnection&>(connection);
+  return pg.take_notifications();
+}
+
+std::int64_t notifications_seen(Connection& connection) {
+  return dynamic_cast<PgConnection&>(connection).notifications_seen();
+}
+
+}  // namespace taskd::store

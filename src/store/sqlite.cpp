@@ -1,0 +1,246 @@
+#include "store/sqlite.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+#include "taskd_schema_sql.hpp"
+#include "store/migrations.hpp"
+
+namespace taskd::store {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 'task' in ASCII: marks the file as taskd's (PRAGMA application_id).
+constexpr int application_id = 0x7461736b;
+
+Failure failure_of(int code, const std::string& what, const fs::path& path) {
+  code &= 0xff;
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
+    return {FailureKind::unavailable,
+            fmt::format("database {} is locked by another process (waited past the busy timeout): {}", path.string(), what)};
+  if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_CANTOPEN || code == SQLITE_PERM ||
+      code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_FULL)
+    return {FailureKind::unavailable, fmt::format("database {} is unavailable: {}", path.string(), what)};
+  if (code == SQLITE_CONSTRAINT) return {FailureKind::duplicate, fmt::format("database {}: {}", path.string(), what)};
+  return {FailureKind::internal, fmt::format("database {}: {}", path.string(), what)};
+}
+
+// A statement stepped on SQLite's C API: SQLiteCpp's Column objects cost
+// more than the read itself, in a listing of a million rows.
+class SqliteQuery final : public Query {
+ public:
+  SqliteQuery(sqlite3* db, const std::string& sql, const fs::path& path) : db_(db), path_(path) {
+    check(sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &statement_, nullptr));
+  }
+  ~SqliteQuery() override { sqlite3_finalize(statement_); }
+  SqliteQuery(const SqliteQuery&) = delete;
+  SqliteQuery& operator=(const SqliteQuery&) = delete;
+
+  void bind_null(int i) override { check(sqlite3_bind_null(statement_, i)); }
+  void bind_int64(int i, std::int64_t value) override { check(sqlite3_bind_int64(statement_, i, value)); }
+  void bind_real(int i, double value) override { check(sqlite3_bind_double(statement_, i, value)); }
+  void bind_text(int i, std::string_view value) override {
+    check(sqlite3_bind_text(statement_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
+  }
+  void bind_blob(int i, std::string_view value) override {
+    check(sqlite3_bind_blob(statement_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
+  }
+  bool step() override {
+    int result = sqlite3_step(statement_);
+    if (result == SQLITE_ROW) return true;
+    if (result != SQLITE_DONE) check(result);
+    changes_ = sqlite3_changes64(db_);
+    return false;
+  }
+  std::int64_t changes() const override { return changes_; }
+  void reset() noexcept override {
+    sqlite3_reset(statement_);
+    sqlite3_clear_bindings(statement_);
+  }
+
+  std::int64_t int64(int i) const override { return sqlite3_column_int64(statement_, i); }
+  double real(int i) const override { return sqlite3_column_double(statement_, i); }
+  bool is_null(int i) const override { return sqlite3_column_type(statement_, i) == SQLITE_NULL; }
+  bool is_integer(int i) const override { return sqlite3_column_type(statement_, i) == SQLITE_INTEGER; }
+  std::string_view text(int i) const override {
+    const auto* text = static_cast<const char*>(sqlite3_column_blob(statement_, i));
+    return text ? std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(statement_, i)))
+                : std::string_view();
+  }
+
+ private:
+  void check(int result) const {
+    if (result != SQLITE_OK) throw failure_of(sqlite3_extended_errcode(db_), sqlite3_errmsg(db_), path_);
+  }
+
+  sqlite3* db_;
+  const fs::path& path_;
+  sqlite3_stmt* statement_ = nullptr;
+  std::int64_t changes_ = 0;
+};
+
+class SqliteConnection final : public Connection {
+ public:
+  SqliteConnection(fs::path path, std::unique_ptr<SQLite::Database> db) : path_(std::move(path)), db_(std::move(db)) {}
+
+  Dialect dialect() const override { return Dialect::sqlite; }
+  std::unique_ptr<Query> prepare(const std::string& sql, bool) override {
+    return std::make_unique<SqliteQuery>(db_->getHandle(), sql, path_);
+  }
+  // BEGIN and COMMIT are prepared once: a run takes two or three transactions.
+  void begin_write() override { run(begin_, "BEGIN IMMEDIATE"); }
+  void commit() override { run(commit_, "COMMIT"); }
+  void rollback() noexcept override {
+    try {
+      run(rollback_, "ROLLBACK");
+    } catch (const Failure&) {
+      // Nothing to roll back: SQLite already did, after the error that got us here.
+    }
+  }
+  SQLite::Database& handle() { return *db_; }
+
+ private:
+  void run(std::unique_ptr<Query>& statement, const char* sql) {
+    if (!statement) statement = prepare(sql, true);
+    statement->step();
+    statement->reset();
+  }
+
+  fs::path path_;
+  std::unique_ptr<SQLite::Database> db_;
+  std::unique_ptr<Query> begin_, commit_, rollback_;
+};
+
+std::string mode_string(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
+
+void make_private_directory(const fs::path& dir) {
+  if (dir.empty() || fs::exists(dir)) return;
+  make_private_directory(dir.parent_path());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw Failure(FailureKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
+}
+
+bool is_empty(SQLite::Database& db) { return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() == 0; }
+
+// Returns the file's schema version.
+int check_identity(SQLite::Database& db, const fs::path& path) {
+  // One snapshot: another process may be creating the schema right now, and
+  // a mix of before and after its commit would look like a foreign file.
+  SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
+  int id = db.execAndGet("PRAGMA application_id").getInt();
+  int version = db.execAndGet("PRAGMA user_version").getInt();
+  bool foreign = id != application_id && !(id == 0 && version == 0 && is_empty(db));
+  snapshot.commit();
+  if (foreign)
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("{} is not a taskd database (it holds other tables); use --db to name another file",
+                              path.string()));
+  if (version > schema_version())
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("{} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
+                              path.string(), version, schema_version()));
+  return version;
+}
+
+// `version`: the file's schema version as last read.
+void migrate(SQLite::Database& db, int version) {
+  if (version == schema_version()) return;
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  version = db.execAndGet("PRAGMA user_version").getInt();  // another process may have won the race
+  for (const auto& step : migrations(taskd_schema_sql)) {
+    if (step.version <= version) continue;
+    db.exec(std::string(step.sql));
+    db.exec(fmt::format("PRAGMA user_version = {}", step.version));
+  }
+  db.exec(fmt::format("PRAGMA application_id = {}", application_id));
+  tx.commit();
+}
+
+// A new database is built under a temporary name, in WAL mode with its
+// schema, and linked into place whole: processes racing to create it never
+// see a file without its schema (switching a shared file to WAL takes a lock
+// that SQLite does not wait for).
+void create_database(const fs::path& path) {
+  if (fs::exists(path)) return;
+  make_private_directory(path.parent_path());
+  fs::path staging = path;
+  staging += fmt::format(".new-{}", ::getpid());
+  ::unlink(staging.c_str());  // left by a crashed process that had our pid
+  int fd = ::open(staging.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw Failure(FailureKind::unavailable, fmt::format("cannot create database {}: {}", path.string(), std::strerror(errno)));
+  ::close(fd);
+  try {
+    SQLite::Database db(staging.string(), SQLite::OPEN_READWRITE);
+    db.exec("PRAGMA journal_mode = WAL");
+    migrate(db, 0);
+  } catch (const SQLite::Exception& e) {
+    ::unlink(staging.c_str());
+    throw failure_of(e.getExtendedErrorCode(), e.what(), path);
+  }
+  int linked = ::link(staging.c_str(), path.c_str());
+  int link_error = errno;
+  ::unlink(staging.c_str());
+  if (linked != 0 && link_error != EEXIST)  // EEXIST: another process created it first
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("cannot create database {}: {}", path.string(), std::strerror(link_error)));
+}
+
+}  // namespace
+
+int schema_version() { return migrations(taskd_schema_sql).back().version; }
+
+std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions& options) {
+  bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);
+  if (!stand_in) create_database(path);
+  try {
+    // A connection is only ever used by the thread that opened it: SQLite's
+    // own locking of it (a mutex taken at every column read) is pure cost.
+    auto db = std::make_unique<SQLite::Database>(stand_in ? ":memory:" : path.string(),
+                                                 SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX,
+                                                 static_cast<int>(options.busy_timeout.count()));
+    int version = check_identity(*db, path);
+    db->exec("PRAGMA journal_mode = WAL");
+    db->exec("PRAGMA synchronous = NORMAL");
+    db->exec("PRAGMA foreign_keys = ON");
+    migrate(*db, version);
+    return std::make_unique<SqliteConnection>(path, std::move(db));
+  } catch (const SQLite::Exception& e) {
+    throw failure_of(e.getExtendedErrorCode(), e.what(), path);
+  }
+}
+
+SQLite::Database& sqlite_handle(Database& db) { return dynamic_cast<SqliteConnection&>(db.connection()).handle(); }
+
+core::Result<void> check_safe_to_run(const Database& db) {
+  using core::ErrorKind;
+  using core::fail;
+  if (!db.file()) return {};
+  const fs::path& path = *db.file();
+  for (const fs::path& checked : {path, fs::absolute(path).parent_path()}) {
+    struct stat info {};
+    if (::stat(checked.c_str(), &info) != 0)
+      return fail(ErrorKind::unavailable, fmt::format("cannot check {}: {}", checked.string(), std::strerror(errno)));
+    if (info.st_mode & (S_IWGRP | S_IWOTH))
+      return fail(ErrorKind::unavailable,
+                  fmt::format("refusing to run tasks: {} is writable by group or others (mode {}); whoever can "
+                              "write it can make taskd run any command (fix: chmod go-w {})",
+                              checked.string(), mode_string(info.st_mode), checked.string()));
+    if (info.st_uid != ::getuid() && info.st_uid != 0)
+      return fail(ErrorKind::unavailable,
+                  fmt::format("refusing to run tasks: {} is owned by uid {}, not by you (uid {}) or root",
+                              checked.string(), info.st_uid, ::getuid()));
+  }
+  return {};
+}
+
+}  // namespace taskd::store
