@@ -141,6 +141,21 @@ CREATE TABLE history_totals (
 );
 INSERT INTO history_totals (id, lateness_sum_ms, runs, output_bytes) VALUES (1, 0, 0, 0);
 
+-- Every change to a task, a run or a group is announced (NOTIFY taskd, sent
+-- as the transaction commits): a sleeping `taskd run` on any host wakes at
+-- once, whoever wrote it.
+CREATE FUNCTION announce_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('taskd', '');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER tasks_announce AFTER INSERT OR UPDATE OR DELETE ON tasks
+  FOR EACH STATEMENT EXECUTE FUNCTION announce_change();
+CREATE TRIGGER runs_announce AFTER INSERT OR UPDATE OR DELETE ON runs
+  FOR EACH STATEMENT EXECUTE FUNCTION announce_change();
+CREATE TRIGGER groups_announce AFTER INSERT OR UPDATE OR DELETE ON groups
+  FOR EACH STATEMENT EXECUTE FUNCTION announce_change();
+
 -- A run is counted once, when it ends (as in schema.sql).
 CREATE FUNCTION count_run_end(ended text, late bigint, bytes bigint) RETURNS void
 LANGUAGE sql AS $$

@@ -46,7 +46,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   auto state = core::on_create(*schedule, now, options.start_now);
-  auto id = store::insert_task(*db, *definition, state, now);
+  auto id = store::write(*db, [&]() { return store::insert_task(*db, *definition, state, now); });
   if (!id) return std::unexpected(id.error());
   core::Task task{*id, *definition, state};
   if (context.json) {

@@ -43,8 +43,14 @@ class Statement {
     }
     return query_->changes();
   }
-  // The first column of the first row, as an integer (0 without a row).
-  std::int64_t single_int64() { return step() ? query_->int64(0) : 0; }
+  // The first column of the first row, as an integer (0 without a row);
+  // the query is run to its end.
+  std::int64_t single_int64() {
+    std::int64_t value = step() ? query_->int64(0) : 0;
+    while (step()) {
+    }
+    return value;
+  }
   Query& query() const { return *query_; }
 
  private:

@@ -8,6 +8,7 @@
 // parameters (? and ?N); the PostgreSQL connection numbers them $N. Where
 // the engines differ the query asks Database::dialect().
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,9 @@ class Query {
   // Valid until the next step.
   virtual std::string_view text(int i) const = 0;
 };
+
+// Makes `dir` and its missing parents, 0700 (a Failure if it cannot).
+void make_private_directory(const std::filesystem::path& dir);
 
 class Connection {
  public:

@@ -1,7 +1,10 @@
 #include "store/database.hpp"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include "store/columns.hpp"
 #include "store/postgresql.hpp"
@@ -20,6 +23,13 @@ fs::path default_state_dir() {
 }
 
 }  // namespace
+
+void make_private_directory(const fs::path& dir) {
+  if (dir.empty() || fs::exists(dir)) return;
+  make_private_directory(dir.parent_path());
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw Failure(FailureKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
+}
 
 bool is_server_uri(std::string_view location) {
   return location.starts_with("postgresql://") || location.starts_with("postgres://");
@@ -58,6 +68,7 @@ core::Result<Database> Database::open(const std::string& location, const OpenOpt
   try {
     if (is_server_uri(location)) {
       auto state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
+      make_private_directory(state_dir);
       return Database(without_password(location), std::nullopt, state_dir / "taskd",
                       open_postgresql(location, options));
     }

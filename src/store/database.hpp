@@ -85,8 +85,8 @@ class Database {
   std::unordered_map<std::string, std::unique_ptr<Query>> statements_;
 };
 
-// A server's change notices (LISTEN taskd; every write transaction
-// NOTIFYs as it commits): the socket to poll, which changes when the
+// A server's change notices (LISTEN taskd; the schema's triggers NOTIFY
+// every change to a task, a run or a group, as it commits): the socket to poll, which changes when the
 // connection is made again, and whether another process committed since the
 // last call. Not for a SQLite file, whose writes show as file events.
 core::Result<int> notice_socket(Database& db);

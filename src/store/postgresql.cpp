@@ -65,9 +65,21 @@ bool is_unavailable(std::string_view state) {
          state == "42501" || state == "3D000";
 }
 
-std::string trimmed(std::string message) {
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-  return message;
+// libpq's message on one line: its lines (a hint is indented with a tab)
+// joined with a space.
+std::string one_line(std::string_view message) {
+  std::string out;
+  bool space = false;
+  for (char c : message) {
+    if (c == '\n' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  return out;
 }
 
 class PgConnection;
@@ -163,10 +175,8 @@ class PgConnection final : public Connection {
     run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", write_lock));
     in_transaction_ = true;
   }
-  // The NOTIFY is delivered with the commit: it wakes every other taskd
-  // listening on the database.
   void commit() override {
-    run("NOTIFY taskd; COMMIT");
+    run("COMMIT");
     in_transaction_ = false;
   }
   void rollback() noexcept override {
@@ -254,7 +264,7 @@ class PgConnection final : public Connection {
     if (status != PGRES_FATAL_ERROR && status != PGRES_BAD_RESPONSE && status != PGRES_NONFATAL_ERROR) return;
     const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
     std::string_view code = state ? state : "";
-    std::string message = fmt::format("database {}: {}", display_, trimmed(PQresultErrorMessage(result)));
+    std::string message = fmt::format("database {}: {}", display_, one_line(PQresultErrorMessage(result)));
     if (code == "23505") throw Failure(FailureKind::duplicate, message);
     if (is_unavailable(code) || PQstatus(conn_) != CONNECTION_OK) throw Failure(FailureKind::unavailable, message);
     throw Failure(FailureKind::internal, message);
@@ -295,7 +305,7 @@ class PgConnection final : public Connection {
 
  private:
   Failure lost(std::string_view what) {
-    std::string message = fmt::format("database {}: {}: {}", display_, what, trimmed(conn_ ? PQerrorMessage(conn_) : ""));
+    std::string message = fmt::format("database {}: {}: {}", display_, what, one_line(conn_ ? PQerrorMessage(conn_) : ""));
     drop();
     return Failure(FailureKind::unavailable, message);
   }

@@ -122,13 +122,6 @@ class SqliteConnection final : public Connection {
 
 std::string mode_string(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
 
-void make_private_directory(const fs::path& dir) {
-  if (dir.empty() || fs::exists(dir)) return;
-  make_private_directory(dir.parent_path());
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw Failure(FailureKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
-}
-
 bool is_empty(SQLite::Database& db) { return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() == 0; }
 
 // Returns the file's schema version.

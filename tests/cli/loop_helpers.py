@@ -6,7 +6,6 @@ import collections
 import os
 import re
 import signal
-import sqlite3
 import time
 
 from taskd_test import TaskdTestCase, parse_time
@@ -98,11 +97,10 @@ class LoopTestCase(TaskdTestCase):
         interval_ms = interval * 1000
         by_task = collections.defaultdict(list)
         rows_of_slot = collections.defaultdict(list)
-        with sqlite3.connect(self.db) as db:
-            rows = db.execute("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
-                              "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'").fetchall()
-            next_runs = dict(db.execute("SELECT name, next_run_at FROM tasks").fetchall())
-            phases_ms = {name: round(phase * 1000) for name, phase in db.execute("SELECT name, phase FROM tasks")}
+        rows = self.sql("SELECT t.name, r.status, r.trigger, r.scheduled_at, r.reason FROM runs r "
+                        "JOIN tasks t ON t.id = r.task_id WHERE r.trigger <> 'manual'")
+        next_runs = dict(self.sql("SELECT name, next_run_at FROM tasks"))
+        phases_ms = {name: round(phase * 1000) for name, phase in self.sql("SELECT name, phase FROM tasks")}
         for task, status, trigger, scheduled_ms, reason in rows:
             for slot in slots_of(status, trigger, scheduled_ms, reason, interval_ms, phases_ms[task]):
                 by_task[task].append(slot)

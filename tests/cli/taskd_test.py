@@ -13,13 +13,43 @@ import random
 import re
 import signal
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 import time
 import unittest
 
 TASKD_BIN = os.environ.get("TASKD_BIN", "")
+# "postgresql": every test's database is a database of its own on a
+# throwaway PostgreSQL server (pg_server.py) instead of a SQLite file.
+STORE = os.environ.get("TASKD_TEST_STORE", "sqlite")
 FAKETIME = shutil.which("faketime") or "/usr/bin/faketime"
+
+# The advisory lock a write transaction holds on PostgreSQL ('task').
+WRITE_LOCK = 0x7461736B
+
+
+def bind_literals(query, params):
+    """query with each ? replaced by its parameter as a SQL literal."""
+    parts = query.split("?")
+    if len(parts) != len(params) + 1:
+        raise ValueError("%d parameters for %r" % (len(params), query))
+    out = parts[0]
+    for param, part in zip(params, parts[1:]):
+        out += (str(param) if isinstance(param, (int, float)) else "'" + str(param).replace("'", "''") + "'") + part
+    return out
+
+
+def number_or_text(field):
+    if field is None:
+        return None
+    for kind in (int, float):
+        try:
+            return kind(field)
+        except ValueError:
+            pass
+    return field
+
 
 # Generous: a command that hangs must fail the test, not the whole suite.
 COMMAND_TIMEOUT = 60
@@ -55,7 +85,45 @@ class TaskdTestCase(unittest.TestCase):
         os.makedirs(os.path.join(self.tmp, "home"), mode=0o700)
         os.makedirs(os.path.join(self.tmp, "tmp"), mode=0o700)
         self.db = os.path.join(self.tmp, "taskd.db")
+        if STORE == "postgresql":
+            import pg_server
+            if not pg_server.binaries():
+                self.skipTest("SKIPPED: no PostgreSQL server here (Debian's postgresql package)")
+            server = pg_server.server()
+            self.db = server.uri(server.new_database())
         self.env = clean_environment(self.tmp)
+
+    # -- the database itself --------------------------------------------------
+
+    def sql(self, query, params=()):
+        """Runs one statement on the test's database (SQLite's ? parameters);
+        returns its rows as tuples, numbers as numbers and NULL as None."""
+        if STORE == "sqlite":
+            db = sqlite3.connect(self.db)
+            try:
+                with db:
+                    return [tuple(row) for row in db.execute(query, params)]
+            finally:
+                db.close()
+        import pg_server
+        return [tuple(number_or_text(field) for field in row)
+                for row in pg_server.server().psql_uri(self.db, bind_literals(query, params))]
+
+    def hold_write_lock(self):
+        """Takes the lock every write transaction takes, in another
+        connection, until the returned function is called."""
+        if STORE == "sqlite":
+            holder = sqlite3.connect(self.db, isolation_level=None)
+            holder.execute("BEGIN IMMEDIATE")
+            return holder.close
+        import pg_server
+        return pg_server.server().hold_advisory_lock(self.db, WRITE_LOCK)
+
+    def local_files_dir(self):
+        """Where taskd keeps this host's files beside the database."""
+        if STORE == "sqlite":
+            return os.path.dirname(self.db)
+        return os.path.join(self.env["XDG_STATE_HOME"], "taskd")
 
     # -- running the binary -------------------------------------------------
 

@@ -1,7 +1,6 @@
 """The everyday commands: add, list, show, run-once, history, logs, rm, pause, resume."""
 
 import re
-import sqlite3
 import unittest
 
 from taskd_test import TaskdTestCase, parse_time
@@ -142,13 +141,12 @@ class RunOnceTest(TaskdTestCase):
     def assertIdleTicksTakeNoWriteLock(self):
         """run-once and tick end at once, and do nothing, while another
         connection holds the write lock for longer than the busy timeout."""
-        holder = sqlite3.connect(self.db, isolation_level=None)
-        self.addCleanup(holder.close)
-        holder.execute("BEGIN IMMEDIATE")
+        release = self.hold_write_lock()
+        self.addCleanup(release)
         for command in ("run-once", "tick"):
             with self.subTest(command=command):
                 self.assertEqual(self.run_taskd(command, faketime=at("14:30:00")), (0, "", ""))
-        holder.execute("ROLLBACK")
+        release()
         self.assertEqual(self.history(), [])
 
     def test_a_tick_with_nothing_to_do_takes_no_write_lock(self):
@@ -160,10 +158,8 @@ class RunOnceTest(TaskdTestCase):
         # recovery leaves its row, and has nothing to write.
         self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
         beat_ms = round(parse_time("2026-11-21T14:29:50Z").timestamp() * 1000)
-        with sqlite3.connect(self.db) as db:
-            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
-                       "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)", (beat_ms, beat_ms))
-        db.close()
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)", (beat_ms, beat_ms))
         self.assertIdleTicksTakeNoWriteLock()
         self.assertEqual([w["pid"] for w in self.json_of("status", faketime=at("14:30:00"))["workers"]], [77])
 

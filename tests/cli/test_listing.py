@@ -5,7 +5,6 @@ follow the window, metrics from counters, and history retention
 
 import json
 import os
-import sqlite3
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
@@ -179,8 +178,7 @@ class RetentionTest(LoopTestCase):
         self.assertOneErrorLine(err, "--keep-runs 0")
 
     def history_slots(self):
-        with sqlite3.connect(self.db) as db:
-            return [row[0] for row in db.execute("SELECT status FROM runs ORDER BY id")]
+        return [row[0] for row in self.sql("SELECT status FROM runs ORDER BY id")]
 
     def three_runs_three_days_apart(self, name):
         self.add(name, "--every", "1d", "--phase", "0", "--tz", "UTC", "--", "true", faketime="2026-11-01 00:00:00")
@@ -215,8 +213,7 @@ class StatusTest(LoopTestCase):
     def test_status_counts_every_disabled_task_and_shows_the_history_size(self):
         for i in range(23):
             self.add("t%02d" % i, "--every", "1h", "--", "true")
-        with sqlite3.connect(self.db) as db:
-            db.execute("UPDATE tasks SET disabled_until_update = 1, disabled_reason = 'broken'")
+        self.sql("UPDATE tasks SET disabled_until_update = 1, disabled_reason = 'broken'")
         self.ok("trigger", "--force", "t00")
         self.run_once()
         out = self.ok("status")

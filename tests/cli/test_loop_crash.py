@@ -6,7 +6,6 @@ no slot ran twice at the same time, and no orphan child survives."""
 import collections
 import os
 import signal
-import sqlite3
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
@@ -58,11 +57,10 @@ class CrashTest(LoopTestCase):
         self.assertEqual(code, 0, err)
         self.assertEqual(processes_matching(locks), [], "a child of a killed worker survived recovery")
         self.assertFalse(os.path.exists(overlaps) and open(overlaps).read(), "a task ran twice at once")
-        with sqlite3.connect(self.db) as db:
-            self.assertEqual(db.execute("SELECT count(*) FROM runs WHERE status IN ('queued', 'running')").fetchone(),
-                             (0,), "a run is stuck")
-            self.assertEqual(db.execute("SELECT count(*) FROM workers").fetchone(), (0,), "a dead worker is listed")
-        ledgers = [name for name in os.listdir(os.path.dirname(self.db)) if "-spawns." in name]
+        self.assertEqual(self.sql("SELECT count(*) FROM runs WHERE status IN ('queued', 'running')"), [(0,)],
+                         "a run is stuck")
+        self.assertEqual(self.sql("SELECT count(*) FROM workers"), [(0,)], "a dead worker is listed")
+        ledgers = [name for name in os.listdir(self.local_files_dir()) if "-spawns." in name]
         self.assertEqual(ledgers, [], "a dead worker's spawn ledger was left behind")
         runs = self.json_of("history", "--limit", "100000")
         self.assertEverySlotHasOneRow(INTERVAL, TASKS)

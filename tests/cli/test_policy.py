@@ -3,7 +3,6 @@ fencing of stale attempts, state across a timebox kill, and seed 003's
 refresh example against a local HTTP server."""
 
 import os
-import sqlite3
 import subprocess
 import unittest
 
@@ -190,8 +189,7 @@ class PolicyTest(TaskdTestCase):
         self.wait_for_file(started)
         # Make the attempt look like another host's whose lease expired long
         # ago: the next run-once records it LOST without touching the process.
-        with sqlite3.connect(self.db) as db:
-            db.execute("UPDATE runs SET worker_host = 'elsewhere', lease_expires_at = 0 WHERE status = 'running'")
+        self.sql("UPDATE runs SET worker_host = 'elsewhere', lease_expires_at = 0 WHERE status = 'running'")
         out = self.run_once(faketime="2026-11-21 14:00:30")
         self.assertIn("lost", out)
         self.assertEqual(self.statuses("slow"), ["succeeded", "lost"])

@@ -5,7 +5,6 @@ The row of a loop that died goes at the next tick too, even an idle one."""
 import os
 import signal
 import socket
-import sqlite3
 import unittest
 
 from taskd_test import TaskdTestCase, processes_matching
@@ -58,16 +57,11 @@ class RecoveryTest(TaskdTestCase):
 
     def test_a_tick_with_nothing_due_removes_the_row_of_a_loop_that_died(self):
         self.add("later", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
-        with sqlite3.connect(self.db) as db:
-            # A loop of this host from before the last boot: gone, whatever its pid is now.
-            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
-                       "heartbeat_at) VALUES ('run', ?, 1, 'a-boot-before-this-one', 1, 1, 0, 0)",
-                       (socket.gethostname(),))
-        db.close()
+        # A loop of this host from before the last boot: gone, whatever its pid is now.
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at) VALUES ('run', ?, 1, 'a-boot-before-this-one', 1, 1, 0, 0)", (socket.gethostname(),))
         self.assertEqual(self.run_once(faketime=T1), "")
-        with sqlite3.connect(self.db) as db:
-            self.assertEqual(db.execute("SELECT count(*) FROM workers").fetchone(), (0,))
-        db.close()
+        self.assertEqual(self.sql("SELECT count(*) FROM workers"), [(0,)])
         self.assertEqual(self.history(), [])
 
 

@@ -6,7 +6,6 @@ import os
 import re
 import signal
 import socket
-import sqlite3
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
@@ -65,8 +64,7 @@ class WorkersTest(LoopTestCase):
         proc, _ = self.start("run", faketime="@2026-11-21 14:00:00 x10")
 
         def heartbeats():
-            with sqlite3.connect(self.db) as db:
-                return db.execute("SELECT pid, started_at, heartbeat_at FROM workers").fetchall()
+            return self.sql("SELECT pid, started_at, heartbeat_at FROM workers")
 
         [(pid, started_at, first)] = wait_for(heartbeats, 10, "the loop's row")
         beats = [first]
@@ -97,17 +95,15 @@ class WorkersTest(LoopTestCase):
     def test_another_hosts_silent_worker_is_shown_stale(self):
         self.ok("tick")  # creates the database
         now_ms = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
-        with sqlite3.connect(self.db) as db:
-            db.execute("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
-                       "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)",
-                       (now_ms - 3600_000 + 10_000, now_ms - 300_000))
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at) VALUES ('work', 'elsewhere.example', 77, 'b', 1, 8, ?, ?)",
+                 (now_ms - 3600_000 + 10_000, now_ms - 300_000))
         [worker] = self.workers()
         self.assertEqual((worker["host"], worker["pid"], worker["state"]), ("elsewhere.example", 77, "stale"))
         self.assertIn("stale (last heartbeat 5m ago)", self.ok("status"))
         self.ok("tick")  # silent for less than an hour: kept
         self.assertEqual(len(self.workers()), 1)
-        with sqlite3.connect(self.db) as db:
-            db.execute("UPDATE workers SET heartbeat_at = ?", (now_ms - 3600_000 - 1000,))
+        self.sql("UPDATE workers SET heartbeat_at = ?", (now_ms - 3600_000 - 1000,))
         self.ok("tick")
         self.assertEqual(self.workers(), [])
 

@@ -1,0 +1,102 @@
+"""The PostgreSQL store's own behaviour: how taskd names a server, what it
+says when the server cannot serve it, and what it leaves in the database.
+The rest of the command line runs on a server too (cli-postgresql.*)."""
+
+import os
+import socket
+import unittest
+
+import pg_server
+from taskd_test import TaskdTestCase
+
+
+@unittest.skipUnless(pg_server.binaries(), "SKIPPED: no PostgreSQL server here (Debian's postgresql package)")
+class ServerStoreTest(TaskdTestCase):
+    def setUp(self):
+        super().setUp()
+        self.server = pg_server.server()
+        self.database = self.server.new_database()
+        self.db = self.server.uri(self.database)
+
+    def assertOneErrorLine(self, err, *parts):
+        lines = err.strip().splitlines()
+        self.assertEqual(len(lines), 1, err)
+        for part in parts:
+            self.assertIn(part, lines[0])
+
+    def test_the_tables_live_in_the_schema_taskd_with_its_version(self):
+        self.ok("add", "a", "--every", "1h", "--", "true")
+        tables = {row[0] for row in self.server.psql(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'taskd'", self.database)}
+        self.assertTrue({"meta", "tasks", "runs", "groups", "workers"} <= tables, tables)
+        [[version]] = self.server.psql("SELECT value FROM taskd.meta WHERE key = 'schema_version'", self.database)
+        self.assertGreaterEqual(int(version), 1)
+        self.assertEqual(self.server.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",
+                                          self.database), [["0"]])
+
+    def test_a_server_that_does_not_answer_is_exit_69_naming_it(self):
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        closed.close()  # nothing listens there now
+        uri = f"postgresql://taskd@127.0.0.1:{port}/taskd?connect_timeout=2"
+        code, out, err = self.run_taskd("list", db=uri)
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, f"127.0.0.1:{port}", "cannot connect")
+
+    def test_a_password_is_never_printed(self):
+        secret = "s3cret-Pa55"
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        closed.close()
+        for uri in (f"postgresql://taskd:{secret}@127.0.0.1:{port}/taskd",
+                    f"postgres://127.0.0.1:{port}/taskd?user=taskd&password={secret}&connect_timeout=2"):
+            with self.subTest(uri=uri):
+                code, out, err = self.run_taskd("status", db=uri)
+                self.assertEqual(code, 69)
+                self.assertNotIn(secret, out + err)
+                self.assertIn("****", err)
+
+    def test_a_role_that_may_not_create_the_schema_is_refused_and_nothing_is_written(self):
+        self.server.psql("CREATE ROLE reader LOGIN", self.database)
+        self.server.psql(f"REVOKE CREATE ON DATABASE {self.database} FROM PUBLIC", self.database)
+        code, out, err = self.run_taskd("add", "a", "--every", "1h", "--", "true",
+                                        db=self.server.uri(self.database, user="reader"))
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, "permission denied")
+        self.assertEqual(self.server.psql("SELECT count(*) FROM pg_namespace WHERE nspname = 'taskd'",
+                                          self.database), [["0"]])
+
+    def test_a_schema_from_a_newer_taskd_is_refused(self):
+        self.ok("list")
+        self.server.psql("UPDATE taskd.meta SET value = '999' WHERE key = 'schema_version'", self.database)
+        code, out, err = self.run_taskd("list")
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, "schema version 999", "newer")
+
+    def test_a_schema_taskd_of_another_program_is_not_taken_over(self):
+        self.server.psql("CREATE SCHEMA taskd; CREATE TABLE taskd.invoices (id int)", self.database)
+        code, out, err = self.run_taskd("add", "a", "--every", "1h", "--", "true")
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, "not taskd's")
+
+    def test_two_processes_creating_the_schema_at_once_both_succeed(self):
+        procs = [self.popen_taskd("add", f"t{i}", "--every", "1h", "--", "true") for i in range(4)]
+        for proc in procs:
+            out, err = proc.communicate(timeout=60)
+            self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(sorted(t["name"] for t in self.json_of("list")), ["t0", "t1", "t2", "t3"])
+
+    def test_the_spawn_ledger_is_kept_in_the_state_directory(self):
+        state = os.path.join(self.tmp, "state")
+        self.ok("add", "slow", "--every", "1h", "--start-now", "--", "sh", "-c", "ls \"$0\" > \"$1\"",
+                state, os.path.join(self.tmp, "seen"))
+        self.ok("--state-dir", state, "run-once")
+        self.assertEqual(os.stat(state).st_mode & 0o777, 0o700)
+        with open(os.path.join(self.tmp, "seen")) as f:
+            self.assertRegex(f.read(), r"taskd-spawns\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main()
