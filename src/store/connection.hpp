@@ -75,6 +75,16 @@ class Connection {
   virtual void begin_write() = 0;
   virtual void commit() = 0;
   virtual void rollback() noexcept = 0;
+
+  // A number that changes when another connection commits (SQLite's PRAGMA
+  // data_version; the count of a server's change notices).
+  virtual std::int64_t data_version() = 0;
+  // The descriptor that becomes readable when another connection commits,
+  // which may change when the connection is made again; -1 when the engine
+  // has none (a SQLite file's writes show as file events instead).
+  virtual int notice_socket() = 0;
+  // Reads the notices that came; true if one was another connection's commit.
+  virtual bool take_notices() = 0;
 };
 
 }  // namespace taskd::store

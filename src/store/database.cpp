@@ -102,11 +102,11 @@ core::Error current_error(const Database& db) {
 }
 
 core::Result<int> notice_socket(Database& db) {
-  return guarded(db, [&]() -> core::Result<int> { return notification_socket(db.connection()); });
+  return guarded(db, [&]() -> core::Result<int> { return db.connection().notice_socket(); });
 }
 
 core::Result<bool> take_notices(Database& db) {
-  return guarded(db, [&]() -> core::Result<bool> { return take_notifications(db.connection()); });
+  return guarded(db, [&]() -> core::Result<bool> { return db.connection().take_notices(); });
 }
 
 WriteTransaction::WriteTransaction(Database& db) : db_(db) { db_.connection().begin_write(); }

@@ -170,9 +170,10 @@ class PgConnection final : public Connection {
   std::unique_ptr<Query> prepare(const std::string& sql, bool cached) override {
     return std::make_unique<PgQuery>(*this, sql, cached ? fmt::format("taskd_{}", ++statements_) : std::string());
   }
-  void begin_write() override {
-    usable();
-    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", write_lock));
+  void begin_write() override { begin(write_lock); }
+  // A transaction holding the advisory lock `lock` until it ends.
+  void begin(std::int64_t lock) {
+    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", lock));
     in_transaction_ = true;
   }
   void commit() override {
@@ -194,20 +195,6 @@ class PgConnection final : public Connection {
     usable();
     if (!PQsendQuery(conn_, sql.c_str())) throw lost("cannot send a query");
     finish_results();
-  }
-  // The first column of the first row of `sql`, or none.
-  std::optional<std::string> value_of(const std::string& sql) {
-    usable();
-    if (!PQsendQuery(conn_, sql.c_str())) throw lost("cannot send a query");
-    std::optional<std::string> value;
-    while (PGresult* result = next_result()) {
-      auto status = PQresultStatus(result);
-      if (status == PGRES_TUPLES_OK && PQntuples(result) > 0 && !PQgetisnull(result, 0, 0))
-        value = PQgetvalue(result, 0, 0);
-      fail_on_error(result);
-      PQclear(result);
-    }
-    return value;
   }
 
   void send(PgQuery& query) {
@@ -239,7 +226,7 @@ class PgConnection final : public Connection {
   PGresult* next_result() {
     if (!conn_) return nullptr;  // given up: nothing more comes
     while (PQisBusy(conn_)) {
-      wait_for(POLLIN, Clock::now() + reply_timeout_);
+      wait_for(POLLIN, Clock::now() + reply_timeout_, reply_timeout_);
       if (!PQconsumeInput(conn_)) throw lost("the connection broke");
     }
     return PQgetResult(conn_);
@@ -261,7 +248,7 @@ class PgConnection final : public Connection {
 
   void fail_on_error(const PGresult* result) {
     auto status = PQresultStatus(result);
-    if (status != PGRES_FATAL_ERROR && status != PGRES_BAD_RESPONSE && status != PGRES_NONFATAL_ERROR) return;
+    if (status != PGRES_FATAL_ERROR && status != PGRES_BAD_RESPONSE) return;
     const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
     std::string_view code = state ? state : "";
     std::string message = fmt::format("database {}: {}", display_, one_line(PQresultErrorMessage(result)));
@@ -277,13 +264,18 @@ class PgConnection final : public Connection {
     conn_ = nullptr;
     in_transaction_ = false;
   }
-  PGconn* handle() {
+  // LISTEN taskd from the first call on (again on every new connection).
+  int notice_socket() override {
+    if (!listening_) {
+      run("LISTEN taskd");
+      listening_ = true;
+    }
     usable();
-    return conn_;
+    return PQsocket(conn_);
   }
-  bool listening() const { return listening_; }
-  bool take_notifications() {
-    PGconn* conn = handle();
+  bool take_notices() override {
+    usable();
+    PGconn* conn = conn_;
     if (!PQconsumeInput(conn)) {
       drop();  // the next query connects again; a look at the store is due
       ++notifications_;
@@ -297,11 +289,7 @@ class PgConnection final : public Connection {
     if (other) ++notifications_;
     return other;
   }
-  std::int64_t notifications_seen() const { return notifications_; }
-  void listen() {
-    run("LISTEN taskd");
-    listening_ = true;
-  }
+  std::int64_t data_version() override { return notifications_; }
 
  private:
   Failure lost(std::string_view what) {
@@ -310,13 +298,14 @@ class PgConnection final : public Connection {
     return Failure(FailureKind::unavailable, message);
   }
 
-  void wait_for(short events, Clock::time_point deadline) {
+  // Waits for `events` on the socket until `deadline`, the end of `budget`.
+  void wait_for(short events, Clock::time_point deadline, milliseconds budget) {
     pollfd watched{PQsocket(conn_), events, 0};
     while (true) {
       auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         auto message = fmt::format("database {}: no answer from the server within {} s; gave the connection up",
-                                   display_, std::chrono::duration_cast<std::chrono::seconds>(reply_timeout_).count());
+                                   display_, std::chrono::duration_cast<std::chrono::seconds>(budget).count());
         drop();
         throw Failure(FailureKind::unavailable, message);
       }
@@ -342,10 +331,11 @@ class PgConnection final : public Connection {
     conn_ = PQconnectStartParams(keywords, values, 1);
     if (!conn_) throw Failure(FailureKind::unavailable, fmt::format("database {}: out of memory", display_));
     if (PQstatus(conn_) == CONNECTION_BAD) throw lost("cannot connect");
-    auto deadline = Clock::now() + connect_timeout();
+    auto budget = connect_timeout();
+    auto deadline = Clock::now() + budget;
     for (auto polled = PGRES_POLLING_WRITING; polled != PGRES_POLLING_OK;) {
       if (polled == PGRES_POLLING_FAILED) throw lost("cannot connect");
-      wait_for(polled == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline);
+      wait_for(polled == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline, budget);
       polled = PQconnectPoll(conn_);
     }
     if (PQsetnonblocking(conn_, 1) != 0) throw lost("cannot use the connection");
@@ -420,19 +410,30 @@ void PgQuery::reset() noexcept {
   formats_.assign(values_.size(), 0);
 }
 
+// The first column of the first row of `sql`, or none.
+std::optional<std::string> value_of(PgConnection& connection, const std::string& sql) {
+  auto query = connection.prepare(sql, false);
+  std::optional<std::string> value;
+  if (query->step() && !query->is_null(0)) value = std::string(query->text(0));
+  return value;
+}
+
 // The schema's version (0: no taskd tables yet); a schema "taskd" that holds
 // other tables is refused.
 int schema_version_of(PgConnection& connection, const std::string& display) {
-  auto meta = connection.value_of("SELECT to_regclass('taskd.meta') IS NOT NULL");
+  auto meta = value_of(connection, "SELECT to_regclass('taskd.meta') IS NOT NULL");
   if (meta && *meta == "t")
-    return std::atoi(connection.value_of("SELECT value FROM taskd.meta WHERE key = 'schema_version'").value_or("0").c_str());
-  auto tables = connection.value_of("SELECT count(*) FROM pg_tables WHERE schemaname = 'taskd'");
+    return std::atoi(value_of(connection, "SELECT value FROM taskd.meta WHERE key = 'schema_version'").value_or("0").c_str());
+  auto tables = value_of(connection, "SELECT count(*) FROM pg_tables WHERE schemaname = 'taskd'");
   if (tables && *tables != "0")
     throw Failure(FailureKind::unavailable,
                   fmt::format("database {}: schema \"taskd\" holds tables that are not taskd's; use another database",
                               display));
   return 0;
 }
+
+// The schema version this taskd writes to a server.
+int postgresql_schema_version() { return migrations(taskd_schema_postgresql_sql).back().version; }
 
 void migrate(PgConnection& connection, const std::string& display) {
   int version = schema_version_of(connection, display);
@@ -443,7 +444,7 @@ void migrate(PgConnection& connection, const std::string& display) {
   if (version == postgresql_schema_version()) return;
   // Under a transaction-level advisory lock: two hosts upgrading at once
   // take turns, and the second finds the work done.
-  connection.run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", migration_lock));
+  connection.begin(migration_lock);
   try {
     connection.run("CREATE SCHEMA IF NOT EXISTS taskd");
     version = schema_version_of(connection, display);
@@ -452,7 +453,7 @@ void migrate(PgConnection& connection, const std::string& display) {
       connection.run(std::string(step.sql));
       connection.run(fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'", step.version));
     }
-    connection.run("COMMIT");
+    connection.commit();
   } catch (...) {
     connection.rollback();
     throw;
@@ -461,29 +462,12 @@ void migrate(PgConnection& connection, const std::string& display) {
 
 }  // namespace
 
-int postgresql_schema_version() { return migrations(taskd_schema_postgresql_sql).back().version; }
-
 std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOptions& options) {
   auto display = without_password(uri);
   auto reply_timeout = std::max(milliseconds(options.busy_timeout), milliseconds(30000));
   auto connection = std::make_unique<PgConnection>(uri, display, reply_timeout);
   migrate(*connection, display);
   return connection;
-}
-
-int notification_socket(Connection& connection) {
-  auto& pg = dynamic_cast<PgConnection&>(connection);
-  if (!pg.listening()) pg.listen();
-  return PQsocket(pg.handle());
-}
-
-bool take_notifications(Connection& connection) {
-  auto& pg = dynamic_cast<PgConnection&>(connection);
-  return pg.take_notifications();
-}
-
-std::int64_t notifications_seen(Connection& connection) {
-  return dynamic_cast<PgConnection&>(connection).notifications_seen();
 }
 
 }  // namespace taskd::store

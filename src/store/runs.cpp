@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
-#include "store/postgresql.hpp"
 
 namespace taskd::store {
 namespace {
@@ -421,11 +420,7 @@ Result<Upcoming> upcoming_after(Database& db, Time now) {
 }
 
 Result<std::int64_t> data_version(Database& db) {
-  return guarded(db, [&]() -> Result<std::int64_t> {
-    if (db.dialect() == Dialect::postgresql) return notifications_seen(db.connection());
-    auto query = db.cached("PRAGMA data_version");
-    return query.single_int64();
-  });
+  return guarded(db, [&]() -> Result<std::int64_t> { return db.connection().data_version(); });
 }
 
 }  // namespace taskd::store

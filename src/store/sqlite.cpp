@@ -22,15 +22,16 @@ namespace fs = std::filesystem;
 // 'task' in ASCII: marks the file as taskd's (PRAGMA application_id).
 constexpr int application_id = 0x7461736b;
 
-Failure failure_of(int code, const std::string& what, const fs::path& path) {
-  code &= 0xff;
+Failure failure_of(int extended_code, const std::string& what, const fs::path& path) {
+  if (extended_code == SQLITE_CONSTRAINT_UNIQUE)
+    return {FailureKind::duplicate, fmt::format("database {}: {}", path.string(), what)};
+  int code = extended_code & 0xff;
   if (code == SQLITE_BUSY || code == SQLITE_LOCKED)
     return {FailureKind::unavailable,
             fmt::format("database {} is locked by another process (waited past the busy timeout): {}", path.string(), what)};
   if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_CANTOPEN || code == SQLITE_PERM ||
       code == SQLITE_READONLY || code == SQLITE_IOERR || code == SQLITE_FULL)
     return {FailureKind::unavailable, fmt::format("database {} is unavailable: {}", path.string(), what)};
-  if (code == SQLITE_CONSTRAINT) return {FailureKind::duplicate, fmt::format("database {}: {}", path.string(), what)};
   return {FailureKind::internal, fmt::format("database {}: {}", path.string(), what)};
 }
 
@@ -106,6 +107,15 @@ class SqliteConnection final : public Connection {
       // Nothing to roll back: SQLite already did, after the error that got us here.
     }
   }
+  std::int64_t data_version() override {
+    if (!data_version_) data_version_ = prepare("PRAGMA data_version", true);
+    data_version_->step();
+    std::int64_t version = data_version_->int64(0);
+    data_version_->reset();
+    return version;
+  }
+  int notice_socket() override { return -1; }
+  bool take_notices() override { return false; }
   SQLite::Database& handle() { return *db_; }
 
  private:
@@ -117,7 +127,7 @@ class SqliteConnection final : public Connection {
 
   fs::path path_;
   std::unique_ptr<SQLite::Database> db_;
-  std::unique_ptr<Query> begin_, commit_, rollback_;
+  std::unique_ptr<Query> begin_, commit_, rollback_, data_version_;
 };
 
 std::string mode_string(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }

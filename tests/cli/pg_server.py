@@ -53,16 +53,14 @@ class Server:
         return f"postgresql:///{database}?host={self.socket_dir}&user={user}"
 
     def psql(self, sql, database="postgres", user="postgres"):
-        """Runs sql; returns its rows, each a list of text fields."""
-        result = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1",
-                                 "-d", self.uri(database, user), "-c", sql],
-                                check=True, capture_output=True, text=True, timeout=60)
-        return [line.split("\t") for line in result.stdout.splitlines()]
+        """Runs sql on one of the server's databases; see psql_uri."""
+        return self.psql_uri(self.uri(database, user), sql)
 
     def psql_uri(self, uri, sql):
-        """Runs sql on the database at uri; rows of text fields, NULL as None."""
+        """Runs sql on the database at uri, with taskd's schema first in the
+        search path; returns its rows, each a list of text fields, NULL as None."""
         result = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", "-P", "null=\\N", "-v", "ON_ERROR_STOP=1",
-                                 "-d", uri, "-c", "SET search_path = taskd", "-c", sql],
+                                 "-d", uri, "-c", "SET search_path = taskd, public", "-c", sql],
                                 check=True, capture_output=True, text=True, timeout=60)
         return [[None if field == "\\N" else field for field in line.split("\t")]
                 for line in result.stdout.splitlines()]

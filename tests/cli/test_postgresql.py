@@ -10,6 +10,13 @@ import pg_server
 from taskd_test import TaskdTestCase
 
 
+def closed_port():
+    """A local TCP port nothing listens on."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @unittest.skipUnless(pg_server.binaries(), "SKIPPED: no PostgreSQL server here (Debian's postgresql package)")
 class ServerStoreTest(TaskdTestCase):
     def setUp(self):
@@ -35,10 +42,7 @@ class ServerStoreTest(TaskdTestCase):
                                           self.database), [["0"]])
 
     def test_a_server_that_does_not_answer_is_exit_69_naming_it(self):
-        closed = socket.socket()
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-        closed.close()  # nothing listens there now
+        port = closed_port()
         uri = f"postgresql://taskd@127.0.0.1:{port}/taskd?connect_timeout=2"
         code, out, err = self.run_taskd("list", db=uri)
         self.assertEqual((code, out), (69, ""))
@@ -46,10 +50,7 @@ class ServerStoreTest(TaskdTestCase):
 
     def test_a_password_is_never_printed(self):
         secret = "s3cret-Pa55"
-        closed = socket.socket()
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-        closed.close()
+        port = closed_port()
         for uri in (f"postgresql://taskd:{secret}@127.0.0.1:{port}/taskd",
                     f"postgres://127.0.0.1:{port}/taskd?user=taskd&password={secret}&connect_timeout=2"):
             with self.subTest(uri=uri):

@@ -289,3 +289,19 @@ TEST_CASE("history is bounded per task, and unfinished runs are never pruned") {
   CHECK(store::list_runs(temp.db, other.id, 100).value().size() == 5);
   CHECK(store::prune_history(temp.db, task.id, 3).value() == 0);
 }
+
+TEST_CASE("only a name taken is a duplicate: another constraint's failure is not reported as one") {
+  test::TempDb temp;
+  test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto again = store::insert_task(temp.db, test::every_definition("a", 60s), {}, at(10, 0));
+  REQUIRE_FALSE(again);
+  CHECK(again.error().kind == core::ErrorKind::bad_input);
+  CHECK(again.error().message.find("already exists") != std::string::npos);
+
+  auto broken = test::every_definition("b", 60s);
+  broken.keep_runs = 0;  // CHECK (keep_runs >= 1)
+  auto refused = store::insert_task(temp.db, broken, {}, at(10, 0));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == core::ErrorKind::internal);
+  CHECK(refused.error().message.find("already exists") == std::string::npos);
+}
