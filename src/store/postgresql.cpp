@@ -420,9 +420,12 @@ std::optional<std::string> value_of(PgConnection& connection, const std::string&
 
 // The schema's version (0: no taskd tables yet); a schema "taskd" that holds
 // other tables is refused.
+// pg_tables is read with the statement's snapshot: to_regclass() looks in
+// the session's catalog cache, which taking an advisory lock does not
+// refresh, and missed the tables another host had just committed.
 int schema_version_of(PgConnection& connection, const std::string& display) {
-  auto meta = value_of(connection, "SELECT to_regclass('taskd.meta') IS NOT NULL");
-  if (meta && *meta == "t")
+  auto meta = value_of(connection, "SELECT count(*) FROM pg_tables WHERE schemaname = 'taskd' AND tablename = 'meta'");
+  if (meta && *meta != "0")
     return std::atoi(value_of(connection, "SELECT value FROM taskd.meta WHERE key = 'schema_version'").value_or("0").c_str());
   auto tables = value_of(connection, "SELECT count(*) FROM pg_tables WHERE schemaname = 'taskd'");
   if (tables && *tables != "0")

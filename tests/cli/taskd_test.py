@@ -246,9 +246,32 @@ def faketime_prefix(spec):
     "@2026-11-21 14:00:00 x10" (libfaketime's own format) starts the clock there
     and lets it run, here ten times as fast, for the long-running loops.
     """
+    remove_stale_faketime_files()
     if spec.startswith("@"):
         return [FAKETIME, "-f", spec]
     return [FAKETIME, "--exclude-monotonic", "-f", spec]
+
+
+STALE_FAKETIME_FILE = re.compile(r"^(?:sem\.faketime_sem|faketime_shm)_(\d+)$")
+
+
+def remove_stale_faketime_files(shm="/dev/shm"):
+    """Removes the semaphore and shared memory of faketime wrappers that were
+    killed (tests SIGKILL loops): a new wrapper that gets a dead one's pid
+    finds its semaphore and refuses to start ("sem_open: File exists")."""
+    for name in os.listdir(shm):
+        match = STALE_FAKETIME_FILE.match(name)
+        if not match:
+            continue
+        try:
+            os.kill(int(match.group(1)), 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(os.path.join(shm, name))
+            except FileNotFoundError:
+                pass  # another test removed it first
+        except PermissionError:
+            pass  # alive, another user's
 
 
 def parse_json(test, text):
