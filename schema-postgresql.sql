@@ -167,6 +167,10 @@ LANGUAGE sql AS $$
     lateness_sum_ms = lateness_sum_ms + coalesce(late, 0);
 $$;
 CREATE FUNCTION runs_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  statuses text[];
+  lates bigint[];
+  bytes bigint[];
 BEGIN
   IF TG_OP = 'DELETE' THEN
     IF OLD.status <> 'queued' AND OLD.status <> 'running' THEN
@@ -183,3 +187,68 @@ BEGIN
 END $$;
 CREATE TRIGGER runs_count AFTER INSERT OR UPDATE OF status OR DELETE ON runs
   FOR EACH ROW EXECUTE FUNCTION runs_count();
+
+-- migrate: 2
+-- The counters are kept once per statement, not once per row: a statement
+-- that writes many runs (copy-db, a bulk load) updated the one row of
+-- history_totals once per run, and each update in a transaction reads past
+-- every version the transaction made before it, so that n runs took n^2/2
+-- reads. The ended runs of a statement come in as three arrays.
+DROP TRIGGER runs_count ON runs;
+DROP FUNCTION runs_count();
+DROP FUNCTION count_run_end(text, bigint, bigint);
+CREATE FUNCTION count_run_ends(statuses text[], lates bigint[], bytes bigint[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO taskd.run_totals (status, runs) SELECT s, count(*) FROM unnest(statuses) s GROUP BY s
+    ON CONFLICT (status) DO UPDATE SET runs = taskd.run_totals.runs + EXCLUDED.runs;
+  -- The bucket of a lateness: the first bound it does not pass, found in the
+  -- bounds read once (not a scan of the buckets for each run).
+  UPDATE taskd.lateness_buckets b SET runs = b.runs + l.runs
+    FROM (SELECT bounds[width_bucket(late - 1, bounds) + 1] AS le_ms, count(*) AS runs
+          FROM unnest(lates) late, (SELECT array_agg(le_ms ORDER BY le_ms) AS bounds FROM taskd.lateness_buckets) k
+          WHERE late IS NOT NULL GROUP BY 1) l
+    WHERE b.le_ms = l.le_ms;
+  UPDATE taskd.history_totals SET runs = runs + cardinality(statuses),
+    output_bytes = output_bytes + (SELECT coalesce(sum(b), 0) FROM unnest(bytes) b),
+    lateness_sum_ms = lateness_sum_ms + (SELECT coalesce(sum(l), 0) FROM unnest(lates) l)
+    WHERE cardinality(statuses) > 0;
+$$;
+-- A run is counted once, when it ends: inserted ended, or updated from
+-- queued or running to an end. Pruning lowers the size of the history only.
+CREATE FUNCTION runs_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  statuses text[];
+  lates bigint[];
+  bytes bigint[];
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    UPDATE taskd.history_totals SET runs = runs - d.ended, output_bytes = output_bytes - d.ended_bytes
+      FROM (SELECT count(*) AS ended, coalesce(sum(length(output)), 0) AS ended_bytes FROM old_runs
+            WHERE status <> 'queued' AND status <> 'running') d
+      WHERE d.ended > 0;
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    SELECT array_agg(status), array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END),
+           array_agg(length(output)::bigint)
+      INTO statuses, lates, bytes
+      FROM new_runs WHERE status <> 'queued' AND status <> 'running';
+  ELSE
+    SELECT array_agg(n.status), array_agg(CASE WHEN n.trigger = 'schedule' THEN n.started_at - n.scheduled_at END),
+           array_agg(length(n.output)::bigint)
+      INTO statuses, lates, bytes
+      FROM new_runs n JOIN old_runs o ON o.id = n.id
+      WHERE (o.status = 'queued' OR o.status = 'running') AND n.status <> 'queued' AND n.status <> 'running';
+  END IF;
+  -- Most writes end no run (a run queued, started, its lease renewed).
+  IF statuses IS NOT NULL THEN
+    PERFORM taskd.count_run_ends(statuses, lates, bytes);
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER runs_count_insert AFTER INSERT ON runs REFERENCING NEW TABLE AS new_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION runs_count();
+CREATE TRIGGER runs_count_update AFTER UPDATE ON runs REFERENCING OLD TABLE AS old_runs NEW TABLE AS new_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION runs_count();
+CREATE TRIGGER runs_count_delete AFTER DELETE ON runs REFERENCING OLD TABLE AS old_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION runs_count();

@@ -49,6 +49,7 @@ void add_edit_command(CLI::App& app, Context& context, Action& action);
 void add_import_command(CLI::App& app, Context& context, Action& action);
 void add_apply_command(CLI::App& app, Context& context, Action& action);
 void add_export_command(CLI::App& app, Context& context, Action& action);
+void add_copy_db_command(CLI::App& app, Context& context, Action& action);
 // Hidden: `completion bash` and `__names`; add it last, it reads the others.
 void add_completion_commands(CLI::App& app, Context& context, Action& action);
 

@@ -35,6 +35,9 @@ class Failure : public std::runtime_error {
   FailureKind kind_;
 };
 
+// What a column of the current row holds.
+enum class ValueType { null, integer, real, text, blob };
+
 // A prepared query: parameters are numbered from 1, columns from 0.
 class Query {
  public:
@@ -53,8 +56,12 @@ class Query {
 
   virtual std::int64_t int64(int i) const = 0;  // a boolean reads as 0 or 1
   virtual double real(int i) const = 0;
-  virtual bool is_null(int i) const = 0;
-  virtual bool is_integer(int i) const = 0;
+  virtual ValueType type(int i) const = 0;
+  bool is_null(int i) const { return type(i) == ValueType::null; }
+  bool is_integer(int i) const { return type(i) == ValueType::integer; }
+  // The row's columns and their names, while a row is there to read.
+  virtual int column_count() const = 0;
+  virtual std::string_view column_name(int i) const = 0;
   // Valid until the next step.
   virtual std::string_view text(int i) const = 0;
 };

@@ -24,7 +24,8 @@ constexpr std::int64_t write_lock = 0x7461736b;
 constexpr std::int64_t migration_lock = write_lock + 1;
 // How long taskd waits for a connection when the URI sets no connect_timeout.
 constexpr milliseconds default_connect_timeout{10000};
-constexpr unsigned bytea_oid = 17, bool_oid = 16, int8_oid = 20, int2_oid = 21, int4_oid = 23;
+constexpr unsigned bytea_oid = 17, bool_oid = 16, int8_oid = 20, int2_oid = 21, int4_oid = 23, float4_oid = 700,
+                   float8_oid = 701, numeric_oid = 1700;
 
 // SQLite's parameters (? and ?N) as PostgreSQL's ($N), and SQLite's index
 // hints (INDEXED BY name) left out: PostgreSQL's planner takes no hints.
@@ -113,11 +114,15 @@ class PgQuery final : public Query {
     return std::strtoll(value, nullptr, 10);
   }
   double real(int i) const override { return std::strtod(PQgetvalue(row_, 0, i), nullptr); }
-  bool is_null(int i) const override { return PQgetisnull(row_, 0, i) != 0; }
-  bool is_integer(int i) const override {
+  ValueType type(int i) const override {
+    if (PQgetisnull(row_, 0, i)) return ValueType::null;
     auto type = PQftype(row_, i);
-    return type == int8_oid || type == int4_oid || type == int2_oid;
+    if (type == int8_oid || type == int4_oid || type == int2_oid || type == bool_oid) return ValueType::integer;
+    if (type == float8_oid || type == float4_oid || type == numeric_oid) return ValueType::real;
+    return type == bytea_oid ? ValueType::blob : ValueType::text;
   }
+  int column_count() const override { return PQnfields(row_); }
+  std::string_view column_name(int i) const override { return PQfname(row_, i); }
   std::string_view text(int i) const override {
     if (PQftype(row_, i) != bytea_oid) return {PQgetvalue(row_, 0, i), static_cast<std::size_t>(PQgetlength(row_, 0, i))};
     std::size_t length = 0;
@@ -194,6 +199,7 @@ class PgConnection final : public Connection {
   void run(const std::string& sql) {
     usable();
     if (!PQsendQuery(conn_, sql.c_str())) throw lost("cannot send a query");
+    flush();
     finish_results();
   }
 
@@ -202,6 +208,7 @@ class PgConnection final : public Connection {
     if (!query.name_.empty() && query.prepared_generation_ != generation_) {
       if (!PQsendPrepare(conn_, query.name_.c_str(), query.sql_.c_str(), static_cast<int>(query.values_.size()), nullptr))
         throw lost("cannot send a query");
+      flush();
       finish_results();
       query.prepared_generation_ = generation_;
     }
@@ -218,7 +225,21 @@ class PgConnection final : public Connection {
                    : PQsendQueryPrepared(conn_, query.name_.c_str(), count, values.data(), lengths.data(),
                                          query.formats_.data(), 0);
     if (!sent) throw lost("cannot send a query");
+    flush();
     PQsetSingleRowMode(conn_);  // a listing of a million rows holds one at a time
+  }
+
+  // Sends what libpq still holds of a query: on a nonblocking connection a
+  // query larger than the socket's buffer (copy-db's batches) is sent in
+  // parts, as the server reads it, each wait bounded by the reply timeout.
+  void flush() {
+    while (true) {
+      int left = PQflush(conn_);
+      if (left == 0) return;
+      if (left < 0) throw lost("cannot send a query");
+      wait_for(POLLIN | POLLOUT, Clock::now() + reply_timeout_, reply_timeout_);
+      if (!PQconsumeInput(conn_)) throw lost("the connection broke");
+    }
   }
 
   // The next result of the query in flight, waiting at most the reply
@@ -289,7 +310,14 @@ class PgConnection final : public Connection {
     if (other) ++notifications_;
     return other;
   }
-  std::int64_t data_version() override { return notifications_; }
+  // Listens from the first call on. The round trip first: a notice sent
+  // before it (by a commit that returned before this call) is then read.
+  std::int64_t data_version() override {
+    notice_socket();
+    run("SELECT 1");
+    take_notices();
+    return notifications_;
+  }
 
  private:
   Failure lost(std::string_view what) {
@@ -325,9 +353,11 @@ class PgConnection final : public Connection {
   }
 
   void connect() {
-    // search_path: taskd's tables, unqualified; the URI's own settings stay.
+    // search_path: taskd's tables, unqualified. client_min_messages: the
+    // server's notices ("schema taskd already exists, skipping") are not
+    // the user's business; libpq would print them on stderr.
     const char* keywords[] = {"dbname", "options", "fallback_application_name", nullptr};
-    const char* values[] = {uri_.c_str(), "-c search_path=taskd", "taskd", nullptr};
+    const char* values[] = {uri_.c_str(), "-c search_path=taskd -c client_min_messages=warning", "taskd", nullptr};
     conn_ = PQconnectStartParams(keywords, values, 1);
     if (!conn_) throw Failure(FailureKind::unavailable, fmt::format("database {}: out of memory", display_));
     if (PQstatus(conn_) == CONNECTION_BAD) throw lost("cannot connect");
@@ -464,6 +494,8 @@ void migrate(PgConnection& connection, const std::string& display) {
 }
 
 }  // namespace
+
+std::string postgresql_sql(std::string_view sql) { return translate(sql).sql; }
 
 std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOptions& options) {
   auto display = without_password(uri);

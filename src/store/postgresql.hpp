@@ -12,4 +12,8 @@ namespace taskd::store {
 
 std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOptions& options);
 
+// A query of taskd's as the server is sent it ($N parameters, no index
+// hints): the plan tests PREPARE it by name.
+std::string postgresql_sql(std::string_view sql);
+
 }  // namespace taskd::store

@@ -131,16 +131,28 @@ Result<bool> has_active_run(Database& db, std::int64_t task_id) {
   });
 }
 
+const std::string& next_queued_runs_sql() {
+  static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
+                                             "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
+                                             run_columns, claimable_run);
+  return sql;
+}
+
 Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
-                                               "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
-                                               run_columns, claimable_run);
-    auto query = db.cached(sql);
+    auto query = db.cached(next_queued_runs_sql());
     Binder b(query);
     b.time(now);
     b.int64(limit);
     return runs_from(query);
+  });
+}
+
+Result<void> refresh_run_statistics(Database& db) {
+  if (db.dialect() != Dialect::postgresql) return {};
+  return guarded(db, [&]() -> Result<void> {
+    db.prepare("ANALYZE runs").exec();
+    return {};
   });
 }
 

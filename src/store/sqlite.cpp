@@ -49,11 +49,14 @@ class SqliteQuery final : public Query {
   void bind_null(int i) override { check(sqlite3_bind_null(statement_, i)); }
   void bind_int64(int i, std::int64_t value) override { check(sqlite3_bind_int64(statement_, i, value)); }
   void bind_real(int i, double value) override { check(sqlite3_bind_double(statement_, i, value)); }
+  // An empty view may have no data pointer, which SQLite would bind as NULL.
   void bind_text(int i, std::string_view value) override {
-    check(sqlite3_bind_text(statement_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
+    check(sqlite3_bind_text(statement_, i, value.empty() ? "" : value.data(), static_cast<int>(value.size()),
+                            SQLITE_TRANSIENT));
   }
   void bind_blob(int i, std::string_view value) override {
-    check(sqlite3_bind_blob(statement_, i, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT));
+    check(sqlite3_bind_blob(statement_, i, value.empty() ? "" : value.data(), static_cast<int>(value.size()),
+                            SQLITE_TRANSIENT));
   }
   bool step() override {
     int result = sqlite3_step(statement_);
@@ -70,8 +73,17 @@ class SqliteQuery final : public Query {
 
   std::int64_t int64(int i) const override { return sqlite3_column_int64(statement_, i); }
   double real(int i) const override { return sqlite3_column_double(statement_, i); }
-  bool is_null(int i) const override { return sqlite3_column_type(statement_, i) == SQLITE_NULL; }
-  bool is_integer(int i) const override { return sqlite3_column_type(statement_, i) == SQLITE_INTEGER; }
+  ValueType type(int i) const override {
+    switch (sqlite3_column_type(statement_, i)) {
+      case SQLITE_NULL: return ValueType::null;
+      case SQLITE_INTEGER: return ValueType::integer;
+      case SQLITE_FLOAT: return ValueType::real;
+      case SQLITE_BLOB: return ValueType::blob;
+      default: return ValueType::text;
+    }
+  }
+  int column_count() const override { return sqlite3_column_count(statement_); }
+  std::string_view column_name(int i) const override { return sqlite3_column_name(statement_, i); }
   std::string_view text(int i) const override {
     const auto* text = static_cast<const char*>(sqlite3_column_blob(statement_, i));
     return text ? std::string_view(text, static_cast<std::size_t>(sqlite3_column_bytes(statement_, i)))

@@ -465,27 +465,40 @@ Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
   return tasks;
 }
 
+const std::string& due_tasks_sql() {
+  static const std::string sql =
+      fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1);
+  return sql;
+}
+
 Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<Task>> {
-    static const std::string sql =
-        fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1);
-    auto query = db.cached(sql);
+    auto query = db.cached(due_tasks_sql());
     query.bind(1, core::to_unix_ms(now));
     query.bind(2, limit);
     return tasks_from(query);
   });
 }
 
+// Each part reads at most the first entry of the partial index tasks_due,
+// runs_running or runs_claimable, or the first row of workers. The earliest
+// next_run_at is compared with ?1 outside its subquery: an EXISTS with the
+// comparison inside let PostgreSQL's generic plan scan the whole table,
+// hoping to meet a due task early (none due: a million rows read). Without
+// a task the comparison is NULL, read as false.
+const std::string& tick_work_sql() {
+  static const std::string sql =
+      "SELECT (SELECT next_run_at FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
+      "AND disabled_until_update = 0 ORDER BY next_run_at LIMIT 1) <= ?1, "
+      "EXISTS (SELECT 1 FROM runs WHERE status = 'running'), "
+      "EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1), "
+      "EXISTS (SELECT 1 FROM workers)";
+  return sql;
+}
+
 Result<TickWork> tick_work(Database& db, Time now) {
   return guarded(db, [&]() -> Result<TickWork> {
-    // Each EXISTS reads at most the first entry of the partial index tasks_due,
-    // runs_running or runs_claimable, or the first row of workers.
-    static const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM tasks WHERE {}), "
-                                               "EXISTS (SELECT 1 FROM runs WHERE status = 'running'), "
-                                               "EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1), "
-                                               "EXISTS (SELECT 1 FROM workers)",
-                                               due_at_1);
-    auto query = db.cached(sql);
+    auto query = db.cached(tick_work_sql());
     query.bind(1, core::to_unix_ms(now));
     query.step();
     auto exists = [&](int column) { return query.query().int64(column) != 0; };

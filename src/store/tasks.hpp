@@ -70,6 +70,11 @@ struct TickWork {
 };
 core::Result<TickWork> tick_work(Database& db, core::Time now);
 
+// The SQL of due_tasks (?1 now, ?2 the limit) and tick_work (?1 now): tests
+// read their query plans.
+const std::string& due_tasks_sql();
+const std::string& tick_work_sql();
+
 // Writes a task's state.
 core::Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, core::Time now);
 

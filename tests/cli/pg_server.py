@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 _server = None
 _databases = itertools.count(1)
@@ -85,6 +86,25 @@ class Server:
             holder.wait(timeout=60)
             holder.stdout.close()
         return release
+
+    def add_password_role(self, role, password):
+        """A role that must log in with its password (scram-sha-256), where
+        every other role is trusted."""
+        self.psql(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        hba = os.path.join(self.data, "pg_hba.conf")
+        with open(hba) as f:
+            rules = f.read()
+        with open(hba, "w") as f:
+            f.write(f"local all {role} scram-sha-256\n" + rules)
+        self.run("pg_ctl", "reload", "-s", "-D", self.data)
+        # reload only signals the server: the rule holds once a login without
+        # the password is refused
+        deadline = time.monotonic() + 30
+        while subprocess.run(["psql", "-X", "-w", "-d", self.uri("postgres", role), "-c", "SELECT 1"],
+                             env={k: v for k, v in os.environ.items() if not k.startswith("PG")},
+                             capture_output=True, timeout=60).returncode == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not read the new pg_hba.conf")
 
     def new_database(self):
         name = f"t{os.getpid()}_{next(_databases)}"

@@ -59,6 +59,22 @@ class ServerStoreTest(TaskdTestCase):
                 self.assertNotIn(secret, out + err)
                 self.assertIn("****", err)
 
+    def test_a_wrong_password_is_exit_69_and_the_right_one_comes_from_libpq(self):
+        self.server.add_password_role("guarded", "right-Pa55")
+        self.server.psql(f"GRANT CREATE ON DATABASE {self.database} TO guarded")
+        uri = self.server.uri(self.database, user="guarded")
+        code, out, err = self.run_taskd("list", db=uri + "&password=wrong-Pa55")
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, "password authentication failed", "guarded", "****")
+        self.assertNotIn("wrong-Pa55", err)
+        code, out, err = self.run_taskd("list", db=uri)  # no password anywhere
+        self.assertEqual((code, out), (69, ""))
+        self.assertOneErrorLine(err, "password")
+        self.assertIn("NAME", self.ok("list", db=uri, env=dict(self.env, PGPASSWORD="right-Pa55")))
+        with open(os.path.join(self.env["HOME"], ".pgpass"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as pgpass:
+            pgpass.write("*:*:*:guarded:right-Pa55\n")
+        self.ok("add", "a", "--every", "1h", "--", "true", db=uri)
+
     def test_a_role_that_may_not_create_the_schema_is_refused_and_nothing_is_written(self):
         self.server.psql("CREATE ROLE reader LOGIN", self.database)
         self.server.psql(f"REVOKE CREATE ON DATABASE {self.database} FROM PUBLIC", self.database)

@@ -130,7 +130,7 @@ TEST_CASE("a name glob, a group, an owner and a limit narrow the listing, in nam
   CHECK(store::count_tasks(temp.db, {.group = "scratch", .name_glob = "*0"}).value() == 1);
 }
 
-TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)") {
+TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::test_suite("sqlite")) {
   test::TempDb temp;
   using core::Condition;
   std::vector<store::TaskFilter> filters{
@@ -154,7 +154,7 @@ TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)") {
         std::string::npos);
 }
 
-TEST_CASE("every history filter reads an index (EXPLAIN QUERY PLAN)") {
+TEST_CASE("every history filter reads an index (EXPLAIN QUERY PLAN)" * doctest::test_suite("sqlite")) {
   test::TempDb temp;
   std::vector<store::RunFilter> filters{
       {.task_id = 1},
@@ -243,7 +243,7 @@ TEST_CASE("a run is counted once, when it ends, and pruning keeps the counts") {
   CHECK(store::start_lateness(temp.db).value().count == 2);
 }
 
-TEST_CASE("a file of schema 3 gets its counters from the history it holds") {
+TEST_CASE("a file of schema 3 gets its counters from the history it holds" * doctest::test_suite("sqlite")) {
   test::TempDir dir;
   auto path = dir.path() / "old.db";
   {

@@ -42,7 +42,7 @@ TEST_CASE("data_version changes with another connection's commit, not with our o
   auto before = store::data_version(temp.db).value();
   test::add_task(temp.db, test::every_definition("own", 60s), at(10, 0));
   CHECK(store::data_version(temp.db).value() == before);
-  auto other = store::Database::open(temp.path).value();
+  auto other = store::Database::open(temp.location).value();
   test::add_task(other, test::every_definition("other", 60s), at(10, 0));
   CHECK(store::data_version(temp.db).value() != before);
 }
