@@ -252,3 +252,12 @@ CREATE TRIGGER runs_count_update AFTER UPDATE ON runs REFERENCING OLD TABLE AS o
   FOR EACH STATEMENT EXECUTE FUNCTION runs_count();
 CREATE TRIGGER runs_count_delete AFTER DELETE ON runs REFERENCING OLD TABLE AS old_runs
   FOR EACH STATEMENT EXECUTE FUNCTION runs_count();
+
+-- migrate: 3
+-- The host whose taskd (its --host-id) alone runs the task; '': any host.
+ALTER TABLE tasks ADD COLUMN on_host text COLLATE "C" NOT NULL DEFAULT '';
+-- Each planned slot of a task is queued once, however many hosts tick: the
+-- tick's lock sees to it, and this index is the backstop. (A SKIPPED row
+-- stands for slots passed over, never queued.)
+CREATE UNIQUE INDEX runs_slot_once ON runs (task_id, scheduled_at)
+  WHERE trigger = 'schedule' AND status <> 'skipped';

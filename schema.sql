@@ -209,3 +209,7 @@ CREATE TRIGGER runs_count_delete AFTER DELETE ON runs WHEN OLD.status <> 'queued
 BEGIN
   UPDATE history_totals SET runs = runs - 1, output_bytes = output_bytes - length(OLD.output);
 END;
+
+-- migrate: 5
+-- The host whose taskd (its --host-id) alone runs the task; '': any host.
+ALTER TABLE tasks ADD COLUMN on_host TEXT NOT NULL DEFAULT '';

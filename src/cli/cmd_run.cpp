@@ -25,6 +25,7 @@ struct LogOptions {
 struct TickOptions {
   LogOptions log;
   int keep_days = 0;
+  std::string host_id;
 };
 
 struct LoopCommandOptions {
@@ -32,6 +33,7 @@ struct LoopCommandOptions {
   int keep_days = 0;
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string tick = "30s";
+  std::string host_id;
 };
 
 void add_log_options(CLI::App* command, LogOptions& options) {
@@ -58,9 +60,11 @@ Result<void> tick(const Context& context, const TickOptions& options) {
   if (!log) return std::unexpected(log.error());
   auto retention = retention_of(options.keep_days);
   if (!retention) return std::unexpected(retention.error());
+  auto host_id = host_id_of(options.host_id);
+  if (!host_id) return std::unexpected(host_id.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
-  return sched::tick_once(*db, context.clock, *log, *retention);
+  return sched::tick_once(*db, context.clock, *log, *retention, *host_id);
 }
 
 Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
@@ -75,6 +79,8 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   if (!crash) return std::unexpected(crash.error());
   auto retention = retention_of(options.keep_days);
   if (!retention) return std::unexpected(retention.error());
+  auto host_id = host_id_of(options.host_id);
+  if (!host_id) return std::unexpected(host_id.error());
   auto log = open_log(context, options.log);
   if (!log) return std::unexpected(log.error());
   auto db = open_db_to_run(context);
@@ -85,6 +91,7 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.role = role;
   loop_options.tick = **tick_bound;
   loop_options.worker.concurrency = options.concurrency;
+  loop_options.worker.host_id = *host_id;
   log->log(sched::LogLevel::info, "loop.started",
            {{"command", std::string(name)}, {"db", db->name()}, {"concurrency", std::to_string(options.concurrency)},
             {"tick", core::format_duration(**tick_bound)}});
@@ -103,6 +110,7 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
   command->add_option("--tick", options->tick, "Look at the database at least this often (default: 30s)");
   add_log_options(command, options->log);
+  add_host_id_option(*command, options->host_id);
   if (role == sched::Role::tick_and_work) add_keep_days_option(*command, options->keep_days);
   command->callback([&context, &action, options, role] {
     action = [&context, options, role] { return loop(context, *options, role); };
@@ -116,6 +124,7 @@ void add_run_commands(CLI::App& app, Context& context, Action& action) {
   auto* tick_command = app.add_subcommand("tick", "Recover lost runs and queue what is due, then exit");
   add_log_options(tick_command, tick_options->log);
   add_keep_days_option(*tick_command, tick_options->keep_days);
+  add_host_id_option(*tick_command, tick_options->host_id);
   tick_command->callback([&context, &action, tick_options] {
     action = [&context, tick_options] { return tick(context, *tick_options); };
   });

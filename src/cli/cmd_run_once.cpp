@@ -21,6 +21,7 @@ struct RunOnceOptions {
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string max_time;
   int keep_days = 0;
+  std::string host_id;
 };
 
 bool is_failure(core::RunStatus status) {
@@ -44,7 +45,8 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
                                            const sched::WorkerOptions& worker) {
   auto work = store::tick_work(db, started);
   if (!work) return std::unexpected(work.error());
-  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(), sched::SystemProcessTable{});
+  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(worker.host_id),
+                                      sched::SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
   if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
@@ -61,12 +63,15 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (!max_time) return std::unexpected(max_time.error());
   auto retention = retention_of(options.keep_days);
   if (!retention) return std::unexpected(retention.error());
+  auto host_id = host_id_of(options.host_id);
+  if (!host_id) return std::unexpected(host_id.error());
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
   core::Time started = context.clock.now();
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
+  worker.host_id = *host_id;
   if (*max_time) worker.claim_until = started + **max_time;
   auto reports = tick(context, *db, started, worker);
   if (!reports) return std::unexpected(reports.error());
@@ -94,6 +99,7 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action) {
   command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
   command->add_option("--max-time", options->max_time, "Stop starting new runs after DUR");
   add_keep_days_option(*command, options->keep_days);
+  add_host_id_option(*command, options->host_id);
   command->callback([&context, &action, options] { action = [&context, options] { return run_once(context, *options); }; });
 }
 

@@ -89,6 +89,31 @@ Json worker_json(const WorkerSeen& worker) {
           {"state", liveness_name(worker.liveness)}};
 }
 
+// Whether a taskd of `host` runs (a worker row whose heartbeat is recent,
+// or a live process here), and when one was last heard of.
+struct HostSeen {
+  bool alive = false;
+  std::optional<core::Time> last_seen;
+};
+
+HostSeen host_seen(const std::vector<WorkerSeen>& workers, const std::string& host) {
+  HostSeen seen;
+  for (const auto& worker : workers) {
+    if (worker.identity.host != host) continue;
+    seen.alive = seen.alive || worker.liveness == sched::Liveness::alive;
+    if (worker.row && (!seen.last_seen || worker.row->heartbeat_at > *seen.last_seen))
+      seen.last_seen = worker.row->heartbeat_at;
+  }
+  return seen;
+}
+
+// "running" or "waiting for web1 (last seen 5m ago)".
+std::string describe_host(const std::string& host, const HostSeen& seen, core::Time now) {
+  if (seen.alive) return "running";
+  return fmt::format("waiting for {} ({})", host,
+                     seen.last_seen ? "last seen " + relative_time(seen.last_seen, now) : "never seen");
+}
+
 // Status names at most this many disabled tasks, and counts them all
 // (taskd list --state disabled lists them).
 constexpr std::int64_t disabled_shown = 20;
@@ -102,6 +127,7 @@ struct Status {
   std::vector<store::WorkerRow> workers;
   std::vector<store::InFlightRun> running;
   std::vector<store::NamedCount> queue;
+  std::vector<store::NamedCount> pinned;  // queued runs of tasks pinned to a host, by host
   std::vector<DisabledTask> disabled;  // the first disabled_shown, by name
   std::int64_t disabled_count = 0;
   store::HistorySize history;
@@ -130,6 +156,9 @@ Result<Status> read_status(store::Database& db) {
   auto queue = store::queue_depth_by_group(db);
   if (!queue) return std::unexpected(queue.error());
   status.queue = std::move(*queue);
+  auto pinned = store::queue_depth_by_host(db);
+  if (!pinned) return std::unexpected(pinned.error());
+  status.pinned = std::move(*pinned);
   auto disabled = first_disabled(db);
   if (!disabled) return std::unexpected(disabled.error());
   status.disabled = std::move(*disabled);
@@ -158,8 +187,9 @@ std::string size_text(std::uintmax_t bytes) {
 
 Json status_json(const Status& status, core::Time now) {
   Json out;
+  auto workers = workers_of(status.workers, status.running, now);
   out["workers"] = Json::array();
-  for (const auto& worker : workers_of(status.workers, status.running, now)) out["workers"].push_back(worker_json(worker));
+  for (const auto& worker : workers) out["workers"].push_back(worker_json(worker));
   out["running"] = Json::array();
   for (const auto& run : status.running)
     out["running"].push_back(
@@ -171,6 +201,12 @@ Json status_json(const Status& status, core::Time now) {
          {"worker_pid", run.worker.pid}});
   out["queue"] = Json::array();
   for (const auto& group : status.queue) out["queue"].push_back({{"group", group.name}, {"queued", group.count}});
+  out["pinned"] = Json::array();
+  for (const auto& host : status.pinned) {
+    auto seen = host_seen(workers, host.name);
+    out["pinned"].push_back({{"host", host.name}, {"queued", host.count}, {"waiting", !seen.alive},
+                             {"last_seen", optional_time_json(seen.last_seen)}});
+  }
   out["disabled"] = Json::array();
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
   out["disabled_count"] = status.disabled_count;
@@ -182,7 +218,8 @@ Json status_json(const Status& status, core::Time now) {
 
 void print_status(const Status& status, core::Time now) {
   std::vector<std::vector<std::string>> rows;
-  for (const auto& worker : workers_of(status.workers, status.running, now)) {
+  auto workers = workers_of(status.workers, status.running, now);
+  for (const auto& worker : workers) {
     const auto& row = worker.row;
     rows.push_back({row ? row->role : "-", std::to_string(worker.identity.pid), worker.identity.host,
                     relative_time(row ? std::optional(row->started_at) : std::nullopt, now),
@@ -203,6 +240,13 @@ void print_status(const Status& status, core::Time now) {
   fmt::print("\nQueued runs:\n");
   print_table({"GROUP", "QUEUED"}, rows);
   rows.clear();
+  if (!status.pinned.empty()) {
+    for (const auto& host : status.pinned)
+      rows.push_back({host.name, std::to_string(host.count), describe_host(host.name, host_seen(workers, host.name), now)});
+    fmt::print("\nQueued runs of tasks pinned to a host (--on-host):\n");
+    print_table({"HOST", "QUEUED", "STATE"}, rows);
+    rows.clear();
+  }
   for (const auto& task : status.disabled) rows.push_back({task.name, task.reason});
   fmt::print("\nDisabled tasks:\n");
   print_table({"NAME", "REASON"}, rows);

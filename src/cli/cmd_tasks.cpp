@@ -211,6 +211,7 @@ void print_task(const core::Task& task, core::Time now) {
   for (const auto& [name, value] : d.env) line("env", name + "=" + value);
   if (!d.notify.empty()) line("notify", d.notify);
   if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
+  if (!d.on_host.empty()) line("on host", d.on_host);
 }
 
 Result<void> show(const Context& context, const std::string& name) {

@@ -61,6 +61,12 @@ core::Result<core::Task> find_named_task(store::Database& db, std::string_view n
 void add_keep_days_option(CLI::App& command, int& keep_days);
 core::Result<std::optional<sched::Retention>> retention_of(int keep_days);
 
+// --host-id ID of the commands that run tasks: this taskd's name on a
+// shared database (default: the hostname). host_id_of checks it; empty
+// stays empty (the hostname).
+void add_host_id_option(CLI::App& command, std::string& host_id);
+core::Result<std::string> host_id_of(const std::string& host_id);
+
 // Parses an optional time option: an RFC 3339 time, or a duration that
 // long before `now` ("2d"); `option` names it in the error.
 core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,

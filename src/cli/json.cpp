@@ -55,6 +55,7 @@ Json definition_json(const core::TaskDefinition& d) {
   out["env"] = env;
   out["notify"] = d.notify;
   out["keep_runs"] = d.keep_runs;
+  out["on_host"] = d.on_host;
   return out;
 }
 

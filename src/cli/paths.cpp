@@ -35,6 +35,19 @@ core::Result<std::optional<sched::Retention>> retention_of(int keep_days) {
   return std::optional<sched::Retention>(sched::Retention{.keep = std::chrono::days{keep_days}});
 }
 
+void add_host_id_option(CLI::App& command, std::string& host_id) {
+  command.add_option("--host-id", host_id,
+                     "This taskd's host name on a shared database: tasks added --on-host ID run here (default: the "
+                     "hostname)");
+}
+
+core::Result<std::string> host_id_of(const std::string& host_id) {
+  if (host_id.empty()) return host_id;
+  auto valid = core::validate_host_id(host_id);
+  if (!valid) return core::fail(core::ErrorKind::bad_input, "--host-id: " + valid.error().message);
+  return valid;
+}
+
 core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,
                                                       core::Time now) {
   if (text.empty()) return std::optional<core::Time>();

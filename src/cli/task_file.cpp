@@ -171,6 +171,7 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"priority", set_number<&TaskOptions::priority>},
       {"keep_runs", set_number<&TaskOptions::keep_runs>},
       {"notify", set_text<&TaskOptions::notify>},
+      {"on_host", set_text<&TaskOptions::on_host>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
   return keys;
@@ -418,6 +419,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"env", same<&Definition::env>},
       {"notify", same<&Definition::notify>},
       {"keep_runs", same<&Definition::keep_runs>},
+      {"on_host", same<&Definition::on_host>},
   };
   return fields;
 }
@@ -533,6 +535,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
   write_text(out, "notify", o.notify);
   if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
+  write_text(out, "on_host", o.on_host);
 }
 
 std::string task_file_head(const std::map<std::string, int>& group_caps) {

@@ -134,6 +134,11 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   if (options.keep_runs < 1)
     return fail(ErrorKind::bad_input, fmt::format("--keep-runs {} must be at least 1", options.keep_runs));
   d.keep_runs = options.keep_runs;
+  if (!options.on_host.empty()) {
+    auto host = core::validate_host_id(options.on_host);
+    if (!host) return fail(ErrorKind::bad_input, "--on-host: " + host.error().message);
+    d.on_host = *host;
+  }
   auto overlap = core::parse_overlap(options.overlap);
   if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
   d.overlap = *overlap;
@@ -160,6 +165,8 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("--notify", options.notify,
                      "Shell command run when the task fails, recovers or is disabled ('' for none)");
   command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
+  command.add_option("--on-host", options.on_host,
+                     "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)");
 }
 
 namespace {
@@ -226,6 +233,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--priority", copy_field<&TaskOptions::priority>},
       {"--notify", copy_field<&TaskOptions::notify>},
       {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
+      {"--on-host", copy_field<&TaskOptions::on_host>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -260,6 +268,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.priority = d.priority;
   options.notify = d.notify;
   options.keep_runs = d.keep_runs;
+  options.on_host = d.on_host;
   return options;
 }
 

@@ -30,6 +30,7 @@ struct TaskOptions {
   bool shell = false;
   std::string notify;
   int keep_runs = core::TaskDefinition{}.keep_runs;
+  std::string on_host;
 };
 
 // Registers every option of a task definition but its name.

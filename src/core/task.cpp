@@ -88,22 +88,32 @@ std::vector<Seconds> default_retry_ladder() {
   return {0s, 1min, 5min, 15min, 30min, 1h};
 }
 
-Result<std::string> validate_task_name(std::string_view name) {
-  if (name.empty()) return fail(ErrorKind::bad_input, "invalid task name \"\": it is empty");
+namespace {
+
+// A name of `what`: 1 to 128 ASCII letters, digits and ._:@/-, not starting with '-'.
+Result<std::string> validate_identifier(std::string_view what, std::string_view name) {
+  if (name.empty()) return fail(ErrorKind::bad_input, fmt::format("invalid {} \"\": it is empty", what));
   if (name.size() > 128)
-    return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}…\": longer than 128 characters", name.substr(0, 20)));
+    return fail(ErrorKind::bad_input,
+                fmt::format("invalid {} \"{}…\": longer than 128 characters", what, name.substr(0, 20)));
   auto bad = std::find_if_not(name.begin(), name.end(), is_task_name_char);
   if (bad != name.end()) {
     auto at = static_cast<std::size_t>(bad - name.begin());
     return fail(ErrorKind::bad_input,
-                fmt::format("invalid task name \"{}\": character {} ('{}') is not an ASCII letter, digit or one of "
+                fmt::format("invalid {} \"{}\": character {} ('{}') is not an ASCII letter, digit or one of "
                             "._:@/-",
-                            name, at + 1, utf8_character_at(name, at)));
+                            what, name, at + 1, utf8_character_at(name, at)));
   }
   if (name.front() == '-')
-    return fail(ErrorKind::bad_input, fmt::format("invalid task name \"{}\": it must not start with '-'", name));
+    return fail(ErrorKind::bad_input, fmt::format("invalid {} \"{}\": it must not start with '-'", what, name));
   return std::string(name);
 }
+
+}  // namespace
+
+Result<std::string> validate_task_name(std::string_view name) { return validate_identifier("task name", name); }
+
+Result<std::string> validate_host_id(std::string_view name) { return validate_identifier("host id", name); }
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
   switch (definition.schedule_kind) {

@@ -68,6 +68,7 @@ struct TaskDefinition {
   std::vector<EnvVar> env;
   std::string notify;  // run by /bin/sh -c when the task fails, recovers or is disabled; empty: none
   int keep_runs = 1000;  // finished runs the history keeps of the task
+  std::string on_host;   // runs only on the taskd of this --host-id; empty: on any
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -102,6 +103,8 @@ std::vector<Seconds> default_retry_ladder();
 
 // A task name: letters, digits and ._:@/- , 1 to 128 characters.
 Result<std::string> validate_task_name(std::string_view name);
+// A host's name on a shared store (--host-id, --on-host): as a task name.
+Result<std::string> validate_host_id(std::string_view name);
 
 // The schedule a definition describes.
 Result<Schedule> schedule_of(const TaskDefinition& definition);

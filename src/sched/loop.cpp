@@ -31,8 +31,8 @@ void log_reports(Logger& log, const std::vector<RunReport>& reports) {
   for (const auto& report : reports) log_report(log, report);
 }
 
-core::Result<void> recover(store::Database& db, Time now, Logger& log) {
-  auto lost = recover_lost_runs(db, now, current_worker(), SystemProcessTable{});
+core::Result<void> recover(store::Database& db, Time now, Logger& log, const store::WorkerIdentity& self) {
+  auto lost = recover_lost_runs(db, now, self, SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   return {};
@@ -89,7 +89,8 @@ class Loop {
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
        exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
-        changes_(changes), presence_(presence), worker_(db, clock, supervisor, options.worker),
+        changes_(changes), presence_(presence), self_(current_worker(options.worker.host_id)),
+        worker_(db, clock, supervisor, options.worker),
         crash_(options.worker.crash) {}
 
   Result<LoopEnd> run() {
@@ -127,7 +128,7 @@ class Loop {
     if (auto beat = presence_.beat_if_due(now); !beat) return beat;
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_) {
-      if (auto recovered = recover(db_, now, log_); !recovered) return recovered;
+      if (auto recovered = recover(db_, now, log_, self_); !recovered) return recovered;
       next_recovery_ = steady_now + options_.tick;
     }
     auto work = store::tick_work(db_, now);
@@ -139,7 +140,7 @@ class Loop {
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     if (auto pruned = prune_batch(now); !pruned) return pruned;
-    auto upcoming = store::upcoming_after(db_, now);
+    auto upcoming = store::upcoming_after(db_, now, self_.host);
     if (!upcoming) return std::unexpected(upcoming.error());
     next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
     log_.log(LogLevel::debug, "loop.sleep",
@@ -244,6 +245,7 @@ class Loop {
   exec::SignalWatch& signals_;
   ChangeWatch& changes_;
   Presence& presence_;
+  store::WorkerIdentity self_;
   Worker worker_;
   CrashSwitch crash_;  // the enqueue point's; the worker counts the others
   std::int64_t seen_version_ = 0;
@@ -268,11 +270,12 @@ Time next_pass_at(Time now, const store::Upcoming& upcoming, Time heartbeat_due,
   return next;
 }
 
-Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, const std::optional<Retention>& retention) {
+Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, const std::optional<Retention>& retention,
+                       std::string_view host_id) {
   Time now = clock.now();
   auto work = store::tick_work(db, now);
   if (!work) return std::unexpected(work.error());
-  auto lost = recover_as_probed(db, *work, now, current_worker(), SystemProcessTable{});
+  auto lost = recover_as_probed(db, *work, now, current_worker(host_id), SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   if (enqueue_needed(*work)) {
@@ -287,7 +290,8 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
   if (!signals) return std::unexpected(signals.error());
   auto changes = ChangeWatch::open(db);
   if (!changes) return std::unexpected(changes.error());
-  store::WorkerRow worker{0, role_name(options.role), current_worker(), options.worker.concurrency, {}, {}};
+  store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
+                          options.worker.concurrency, {}, {}};
   auto presence = Presence::enter(db, std::move(worker), clock.now());
   if (!presence) return std::unexpected(presence.error());
   exec::Supervisor supervisor;

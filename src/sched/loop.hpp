@@ -44,7 +44,7 @@ core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::T
 // running and none expired, at most the workers' rows are checked, and no
 // write lock is taken unless one of them is gone.
 core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log,
-                             const std::optional<Retention>& retention);
+                             const std::optional<Retention>& retention, std::string_view host_id = {});
 
 // Runs the loop until a signal ends it.
 core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options);

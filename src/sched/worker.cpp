@@ -90,19 +90,23 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   return verdict;
 }
 
-std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files) {
+// `shared_host`: the host id, on a store that several hosts may share.
+std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
+                                           const std::optional<std::string>& shared_host) {
   const auto& state = claimed.task.state;
   auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
-  return command_environment(claimed.task.definition,
-                             {{"TASKD_TASK", claimed.task.definition.name},
-                              {"TASKD_RUN_ID", std::to_string(claimed.run.id)},
-                              {"TASKD_ATTEMPT_UID", claimed.attempt_uid},
-                              {"TASKD_ATTEMPT_NO", std::to_string(state.attempt_no)},
-                              {"TASKD_RUN_INDEX", std::to_string(state.run_index)},
-                              {"TASKD_SCHEDULED_AT", core::format_rfc3339(claimed.run.scheduled_at)},
-                              {"TASKD_DEADLINE", std::to_string(deadline)},
-                              {"TASKD_STATE", files.state_path()},
-                              {"TASKD_STATUS", files.status_path()}});
+  std::vector<std::pair<std::string, std::string>> taskd_variables{
+      {"TASKD_TASK", claimed.task.definition.name},
+      {"TASKD_RUN_ID", std::to_string(claimed.run.id)},
+      {"TASKD_ATTEMPT_UID", claimed.attempt_uid},
+      {"TASKD_ATTEMPT_NO", std::to_string(state.attempt_no)},
+      {"TASKD_RUN_INDEX", std::to_string(state.run_index)},
+      {"TASKD_SCHEDULED_AT", core::format_rfc3339(claimed.run.scheduled_at)},
+      {"TASKD_DEADLINE", std::to_string(deadline)},
+      {"TASKD_STATE", files.state_path()},
+      {"TASKD_STATUS", files.status_path()}};
+  if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
+  return command_environment(claimed.task.definition, taskd_variables);
 }
 
 std::vector<std::string> child_argv(const core::Command& command) {
@@ -120,7 +124,7 @@ class WorkerImpl {
  public:
   WorkerImpl(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
       : db_(db), clock_(clock), runner_(runner), options_(options),
-        identity_(current_worker()) {}
+        identity_(current_worker(options.host_id)) {}
 
   void stop_claiming() { claiming_ = false; }
   std::size_t running() const { return runner_.running(); }
@@ -197,7 +201,7 @@ class WorkerImpl {
   Result<ClaimBatch> claim(int limit, Time now) {
     ClaimBatch batch;
     if (limit <= 0) return batch;
-    auto queued = store::next_queued_runs(db_, now, limit);
+    auto queued = store::next_queued_runs(db_, now, limit, identity_.host);
     if (!queued) return std::unexpected(queued.error());
     batch.queued_seen = queued->size();
     for (const auto& run : *queued) {
@@ -227,7 +231,7 @@ class WorkerImpl {
   // may have filled its group or be of the same task.
   Result<void> start_run(const store::RunRecord& run, Time now, bool recheck, ClaimBatch& batch) {
     if (recheck) {
-      auto claimable = store::is_claimable(db_, run.id, now);
+      auto claimable = store::is_claimable(db_, run.id, now, identity_.host);
       if (!claimable) return std::unexpected(claimable.error());
       if (!*claimable) return {};
     }
@@ -269,7 +273,9 @@ class WorkerImpl {
     auto ledger = spawn_ledger();
     if (!ledger) return not_started(claimed, ledger.error().message, &*files);
     const auto& definition = claimed.task.definition;
-    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files), definition.cwd,
+    auto shared_host = db_.file() ? std::nullopt : std::optional<std::string>(identity_.host);
+    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host),
+                               definition.cwd,
                                *ledger, claimed.attempt_uid};
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, options_.output_limit};
@@ -401,8 +407,9 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
   return reports;
 }
 
-store::WorkerIdentity current_worker() {
-  return {exec::host_name(), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
+store::WorkerIdentity current_worker(std::string_view host_id) {
+  return {host_id.empty() ? exec::host_name() : std::string(host_id), exec::boot_id(), ::getpid(),
+          exec::process_start_ticks(::getpid())};
 }
 
 std::string new_attempt_uid() {

@@ -25,6 +25,7 @@ struct WorkerOptions {
   std::size_t state_limit = 64 * 1024;   // bytes of $TASKD_STATE kept per task
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
   CrashSwitch crash;                      // TASKD_CRASH_AT, for crash tests
+  std::string host_id;                    // --host-id; empty: the hostname
 };
 
 class WorkerImpl;
@@ -59,8 +60,9 @@ class Worker {
 core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                      const WorkerOptions& options);
 
-// This process as a worker: host, boot, pid and start time.
-store::WorkerIdentity current_worker();
+// This process as a worker: host (`host_id`, or the hostname), boot, pid
+// and start time.
+store::WorkerIdentity current_worker(std::string_view host_id = {});
 
 // A fresh attempt token: 128 random bits in hex.
 std::string new_attempt_uid();

@@ -30,6 +30,11 @@ Result<std::vector<NamedCount>> queue_depth_by_group(Database& db) {
                           "WHERE r.status = 'queued' GROUP BY t.group_name ORDER BY t.group_name");
 }
 
+Result<std::vector<NamedCount>> queue_depth_by_host(Database& db) {
+  return named_counts(db, "SELECT t.on_host, count(*) FROM runs r JOIN tasks t ON t.id = r.task_id "
+                          "WHERE r.status = 'queued' AND t.on_host <> '' GROUP BY t.on_host ORDER BY t.on_host");
+}
+
 Result<std::vector<NamedCount>> ended_runs_by_status(Database& db) {
   return named_counts(db, "SELECT status, runs FROM run_totals ORDER BY status");
 }

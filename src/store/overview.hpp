@@ -38,6 +38,8 @@ struct HistorySize {
 core::Result<std::vector<NamedCount>> queue_depth_by_group(Database& db);
 // Runs that ended since the file was made, by status (pruning keeps them).
 core::Result<std::vector<NamedCount>> ended_runs_by_status(Database& db);
+// Queued runs of the tasks pinned to a host (--on-host), by host.
+core::Result<std::vector<NamedCount>> queue_depth_by_host(Database& db);
 // Runs queued and running now.
 core::Result<std::vector<NamedCount>> runs_in_flight(Database& db);
 core::Result<LatenessHistogram> start_lateness(Database& db);

@@ -61,7 +61,8 @@ constexpr const char* claimable_run =
     "AND x.task_id = r.task_id) "
     "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
     "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
-    "WHERE x.status = 'running' AND y.group_name = t.group_name)))";
+    "WHERE x.status = 'running' AND y.group_name = t.group_name))) "
+    "AND (t.on_host = '' OR t.on_host = ?3)";
 
 constexpr const char* in_flight_columns =
     "r.id, r.task_id, t.name, r.trigger, r.attempt_uid, r.worker_host, r.worker_boot_id, r.worker_pid, "
@@ -138,12 +139,13 @@ const std::string& next_queued_runs_sql() {
   return sql;
 }
 
-Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit) {
+Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit, std::string_view host) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
     auto query = db.cached(next_queued_runs_sql());
     Binder b(query);
     b.time(now);
     b.int64(limit);
+    b.text(host);
     return runs_from(query);
   });
 }
@@ -156,7 +158,7 @@ Result<void> refresh_run_statistics(Database& db) {
   });
 }
 
-Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
+Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<bool> {
     static const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
                                                "WHERE {} AND r.id = ?2)",
@@ -165,6 +167,7 @@ Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now) {
     Binder b(query);
     b.time(now);
     b.int64(run_id);
+    b.text(host);
     return query.single_int64() != 0;
   });
 }
@@ -405,28 +408,32 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
 
 namespace {
 
-std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now) {
+// The time `sql` reads, with ?1 now and (if given) ?2 the host.
+std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now,
+                                         std::optional<std::string_view> host = std::nullopt) {
   auto query = db.cached(sql);
   Binder b(query);
   b.time(now);
+  if (host) b.text(*host);
   query.step();
   return Columns(query).optional_time();
 }
 
 }  // namespace
 
-Result<Upcoming> upcoming_after(Database& db, Time now) {
+Result<Upcoming> upcoming_after(Database& db, Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<Upcoming> {
     Upcoming upcoming;
     // The tasks_due index answers this in O(log n).
     upcoming.next_due = earliest_after(db,
-                                       "SELECT min(next_run_at) FROM tasks WHERE next_run_at > ? AND paused = 0 "
+                                       "SELECT min(next_run_at) FROM tasks WHERE next_run_at > ?1 AND paused = 0 "
                                        "AND disabled_until_update = 0",
                                        now);
     upcoming.next_claimable = earliest_after(db,
                                              "SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                             "WHERE r.status = 'queued' AND r.not_before > ? AND t.paused = 0",
-                                             now);
+                                             "WHERE r.status = 'queued' AND r.not_before > ?1 AND t.paused = 0 "
+                                             "AND (t.on_host = '' OR t.on_host = ?2)",
+                                             now, host);
     return upcoming;
   });
 }

@@ -76,8 +76,9 @@ core::Result<bool> has_active_run(Database& db, std::int64_t task_id);
 // order they were queued. A run may start when its jitter has passed, its
 // task is not paused (a manual run starts anyway), no other run of its task
 // is running, and its group is below its concurrency cap.
-core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, core::Time now, int limit);
-// Its SQL (?1 now, ?2 the limit): tests read its query plan.
+// Only the runs of tasks this host may run: without --on-host, or on `host`.
+core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, core::Time now, int limit, std::string_view host);
+// Its SQL (?1 now, ?2 the limit, ?3 the host): tests read its query plan.
 const std::string& next_queued_runs_sql();
 
 // Brings the engine's statistics of the runs up to date, after a herd has
@@ -90,7 +91,7 @@ core::Result<void> refresh_run_statistics(Database& db);
 
 // Whether one queued run may start at `now`, by the same rules: runs claimed
 // earlier in the same transaction count.
-core::Result<bool> is_claimable(Database& db, std::int64_t run_id, core::Time now);
+core::Result<bool> is_claimable(Database& db, std::int64_t run_id, core::Time now, std::string_view host);
 
 // QUEUED -> DROPPED for every queued run of the task; returns how many.
 core::Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::string& reason, core::Time now);
@@ -174,12 +175,13 @@ core::Result<std::string> run_output(Database& db, std::int64_t run_id);
 
 // What a sleeping scheduler waits for, each strictly after `now`: the
 // earliest next_run_at of a task that can be due, and the earliest
-// not_before of a queued run of a task that is not paused.
+// not_before of a queued run of a task that is not paused and that `host`
+// may run.
 struct Upcoming {
   std::optional<core::Time> next_due;
   std::optional<core::Time> next_claimable;
 };
-core::Result<Upcoming> upcoming_after(Database& db, core::Time now);
+core::Result<Upcoming> upcoming_after(Database& db, core::Time now, std::string_view host);
 
 // A number that changes when another connection commits to the database:
 // SQLite's PRAGMA data_version, or the count of a server's change notices

@@ -23,7 +23,7 @@ constexpr const char* due_at_1 =
 
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, next_run_at, "
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, next_run_at, "
     "last_run_at, last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
     "disabled_until_update, disabled_reason, paused, accounted_until";
 
@@ -135,6 +135,7 @@ Task task_from(Columns c) {
   d.env = env_from(c.text());
   d.notify = c.text();
   d.keep_runs = c.int32();
+  d.on_host = c.text();
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -194,9 +195,9 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 // Every definition column but the name, in bind_definition's order.
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs";
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 22;
+constexpr std::size_t definition_column_count = 23;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -232,6 +233,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(env_json(d.env).dump());
   b.text(d.notify);
   b.int64(d.keep_runs);
+  b.text(d.on_host);
 }
 
 }  // namespace

@@ -14,13 +14,13 @@ TEST_CASE("upcoming times are the earliest next run of an active task and the ea
   test::TempDb temp;
   auto soon = test::add_task(temp.db, test::every_definition("soon", 60s), at(10, 0));
   auto later = test::add_task(temp.db, test::every_definition("later", 1h), at(10, 0));
-  auto upcoming = store::upcoming_after(temp.db, at(10, 0)).value();
+  auto upcoming = store::upcoming_after(temp.db, at(10, 0), "here").value();
   CHECK(upcoming.next_due == std::min(*soon.state.next_run_at, *later.state.next_run_at));
   CHECK_FALSE(upcoming.next_claimable);
 
   REQUIRE(store::insert_queued_run(temp.db, later, at(10, 0), core::Trigger::schedule, at(10, 0), at(10, 0, 42)));
-  CHECK(store::upcoming_after(temp.db, at(10, 0)).value().next_claimable == at(10, 0, 42));
-  CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0, 42)).value().next_claimable);  // not after: claimable now
+  CHECK(store::upcoming_after(temp.db, at(10, 0), "here").value().next_claimable == at(10, 0, 42));
+  CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0, 42), "here").value().next_claimable);  // not after: claimable now
 }
 
 TEST_CASE("paused and disabled tasks are not upcoming") {
@@ -32,7 +32,7 @@ TEST_CASE("paused and disabled tasks are not upcoming") {
   disabled.state.disabled_until_update = true;
   REQUIRE(store::save_state(temp.db, paused.id, paused.state, at(10, 0)));
   REQUIRE(store::save_state(temp.db, disabled.id, disabled.state, at(10, 0)));
-  auto upcoming = store::upcoming_after(temp.db, at(10, 0)).value();
+  auto upcoming = store::upcoming_after(temp.db, at(10, 0), "here").value();
   CHECK_FALSE(upcoming.next_due);
   CHECK_FALSE(upcoming.next_claimable);
 }

@@ -269,7 +269,8 @@ TEST_CASE("with overlap=queue a second queued run too soon after the first is dr
   auto d = test::every_definition("q", 60s);
   d.overlap = core::Overlap::queue;
   auto task = test::add_task(f.temp.db, d, at(10, 0), true);
-  REQUIRE(store::insert_queued_run(f.temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)));
+  // The previous slot's run, still queued (each slot is queued once).
+  REQUIRE(store::insert_queued_run(f.temp.db, task, at(9, 59), core::Trigger::schedule, at(10, 0)));
   f.options.concurrency = 1;
   auto reports = f.tick_and_work();
   REQUIRE(reports.size() == 2);

@@ -1,0 +1,77 @@
+"""Several hosts on one database: --host-id, tasks pinned with --on-host,
+and ticks of several hosts at once. On a SQLite file the hosts are processes
+of this machine sharing the file; on a server (cli-postgresql.*) they share
+the server, as hosts do."""
+
+import os
+import unittest
+
+from taskd_test import STORE, TaskdTestCase
+
+
+def write_tasks(path, count):
+    with open(path, "w") as f:
+        for i in range(count):
+            f.write(f'[[task]]\nname = "t{i}"\nevery = "1w"\nstart_now = true\ncommand = ["true"]\n\n')
+
+
+class HostsTest(TaskdTestCase):
+    def test_a_pinned_task_runs_only_on_its_host_and_waits_while_it_is_away(self):
+        seen = os.path.join(self.tmp, "seen")
+        self.add("pinned", "--every", "1h", "--start-now", "--on-host", "web1", "--shell", "--",
+                 f'echo "${{TASKD_HOST-none}}" > {seen}')
+        self.add("free", "--every", "1h", "--start-now", "--", "true")
+        self.assertEqual(self.task("pinned")["on_host"], "web1")
+        self.assertIn("on host", self.ok("show", "pinned"))
+
+        self.ok("run-once", "--host-id", "web2")
+        self.assertEqual(sorted((r["task"], r["status"]) for r in self.history()),
+                         [("free", "succeeded"), ("pinned", "queued")])
+        [pinned] = self.json_of("status")["pinned"]
+        self.assertEqual((pinned["host"], pinned["queued"], pinned["waiting"]), ("web1", 1, True))
+        self.assertIn("waiting for web1 (never seen)", self.ok("status"))
+
+        self.ok("run-once", "--host-id", "web1")
+        self.assertEqual(sorted((r["task"], r["status"]) for r in self.history()),
+                         [("free", "succeeded"), ("pinned", "succeeded")])
+        with open(seen) as f:  # the host's name, where several hosts may share the store
+            self.assertEqual(f.read().strip(), "web1" if STORE == "postgresql" else "none")
+        self.assertEqual(self.json_of("status")["pinned"], [])
+
+    def test_on_host_goes_through_task_files_export_and_edit(self):
+        tasks = os.path.join(self.tmp, "tasks.toml")
+        with open(tasks, "w") as f:
+            f.write('[[task]]\nname = "backup"\nevery = "1d"\non_host = "db-1"\ncommand = ["true"]\n')
+        self.ok("apply", tasks)
+        self.assertEqual(self.task("backup")["on_host"], "db-1")
+        self.assertIn('on_host = "db-1"', self.ok("export"))
+        self.ok("edit", "backup", "--on-host", "")
+        self.assertEqual(self.task("backup")["on_host"], "")
+        self.assertNotIn("on_host", self.ok("export"))
+
+    def test_a_malformed_host_id_is_refused_and_nothing_is_written(self):
+        code, out, err = self.run_taskd("add", "a", "--every", "1h", "--on-host", "web 1", "--", "true")
+        self.assertEqual((code, out), (65, ""))
+        self.assertOneErrorLine(err, "--on-host", "host id", "web 1")
+        self.assertEqual(self.tasks(), [])
+        for command in ("run-once", "tick", "run", "work"):
+            with self.subTest(command=command):
+                code, out, err = self.run_taskd(command, "--host-id", "-x")
+                self.assertEqual((code, out), (65, ""))
+                self.assertOneErrorLine(err, "--host-id", "must not start with '-'")
+
+    def test_three_hosts_ticking_at_once_queue_each_slot_once(self):
+        tasks = os.path.join(self.tmp, "tasks.toml")
+        write_tasks(tasks, 10000)
+        self.ok("apply", tasks)
+        ticks = [self.popen_taskd("tick", "--host-id", f"h{i}", "--log-level", "warn") for i in range(3)]
+        for tick in ticks:
+            out, err = tick.communicate(timeout=120)
+            self.assertEqual(tick.returncode, 0, err)
+        self.assertEqual(self.sql("SELECT count(*), count(DISTINCT task_id) FROM runs"), [(10000, 10000)])
+        self.assertEqual(self.sql("SELECT count(*) FROM (SELECT task_id, scheduled_at FROM runs "
+                                  "GROUP BY task_id, scheduled_at HAVING count(*) > 1) d"), [(0,)])
+
+
+if __name__ == "__main__":
+    unittest.main()
