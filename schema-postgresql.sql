@@ -256,6 +256,8 @@ CREATE TRIGGER runs_count_delete AFTER DELETE ON runs REFERENCING OLD TABLE AS o
 -- migrate: 3
 -- The host whose taskd (its --host-id) alone runs the task; '': any host.
 ALTER TABLE tasks ADD COLUMN on_host text COLLATE "C" NOT NULL DEFAULT '';
+-- /etc/machine-id of a worker's machine (as in schema.sql).
+ALTER TABLE workers ADD COLUMN machine_id text NOT NULL DEFAULT '';
 -- Each planned slot of a task is queued once, however many hosts tick: the
 -- tick's lock sees to it, and this index is the backstop. (A SKIPPED row
 -- stands for slots passed over, never queued.)

@@ -213,3 +213,6 @@ END;
 -- migrate: 5
 -- The host whose taskd (its --host-id) alone runs the task; '': any host.
 ALTER TABLE tasks ADD COLUMN on_host TEXT NOT NULL DEFAULT '';
+-- /etc/machine-id of a worker's machine: a second machine under a host name
+-- that a live worker of another machine has is refused.
+ALTER TABLE workers ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';

@@ -23,6 +23,15 @@ std::string host_name() {
   return name;
 }
 
+std::string machine_id() {
+  for (const char* path : {"/etc/machine-id", "/var/lib/dbus/machine-id"}) {
+    std::ifstream in(path);
+    std::string id;
+    if (std::getline(in, id) && !id.empty()) return id;
+  }
+  return {};
+}
+
 std::string boot_id() {
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::string id;

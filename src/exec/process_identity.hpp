@@ -16,6 +16,9 @@ std::string host_name();
 // This boot's id (/proc/sys/kernel/random/boot_id): process start times are
 // counted from boot, so they only compare within one boot.
 std::string boot_id();
+// This machine's id (/etc/machine-id, or D-Bus's copy of it), the same
+// across reboots; empty when it has none (some containers).
+std::string machine_id();
 
 // Whether the process `pid` that started at `start_ticks` still runs (a pid
 // reused by another process does not count).

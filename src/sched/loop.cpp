@@ -8,6 +8,7 @@
 #include <poll.h>
 
 #include "core/duration.hpp"
+#include "exec/process_identity.hpp"
 #include "exec/signal_watch.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/change_watch.hpp"
@@ -291,7 +292,7 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
   auto changes = ChangeWatch::open(db);
   if (!changes) return std::unexpected(changes.error());
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
-                          options.worker.concurrency, {}, {}};
+                          options.worker.concurrency, {}, {}, exec::machine_id()};
   auto presence = Presence::enter(db, std::move(worker), clock.now());
   if (!presence) return std::unexpected(presence.error());
   exec::Supervisor supervisor;

@@ -7,7 +7,7 @@ namespace taskd::sched {
 core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow worker, core::Time now) {
   worker.started_at = now;
   worker.heartbeat_at = now;
-  auto id = store::register_worker(db, worker);
+  auto id = store::register_worker(db, worker, now - heartbeat_alive_window);
   if (!id) return std::unexpected(id.error());
   worker.id = *id;
   return Presence(db, std::move(worker));
@@ -21,7 +21,7 @@ core::Result<void> Presence::beat_if_due(core::Time now) {
   if (!found) return std::unexpected(found.error());
   worker_.heartbeat_at = now;
   if (*found) return {};
-  auto id = store::register_worker(*db_, worker_);
+  auto id = store::register_worker(*db_, worker_, now - heartbeat_alive_window);
   if (!id) return std::unexpected(id.error());
   worker_.id = *id;
   return {};

@@ -1,5 +1,6 @@
 #include "store/workers.hpp"
 
+#include <fmt/format.h>
 
 #include "store/columns.hpp"
 
@@ -7,10 +8,40 @@ namespace taskd::store {
 
 using core::Result;
 
-Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
+namespace {
+
+// The live worker of another machine that goes by `worker`'s host name, if any.
+Result<void> check_host_name_free(Database& db, const WorkerRow& worker, core::Time alive_since) {
+  // Another machine: another machine id where both are known (a reboot
+  // keeps it), else another boot.
+  auto other = db.prepare("SELECT boot_id, pid, heartbeat_at FROM workers WHERE host = ?1 AND heartbeat_at >= ?2 "
+                          "AND CASE WHEN machine_id <> '' AND ?3 <> '' THEN machine_id <> ?3 ELSE boot_id <> ?4 END "
+                          "ORDER BY heartbeat_at DESC LIMIT 1");
+  Binder b(other);
+  b.text(worker.identity.host);
+  b.time(alive_since);
+  b.text(worker.machine_id);
+  b.text(worker.identity.boot_id);
+  if (!other.step()) return {};
+  Columns c(other);
+  auto boot_id = c.text();
+  auto pid = c.int64();
+  auto heartbeat = c.time();
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("host id \"{}\" is in use by a taskd on another machine (boot id {}, pid {}, "
+                                "heartbeat {}): give each host its own --host-id",
+                                worker.identity.host, boot_id, pid, core::format_rfc3339(heartbeat)));
+}
+
+}  // namespace
+
+Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std::optional<core::Time> alive_since) {
   return write(db, [&]() -> Result<std::int64_t> {
+    if (alive_since) {
+      if (auto free = check_host_name_free(db, worker, *alive_since); !free) return std::unexpected(free.error());
+    }
     auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
-                                       "started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+                             "started_at, heartbeat_at, machine_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.text(worker.role);
     b.text(worker.identity.host);
@@ -20,6 +51,7 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker) {
     b.int64(worker.concurrency);
     b.time(worker.started_at);
     b.time(worker.heartbeat_at);
+    b.text(worker.machine_id);
     return insert.single_int64();
   });
 }

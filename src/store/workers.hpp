@@ -3,6 +3,7 @@
 // idle: each adds its row when it starts, refreshes its heartbeat while it
 // runs and deletes the row when it ends; `status` lists them.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,15 @@ struct WorkerRow {
   int concurrency = 1;
   core::Time started_at;
   core::Time heartbeat_at;
+  std::string machine_id;  // /etc/machine-id: the same machine after a reboot; '' when unknown
 };
 
-// Adds the row (its `id` is ignored); returns its id.
-core::Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker);
+// Adds the row (its `id` is ignored); returns its id. With `alive_since`,
+// refused (bad input) while a worker of another machine (another boot id)
+// under the same host name has a heartbeat at or after it: two machines
+// under one name would take each other's runs for their own.
+core::Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker,
+                                           std::optional<core::Time> alive_since = std::nullopt);
 
 // Sets the row's heartbeat to `now`; false when the row is gone (someone
 // judged the worker dead, or removed a long-silent one).

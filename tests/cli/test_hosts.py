@@ -4,6 +4,7 @@ of this machine sharing the file; on a server (cli-postgresql.*) they share
 the server, as hosts do."""
 
 import os
+import time
 import unittest
 
 from taskd_test import STORE, TaskdTestCase
@@ -59,6 +60,20 @@ class HostsTest(TaskdTestCase):
                 code, out, err = self.run_taskd(command, "--host-id", "-x")
                 self.assertEqual((code, out), (65, ""))
                 self.assertOneErrorLine(err, "--host-id", "must not start with '-'")
+
+    def test_a_host_id_that_a_live_taskd_of_another_machine_has_is_refused(self):
+        self.add("a", "--every", "1h", "--", "true")  # makes the database
+        now_ms = int(time.time() * 1000)
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at, machine_id) VALUES ('run', 'web1', 4242, 'another-boot', 1, 1, ?, ?, 'another-machine')",
+                 (now_ms, now_ms))
+        for command in ("run", "work"):
+            with self.subTest(command=command):
+                code, out, err = self.run_taskd(command, "--host-id", "web1")
+                self.assertEqual((code, out), (65, ""))
+                self.assertIn('host id "web1" is in use by a taskd on another machine', err)
+                self.assertIn("give each host its own --host-id", err)
+        self.assertEqual(self.sql("SELECT host FROM workers"), [("web1",)])
 
     def test_three_hosts_ticking_at_once_queue_each_slot_once(self):
         tasks = os.path.join(self.tmp, "tasks.toml")

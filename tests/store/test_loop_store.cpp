@@ -70,3 +70,26 @@ TEST_CASE("the tick's probe tells a due task, a running run, a claimable run and
   REQUIRE(store::register_worker(temp.db, {0, "work", {"host", "boot", 42, 7}, 1, at(10, 0), at(10, 0)}));
   CHECK(probe(at(10, 0)).workers);
 }
+
+TEST_CASE("a host name is refused while another machine's live worker goes by it, not after a reboot") {
+  test::TempDb temp;
+  auto worker = [](std::string host, std::string boot, std::string machine) {
+    return store::WorkerRow{0, "run", {std::move(host), std::move(boot), 42, 7}, 1, at(10, 0), at(10, 0), machine};
+  };
+  REQUIRE(store::register_worker(temp.db, worker("web1", "boot-a", "machine-a")));
+  auto alive_since = at(9, 59, 30);
+
+  auto other_machine = store::register_worker(temp.db, worker("web1", "boot-b", "machine-b"), alive_since);
+  REQUIRE_FALSE(other_machine);
+  CHECK(other_machine.error().kind == core::ErrorKind::bad_input);
+  CHECK(other_machine.error().message.find("host id \"web1\" is in use by a taskd on another machine") !=
+        std::string::npos);
+
+  CHECK(store::register_worker(temp.db, worker("web1", "boot-c", "machine-a"), alive_since));  // rebooted
+  CHECK(store::register_worker(temp.db, worker("web2", "boot-b", "machine-b"), alive_since));  // its own name
+  CHECK(store::register_worker(temp.db, worker("web1", "boot-b", "machine-b"), at(10, 0, 1)));  // web1 went silent
+  // Without machine ids the boot tells machines apart.
+  REQUIRE(store::register_worker(temp.db, worker("db", "boot-a", "")));
+  CHECK(store::register_worker(temp.db, worker("db", "boot-a", ""), alive_since));
+  CHECK_FALSE(store::register_worker(temp.db, worker("db", "boot-z", ""), alive_since));
+}
