@@ -132,6 +132,7 @@ struct Status {
   std::int64_t disabled_count = 0;
   store::HistorySize history;
   std::uintmax_t file_bytes = 0;  // the database file and its WAL, or its tables on a server
+  std::string transport_warning;  // a server reached over TCP without TLS verification
 };
 
 Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
@@ -171,6 +172,9 @@ Result<Status> read_status(store::Database& db) {
   auto bytes = store::database_bytes(db);
   if (!bytes) return std::unexpected(bytes.error());
   status.file_bytes = *bytes;
+  auto warning = store::transport_warning(db);
+  if (!warning) return std::unexpected(warning.error());
+  status.transport_warning = *warning;
   return status;
 }
 
@@ -210,6 +214,8 @@ Json status_json(const Status& status, core::Time now) {
   out["disabled"] = Json::array();
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
   out["disabled_count"] = status.disabled_count;
+  out["warnings"] = Json::array();
+  if (!status.transport_warning.empty()) out["warnings"].push_back(status.transport_warning);
   out["history"] = {{"runs", status.history.runs},
                     {"output_bytes", status.history.output_bytes},
                     {"database_bytes", status.file_bytes}};
@@ -261,6 +267,7 @@ Result<void> status(const Context& context) {
   if (!db) return std::unexpected(db.error());
   auto read = read_status(*db);
   if (!read) return std::unexpected(read.error());
+  if (!read->transport_warning.empty()) fmt::print(stderr, "taskd: warning: {}\n", read->transport_warning);
   core::Time now = context.clock.now();
   if (context.json) print_json(status_json(*read, now));
   else print_status(*read, now);

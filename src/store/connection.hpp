@@ -92,6 +92,9 @@ class Connection {
   virtual int notice_socket() = 0;
   // Reads the notices that came; true if one was another connection's commit.
   virtual bool take_notices() = 0;
+  // What is unsafe in how the database is reached, for `status` to warn
+  // of (a server over TCP whose certificate is not verified); empty: nothing.
+  virtual std::string transport_warning() = 0;
 };
 
 }  // namespace taskd::store

@@ -109,6 +109,10 @@ core::Result<bool> take_notices(Database& db) {
   return guarded(db, [&]() -> core::Result<bool> { return db.connection().take_notices(); });
 }
 
+core::Result<std::string> transport_warning(Database& db) {
+  return guarded(db, [&]() -> core::Result<std::string> { return db.connection().transport_warning(); });
+}
+
 WriteTransaction::WriteTransaction(Database& db) : db_(db) { db_.connection().begin_write(); }
 
 WriteTransaction::~WriteTransaction() {

@@ -92,6 +92,9 @@ class Database {
 core::Result<int> notice_socket(Database& db);
 core::Result<bool> take_notices(Database& db);
 
+// What is unsafe in how the database is reached (see Connection); empty: nothing.
+core::Result<std::string> transport_warning(Database& db);
+
 // Refuses a database that someone else could use to make taskd run commands:
 // the file or its directory writable by group or others, or owned by another
 // user (as sshd refuses loose key files). A server's access is its roles'.

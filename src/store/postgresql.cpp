@@ -294,6 +294,23 @@ class PgConnection final : public Connection {
     usable();
     return PQsocket(conn_);
   }
+  // A Unix socket is as safe as its directory; over TCP only verify-full
+  // both encrypts and checks that the server is the one named.
+  std::string transport_warning() override {
+    usable();
+    const char* host = PQhost(conn_);
+    if (!host || !*host || host[0] == '/' || host[0] == '@') return {};
+    std::string sslmode = "prefer";
+    PQconninfoOption* options = PQconninfo(conn_);
+    for (auto* option = options; option && option->keyword; ++option)
+      if (std::string_view(option->keyword) == "sslmode" && option->val) sslmode = option->val;
+    PQconninfoFree(options);
+    if (sslmode == "verify-full") return {};
+    return fmt::format("the connection to {} is TCP {} (sslmode={}): whoever is on the way can read or change "
+                       "what taskd runs; use sslmode=verify-full",
+                       host, PQsslInUse(conn_) ? "with TLS but no check of the server's name" : "without TLS",
+                       sslmode);
+  }
   bool take_notices() override {
     usable();
     PGconn* conn = conn_;

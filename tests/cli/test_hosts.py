@@ -75,6 +75,28 @@ class HostsTest(TaskdTestCase):
                 self.assertIn("give each host its own --host-id", err)
         self.assertEqual(self.sql("SELECT host FROM workers"), [("web1",)])
 
+    def test_a_group_cap_holds_across_three_hosts(self):
+        intervals = os.path.join(self.tmp, "intervals")
+        self.ok("group", "set", "g", "--concurrency", "2")
+        for i in range(18):
+            self.add(f"t{i}", "--every", "1h", "--start-now", "--group", "g", "--shell", "--",
+                     f'a=$(date +%s.%N); sleep 0.2; echo "$a $(date +%s.%N)" >> {intervals}')
+        hosts = [self.popen_taskd("run-once", "--host-id", f"h{i}", "--concurrency", "6") for i in range(3)]
+        for host in hosts:
+            out, err = host.communicate(timeout=120)
+            self.assertEqual(host.returncode, 0, err)
+        self.ok("run-once", "--host-id", "h0")  # what the others left queued when the cap held them back
+        self.assertEqual(sorted(r["status"] for r in self.history()), ["succeeded"] * 18)
+        with open(intervals) as f:
+            spans = [tuple(map(float, line.split())) for line in f]
+        self.assertEqual(len(spans), 18)
+        events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+        running = most = 0
+        for _, step in events:
+            running += step
+            most = max(most, running)
+        self.assertLessEqual(most, 2)
+
     def test_three_hosts_ticking_at_once_queue_each_slot_once(self):
         tasks = os.path.join(self.tmp, "tasks.toml")
         write_tasks(tasks, 10000)

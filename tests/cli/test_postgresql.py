@@ -7,6 +7,7 @@ import socket
 import unittest
 
 import pg_server
+from tcp_proxy import TcpProxy
 from taskd_test import TaskdTestCase
 
 
@@ -74,6 +75,18 @@ class ServerStoreTest(TaskdTestCase):
         with open(os.path.join(self.env["HOME"], ".pgpass"), "w", opener=lambda p, f: os.open(p, f, 0o600)) as pgpass:
             pgpass.write("*:*:*:guarded:right-Pa55\n")
         self.ok("add", "a", "--every", "1h", "--", "true", db=uri)
+
+    def test_status_warns_of_tcp_without_tls_verification_and_not_of_a_unix_socket(self):
+        proxy = TcpProxy(os.path.join(self.server.socket_dir, ".s.PGSQL.5432"))
+        self.addCleanup(proxy.close)
+        tcp = f"postgresql://postgres@127.0.0.1:{proxy.port}/{self.database}?sslmode=disable"
+        code, out, err = self.run_taskd("status", db=tcp)
+        self.assertEqual(code, 0, err)
+        self.assertOneErrorLine(err, "warning", f"127.0.0.1 is TCP without TLS (sslmode=disable)", "verify-full")
+        self.assertEqual(len(self.json_of("status", db=tcp)["warnings"]), 1)
+        code, out, err = self.run_taskd("status")
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(self.json_of("status")["warnings"], [])
 
     def test_a_role_that_may_not_create_the_schema_is_refused_and_nothing_is_written(self):
         self.server.psql("CREATE ROLE reader LOGIN", self.database)
