@@ -90,7 +90,7 @@ class Loop {
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
        exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
-        changes_(changes), presence_(presence), self_(current_worker(options.worker.host_id)),
+        changes_(changes), presence_(presence), self_(presence.identity()),
         worker_(db, clock, supervisor, options.worker),
         crash_(options.worker.crash) {}
 

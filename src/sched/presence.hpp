@@ -14,6 +14,8 @@ class Presence {
   // Registers `worker` (its role, identity and concurrency) at `now`.
   static core::Result<Presence> enter(store::Database& db, store::WorkerRow worker, core::Time now);
 
+  // Who is registered: this process, under its host id.
+  const store::WorkerIdentity& identity() const { return worker_.identity; }
   // When the next heartbeat is due.
   core::Time next_heartbeat_at() const;
   // Refreshes the heartbeat if it is due at `now`; registers again if the

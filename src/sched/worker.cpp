@@ -95,7 +95,7 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
                                            const std::optional<std::string>& shared_host) {
   const auto& state = claimed.task.state;
   auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
-  std::vector<std::pair<std::string, std::string>> taskd_variables{
+  std::vector<core::EnvVar> taskd_variables{
       {"TASKD_TASK", claimed.task.definition.name},
       {"TASKD_RUN_ID", std::to_string(claimed.run.id)},
       {"TASKD_ATTEMPT_UID", claimed.attempt_uid},

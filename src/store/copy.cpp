@@ -193,15 +193,16 @@ core::Error refused(std::string message) { return {ErrorKind::bad_input, std::mo
 std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std::int64_t tasks_there) {
   if (auto source = check_copy_source(from); !source) return source.error();
   if (tasks_there > 0 && !merge)
-    return refused(fmt::format("copy-db: {} already holds {} task{}; give --merge to add {}'s tasks to them", to.name(),
-                           tasks_there, tasks_there == 1 ? "" : "s", from.name()));
+    return refused(fmt::format("copy-db: {} already holds {} task{}; give --merge to add {}'s tasks to them",
+                               to.name(), tasks_there, tasks_there == 1 ? "" : "s", from.name()));
   if (!merge) return std::nullopt;
   if (auto both = names_in_both(from, to); !both.empty())
     return refused(fmt::format("copy-db --merge: {} task name{} in both {} and {}: {}", both.size(),
-                           both.size() == 1 ? " is" : "s are", from.name(), to.name(), listed(both)));
+                               both.size() == 1 ? " is" : "s are", from.name(), to.name(), listed(both)));
   if (auto groups = groups_capped_otherwise(from, to); !groups.empty())
-    return refused(fmt::format("copy-db --merge: {} group{} another concurrency cap in {} than in {}: {}", groups.size(),
-                           groups.size() == 1 ? " has" : "s have", from.name(), to.name(), listed(groups)));
+    return refused(fmt::format("copy-db --merge: {} group{} another concurrency cap in {} than in {}: {}",
+                               groups.size(), groups.size() == 1 ? " has" : "s have", from.name(), to.name(),
+                               listed(groups)));
   return std::nullopt;
 }
 

@@ -466,18 +466,21 @@ std::optional<std::string> value_of(PgConnection& connection, const std::string&
 }
 
 // The schema's version (0: no taskd tables yet); a schema "taskd" that holds
-// other tables is refused.
-// pg_tables is read with the statement's snapshot: to_regclass() looks in
-// the session's catalog cache, which taking an advisory lock does not
-// refresh, and missed the tables another host had just committed.
-// Both counts come from one statement, so from one snapshot: read apart, a
-// host's migration committed between them made its tables look foreign.
+// other tables is refused. pg_tables is read with the statement's snapshot
+// (to_regclass() looks in the session's catalog cache, which taking an
+// advisory lock does not refresh, and missed the tables another host had
+// just committed), and both counts in one statement: read apart, a host's
+// migration committed between them made its tables look foreign.
 int schema_version_of(PgConnection& connection, const std::string& display) {
-  auto tables = value_of(connection, "SELECT CASE WHEN count(*) FILTER (WHERE tablename = 'meta') > 0 THEN 'meta' "
-                                     "ELSE count(*)::text END FROM pg_tables WHERE schemaname = 'taskd'");
-  if (tables == "meta")
+  auto counts = connection.prepare(
+      "SELECT count(*) FILTER (WHERE tablename = 'meta'), count(*) FROM pg_tables WHERE schemaname = 'taskd'", false);
+  counts->step();
+  bool has_meta = counts->int64(0) > 0;
+  auto tables = counts->int64(1);
+  counts->reset();
+  if (has_meta)
     return std::atoi(value_of(connection, "SELECT value FROM taskd.meta WHERE key = 'schema_version'").value_or("0").c_str());
-  if (tables && *tables != "0")
+  if (tables > 0)
     throw Failure(FailureKind::unavailable,
                   fmt::format("database {}: schema \"taskd\" holds tables that are not taskd's; use another database",
                               display));

@@ -16,10 +16,11 @@ using core::Task;
 using core::Time;
 using nlohmann::json;
 
-// A task due at ?1. It repeats the condition of the partial index tasks_due,
-// so that SQLite uses it.
-constexpr const char* due_at_1 =
-    "next_run_at IS NOT NULL AND paused = 0 AND disabled_until_update = 0 AND next_run_at <= ?1";
+// A task that can be due: the condition of the partial index tasks_due,
+// repeated so that SQLite uses it.
+constexpr std::string_view can_be_due = "next_run_at IS NOT NULL AND paused = 0 AND disabled_until_update = 0";
+// A task due at ?1.
+const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due);
 
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
@@ -490,11 +491,11 @@ Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
 // a task the comparison is NULL, read as false.
 const std::string& tick_work_sql() {
   static const std::string sql =
-      "SELECT (SELECT next_run_at FROM tasks WHERE next_run_at IS NOT NULL AND paused = 0 "
-      "AND disabled_until_update = 0 ORDER BY next_run_at LIMIT 1) <= ?1, "
-      "EXISTS (SELECT 1 FROM runs WHERE status = 'running'), "
-      "EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1), "
-      "EXISTS (SELECT 1 FROM workers)";
+      fmt::format("SELECT (SELECT next_run_at FROM tasks WHERE {} ORDER BY next_run_at LIMIT 1) <= ?1, "
+                  "EXISTS (SELECT 1 FROM runs WHERE status = 'running'), "
+                  "EXISTS (SELECT 1 FROM runs WHERE status = 'queued' AND not_before <= ?1), "
+                  "EXISTS (SELECT 1 FROM workers)",
+                  can_be_due);
   return sql;
 }
 
