@@ -263,3 +263,8 @@ ALTER TABLE workers ADD COLUMN machine_id text NOT NULL DEFAULT '';
 -- stands for slots passed over, never queued.)
 CREATE UNIQUE INDEX runs_slot_once ON runs (task_id, scheduled_at)
   WHERE trigger = 'schedule' AND status <> 'skipped';
+
+-- migrate: 4
+-- A worker's clock minus the server's, in milliseconds, as it last measured
+-- it (as in schema.sql).
+ALTER TABLE workers ADD COLUMN clock_offset_ms bigint NOT NULL DEFAULT 0;

@@ -216,3 +216,8 @@ ALTER TABLE tasks ADD COLUMN on_host TEXT NOT NULL DEFAULT '';
 -- /etc/machine-id of a worker's machine: a second machine under a host name
 -- that a live worker of another machine has is refused.
 ALTER TABLE workers ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';
+
+-- migrate: 6
+-- A worker's clock minus the database's, in milliseconds, as it last
+-- measured it (0 on a SQLite file: one clock).
+ALTER TABLE workers ADD COLUMN clock_offset_ms INTEGER NOT NULL DEFAULT 0;

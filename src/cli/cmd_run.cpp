@@ -34,6 +34,7 @@ struct LoopCommandOptions {
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string tick = "30s";
   std::string host_id;
+  std::string lease;
 };
 
 void add_log_options(CLI::App* command, LogOptions& options) {
@@ -85,7 +86,10 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   if (!log) return std::unexpected(log.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
+  auto lease = lease_of(options.lease, *db);
+  if (!lease) return std::unexpected(lease.error());
   sched::LoopOptions loop_options;
+  loop_options.worker.lease = *lease;
   loop_options.retention = *retention;
   loop_options.worker.crash = *crash;
   loop_options.role = role;
@@ -111,6 +115,7 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   command->add_option("--tick", options->tick, "Look at the database at least this often (default: 30s)");
   add_log_options(command, options->log);
   add_host_id_option(*command, options->host_id);
+  add_lease_option(*command, options->lease);
   if (role == sched::Role::tick_and_work) add_keep_days_option(*command, options->keep_days);
   command->callback([&context, &action, options, role] {
     action = [&context, options, role] { return loop(context, *options, role); };

@@ -22,6 +22,7 @@ struct RunOnceOptions {
   std::string max_time;
   int keep_days = 0;
   std::string host_id;
+  std::string lease;
 };
 
 bool is_failure(core::RunStatus status) {
@@ -68,10 +69,13 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
+  auto lease = lease_of(options.lease, *db);
+  if (!lease) return std::unexpected(lease.error());
   core::Time started = context.clock.now();
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
   worker.host_id = *host_id;
+  worker.lease = *lease;
   if (*max_time) worker.claim_until = started + **max_time;
   auto reports = tick(context, *db, started, worker);
   if (!reports) return std::unexpected(reports.error());
@@ -100,6 +104,7 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action) {
   command->add_option("--max-time", options->max_time, "Stop starting new runs after DUR");
   add_keep_days_option(*command, options->keep_days);
   add_host_id_option(*command, options->host_id);
+  add_lease_option(*command, options->lease);
   command->callback([&context, &action, options] { action = [&context, options] { return run_once(context, *options); }; });
 }
 

@@ -86,7 +86,22 @@ Json worker_json(const WorkerSeen& worker) {
           {"heartbeat_at", optional_time_json(row ? std::optional(row->heartbeat_at) : std::nullopt)},
           {"concurrency", row ? Json(row->concurrency) : Json(nullptr)},
           {"runs", worker.runs},
-          {"state", liveness_name(worker.liveness)}};
+          {"state", liveness_name(worker.liveness)},
+          {"clock_offset_ms", row ? Json(row->clock_offset.count()) : Json(nullptr)}};
+}
+
+// A worker's clock offset to the database server's, in seconds: "+30.0s".
+std::string clock_offset_text(const WorkerSeen& worker) {
+  if (!worker.row) return "-";
+  return fmt::format("{:+.1f}s", std::chrono::duration<double>(worker.row->clock_offset).count());
+}
+
+std::optional<std::string> clock_warning(const store::WorkerRow& worker) {
+  auto offset = worker.clock_offset;
+  if (offset <= sched::clock_tolerance && offset >= -sched::clock_tolerance) return std::nullopt;
+  return fmt::format("the clock of {} (pid {}) is {} {} the database server's; taskd keeps the server's time",
+                     worker.identity.host, worker.identity.pid, core::format_duration_ms(offset < offset.zero() ? -offset : offset),
+                     offset < offset.zero() ? "behind" : "ahead of");
 }
 
 // Whether a taskd of `host` runs (a worker row whose heartbeat is recent,
@@ -132,7 +147,8 @@ struct Status {
   std::int64_t disabled_count = 0;
   store::HistorySize history;
   std::uintmax_t file_bytes = 0;  // the database file and its WAL, or its tables on a server
-  std::string transport_warning;  // a server reached over TCP without TLS verification
+  // A server reached over TCP without TLS verification; a host whose clock is off the server's.
+  std::vector<std::string> warnings;
 };
 
 Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
@@ -174,7 +190,10 @@ Result<Status> read_status(store::Database& db) {
   status.file_bytes = *bytes;
   auto warning = store::transport_warning(db);
   if (!warning) return std::unexpected(warning.error());
-  status.transport_warning = *warning;
+  if (!warning->empty()) status.warnings.push_back(*warning);
+  for (const auto& worker : status.workers) {
+    if (auto off = clock_warning(worker)) status.warnings.push_back(*off);
+  }
   return status;
 }
 
@@ -215,7 +234,7 @@ Json status_json(const Status& status, core::Time now) {
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
   out["disabled_count"] = status.disabled_count;
   out["warnings"] = Json::array();
-  if (!status.transport_warning.empty()) out["warnings"].push_back(status.transport_warning);
+  for (const auto& warning : status.warnings) out["warnings"].push_back(warning);
   out["history"] = {{"runs", status.history.runs},
                     {"output_bytes", status.history.output_bytes},
                     {"database_bytes", status.file_bytes}};
@@ -231,10 +250,10 @@ void print_status(const Status& status, core::Time now) {
                     relative_time(row ? std::optional(row->started_at) : std::nullopt, now),
                     relative_time(row ? std::optional(row->heartbeat_at) : std::nullopt, now),
                     row ? std::to_string(row->concurrency) : "-", std::to_string(worker.runs),
-                    describe_liveness(worker, now)});
+                    clock_offset_text(worker), describe_liveness(worker, now)});
   }
   fmt::print("Workers:\n");
-  print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "STATE"}, rows);
+  print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "CLOCK", "STATE"}, rows);
   rows.clear();
   for (const auto& run : status.running)
     rows.push_back({std::to_string(run.id), run.task, std::to_string(run.worker.pid), relative_time(run.started_at, now),
@@ -267,7 +286,7 @@ Result<void> status(const Context& context) {
   if (!db) return std::unexpected(db.error());
   auto read = read_status(*db);
   if (!read) return std::unexpected(read.error());
-  if (!read->transport_warning.empty()) fmt::print(stderr, "taskd: warning: {}\n", read->transport_warning);
+  for (const auto& warning : read->warnings) fmt::print(stderr, "taskd: warning: {}\n", warning);
   core::Time now = context.clock.now();
   if (context.json) print_json(status_json(*read, now));
   else print_status(*read, now);

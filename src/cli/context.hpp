@@ -16,11 +16,16 @@
 
 namespace taskd::cli {
 
+// TASKD_CLOCK: "host" keeps this host's clock on a server; unset, empty or
+// "server" (and anything else, which open_db refuses) the server's.
+sched::ClockSource clock_source();
+
 struct Context {
   std::string db_option;  // --db
   std::filesystem::path state_dir;  // --state-dir
   bool json = false;      // --json
-  sched::SystemClock clock;
+  // The server's clock on a server store, unless TASKD_CLOCK=host.
+  sched::SystemClock clock{clock_source()};
 
   std::filesystem::path db_path() const;
   core::Result<store::Database> open_db(store::IfMissing if_missing) const;
@@ -66,6 +71,12 @@ core::Result<std::optional<sched::Retention>> retention_of(int keep_days);
 // stays empty (the hostname).
 void add_host_id_option(CLI::App& command, std::string& host_id);
 core::Result<std::string> host_id_of(const std::string& host_id);
+
+// --lease DUR of the commands that run tasks: on a server, how long a
+// run's lease lasts past each renewal (default: 30s). lease_of checks it
+// against `db`: a SQLite file has no renewed leases, and refuses it.
+void add_lease_option(CLI::App& command, std::string& lease);
+core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db);
 
 // Parses an optional time option: an RFC 3339 time, or a duration that
 // long before `now` ("2d"); `option` names it in the error.

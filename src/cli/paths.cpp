@@ -21,8 +21,28 @@ fs::path default_db_path(const std::string& db_option) {
 
 fs::path Context::db_path() const { return default_db_path(db_option); }
 
+namespace {
+
+std::string_view clock_variable() {
+  const char* value = std::getenv("TASKD_CLOCK");
+  return value ? value : "";
+}
+
+}  // namespace
+
+sched::ClockSource clock_source() {
+  return clock_variable() == "host" ? sched::ClockSource::host : sched::ClockSource::server;
+}
+
+// On a server, the clock follows the server's from here on (see Clock).
 core::Result<store::Database> Context::open_db(store::IfMissing if_missing) const {
-  return store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir});
+  if (auto source = clock_variable(); !source.empty() && source != "host" && source != "server")
+    return core::fail(core::ErrorKind::usage,
+                      fmt::format("TASKD_CLOCK=\"{}\": the clock is \"server\" (the default) or \"host\"", source));
+  auto db = store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir});
+  if (!db) return db;
+  if (auto followed = sched::follow_server_clock(*db, clock); !followed) return std::unexpected(followed.error());
+  return db;
 }
 
 void add_keep_days_option(CLI::App& command, int& keep_days) {
@@ -46,6 +66,34 @@ core::Result<std::string> host_id_of(const std::string& host_id) {
   auto valid = core::validate_host_id(host_id);
   if (!valid) return core::fail(core::ErrorKind::bad_input, "--host-id: " + valid.error().message);
   return valid;
+}
+
+namespace {
+
+constexpr core::Seconds default_lease{30};
+constexpr core::Seconds shortest_lease{2};
+
+}  // namespace
+
+void add_lease_option(CLI::App& command, std::string& lease) {
+  command.add_option("--lease", lease,
+                     "On a server: a run's lease lasts this long past each renewal, plus its kill grace; a run "
+                     "unrenewed for half of it is ended by its own taskd (default: 30s)");
+}
+
+core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db) {
+  auto given = optional_duration(lease, "--lease");
+  if (!given) return std::unexpected(given.error());
+  if (db.file()) {
+    if (*given)
+      return core::fail(core::ErrorKind::usage,
+                        "--lease is for a server: on a SQLite file, one machine's, a run's lease is its deadline "
+                        "plus its kill grace");
+    return std::optional<core::Millis>();
+  }
+  if (*given && **given < shortest_lease)
+    return core::fail(core::ErrorKind::usage, fmt::format("--lease must be at least {}", core::format_duration(shortest_lease)));
+  return std::optional<core::Millis>(given->value_or(default_lease));
 }
 
 core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,

@@ -4,6 +4,7 @@
 // that records what would run and returns scripted outcomes.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "exec/spawn.hpp"
 
 namespace taskd::exec {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 struct ChildLimits {
   std::chrono::milliseconds timeout;
@@ -24,6 +27,7 @@ struct ChildResult {
   int signal = 0;
   bool timed_out = false;
   bool stopped = false;   // taskd stopped it as it shut down
+  bool fenced = false;    // its lease ran out before its worker could renew it
   std::string output;     // the last output_limit bytes of stdout+stderr
   bool output_truncated = false;
 };
@@ -36,9 +40,18 @@ class Runner {
   // error whose message says why.
   virtual core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) = 0;
 
-  // Blocks until at least one child has ended (or none is left) and returns
-  // the ones that did.
-  virtual std::vector<ChildResult> wait_for_exits() = 0;
+  // Blocks until at least one child has ended (or none is left), or
+  // `until` has come, and returns the ones that ended, maybe none.
+  virtual std::vector<ChildResult> wait_for_exits(SteadyTime until) = 0;
+
+  // The child's run is leased until `until`, by the worker's monotonic
+  // clock: unless extended again, the child is ended then as by its
+  // timebox (SIGTERM, SIGKILL after the grace; at once when `until` is a
+  // grace or more past) and its result says `fenced`.
+  virtual void hold_lease(std::uint64_t key, SteadyTime until) = 0;
+  // When the next lease runs out, or the next fenced child is to be killed;
+  // none while no lease is held.
+  virtual std::optional<SteadyTime> next_lease_action() const = 0;
 
   // Waits until what the children left behind in their groups is gone.
   virtual void finish_lingering() = 0;

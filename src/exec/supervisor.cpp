@@ -90,17 +90,33 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
     return entry.starts_with(attempt_token_name);
   });
   children_.push_back(Child{key, pid, spawned->output_fd, open_pidfd(pid),
-                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, false, false, false,
+                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, SteadyTime::max(), false, false, false, false,
                             OutputBuffer(limits.output_limit), token == request.env.end() ? "" : *token});
   return spawned->process;
 }
 
-std::vector<ChildResult> Supervisor::wait_for_exits() {
+std::vector<ChildResult> Supervisor::wait_for_exits(SteadyTime until) {
   while (!children_.empty()) {
-    auto ended = wait_until(SteadyTime::max(), {});
-    if (!ended.empty()) return ended;
+    auto ended = wait_until(until, {});
+    if (!ended.empty() || std::chrono::steady_clock::now() >= until) return ended;
   }
   return {};
+}
+
+void Supervisor::hold_lease(std::uint64_t key, SteadyTime until) {
+  for (auto& child : children_) {
+    if (child.key == key && !child.terminated) child.lease_end = until;
+  }
+}
+
+std::optional<SteadyTime> Supervisor::next_lease_action() const {
+  std::optional<SteadyTime> next;
+  for (const auto& child : children_) {
+    if (child.killed || (child.terminated && !child.fenced) || child.lease_end == SteadyTime::max()) continue;
+    auto at = child.fenced ? child.deadline + child.kill_grace : child.lease_end;
+    if (!next || at < *next) next = at;
+  }
+  return next;
 }
 
 std::vector<ChildResult> Supervisor::wait_until(SteadyTime until, std::span<pollfd> watched) {
@@ -151,6 +167,18 @@ void Supervisor::finish_lingering() {
 
 void Supervisor::enforce_deadlines(SteadyTime now) {
   for (auto& child : children_) {
+    if (!child.terminated && now >= child.lease_end && child.lease_end < child.deadline) {
+      // From the lease's end, not from now: a worker that was frozen past
+      // it (SIGSTOP, a paused VM) kills at once what it wakes up to.
+      child.fenced = true;
+      child.deadline = child.lease_end;
+    }
+    if (!child.terminated && child.kill_grace.count() > 0 && now >= child.deadline + child.kill_grace) {
+      // Its grace went by unseen (taskd was frozen): no SIGTERM first.
+      ::kill(-child.pid, SIGKILL);
+      child.terminated = child.killed = true;
+      stop_escaped(child, now);
+    }
     if (!child.terminated && now >= child.deadline) terminate(child, now);
     if (child.terminated && !child.killed && now >= child.deadline + child.kill_grace) {
       ::kill(-child.pid, SIGKILL);
@@ -176,8 +204,9 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     close_fd(child.exit_fd);
     ChildResult result;
     result.key = child.key;
-    result.timed_out = child.terminated && !child.stopped;
+    result.timed_out = child.terminated && !child.stopped && !child.fenced;
     result.stopped = child.stopped;
+    result.fenced = child.fenced;
     if (rc > 0 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     if (rc > 0 && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     result.output = child.output.contents();
@@ -210,7 +239,7 @@ void Supervisor::reap_strays() {
 SteadyTime Supervisor::next_action_time() const {
   auto next = SteadyTime::max();
   for (const auto& child : children_) {
-    next = std::min(next, child.terminated ? child.deadline + child.kill_grace : child.deadline);
+    next = std::min(next, child.terminated ? child.deadline + child.kill_grace : std::min(child.deadline, child.lease_end));
     if (child.exit_fd < 0) next = std::min(next, std::chrono::steady_clock::now() + fallback_poll_period);
   }
   for (const auto& group : lingering_) next = std::min(next, group.kill_at);

@@ -18,8 +18,6 @@
 
 namespace taskd::exec {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
-
 class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
@@ -32,7 +30,9 @@ class Supervisor final : public Runner {
   ~Supervisor();
 
   core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
-  std::vector<ChildResult> wait_for_exits() override;
+  std::vector<ChildResult> wait_for_exits(SteadyTime until) override;
+  void hold_lease(std::uint64_t key, SteadyTime until) override;
+  std::optional<SteadyTime> next_lease_action() const override;
   // Waits until a child ends, one of `watched` is ready (its revents say
   // so), or `until` has come; returns the children that ended, maybe none.
   // Timeboxes are enforced meanwhile.
@@ -50,11 +50,13 @@ class Supervisor final : public Runner {
     pid_t pid;
     int output_fd;
     int exit_fd;  // a pidfd that polls readable when the child exits; -1 if unsupported
-    SteadyTime deadline;
+    SteadyTime deadline;  // of its timebox; brought forward to the lease's end when fenced
     std::chrono::seconds kill_grace;
+    SteadyTime lease_end = SteadyTime::max();
     bool terminated = false;  // SIGTERM sent at the deadline
     bool killed = false;      // SIGKILL sent after the grace
     bool stopped = false;     // terminated because taskd shuts down, not by its timebox
+    bool fenced = false;      // terminated because its lease ran out
     OutputBuffer output;
     std::string token;  // its "TASKD_ATTEMPT_UID=..." environment entry; empty if none
   };

@@ -28,6 +28,12 @@ using namespace std::chrono_literals;
 // written: look at data_version once more after this delay.
 constexpr auto settle_delay = 50ms;
 
+// A server out of reach is tried again after this, doubled at each failed
+// try up to a quarter of the lease (so that a renewal is never far behind
+// the server's return) and to max_retry_delay.
+constexpr core::Millis first_retry_delay = 100ms;
+constexpr core::Millis max_retry_delay = 5s;
+
 void log_reports(Logger& log, const std::vector<RunReport>& reports) {
   for (const auto& report : reports) log_report(log, report);
 }
@@ -98,13 +104,22 @@ class Loop {
     auto version = store::data_version(db_);
     if (!version) return std::unexpected(version.error());
     seen_version_ = *version;
+    note_clock_offset();
     Wake wake{.timer = true};
     while (true) {
-      if (!stopping_ && wake.needs_pass()) {
-        if (auto passed = pass(); !passed) return std::unexpected(passed.error());
+      if (wake.needs_pass()) {
+        if (auto passed = stopping_ ? keep_up() : pass(); !passed) {
+          if (auto waited_out = wait_out(passed.error()); !waited_out) return std::unexpected(waited_out.error());
+        } else {
+          end_outage();
+        }
       }
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
+        if (auto recorded = keep_up(); !recorded)
+          log_.log(LogLevel::error, "loop.unrecorded",
+                   {{"error", recorded.error().message},
+                    {"note", "the runs that ended are recorded as lost once their leases expire"}});
         return LoopEnd::stopped;
       }
       auto woke = wait();
@@ -125,10 +140,12 @@ class Loop {
   // The probe spares the write transactions of the enqueue and the claim
   // when they would find nothing.
   Result<void> pass() {
+    if (auto kept = keep_up(); !kept) return kept;
     Time now = clock_.now();
     if (auto beat = presence_.beat_if_due(now); !beat) return beat;
+    note_clock_offset();
     auto steady_now = std::chrono::steady_clock::now();
-    if (steady_now >= next_recovery_) {
+    if (steady_now >= next_recovery_ || (recover_at_ && now >= *recover_at_)) {
       if (auto recovered = recover(db_, now, log_, self_); !recovered) return recovered;
       next_recovery_ = steady_now + options_.tick;
     }
@@ -144,10 +161,65 @@ class Loop {
     auto upcoming = store::upcoming_after(db_, now, self_.host);
     if (!upcoming) return std::unexpected(upcoming.error());
     next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
+    // A lease that ends is looked at a margin after: its run may be lost.
+    recover_at_.reset();
+    if (upcoming->earliest_lease_end && *upcoming->earliest_lease_end + lease_margin(db_) > now) {
+      recover_at_ = *upcoming->earliest_lease_end + lease_margin(db_);
+      next_pass_at_ = std::min(next_pass_at_, *recover_at_);
+    }
     log_.log(LogLevel::debug, "loop.sleep",
              {{"until", core::format_rfc3339(next_pass_at_, core::Precision::milliseconds)},
               {"running", std::to_string(worker_.running())}});
     return {};
+  }
+
+  // What is owed to the runs in flight, stopping or not: their leases
+  // renewed when due, and the ends not yet written.
+  Result<void> keep_up() {
+    if (auto kept = worker_.keep_leases(); !kept) return kept;
+    auto recorded = worker_.record({});
+    log_reports();
+    return recorded;
+  }
+
+  // A server out of reach (down, restarting, cut off, or slower than a
+  // lease allows) is waited out: the children go on, or are fenced by their
+  // leases; the ends wait in memory; the loop tries again after a delay
+  // that doubles. Logged once, at the start. Anything else ends the loop.
+  Result<void> wait_out(const core::Error& error) {
+    if (db_.file() || error.kind != core::ErrorKind::unavailable) return std::unexpected(error);
+    if (!outage_) {
+      outage_ = Outage{std::chrono::steady_clock::now(), 0};
+      log_.log(LogLevel::warn, "database.unreachable",
+               {{"error", error.message}, {"running", std::to_string(worker_.running())}});
+    }
+    auto longest = std::clamp(options_.worker.lease.value_or(max_retry_delay) / 4, first_retry_delay, max_retry_delay);
+    auto delay = std::min(first_retry_delay * (1 << std::min(outage_->tries, 10)), longest);
+    ++outage_->tries;
+    next_pass_at_ = clock_.now() + delay;
+    queue_left_ = prune_left_ = false;
+    return {};
+  }
+
+  void end_outage() {
+    if (!outage_) return;
+    auto lasted = std::chrono::duration_cast<core::Millis>(std::chrono::steady_clock::now() - outage_->since);
+    log_.log(LogLevel::info, "database.reachable",
+             {{"after", core::format_duration_ms(lasted)}, {"tries", std::to_string(outage_->tries)}});
+    outage_.reset();
+  }
+
+  // Logs when this host's clock goes further from the server's than the
+  // tolerance, and when it comes back.
+  void note_clock_offset() {
+    auto offset = presence_.clock_offset();
+    bool off = offset > clock_tolerance || offset < -clock_tolerance;
+    if (off == clock_off_) return;
+    clock_off_ = off;
+    log_.log(off ? LogLevel::warn : LogLevel::info, "clock.offset",
+             {{"offset_ms", std::to_string(offset.count())},
+              {"note", off ? "this host's clock is off the database server's; taskd keeps the server's time"
+                           : "within 1 s of the database server's again"}});
   }
 
   // Claims and launches queued runs when some may be claimable.
@@ -173,11 +245,21 @@ class Loop {
     return {};
   }
 
+  // When the loop passes again: while stopping, only to keep its runs'
+  // leases and, in an outage, to try the server again.
   SteadyTime wake_deadline() const {
-    if (stopping_) return SteadyTime::max();
-    if (queue_left_ || prune_left_) return std::chrono::steady_clock::now();
-    auto until = std::chrono::steady_clock::now() + std::max(next_pass_at_ - clock_.now(), core::Millis{0});
-    return recheck_at_ ? std::min(until, *recheck_at_) : until;
+    auto now = std::chrono::steady_clock::now();
+    if (!stopping_ && (queue_left_ || prune_left_)) return now;
+    auto until = now + std::max(next_pass_at_ - clock_.now(), core::Millis{0});
+    if (stopping_ && !outage_) until = SteadyTime::max();
+    if (recheck_at_) until = std::min(until, *recheck_at_);
+    if (auto renewal = worker_.next_renewal_at()) until = std::min(until, *renewal);
+    return until;
+  }
+
+  bool renewal_due() const {
+    auto renewal = worker_.next_renewal_at();
+    return renewal && std::chrono::steady_clock::now() >= *renewal;
   }
 
   Result<Wake> wait() {
@@ -187,7 +269,9 @@ class Loop {
     wake.child_exit = !ended.empty();
     auto recorded = worker_.record(ended);
     log_reports();
-    if (!recorded) return std::unexpected(recorded.error());
+    if (!recorded) {
+      if (auto waited_out = wait_out(recorded.error()); !waited_out) return std::unexpected(waited_out.error());
+    }
     // Both are read even when poll() did not report them: wait_until()
     // returns on a child's exit without polling, and under load that may
     // be every time.
@@ -195,9 +279,11 @@ class Loop {
     wake.signal = !signals.empty();
     obey(signals);
     auto changed = noticed_change();
-    if (!changed) return std::unexpected(changed.error());
-    wake.db_change = *changed;
-    wake.timer = queue_left_ || prune_left_ || clock_.now() >= next_pass_at_;
+    if (!changed) {
+      if (auto waited_out = wait_out(changed.error()); !waited_out) return std::unexpected(waited_out.error());
+    }
+    wake.db_change = changed.value_or(false);
+    wake.timer = (!stopping_ && (queue_left_ || prune_left_)) || clock_.now() >= next_pass_at_ || renewal_due();
     return wake;
   }
 
@@ -252,7 +338,14 @@ class Loop {
   std::int64_t seen_version_ = 0;
   Time next_pass_at_{};
   SteadyTime next_recovery_{};
+  std::optional<Time> recover_at_;  // a lease's end plus the margin: its run may be lost then
   std::optional<SteadyTime> recheck_at_;
+  struct Outage {
+    SteadyTime since;
+    int tries;
+  };
+  std::optional<Outage> outage_;  // the server is out of reach
+  bool clock_off_ = false;        // the clock offset is over the tolerance (and was logged)
   bool queue_left_ = false;  // the last fill stopped with queued runs left to look at
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
@@ -293,7 +386,7 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
   if (!changes) return std::unexpected(changes.error());
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
                           options.worker.concurrency, {}, {}, exec::machine_id()};
-  auto presence = Presence::enter(db, std::move(worker), clock.now());
+  auto presence = Presence::enter(db, std::move(worker), clock);
   if (!presence) return std::unexpected(presence.error());
   exec::Supervisor supervisor;
   Loop loop(db, clock, log, options, supervisor, *signals, *changes, *presence);

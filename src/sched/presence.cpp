@@ -4,20 +4,32 @@
 
 namespace taskd::sched {
 
-core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow worker, core::Time now) {
-  worker.started_at = now;
-  worker.heartbeat_at = now;
-  auto id = store::register_worker(db, worker, now - heartbeat_alive_window);
+core::Result<void> Presence::follow_clock() {
+  auto offset = follow_server_clock(*db_, *clock_);
+  if (!offset) return std::unexpected(offset.error());
+  worker_.clock_offset = offset->value_or(core::Millis{0});
+  return {};
+}
+
+core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow worker, const Clock& clock) {
+  Presence presence(db, std::move(worker), clock);
+  if (auto followed = presence.follow_clock(); !followed) return std::unexpected(followed.error());
+  auto& row = presence.worker_;
+  core::Time now = clock.now();
+  row.started_at = now;
+  row.heartbeat_at = now;
+  auto id = store::register_worker(db, row, now - heartbeat_alive_window);
   if (!id) return std::unexpected(id.error());
-  worker.id = *id;
-  return Presence(db, std::move(worker));
+  row.id = *id;
+  return presence;
 }
 
 core::Time Presence::next_heartbeat_at() const { return worker_.heartbeat_at + heartbeat_interval; }
 
 core::Result<void> Presence::beat_if_due(core::Time now) {
   if (now < next_heartbeat_at()) return {};
-  auto found = store::heartbeat_worker(*db_, worker_.id, now);
+  if (auto followed = follow_clock(); !followed) return followed;
+  auto found = store::heartbeat_worker(*db_, worker_.id, now, worker_.clock_offset);
   if (!found) return std::unexpected(found.error());
   worker_.heartbeat_at = now;
   if (*found) return {};

@@ -2,8 +2,10 @@
 // A loop's row in the workers table, so that `status` shows it even while it
 // is idle: added when the loop starts, its heartbeat refreshed at most every
 // heartbeat_interval (not on every pass: a busy loop passes hundreds of
-// times a second), deleted when the loop ends.
+// times a second), deleted when the loop ends. On a server each heartbeat
+// follows the server's clock first, and records this host's offset to it.
 #include "core/time.hpp"
+#include "sched/clock.hpp"
 #include "store/database.hpp"
 #include "store/workers.hpp"
 
@@ -11,11 +13,14 @@ namespace taskd::sched {
 
 class Presence {
  public:
-  // Registers `worker` (its role, identity and concurrency) at `now`.
-  static core::Result<Presence> enter(store::Database& db, store::WorkerRow worker, core::Time now);
+  // Registers `worker` (its role, identity and concurrency), at the time
+  // of `clock` once it follows the server's.
+  static core::Result<Presence> enter(store::Database& db, store::WorkerRow worker, const Clock& clock);
 
   // Who is registered: this process, under its host id.
   const store::WorkerIdentity& identity() const { return worker_.identity; }
+  // This machine's clock minus the server's, as last measured (0 on a file).
+  core::Millis clock_offset() const { return worker_.clock_offset; }
   // When the next heartbeat is due.
   core::Time next_heartbeat_at() const;
   // Refreshes the heartbeat if it is due at `now`; registers again if the
@@ -25,8 +30,12 @@ class Presence {
   core::Result<void> leave();
 
  private:
-  Presence(store::Database& db, store::WorkerRow worker) : db_(&db), worker_(std::move(worker)) {}
+  Presence(store::Database& db, store::WorkerRow worker, const Clock& clock)
+      : db_(&db), clock_(&clock), worker_(std::move(worker)) {}
+  // Follows the server's clock; the offset is kept for the next heartbeat.
+  core::Result<void> follow_clock();
   store::Database* db_;
+  const Clock* clock_;
   store::WorkerRow worker_;
 };
 

@@ -16,18 +16,20 @@ bool rebooted_since(const store::WorkerIdentity& worker, const store::WorkerIden
 }
 
 // Why the run's worker is gone, or nothing when it may still be working.
-std::optional<std::string> gone_reason(const store::InFlightRun& run, core::Time now,
+std::optional<std::string> gone_reason(const store::Database& db, const store::InFlightRun& run, core::Time now,
                                        const store::WorkerIdentity& self, const ProcessTable& processes) {
   const auto& worker = run.worker;
-  if (worker.host == self.host) {
-    if (rebooted_since(worker, self))
-      return fmt::format("lost: the machine rebooted while worker pid {} ran it", worker.pid);
-    if (processes.is_running(worker.pid, worker.started_at)) return std::nullopt;
+  bool this_host = worker.host == self.host;
+  if (this_host && rebooted_since(worker, self))
+    return fmt::format("lost: the machine rebooted while worker pid {} ran it", worker.pid);
+  if (this_host && !processes.is_running(worker.pid, worker.started_at))
     return fmt::format("lost: worker pid {} on {} is gone (killed or crashed)", worker.pid, worker.host);
-  }
-  if (!run.lease_expires_at || now < *run.lease_expires_at + foreign_lease_margin) return std::nullopt;
-  return fmt::format("lost: the lease of worker pid {} on {} expired at {}", worker.pid, worker.host,
-                     core::format_rfc3339(*run.lease_expires_at));
+  bool leases_renewed = !db.file();
+  if (this_host && !leases_renewed) return std::nullopt;
+  if (!run.lease_expires_at || now < *run.lease_expires_at + lease_margin(db)) return std::nullopt;
+  return fmt::format("lost: the lease of worker pid {} on {} expired at {}{}", worker.pid, worker.host,
+                     core::format_rfc3339(*run.lease_expires_at, core::Precision::milliseconds),
+                     leases_renewed ? " (not renewed: the worker is gone, cut off from the database or frozen)" : "");
 }
 
 std::string ledger_of(const store::Database& db, const store::WorkerIdentity& worker) {
@@ -45,6 +47,10 @@ void stop_children(const store::Database& db, const store::InFlightRun& run, con
 }
 
 }  // namespace
+
+std::chrono::seconds lease_margin(const store::Database& db) {
+  return db.file() ? fixed_lease_margin : renewed_lease_margin;
+}
 
 Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
                      const store::WorkerIdentity& self, const ProcessTable& processes) {
@@ -80,12 +86,13 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
   std::vector<RunReport> lost;
   std::set<std::string> dead_ledgers;
   for (const auto& run : *running) {
-    auto reason = gone_reason(run, now, self, processes);
+    auto reason = gone_reason(db, run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
     if (run.worker.host == self.host) {
       stop_children(db, run, processes);
-      dead_ledgers.insert(ledger_of(db, run.worker));
+      // A worker that lives (frozen past its lease) still writes its ledger.
+      if (!processes.is_running(run.worker.pid, run.worker.started_at)) dead_ledgers.insert(ledger_of(db, run.worker));
     }
     AttemptEnd end;
     end.run_id = run.id;

@@ -16,9 +16,17 @@
 
 namespace taskd::sched {
 
-// A worker on another host is judged gone only this long after its lease
-// expired: it kills its children at the lease and reports right after.
-inline constexpr std::chrono::seconds foreign_lease_margin{60};
+// On a server, a worker renews the leases of its runs (see WorkerOptions::
+// lease) and ends them itself long before a lease it could not renew
+// expires: a lease expired by this margin (the hosts' clocks may tick at
+// slightly different rates) means the worker is gone, cut off or frozen, and
+// its run is lost, whatever host it is on.
+inline constexpr std::chrono::seconds renewed_lease_margin{1};
+// On a SQLite file a lease is the run's deadline plus its kill grace, never
+// renewed; a worker under another host id is judged gone this long after.
+inline constexpr std::chrono::seconds fixed_lease_margin{60};
+// The margin for the leases of `db`'s runs.
+std::chrono::seconds lease_margin(const store::Database& db);
 
 // How often a loop refreshes the heartbeat of its row in the workers table.
 inline constexpr std::chrono::seconds heartbeat_interval{10};
@@ -39,7 +47,8 @@ Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Ti
 
 // Records as LOST every running run whose worker is gone: on this host (same
 // host name) at once when its process is dead or the machine rebooted; on
-// another host once its lease has expired by the margin. Then removes the
+// another host, or on a server whatever the host, once its lease has
+// expired by the margin. Then removes the
 // rows of the workers that are gone (see remove_gone_workers).
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,

@@ -25,13 +25,22 @@ using core::Result;
 using core::Time;
 
 // A run this worker has claimed: the task as it was at the claim, the
-// attempt's token and deadline, and the task's kept state at the claim.
+// attempt's token and deadline, the task's kept state at the claim, and
+// when, by this process's monotonic clock, its lease was taken.
 struct Claimed {
   store::RunRecord run;
   core::Task task;
   std::string attempt_uid;
   Time deadline;
   std::string state_blob;
+  exec::SteadyTime leased_at;
+};
+
+// One instant on both clocks: the (server's) time, and this process's
+// monotonic clock, which leases are kept by.
+struct Instant {
+  Time now;
+  exec::SteadyTime steady;
 };
 
 // A child started and not yet recorded in its run.
@@ -69,7 +78,11 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   Verdict verdict{core::AttemptOutcome::failed, "", std::nullopt, std::nullopt};
   if (result.exit_code >= 0) verdict.exit_code = result.exit_code;
   if (result.signal > 0) verdict.signal = result.signal;
-  if (result.timed_out) {
+  if (result.fenced) {
+    verdict.outcome = core::AttemptOutcome::lost;
+    verdict.reason = "lost: the run's lease was not renewed in time (the database out of reach, or the run taken "
+                     "for lost by another host), so its worker ended it";
+  } else if (result.timed_out) {
     verdict.outcome = core::AttemptOutcome::timed_out;
     verdict.reason = fmt::format("timed out after {} ({} sent to the process group)",
                                  core::format_duration(std::chrono::round<core::Seconds>(claimed.deadline - started)),
@@ -124,7 +137,15 @@ class WorkerImpl {
  public:
   WorkerImpl(store::Database& db, const Clock& clock, exec::Runner& runner, const WorkerOptions& options)
       : db_(db), clock_(clock), runner_(runner), options_(options),
-        identity_(current_worker(options.host_id)) {}
+        identity_(current_worker(options.host_id)) {
+    // No wait on the server past the moment a lease must be acted on.
+    if (options_.lease) store::limit_waits(db_, [this] { return runner_.next_lease_action(); });
+  }
+  ~WorkerImpl() {
+    if (options_.lease) store::limit_waits(db_, {});
+  }
+  WorkerImpl(const WorkerImpl&) = delete;
+  WorkerImpl& operator=(const WorkerImpl&) = delete;
 
   void stop_claiming() { claiming_ = false; }
   std::size_t running() const { return runner_.running(); }
@@ -138,7 +159,7 @@ class WorkerImpl {
     for (int round = 0; round < max_batches; ++round) {
       int slots = free_slots();
       if (slots <= 0) return false;
-      auto batch = store::write(db_, [&]() { return claim(slots, clock_.now()); });
+      auto batch = store::write(db_, [&]() { return claim(slots, instant()); });
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) return false;
       if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
@@ -149,8 +170,6 @@ class WorkerImpl {
   // Records the ends of the children in `results` and, in the same
   // transaction, claims runs for the slots they freed; then starts those.
   Result<void> record(const std::vector<exec::ChildResult>& results) {
-    std::vector<Claimed> ended;
-    std::vector<AttemptEnd> ends;
     for (const auto& result : results) {
       auto node = in_flight_.extract(result.key);
       if (node.empty()) continue;
@@ -158,29 +177,62 @@ class WorkerImpl {
       auto& [claimed, files] = node.mapped();
       auto left = run_directory_->collect(std::move(files), options_.state_limit);
       auto verdict = judge(result, claimed, left.status_line);
-      ends.push_back(attempt_end(claimed, verdict, result, &left.state));
-      ended.push_back(std::move(claimed));
+      auto end = attempt_end(claimed, verdict, result, &left.state);
+      unrecorded_.push_back({std::move(claimed), std::move(end)});
     }
-    if (ends.empty()) return {};
-    Time now = clock_.now();
+    if (unrecorded_.empty()) return {};
+    std::vector<AttemptEnd> ends;
+    for (const auto& ended : unrecorded_) ends.push_back(ended.end);
+    auto at = instant();
     struct Written {
       RecordedEnds ends;
       ClaimBatch refill;
     };
     auto written = store::write(db_, [&]() -> Result<Written> {
-      auto recorded = record_attempt_ends_within(db_, ends, now);
+      auto recorded = record_attempt_ends_within(db_, ends, at.now);
       if (!recorded) return std::unexpected(recorded.error());
-      auto refill = claim(free_slots(), now);
+      auto refill = claim(free_slots(), at);
       if (!refill) return std::unexpected(refill.error());
       return Written{std::move(*recorded), std::move(*refill)};
     });
     if (!written) return std::unexpected(written.error());
-    notify_changes(written->ends, now);
-    for (std::size_t i = 0; i < ends.size(); ++i) report_end(ended[i], ends[i], written->ends.current[i], now);
+    notify_changes(written->ends, at.now);
+    auto ended = std::exchange(unrecorded_, {});
+    for (std::size_t i = 0; i < ended.size(); ++i)
+      report_end(ended[i].claimed, ended[i].end, written->ends.current[i], at.now);
     return launch_all(std::move(written->refill));
   }
 
+  Result<void> keep_leases() {
+    auto due = next_renewal_at();
+    auto at = instant();
+    if (!due || at.steady < *due) return {};
+    std::vector<store::HeldLease> held;
+    for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
+    auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
+    if (!renewed) return std::unexpected(renewed.error());
+    for (const auto& [key, flight] : in_flight_) {
+      bool kept = std::ranges::find(*renewed, flight.claimed.run.id) != renewed->end();
+      runner_.hold_lease(key, kept ? fencing_point(at.steady) : at.steady);
+    }
+    renewed_at_ = at.steady;
+    return {};
+  }
+
+  std::optional<exec::SteadyTime> next_renewal_at() const {
+    if (!options_.lease || in_flight_.empty()) return std::nullopt;
+    return renewed_at_ + *options_.lease / 4;
+  }
+
  private:
+  Instant instant() const { return {clock_.now(), std::chrono::steady_clock::now()}; }
+
+  // Where a lease taken or renewed at `leased_at` is given up: half of it
+  // later, so that the child is dead (a kill grace later at the most, and a
+  // wait on the server cut short at this point) long before the lease ends
+  // on the database.
+  exec::SteadyTime fencing_point(exec::SteadyTime leased_at) const { return leased_at + *options_.lease / 2; }
+
   bool may_claim() const {
     return claiming_ && (!options_.claim_until || clock_.now() < *options_.claim_until);
   }
@@ -198,14 +250,14 @@ class WorkerImpl {
 
   // Claims up to `limit` queued runs inside the caller's transaction: each is
   // dropped by the drop rule or becomes a RUNNING attempt with a new token.
-  Result<ClaimBatch> claim(int limit, Time now) {
+  Result<ClaimBatch> claim(int limit, Instant at) {
     ClaimBatch batch;
     if (limit <= 0) return batch;
-    auto queued = store::next_queued_runs(db_, now, limit, identity_.host);
+    auto queued = store::next_queued_runs(db_, at.now, limit, identity_.host);
     if (!queued) return std::unexpected(queued.error());
     batch.queued_seen = queued->size();
     for (const auto& run : *queued) {
-      if (auto started = start_run(run, now, &run != &queued->front(), batch); !started)
+      if (auto started = start_run(run, at, &run != &queued->front(), batch); !started)
         return std::unexpected(started.error());
     }
     return batch;
@@ -229,7 +281,8 @@ class WorkerImpl {
   // Starts `run`, found claimable by this transaction's query, or drops it;
   // adds it to `batch`. `recheck` when a run claimed before it in the batch
   // may have filled its group or be of the same task.
-  Result<void> start_run(const store::RunRecord& run, Time now, bool recheck, ClaimBatch& batch) {
+  Result<void> start_run(const store::RunRecord& run, Instant at, bool recheck, ClaimBatch& batch) {
+    Time now = at.now;
     if (recheck) {
       auto claimable = store::is_claimable(db_, run.id, now, identity_.host);
       if (!claimable) return std::unexpected(claimable.error());
@@ -251,8 +304,9 @@ class WorkerImpl {
                         ? core::on_manual_start(task.definition, *schedule, task.state, now, new_attempt_uid())
                         : core::on_start(task.definition, *schedule, task.state, run.scheduled_at, now,
                                          new_attempt_uid());
+    Time lease_base = options_.lease ? now + *options_.lease : decision.deadline;
     store::StartRecord start{run.id, decision.state.attempt_uid, decision.state.attempt_no, decision.state.run_index,
-                             now, decision.deadline, decision.deadline + task.definition.kill_grace, identity_};
+                             now, decision.deadline, lease_base + task.definition.kill_grace, identity_};
     auto marked = store::mark_running(db_, start);
     if (!marked) return std::unexpected(marked.error());
     if (!*marked) return {};
@@ -261,7 +315,8 @@ class WorkerImpl {
     auto blob = store::load_state_blob(db_, task.id);
     if (!blob) return std::unexpected(blob.error());
     task.state = decision.state;
-    batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob)});
+    batch.claimed.push_back(
+        {run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob), at.steady});
     return {};
   }
 
@@ -283,6 +338,12 @@ class WorkerImpl {
     auto child = runner_.start(key, request, limits);
     if (!child) return not_started(claimed, child.error().message, &*files);
     options_.crash.reached(CrashPoint::after_spawn);
+    if (options_.lease) {
+      runner_.hold_lease(key, fencing_point(claimed.leased_at));
+      // The first run in flight: the claim took its lease, renewed a
+      // quarter of the lease later.
+      if (in_flight_.empty()) renewed_at_ = claimed.leased_at;
+    }
     Spawned spawned{claimed.run.id, *child};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
@@ -372,6 +433,13 @@ class WorkerImpl {
   std::optional<exec::RunDirectory> run_directory_;  // outlives the run files in in_flight_
   std::optional<exec::SpawnLedger> spawn_ledger_;
   std::map<std::uint64_t, InFlight> in_flight_;
+  // Ends not yet written: the database was out of reach.
+  struct Unrecorded {
+    Claimed claimed;
+    AttemptEnd end;
+  };
+  std::vector<Unrecorded> unrecorded_;
+  exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
   std::vector<RunReport> reports_;
   bool claiming_ = true;
 };
@@ -384,6 +452,10 @@ Worker::~Worker() = default;
 Result<bool> Worker::fill() { return impl_->fill(batches_per_fill); }
 
 Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { return impl_->record(results); }
+
+Result<void> Worker::keep_leases() { return impl_->keep_leases(); }
+
+std::optional<exec::SteadyTime> Worker::next_renewal_at() const { return impl_->next_renewal_at(); }
 
 void Worker::stop_claiming() { impl_->stop_claiming(); }
 
@@ -399,7 +471,9 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
     if (!more) return std::unexpected(more.error());
     if (*more) continue;
     if (worker.running() == 0) break;
-    if (auto recorded = worker.record(runner.wait_for_exits()); !recorded) return std::unexpected(recorded.error());
+    auto ended = runner.wait_for_exits(worker.next_renewal_at().value_or(exec::SteadyTime::max()));
+    if (auto recorded = worker.record(ended); !recorded) return std::unexpected(recorded.error());
+    if (auto kept = worker.keep_leases(); !kept) return std::unexpected(kept.error());
   }
   runner.finish_lingering();
   auto reports = worker.take_reports();

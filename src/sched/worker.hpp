@@ -26,6 +26,14 @@ struct WorkerOptions {
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
   CrashSwitch crash;                      // TASKD_CRASH_AT, for crash tests
   std::string host_id;                    // --host-id; empty: the hostname
+  // --lease, on a server: a run's lease lasts this long past each renewal,
+  // plus its task's kill grace. The worker renews the leases of its runs
+  // every quarter of it; a run whose lease went half of it unrenewed (the
+  // database out of reach, or this process frozen) has its child ended by
+  // the worker itself (fencing), long before another host may take the run
+  // for lost. None: a lease is the run's deadline plus its kill grace, not
+  // renewed (a SQLite file, on one machine).
+  std::optional<core::Millis> lease;
 };
 
 class WorkerImpl;
@@ -43,8 +51,14 @@ class Worker {
   // is empty; true when it stopped before, after a bounded number of claims
   // (call it again once signals and exits have been looked at).
   core::Result<bool> fill();
-  // Records the end of children that ended.
+  // Records the end of children that ended, with the ends an earlier call
+  // could not write (the database out of reach): those are kept until
+  // written, by the next call.
   core::Result<void> record(const std::vector<exec::ChildResult>& results);
+  // Renews the leases of the runs in flight, when due.
+  core::Result<void> keep_leases();
+  // When the next renewal is due; none while no lease is held.
+  std::optional<exec::SteadyTime> next_renewal_at() const;
   // From now on, no run is claimed.
   void stop_claiming();
   std::size_t running() const;

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "store/database.hpp"
+
 namespace taskd::store {
 
 enum class Dialect { sqlite, postgresql };
@@ -95,6 +97,11 @@ class Connection {
   // What is unsafe in how the database is reached, for `status` to warn
   // of (a server over TCP whose certificate is not verified); empty: nothing.
   virtual std::string transport_warning() = 0;
+  // Bounds every later wait on a server by `limit` as well: one that
+  // reaches it gives the connection up (an unavailable failure), so that a
+  // caller with a deadline of its own is back in time for it. A SQLite
+  // file, on this machine, has no such wait: ignored.
+  virtual void limit_waits(WaitLimit limit) = 0;
 };
 
 }  // namespace taskd::store

@@ -109,6 +109,16 @@ core::Result<bool> take_notices(Database& db) {
   return guarded(db, [&]() -> core::Result<bool> { return db.connection().take_notices(); });
 }
 
+void limit_waits(Database& db, WaitLimit limit) { db.connection().limit_waits(std::move(limit)); }
+
+core::Result<std::optional<core::Time>> server_time(Database& db) {
+  if (db.file()) return std::nullopt;
+  return guarded(db, [&]() -> core::Result<std::optional<core::Time>> {
+    auto query = db.prepare("SELECT CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)");
+    return std::optional(core::from_unix_ms(query.single_int64()));
+  });
+}
+
 core::Result<std::string> transport_warning(Database& db) {
   return guarded(db, [&]() -> core::Result<std::string> { return db.connection().transport_warning(); });
 }

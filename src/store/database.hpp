@@ -7,17 +7,23 @@
 // refused.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/time.hpp"
 
 namespace taskd::store {
 
 class Connection;
 class Query;
+
+// The instant past which no wait on a server may go (none: the reply
+// timeout alone bounds it); asked before each wait.
+using WaitLimit = std::function<std::optional<std::chrono::steady_clock::time_point>()>;
 class Statement;
 enum class Dialect;
 
@@ -91,6 +97,13 @@ class Database {
 // last call. Not for a SQLite file, whose writes show as file events.
 core::Result<int> notice_socket(Database& db);
 core::Result<bool> take_notices(Database& db);
+
+// Bounds every later wait on a server by `limit` too (see Connection).
+void limit_waits(Database& db, WaitLimit limit);
+
+// The database server's clock, read in one round trip; none for a SQLite
+// file, which has only this machine's.
+core::Result<std::optional<core::Time>> server_time(Database& db);
 
 // What is unsafe in how the database is reached (see Connection); empty: nothing.
 core::Result<std::string> transport_warning(Database& db);

@@ -286,13 +286,13 @@ class PgConnection final : public Connection {
     in_transaction_ = false;
   }
   // LISTEN taskd from the first call on (again on every new connection).
+  // After the connection was given up: -1, until a query makes it again.
   int notice_socket() override {
     if (!listening_) {
       run("LISTEN taskd");
       listening_ = true;
     }
-    usable();
-    return PQsocket(conn_);
+    return conn_ ? PQsocket(conn_) : -1;
   }
   // A Unix socket is as safe as its directory; over TCP only verify-full
   // both encrypts and checks that the server is the one named.
@@ -311,8 +311,10 @@ class PgConnection final : public Connection {
                        host, PQsslInUse(conn_) ? "with TLS but no check of the server's name" : "without TLS",
                        sslmode);
   }
+  void limit_waits(WaitLimit limit) override { wait_limit_ = std::move(limit); }
+  // A connection given up is not made again here: the caller's next query does.
   bool take_notices() override {
-    usable();
+    if (!conn_) return false;
     PGconn* conn = conn_;
     if (!PQconsumeInput(conn)) {
       drop();  // the next query connects again; a look at the store is due
@@ -343,14 +345,21 @@ class PgConnection final : public Connection {
     return Failure(FailureKind::unavailable, message);
   }
 
-  // Waits for `events` on the socket until `deadline`, the end of `budget`.
+  // Waits for `events` on the socket until `deadline`, the end of `budget`,
+  // or the wait limit, whichever comes first.
   void wait_for(short events, Clock::time_point deadline, milliseconds budget) {
     pollfd watched{PQsocket(conn_), events, 0};
+    auto limit = wait_limit_ ? wait_limit_() : std::nullopt;
+    bool limited = limit && *limit < deadline;
+    if (limited) deadline = *limit;
     while (true) {
       auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
-        auto message = fmt::format("database {}: no answer from the server within {} s; gave the connection up",
-                                   display_, std::chrono::duration_cast<std::chrono::seconds>(budget).count());
+        auto message =
+            limited ? fmt::format("database {}: no answer from the server before the leases of the runs in "
+                                  "flight had to be given up; gave the connection up", display_)
+                    : fmt::format("database {}: no answer from the server within {} s; gave the connection up",
+                                  display_, std::chrono::duration_cast<std::chrono::seconds>(budget).count());
         drop();
         throw Failure(FailureKind::unavailable, message);
       }
@@ -404,6 +413,7 @@ class PgConnection final : public Connection {
   std::string uri_;
   std::string display_;
   milliseconds reply_timeout_;
+  WaitLimit wait_limit_;
   PGconn* conn_ = nullptr;
   int generation_ = 0;  // counts connections: a statement prepared on an earlier one is prepared again
   int statements_ = 0;

@@ -231,6 +231,28 @@ Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_
   });
 }
 
+Result<std::vector<std::int64_t>> renew_leases(Database& db, const std::vector<HeldLease>& leases, Time until) {
+  return guarded(db, [&]() -> Result<std::vector<std::int64_t>> {
+    std::vector<std::int64_t> renewed;
+    if (leases.empty()) return renewed;
+    std::string pairs;
+    for (std::size_t i = 0; i < leases.size(); ++i)
+      pairs += fmt::format("{}(CAST(?{} AS bigint), ?{})", i == 0 ? "" : ", ", 2 * i + 2, 2 * i + 3);
+    auto update = db.prepare(fmt::format(
+        "UPDATE runs SET lease_expires_at = ?1 + 1000 * (SELECT kill_grace FROM tasks WHERE tasks.id = runs.task_id) "
+        "WHERE status = 'running' AND (id, attempt_uid) IN (VALUES {}) RETURNING id",
+        pairs));
+    Binder b(update);
+    b.time(until);
+    for (const auto& lease : leases) {
+      b.int64(lease.run_id);
+      b.text(lease.attempt_uid);
+    }
+    while (update.step()) renewed.push_back(update.query().int64(0));
+    return renewed;
+  });
+}
+
 Result<std::vector<InFlightRun>> running_runs(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<InFlightRun>> {
     static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id "
@@ -434,6 +456,9 @@ Result<Upcoming> upcoming_after(Database& db, Time now, std::string_view host) {
                                              "WHERE r.status = 'queued' AND r.not_before > ?1 AND t.paused = 0 "
                                              "AND (t.on_host = '' OR t.on_host = ?2)",
                                              now, host);
+    auto leases = db.cached("SELECT min(lease_expires_at) FROM runs WHERE status = 'running'");
+    leases.step();
+    upcoming.earliest_lease_end = Columns(leases).optional_time();
     return upcoming;
   });
 }

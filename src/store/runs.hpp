@@ -116,6 +116,18 @@ core::Result<bool> mark_running(Database& db, const StartRecord& start);
 // a dead worker left running.
 core::Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at);
 
+// A running attempt whose lease its worker keeps.
+struct HeldLease {
+  std::int64_t run_id;
+  std::string attempt_uid;
+};
+// Extends the lease of each run to `until` plus its task's kill grace, in
+// one statement, while it is the attempt running; returns the ids of the
+// runs whose lease it extended (one that is missing was taken from its
+// worker: recovered as lost, or stopped). Takes no write lock.
+core::Result<std::vector<std::int64_t>> renew_leases(Database& db, const std::vector<HeldLease>& leases,
+                                                      core::Time until);
+
 // Every run in status running.
 core::Result<std::vector<InFlightRun>> running_runs(Database& db);
 
@@ -176,10 +188,11 @@ core::Result<std::string> run_output(Database& db, std::int64_t run_id);
 // What a sleeping scheduler waits for, each strictly after `now`: the
 // earliest next_run_at of a task that can be due, and the earliest
 // not_before of a queued run of a task that is not paused and that `host`
-// may run.
+// may run; and the earliest lease of a running run, past or not.
 struct Upcoming {
   std::optional<core::Time> next_due;
   std::optional<core::Time> next_claimable;
+  std::optional<core::Time> earliest_lease_end;
 };
 core::Result<Upcoming> upcoming_after(Database& db, core::Time now, std::string_view host);
 

@@ -129,6 +129,7 @@ class SqliteConnection final : public Connection {
   int notice_socket() override { return -1; }
   bool take_notices() override { return false; }
   std::string transport_warning() override { return {}; }
+  void limit_waits(WaitLimit) override {}
   SQLite::Database& handle() { return *db_; }
 
  private:

@@ -21,6 +21,7 @@ struct WorkerRow {
   core::Time started_at;
   core::Time heartbeat_at;
   std::string machine_id;  // /etc/machine-id: the same machine after a reboot; '' when unknown
+  core::Millis clock_offset{0};  // its clock minus the database's, as it last measured
 };
 
 // Adds the row (its `id` is ignored); returns its id. With `alive_since`,
@@ -30,9 +31,10 @@ struct WorkerRow {
 core::Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker,
                                            std::optional<core::Time> alive_since = std::nullopt);
 
-// Sets the row's heartbeat to `now`; false when the row is gone (someone
-// judged the worker dead, or removed a long-silent one).
-core::Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now);
+// Sets the row's heartbeat to `now` and its clock offset; false when the
+// row is gone (someone judged the worker dead, or removed a long-silent
+// one). Takes no write lock.
+core::Result<bool> heartbeat_worker(Database& db, std::int64_t id, core::Time now, core::Millis clock_offset);
 
 // Deletes the row; a row already gone is no error.
 core::Result<void> unregister_worker(Database& db, std::int64_t id);

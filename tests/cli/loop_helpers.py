@@ -58,10 +58,11 @@ def wait_for(condition, seconds, what):
 
 
 class LoopTestCase(TaskdTestCase):
-    def start(self, command, *args, log_name="taskd.log", faketime=None):
+    def start(self, command, *args, log_name="taskd.log", faketime=None, db=True, server_clock=False):
         """Starts `taskd COMMAND ARGS --log-file LOG --log-level debug`; waits for loop.started."""
         log = os.path.join(self.tmp, log_name)
-        proc = self.popen_taskd(command, "--log-file", log, "--log-level", "debug", *args, faketime=faketime)
+        proc = self.popen_taskd(command, "--log-file", log, "--log-level", "debug", *args, faketime=faketime, db=db,
+                                server_clock=server_clock)
         self.addCleanup(self.reap, proc)
         wait_for(lambda: self.events(log, "loop.started") or proc.poll() is not None, 20, "loop.started")
         self.assertIsNone(proc.poll(), proc.stderr.read() if proc.poll() is not None else "")

@@ -41,10 +41,24 @@ class Server:
             self.as_user = ["runuser", "-u", "postgres", "--"]
         os.chmod(self.dir, 0o755)
         self.run("initdb", "-N", "-A", "trust", "-U", "postgres", "--locale=C.UTF-8", "-E", "UTF8", "-D", self.data)
-        options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}' -c fsync=off " \
-                  "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        self.run("pg_ctl", "start", "-w", "-s", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-o", options)
+        # fsync off: a crash of this machine may lose what the OS did not
+        # write, but a crash of the server (pg_ctl stop -m immediate) loses
+        # nothing committed, as the failover tests assert.
+        self.options = f"-c listen_addresses='' -c unix_socket_directories='{self.socket_dir}' -c fsync=off " \
+                       "-c full_page_writes=off -c max_connections=200"
+        self.start()
         atexit.register(self.stop)
+
+    def start(self):
+        self.run("pg_ctl", "start", "-w", "-s", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-o", self.options)
+
+    def crash_and_restart(self, down_seconds):
+        """Stops the server as a crash does (pg_ctl stop -m immediate: no
+        checkpoint, every connection cut), and starts it again after
+        down_seconds."""
+        self.run("pg_ctl", "stop", "-s", "-m", "immediate", "-D", self.data)
+        time.sleep(down_seconds)
+        self.start()
 
     def run(self, program, *args):
         subprocess.run(self.as_user + [os.path.join(self.bin, program), *args], check=True,

@@ -138,7 +138,18 @@ class TaskdTestCase(unittest.TestCase):
             argv = faketime_prefix(faketime) + argv
         return argv
 
-    def run_taskd(self, *args, db=True, faketime=None, env=None, timeout=COMMAND_TIMEOUT, **kwargs):
+    def environment(self, env, faketime, server_clock):
+        """The child's environment: self.env unless env is given. Under
+        faketime on a server, TASKD_CLOCK=host, so that the clock faketime
+        sets is the one taskd keeps, unless server_clock asks for the
+        server's."""
+        env = self.env if env is None else env
+        if faketime and STORE == "postgresql" and not server_clock:
+            env = dict(env, TASKD_CLOCK="host")
+        return env
+
+    def run_taskd(self, *args, db=True, faketime=None, env=None, timeout=COMMAND_TIMEOUT, server_clock=False,
+                  **kwargs):
         """Runs taskd; returns (returncode, stdout, stderr) as text.
 
         Global options go first in args: run_taskd("--json", "history").
@@ -151,7 +162,7 @@ class TaskdTestCase(unittest.TestCase):
             kwargs["stdin"] = subprocess.DEVNULL
         proc = subprocess.run(
             self.command_line(args, db=db, faketime=faketime),
-            env=self.env if env is None else env,
+            env=self.environment(env, faketime, server_clock),
             cwd=self.tmp,
             capture_output=True,
             encoding="utf-8",
@@ -161,10 +172,10 @@ class TaskdTestCase(unittest.TestCase):
         )
         return proc.returncode, proc.stdout, proc.stderr
 
-    def popen_taskd(self, *args, db=True, faketime=None, env=None, **kwargs):
+    def popen_taskd(self, *args, db=True, faketime=None, env=None, server_clock=False, **kwargs):
         return subprocess.Popen(
             self.command_line(args, db=db, faketime=faketime),
-            env=self.env if env is None else env,
+            env=self.environment(env, faketime, server_clock),
             cwd=self.tmp,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

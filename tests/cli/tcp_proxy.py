@@ -1,6 +1,9 @@
 """A TCP proxy for the tests, in a thread of the test process: it listens on
 127.0.0.1 and forwards each connection to a Unix socket (the throwaway
-server's), so that taskd reaches the server over TCP as it would another host."""
+server's), so that taskd reaches the server over TCP as it would another host.
+stop_forwarding() leaves every connection open but carries nothing more, as a
+network that drops packets (or a stopped proxy) does: the kernel still
+accepts what taskd sends, and no answer comes."""
 
 import selectors
 import socket
@@ -14,6 +17,8 @@ class TcpProxy:
         self.listener.bind(("127.0.0.1", 0))
         self.listener.listen()
         self.port = self.listener.getsockname()[1]
+        self.forwarding = threading.Event()
+        self.forwarding.set()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -27,19 +32,27 @@ class TcpProxy:
             server.connect(self.unix_path)
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
-    @staticmethod
-    def _pump(a, b):
+    def _pump(self, a, b):
         with selectors.DefaultSelector() as selector:
             selector.register(a, selectors.EVENT_READ, b)
             selector.register(b, selectors.EVENT_READ, a)
             while True:
-                for key, _ in selector.select():
+                self.forwarding.wait()
+                for key, _ in selector.select(timeout=0.05):
+                    if not self.forwarding.is_set():
+                        break
                     data = key.fileobj.recv(65536)
                     if not data:
                         a.close()
                         b.close()
                         return
                     key.data.sendall(data)
+
+    def stop_forwarding(self):
+        self.forwarding.clear()
+
+    def resume_forwarding(self):
+        self.forwarding.set()
 
     def close(self):
         self.listener.close()

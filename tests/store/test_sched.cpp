@@ -78,7 +78,7 @@ class FakeRunner final : public exec::Runner {
     return exec::StartedProcess{static_cast<pid_t>(1000 + key), 4711};
   }
 
-  std::vector<exec::ChildResult> wait_for_exits() override {
+  std::vector<exec::ChildResult> wait_for_exits(exec::SteadyTime) override {
     while_running();
     clock_.advance(duration);
     std::vector<exec::ChildResult> ended;
@@ -92,6 +92,8 @@ class FakeRunner final : public exec::Runner {
   }
 
   void finish_lingering() override {}
+  void hold_lease(std::uint64_t, exec::SteadyTime) override {}
+  std::optional<exec::SteadyTime> next_lease_action() const override { return std::nullopt; }
   std::size_t running() const override { return running_.size(); }
 
  private:
@@ -444,14 +446,42 @@ TEST_CASE("a run whose worker died before recording its child has the group its 
   CHECK(std::filesystem::exists(ledger_of_another_worker));
 }
 
-TEST_CASE("a run whose worker lives is left alone, even past its lease") {
+TEST_CASE("a run whose worker lives on this host is left alone past its lease on a file, not on a server") {
   test::TempDb temp;
   auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
   FakeProcessTable processes;
   processes.alive.insert({321, 3000});
-  CHECK(sched::recover_lost_runs(temp.db, at(12, 0), self, processes).value().empty());
-  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
-  CHECK(processes.killed.empty());
+  auto lease = store::running_runs(temp.db).value().front().lease_expires_at.value();
+  auto margin = sched::lease_margin(temp.db);
+  CHECK(sched::recover_lost_runs(temp.db, lease + margin - 1ms, self, processes).value().empty());
+  auto lost = sched::recover_lost_runs(temp.db, lease + margin + 1h, self, processes).value();
+  if (temp.db.file()) {
+    // One machine: the worker's own process is the proof it still works.
+    CHECK(lost.empty());
+    CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
+    CHECK(processes.killed.empty());
+  } else {
+    // Leases are renewed on a server: one left to expire means the worker
+    // is frozen or cut off, and what it left running is ended.
+    REQUIRE(lost.size() == 1);
+    CHECK(lost.front().reason.find("not renewed") != std::string::npos);
+    CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
+    CHECK_FALSE(processes.killed.empty());
+  }
+}
+
+TEST_CASE("a lease is renewed to the time given plus the task's kill grace, only for the attempt that runs") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, self);
+  auto renewed = store::renew_leases(temp.db, {{run_id, "uid-r"}, {run_id + 100, "uid-x"}}, at(11, 0)).value();
+  CHECK(renewed == std::vector<std::int64_t>{run_id});
+  CHECK(store::running_runs(temp.db).value().front().lease_expires_at == at(11, 0) + 10s);  // the kill grace
+  CHECK(store::renew_leases(temp.db, {{run_id, "uid-stale"}}, at(12, 0)).value().empty());
+  CHECK(store::running_runs(temp.db).value().front().lease_expires_at == at(11, 0) + 10s);
+  store::FinishRecord finish{run_id, "uid-r", core::RunStatus::lost, at(11, 1)};
+  REQUIRE(store::finish_run(temp.db, finish).value());
+  CHECK(store::renew_leases(temp.db, {{run_id, "uid-r"}}, at(12, 0)).value().empty());  // taken: not renewed
+  CHECK(store::renew_leases(temp.db, {}, at(12, 0)).value().empty());
 }
 
 TEST_CASE("a reused pid does not keep a dead worker's run alive") {
@@ -477,8 +507,10 @@ TEST_CASE("another host's run is LOST only once its lease has expired by the mar
   auto run_id = running_under(temp, {"elsewhere", "boot-x", 321, 3000});
   FakeProcessTable processes;
   auto lease = store::running_runs(temp.db).value().front().lease_expires_at.value();
-  CHECK(sched::recover_lost_runs(temp.db, lease + 59s, self, processes).value().empty());
-  CHECK(sched::recover_lost_runs(temp.db, lease + 61s, self, processes).value().size() == 1);
+  auto margin = sched::lease_margin(temp.db);
+  CHECK(margin == (temp.db.file() ? 60s : 1s));
+  CHECK(sched::recover_lost_runs(temp.db, lease + margin - 1ms, self, processes).value().empty());
+  CHECK(sched::recover_lost_runs(temp.db, lease + margin, self, processes).value().size() == 1);
   CHECK(processes.killed.empty());  // another host's processes are not ours to kill
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::lost);
 }
@@ -504,7 +536,7 @@ std::vector<pid_t> listed_pids(store::Database& db) {
 TEST_CASE("a registered worker is listed with its role, identity, concurrency and times until it leaves") {
   test::TempDb temp;
   auto id = store::register_worker(temp.db, worker_row(self, at(10, 0))).value();
-  REQUIRE(store::heartbeat_worker(temp.db, id, at(10, 0, 10)).value());
+  REQUIRE(store::heartbeat_worker(temp.db, id, at(10, 0, 10), core::Millis{0}).value());
   auto rows = store::list_workers(temp.db).value();
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].id == id);
@@ -516,12 +548,13 @@ TEST_CASE("a registered worker is listed with its role, identity, concurrency an
   CHECK(rows[0].heartbeat_at == at(10, 0, 10));
   REQUIRE(store::unregister_worker(temp.db, id));
   CHECK(store::list_workers(temp.db).value().empty());
-  CHECK_FALSE(store::heartbeat_worker(temp.db, id, at(10, 0, 20)).value());
+  CHECK_FALSE(store::heartbeat_worker(temp.db, id, at(10, 0, 20), core::Millis{0}).value());
 }
 
 TEST_CASE("a loop's presence beats at most every heartbeat interval and registers again if its row was removed") {
   test::TempDb temp;
-  auto presence = sched::Presence::enter(temp.db, worker_row(self, at(0, 0)), at(10, 0)).value();
+  FakeClock clock{at(10, 0)};
+  auto presence = sched::Presence::enter(temp.db, worker_row(self, at(0, 0)), clock).value();
   CHECK(presence.next_heartbeat_at() == at(10, 0) + sched::heartbeat_interval);
   REQUIRE(presence.beat_if_due(at(10, 0, 9)));
   CHECK(store::list_workers(temp.db).value().front().heartbeat_at == at(10, 0));  // not due: nothing written

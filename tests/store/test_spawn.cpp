@@ -1,12 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
 #include "exec/process_identity.hpp"
 #include "exec/spawn.hpp"
+#include "exec/supervisor.hpp"
 
 using namespace taskd;
 using namespace std::chrono_literals;
@@ -33,4 +36,50 @@ TEST_CASE("a child's start time is the tick its boot clock bracket falls in, or 
   // The bracket says nothing of the pid: within one tick, that tick is taken as it is.
   CHECK(exec::child_start_ticks(::getpid(), 7 * tick + 1ns, 8 * tick - 1ns) == 7);
   CHECK(exec::child_start_ticks(::getpid(), 8 * tick - 1ns, 8 * tick) == own_start);
+}
+
+namespace {
+
+exec::ChildLimits an_hour_with_grace(std::chrono::seconds grace) { return {std::chrono::hours(1), grace, 4096}; }
+
+// A Supervisor makes this process the subreaper of its children's orphans;
+// the other tests of this binary expect orphans to go to init, as before.
+struct NoSubreaperAfter {
+  ~NoSubreaperAfter() { ::prctl(PR_SET_CHILD_SUBREAPER, 0); }
+};
+
+}  // namespace
+
+TEST_CASE("a child whose lease runs out is ended as by its timebox, and at once if its grace is over too") {
+  NoSubreaperAfter reset;
+  exec::Supervisor supervisor;
+  auto now = std::chrono::steady_clock::now();
+  REQUIRE(supervisor.start(1, {{"/bin/sleep", "60"}, {}, ""}, an_hour_with_grace(5s)));
+  REQUIRE(supervisor.start(2, {{"/bin/sleep", "60"}, {}, ""}, an_hour_with_grace(5s)));
+  CHECK_FALSE(supervisor.next_lease_action());  // no lease held: the timebox alone
+  supervisor.hold_lease(1, now + 1h);
+  CHECK(supervisor.next_lease_action() == now + 1h);
+  supervisor.hold_lease(1, now);        // ran out now: SIGTERM, SIGKILL after the grace
+  supervisor.hold_lease(2, now - 10s);  // ran out longer ago than the grace: SIGKILL at once
+  std::vector<exec::ChildResult> ended;
+  while (ended.size() < 2) {
+    auto some = supervisor.wait_for_exits(now + 4s);
+    ended.insert(ended.end(), some.begin(), some.end());
+    REQUIRE(std::chrono::steady_clock::now() < now + 4s);  // well before the grace of the first
+  }
+  std::ranges::sort(ended, {}, &exec::ChildResult::key);
+  CHECK((ended[0].fenced && !ended[0].timed_out && ended[0].signal == SIGTERM));
+  CHECK((ended[1].fenced && ended[1].signal == SIGKILL));
+  CHECK_FALSE(supervisor.next_lease_action());
+}
+
+TEST_CASE("a lease held further keeps its child running, and one that ends after the timebox is not a fence") {
+  NoSubreaperAfter reset;
+  exec::Supervisor supervisor;
+  auto now = std::chrono::steady_clock::now();
+  REQUIRE(supervisor.start(1, {{"/bin/sleep", "60"}, {}, ""}, {200ms, 1s, 4096}));
+  supervisor.hold_lease(1, now + 1h);
+  auto ended = supervisor.wait_for_exits(now + 10s);
+  REQUIRE(ended.size() == 1);
+  CHECK((ended[0].timed_out && !ended[0].fenced));
 }

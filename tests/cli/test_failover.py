@@ -1,0 +1,222 @@
+"""Several hosts on one server, and what goes wrong between them: a host
+killed (kill -9), frozen (SIGSTOP), or cut off from the server by a network
+that stops carrying packets, and the server itself crashing and coming back.
+The hosts are taskd processes of this machine with distinct host ids and
+short leases; the tasks' children write when they start, and the test sees
+when they end, so that no two attempts of a task may overlap unseen."""
+
+import os
+import signal
+import time
+import unittest
+
+from loop_helpers import LoopTestCase, wait_for
+from taskd_test import STORE, parse_time
+from tcp_proxy import TcpProxy
+
+LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
+KILL_GRACE = 1
+MARGIN = 1  # renewed_lease_margin
+# The longest a run may wait for its retry after its host is gone: the lease
+# (with the kill grace it covers) and the margin from the last renewal, and
+# a pass of the host that recovers it.
+FAILOVER_BOUND = LEASE + KILL_GRACE + MARGIN + 2
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@unittest.skipUnless(STORE == "postgresql", "several hosts share a server")
+class FailoverTest(LoopTestCase):
+    def setUp(self):
+        super().setUp()
+        self.starts = os.path.join(self.tmp, "starts")
+        self.marker = self.unique_sleep()
+
+    def add_long_task(self, name="long", retries=25):
+        """A task whose child records its start (pid, time, host, attempt)
+        and sleeps until it is ended; retried at once, `retries` times."""
+        self.add(name, "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
+                 "--retry", ",".join(["0s"] * retries), "--shell", "--",
+                 f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
+
+    def started(self):
+        """Each start so far: (pid, time, host, attempt uid)."""
+        try:
+            with open(self.starts) as f:
+                return [(int(p), float(t), h, u) for p, t, h, u in (line.split() for line in f)]
+        except FileNotFoundError:
+            return []
+
+    def wait_for_start(self, count, seconds):
+        return wait_for(lambda: len(self.started()) >= count and self.started()[count - 1], seconds,
+                        f"start number {count}")
+
+    def host(self, host_id):
+        return self.start("run", "--host-id", host_id, "--lease", f"{LEASE}s", log_name=f"{host_id}.log")
+
+    def wait_gone(self, pid, seconds):
+        wait_for(lambda: not alive(pid), seconds, f"pid {pid} to end")
+        return time.time()
+
+    def run_rows(self):
+        return self.sql("SELECT id, status, worker_host, reason, attempt_uid FROM runs ORDER BY id")
+
+    def test_a_killed_hosts_run_is_lost_and_retried_on_another_host_without_overlap_20_times(self):
+        self.add_long_task()
+        hosts = {}
+        for name in ("h0", "h1"):
+            hosts[name] = self.host(name)
+        failovers = []
+        for trial in range(20):
+            pid, started_at, host, _ = self.wait_for_start(trial + 1, FAILOVER_BOUND + 10)
+            if trial > 0:
+                failovers.append(started_at - killed_at)
+                self.assertGreater(started_at, gone_at, "the retry started before the killed host's child ended")
+            proc, _ = hosts.pop(host)
+            killed_at = time.time()
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=30)
+            gone_at = self.wait_gone(pid, 5)  # PR_SET_PDEATHSIG: the child dies with its taskd
+            self.assertLess(gone_at - killed_at, 1)
+            replacement = f"h{trial + 2}"
+            hosts[replacement] = self.host(replacement)
+        pid, started_at, host, _ = self.wait_for_start(21, FAILOVER_BOUND + 10)
+        failovers.append(started_at - killed_at)
+        self.assertLessEqual(max(failovers), FAILOVER_BOUND, failovers)
+        if os.environ.get("TASKD_TEST_VERBOSE"):
+            print("failover seconds:", sorted(round(f, 2) for f in failovers))
+        for proc, _ in hosts.values():
+            self.assertEqual(self.stop(proc)[0], 0)
+        rows = self.run_rows()
+        lost = [r for r in rows if r[1] == "lost"]
+        self.assertEqual(len(lost), 20)
+        starts = self.started()
+        for (run_id, _, worker_host, reason, uid), (_, _, host, start_uid) in zip(lost, starts):
+            self.assertEqual((worker_host, uid), (host, start_uid))
+            self.assertIn(f"on {host} expired", reason)
+            self.assertIn("not renewed", reason)
+        self.assertGreaterEqual(len(starts), 21)  # and maybe one more as the hosts stopped
+        self.assertEqual(len({s[3] for s in starts}), len(starts))  # each attempt its own token
+
+    def test_a_frozen_host_ends_its_children_as_it_wakes_and_writes_nothing_stale(self):
+        self.add_long_task()
+        frozen, frozen_log = self.host("frozen")
+        pid, _, host, uid = self.wait_for_start(1, 20)
+        self.assertEqual(host, "frozen")
+        other, _ = self.host("other")
+        frozen.send_signal(signal.SIGSTOP)
+        try:
+            retry_pid, retried_at, retry_host, retry_uid = self.wait_for_start(2, FAILOVER_BOUND + 10)
+            self.assertEqual(retry_host, "other")
+            self.assertTrue(alive(pid))  # a frozen taskd cannot end it: it ends as the host wakes
+            time.sleep(0.1)
+        finally:
+            resumed_at = time.time()
+            frozen.send_signal(signal.SIGCONT)
+        gone_at = self.wait_gone(pid, 5)
+        self.assertLess(gone_at - resumed_at, 0.5, "the child outlived its frozen host's wake by its grace or more")
+        wait_for(lambda: self.events(frozen_log, "run.stale"), 10, "the frozen host to report its run as stale")
+        rows = self.run_rows()
+        self.assertEqual(rows[0][1:3], ("lost", "frozen"))
+        self.assertIn("on frozen expired", rows[0][3])  # the recovery's words, not the late report's
+        self.assertEqual((rows[1][1], rows[1][2], rows[1][4]), ("running", "other", retry_uid))
+        self.assertEqual(self.task("long")["attempt_uid"], retry_uid)
+        self.assertTrue(alive(retry_pid))
+        for proc in (frozen, other):
+            self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_a_host_cut_off_from_the_server_fences_its_run_before_its_lease_ends(self):
+        import pg_server
+        self.add_long_task()
+        proxy = TcpProxy(os.path.join(pg_server.server().socket_dir, ".s.PGSQL.5432"))
+        self.addCleanup(proxy.close)
+        database = self.db.split("/")[3].split("?")[0]
+        through_proxy = f"postgresql://postgres@127.0.0.1:{proxy.port}/{database}"
+        proc, log = self.start("run", "--host-id", "cut", "--lease", f"{LEASE}s", log_name="cut.log",
+                               db=through_proxy)
+        pid, _, host, _ = self.wait_for_start(1, 20)
+        self.assertEqual(host, "cut")
+        other, _ = self.host("other")
+        proxy.stop_forwarding()
+        gone_at = self.wait_gone(pid, LEASE + KILL_GRACE + 1)
+        _, retried_at, retry_host, _ = self.wait_for_start(2, FAILOVER_BOUND + 10)
+        self.assertEqual(retry_host, "other")
+        self.assertLess(gone_at, retried_at)
+        rows = self.run_rows()
+        expired = parse_time(rows[0][3].split(" expired at ")[1].split()[0]).timestamp()
+        self.assertLess(gone_at, expired, "the child outlived its lease")
+        proxy.resume_forwarding()
+        wait_for(lambda: self.events(log, "database.reachable"), 20, "the cut-off host to reconnect")
+        self.assertEqual(len(self.events(log, "database.unreachable")), 1)  # logged once, not per try
+        self.assertEqual(self.stop(proc)[0], 0)
+        self.assertEqual(self.stop(other)[0], 0)
+
+    def test_hosts_ride_out_a_server_crash_and_record_the_runs_that_ended_meanwhile(self):
+        import pg_server
+        for i in range(4):
+            self.add(f"short{i}", "--every", "1d", "--start-now", "--shell", "--",
+                     f'echo "$$ $(date +%s.%N) $TASKD_HOST x" >> {self.starts}; sleep 2')
+        hosts = [self.start("run", "--host-id", f"h{i}", "--lease", "10s", "--concurrency", "2",
+                            log_name=f"h{i}.log") for i in range(2)]
+        self.wait_for_start(4, 20)
+        committed = self.sql("SELECT id, status, worker_host, attempt_uid FROM runs ORDER BY id")
+        pg_server.server().crash_and_restart(0.5)
+        wait_for(lambda: all(self.events(log, "database.reachable") for _, log in hosts), 30, "every host to reconnect")
+        wait_for(lambda: [r[0] for r in self.sql("SELECT status FROM runs")] == ["succeeded"] * 4, 20,
+                 "the runs in flight to be recorded")
+        after = self.sql("SELECT id, status, worker_host, attempt_uid FROM runs ORDER BY id")
+        self.assertEqual([(r[0], r[2], r[3]) for r in after], [(r[0], r[2], r[3]) for r in committed])
+        self.add("later", "--every", "1d", "--start-now", "--", "true")
+        wait_for(lambda: self.sql("SELECT r.status FROM runs r JOIN tasks t ON t.id = r.task_id "
+                                  "WHERE t.name = 'later'") == [("succeeded",)], 20, "a task added after the crash to run")
+        for proc, log in hosts:
+            self.assertEqual(len(self.events(log, "database.unreachable")), 1)
+            self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_a_host_whose_clock_is_off_keeps_the_servers_time_and_status_shows_its_offset(self):
+        slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
+        self.add("soon", "--every", "1m", "--phase", f"{slot % 60}s", "--", "true")
+        self.assertEqual(parse_time(self.task("soon")["next_run_at"]).timestamp(), slot)
+        code, out, err = self.run_taskd("tick", "--host-id", "ahead", faketime="+90s", server_clock=True)  # its slot has passed, by its clock
+        self.assertEqual(code, 0, err)
+        self.assertEqual(self.history(), [])
+        proc, log = self.start("run", "--host-id", "ahead", "--lease", f"{LEASE}s", faketime="+90s", server_clock=True)
+        [offset] = wait_for(lambda: self.events(log, "clock.offset"), 10, "the offset to be logged")
+        self.assertEqual(offset["level"], "warn")
+        self.assertAlmostEqual(int(offset["offset_ms"]), 90000, delta=2000)
+        [worker] = self.json_of("status")["workers"]
+        self.assertAlmostEqual(worker["clock_offset_ms"], 90000, delta=2000)
+        code, out, err = self.run_taskd("status")
+        self.assertIn("the clock of ahead", err)
+        self.assertIn("ahead of the database server's", err)
+        wait_for(lambda: [r["status"] for r in self.history()] == ["succeeded"], 30, "the run at its slot")
+        [run] = self.history()
+        self.assertEqual(parse_time(run["scheduled_at"]).timestamp(), slot)
+        late = parse_time(run["started_at"]).timestamp() - slot
+        self.assertGreaterEqual(late, 0)
+        self.assertLess(late, 1)
+        # the faketime wrapper waits for taskd, its child, and passes no signal on
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            [taskd] = map(int, f.read().split())
+        os.kill(taskd, signal.SIGTERM)
+        proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0)
+        # TASKD_CLOCK=host: the host's own clock, by which the next slot has come
+        code, out, err = self.run_taskd("tick", "--host-id", "ahead", faketime="+90s",
+                                        env=dict(self.env, TASKD_CLOCK="host"), server_clock=True)
+        self.assertEqual(code, 0, err)
+        self.assertEqual([r["status"] for r in self.history()], ["queued", "succeeded"])
+        code, out, err = self.run_taskd("status", env=dict(self.env, TASKD_CLOCK="db"))
+        self.assertEqual((code, out), (2, ""))
+        self.assertOneErrorLine(err, 'TASKD_CLOCK="db"', '"server"', '"host"')
+
+
+if __name__ == "__main__":
+    unittest.main()
