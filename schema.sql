@@ -221,3 +221,7 @@ ALTER TABLE workers ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';
 -- A worker's clock minus the database's, in milliseconds, as it last
 -- measured it (0 on a SQLite file: one clock).
 ALTER TABLE workers ADD COLUMN clock_offset_ms INTEGER NOT NULL DEFAULT 0;
+-- Why a running run was asked to stop by a host that cannot stop it itself
+-- (overlap=replace on another host's run); its worker ends it at its next
+-- lease renewal. '': not asked.
+ALTER TABLE runs ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';

@@ -62,7 +62,7 @@ for count in 1 2 3; do
   done_runs=$(psql_run -d dispatch -c "SELECT count(*) FROM taskd.runs WHERE status = 'succeeded'")
   [ "$done_runs" = "$dispatched" ] || { echo "$count hosts: $done_runs of $dispatched runs succeeded" >&2; exit 1; }
   per_host=$(psql_run -d dispatch -c "SELECT string_agg(worker_host || ' ' || n, ', ' ORDER BY worker_host)
-                                      FROM (SELECT worker_host, count(*) n FROM taskd.runs GROUP BY 1) c")
+                                      FROM (SELECT worker_host, count(*) n FROM taskd.runs WHERE status = 'succeeded' GROUP BY 1) c")
   printf '  %-22s %8.0f runs/s  (%.2f of the bare loop; runs per host: %s)\n' "$count host(s)" \
     "$(bc -l <<<"$dispatched * 1000 / $ms")" "$(bc -l <<<"$bare_ms / $ms")" "$per_host"
 done

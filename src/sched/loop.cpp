@@ -45,10 +45,11 @@ core::Result<void> recover(store::Database& db, Time now, Logger& log, const sto
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
+core::Result<void> enqueue(store::Database& db, Time now, std::string_view host, Logger& log,
                            const std::function<void()>& before_commit = {}) {
   auto ticked = enqueue_due(
-      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(), before_commit);
+      db, now, host, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
+      before_commit);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
 }
@@ -154,7 +155,7 @@ class Loop {
     bool enqueues = options_.role == Role::tick_and_work && work->due;
     if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
-      if (auto enqueued = enqueue(db_, now, log_, before_commit); !enqueued) return enqueued;
+      if (auto enqueued = enqueue(db_, now, self_.host, log_, before_commit); !enqueued) return enqueued;
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     if (auto pruned = prune_batch(now); !pruned) return pruned;
@@ -373,7 +374,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   if (enqueue_needed(*work)) {
-    if (auto enqueued = enqueue(db, now, log); !enqueued) return enqueued;
+    if (auto enqueued = enqueue(db, now, host_id, log); !enqueued) return enqueued;
   }
   if (!retention) return {};
   return prune(db, now, log, *retention);

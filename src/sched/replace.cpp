@@ -4,29 +4,37 @@
 #include <fmt/format.h>
 
 #include "core/policy.hpp"
+#include "exec/process_identity.hpp"
 #include "store/runs.hpp"
 
 namespace taskd::sched {
 
 core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db, std::int64_t task_id,
                                                              core::TaskState& state, core::Time slot,
-                                                             core::Time now) {
+                                                             core::Time now, std::string_view host) {
   auto why = fmt::format("replaced by the run of slot {} (overlap=replace)", core::format_rfc3339(slot));
   if (auto dropped = store::drop_queued_runs(db, task_id, why, now); !dropped) return std::unexpected(dropped.error());
   auto running = store::running_run_of(db, task_id);
   if (!running) return std::unexpected(running.error());
   if (!*running) return std::optional<ChildToStop>();
   const auto& run = **running;
+  if (state.attempt_uid == run.attempt_uid) state = core::on_replace(std::move(state));
+  auto here = host.empty() ? exec::host_name() : std::string(host);
+  if (!db.file() && run.worker.host != here) {
+    if (auto asked = store::ask_to_stop(db, run.id, run.attempt_uid, why); !asked) return std::unexpected(asked.error());
+    return std::optional<ChildToStop>(ChildToStop{});
+  }
   store::FinishRecord record{run.id, run.attempt_uid, core::RunStatus::failed, now, std::nullopt, SIGTERM, why, "",
                              false};
   auto ended = store::finish_run(db, record);
   if (!ended) return std::unexpected(ended.error());
-  if (state.attempt_uid == run.attempt_uid) state = core::on_replace(std::move(state));
   return std::optional<ChildToStop>(ChildToStop{run.child_pid, run.child_started_at});
 }
 
 void stop_children(const ProcessTable& processes, const std::vector<ChildToStop>& children) {
-  for (const auto& child : children) processes.terminate_group(child.pid, child.started_at);
+  for (const auto& child : children) {
+    if (child.pid > 0) processes.terminate_group(child.pid, child.started_at);
+  }
 }
 
 }  // namespace taskd::sched

@@ -11,22 +11,28 @@
 
 namespace taskd::sched {
 
-// A replaced attempt's child, to stop once the transaction has committed.
+// A replaced attempt's child, to stop once the transaction has committed;
+// pid 0: not here to stop (its own worker does).
 struct ChildToStop {
   pid_t pid = 0;
   std::int64_t started_at = 0;
 };
 
-// Inside the caller's transaction: the task's running attempt ends as FAILED
-// "replaced" (fenced on its attempt_uid, so its worker's late report is
-// stale), `state` forgets it, and older queued runs are dropped. Returns the
-// child to stop.
+// Inside the caller's transaction: older queued runs are dropped, and the
+// task's running attempt is ended. One of the caller's host (`host`; any on
+// a SQLite file, one machine) ends as FAILED "replaced" at once (fenced on
+// its attempt_uid, so its worker's late report is stale), and its child is
+// returned, to stop. One of another host is asked to stop: its own worker
+// ends it at its next lease renewal and records it, and until then it is
+// still running, so the new run waits (never two attempts at once). Either
+// way `state` forgets the attempt. Returns the attempt's child, if one was
+// running.
 core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db, std::int64_t task_id,
                                                              core::TaskState& state, core::Time slot,
-                                                             core::Time now);
+                                                             core::Time now, std::string_view host);
 
-// SIGTERM to each child's process group; its own worker's timebox kills it
-// if it lingers.
+// SIGTERM to each child's process group (those here); its own worker's
+// timebox kills it if it lingers.
 void stop_children(const ProcessTable& processes, const std::vector<ChildToStop>& children);
 
 }  // namespace taskd::sched

@@ -25,7 +25,7 @@ core::Result<std::optional<std::int64_t>> active_run_of(store::Database& db, std
 }  // namespace
 
 core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
-                                    const ProcessTable& processes) {
+                                    std::string_view host, const ProcessTable& processes) {
   const auto& name = task.definition.name;
   if (task.state.disabled_until_update && !force)
     return core::fail(core::ErrorKind::bad_input,
@@ -54,7 +54,7 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
       return result;  // nothing written
     }
     if (*active && task.definition.overlap == core::Overlap::replace) {
-      auto replaced = replace_active_runs(db, task.id, state, now, now);
+      auto replaced = replace_active_runs(db, task.id, state, now, now, host);
       if (!replaced) return std::unexpected(replaced.error());
       to_stop = *replaced;
       result.replaced = to_stop.has_value();

@@ -20,7 +20,8 @@ struct Triggered {
 
 // Queues a manual run of `task` at `now`, in one transaction. A disabled task
 // is refused (bad input) unless `force`, which enables it first.
+// `host`: the caller's host id (see enqueue_due).
 core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
-                                    const ProcessTable& processes = system_processes());
+                                    std::string_view host, const ProcessTable& processes = system_processes());
 
 }  // namespace taskd::sched

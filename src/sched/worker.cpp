@@ -34,6 +34,7 @@ struct Claimed {
   Time deadline;
   std::string state_blob;
   exec::SteadyTime leased_at;
+  std::string stop_reason;  // why another host asked it to stop ('': it did not)
 };
 
 // One instant on both clocks: the (server's) time, and this process's
@@ -78,7 +79,9 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   Verdict verdict{core::AttemptOutcome::failed, "", std::nullopt, std::nullopt};
   if (result.exit_code >= 0) verdict.exit_code = result.exit_code;
   if (result.signal > 0) verdict.signal = result.signal;
-  if (result.fenced) {
+  if (result.fenced && !claimed.stop_reason.empty()) {
+    verdict.reason = claimed.stop_reason;
+  } else if (result.fenced) {
     verdict.outcome = core::AttemptOutcome::lost;
     verdict.reason = "lost: the run's lease was not renewed in time (the database out of reach, or the run taken "
                      "for lost by another host), so its worker ended it";
@@ -211,9 +214,11 @@ class WorkerImpl {
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
     if (!renewed) return std::unexpected(renewed.error());
-    for (const auto& [key, flight] : in_flight_) {
-      bool kept = std::ranges::find(*renewed, flight.claimed.run.id) != renewed->end();
-      runner_.hold_lease(key, kept ? fencing_point(at.steady) : at.steady);
+    for (auto& [key, flight] : in_flight_) {
+      auto kept = std::ranges::find(*renewed, flight.claimed.run.id, &store::RenewedLease::run_id);
+      if (kept != renewed->end()) flight.claimed.stop_reason = kept->stop_reason;
+      bool ends_now = kept == renewed->end() || !kept->stop_reason.empty();
+      runner_.hold_lease(key, ends_now ? at.steady : fencing_point(at.steady));
     }
     renewed_at_ = at.steady;
     return {};
@@ -364,17 +369,14 @@ class WorkerImpl {
     return std::optional<Spawned>();
   }
 
-  // Records the children just started in their runs, in one transaction, so
-  // that a recovery after this worker dies kills their process groups; then
-  // the spawn ledger, which told their pids until now, is emptied.
+  // Records the children just started in their runs, so that a recovery
+  // after this worker dies kills their process groups; then the spawn
+  // ledger, which told their pids until now, is emptied.
   Result<void> note_children(const std::vector<Spawned>& spawned) {
     if (spawned.empty()) return {};
-    auto noted = store::write(db_, [&]() -> Result<void> {
-      for (const auto& [run_id, child] : spawned) {
-        if (auto set = store::set_child(db_, run_id, child.pid, child.start_ticks); !set) return set;
-      }
-      return {};
-    });
+    std::vector<store::ChildRecord> children;
+    for (const auto& [run_id, child] : spawned) children.push_back({run_id, child.pid, child.start_ticks});
+    auto noted = store::set_children(db_, children);
     if (noted) spawn_ledger_->clear();
     return noted;
   }

@@ -219,28 +219,38 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
   });
 }
 
-Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at) {
+Result<void> set_children(Database& db, const std::vector<ChildRecord>& children) {
   return guarded(db, [&]() -> Result<void> {
-    auto update = db.cached("UPDATE runs SET child_pid = ?, child_started_at = ? WHERE id = ?");
+    if (children.empty()) return {};
+    std::string rows;
+    for (std::size_t i = 0; i < children.size(); ++i)
+      rows += fmt::format("{}(CAST(?{} AS bigint), CAST(?{} AS bigint), CAST(?{} AS bigint))", i == 0 ? "" : ", ",
+                          3 * i + 1, 3 * i + 2, 3 * i + 3);
+    // Cached per count of children: at most --concurrency statements.
+    auto update = db.cached(fmt::format("UPDATE runs SET child_pid = c.column2, child_started_at = c.column3 "
+                                        "FROM (VALUES {}) AS c WHERE runs.id = c.column1",
+                                        rows));
     Binder b(update);
-    b.int64(pid);
-    b.int64(started_at);
-    b.int64(run_id);
+    for (const auto& child : children) {
+      b.int64(child.run_id);
+      b.int64(child.pid);
+      b.int64(child.started_at);
+    }
     update.exec();
     return {};
   });
 }
 
-Result<std::vector<std::int64_t>> renew_leases(Database& db, const std::vector<HeldLease>& leases, Time until) {
-  return guarded(db, [&]() -> Result<std::vector<std::int64_t>> {
-    std::vector<std::int64_t> renewed;
+Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<HeldLease>& leases, Time until) {
+  return guarded(db, [&]() -> Result<std::vector<RenewedLease>> {
+    std::vector<RenewedLease> renewed;
     if (leases.empty()) return renewed;
     std::string pairs;
     for (std::size_t i = 0; i < leases.size(); ++i)
       pairs += fmt::format("{}(CAST(?{} AS bigint), ?{})", i == 0 ? "" : ", ", 2 * i + 2, 2 * i + 3);
     auto update = db.prepare(fmt::format(
         "UPDATE runs SET lease_expires_at = ?1 + 1000 * (SELECT kill_grace FROM tasks WHERE tasks.id = runs.task_id) "
-        "WHERE status = 'running' AND (id, attempt_uid) IN (VALUES {}) RETURNING id",
+        "WHERE status = 'running' AND (id, attempt_uid) IN (VALUES {}) RETURNING id, stop_reason",
         pairs));
     Binder b(update);
     b.time(until);
@@ -248,8 +258,24 @@ Result<std::vector<std::int64_t>> renew_leases(Database& db, const std::vector<H
       b.int64(lease.run_id);
       b.text(lease.attempt_uid);
     }
-    while (update.step()) renewed.push_back(update.query().int64(0));
+    while (update.step()) {
+      Columns c(update);
+      auto id = c.int64();
+      renewed.push_back({id, c.text()});
+    }
     return renewed;
+  });
+}
+
+Result<void> ask_to_stop(Database& db, std::int64_t run_id, const std::string& attempt_uid, const std::string& reason) {
+  return guarded(db, [&]() -> Result<void> {
+    auto update = db.prepare("UPDATE runs SET stop_reason = ? WHERE id = ? AND attempt_uid = ? AND status = 'running'");
+    Binder b(update);
+    b.text(reason);
+    b.int64(run_id);
+    b.text(attempt_uid);
+    update.exec();
+    return {};
   });
 }
 
@@ -428,37 +454,25 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
   });
 }
 
-namespace {
-
-// The time `sql` reads, with ?1 now and (if given) ?2 the host.
-std::optional<core::Time> earliest_after(Database& db, const char* sql, Time now,
-                                         std::optional<std::string_view> host = std::nullopt) {
-  auto query = db.cached(sql);
-  Binder b(query);
-  b.time(now);
-  if (host) b.text(*host);
-  query.step();
-  return Columns(query).optional_time();
-}
-
-}  // namespace
-
 Result<Upcoming> upcoming_after(Database& db, Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<Upcoming> {
+    // One round trip, three index probes: tasks_due answers the first in
+    // O(log n), runs_claimable the second, runs_running the third.
+    auto query = db.cached(
+        "SELECT (SELECT min(next_run_at) FROM tasks WHERE next_run_at > ?1 AND paused = 0 "
+        "AND disabled_until_update = 0), "
+        "(SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'queued' "
+        "AND r.not_before > ?1 AND t.paused = 0 AND (t.on_host = '' OR t.on_host = ?2)), "
+        "(SELECT min(lease_expires_at) FROM runs WHERE status = 'running')");
+    Binder b(query);
+    b.time(now);
+    b.text(host);
+    query.step();
+    Columns c(query);
     Upcoming upcoming;
-    // The tasks_due index answers this in O(log n).
-    upcoming.next_due = earliest_after(db,
-                                       "SELECT min(next_run_at) FROM tasks WHERE next_run_at > ?1 AND paused = 0 "
-                                       "AND disabled_until_update = 0",
-                                       now);
-    upcoming.next_claimable = earliest_after(db,
-                                             "SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                             "WHERE r.status = 'queued' AND r.not_before > ?1 AND t.paused = 0 "
-                                             "AND (t.on_host = '' OR t.on_host = ?2)",
-                                             now, host);
-    auto leases = db.cached("SELECT min(lease_expires_at) FROM runs WHERE status = 'running'");
-    leases.step();
-    upcoming.earliest_lease_end = Columns(leases).optional_time();
+    upcoming.next_due = c.optional_time();
+    upcoming.next_claimable = c.optional_time();
+    upcoming.earliest_lease_end = c.optional_time();
     return upcoming;
   });
 }

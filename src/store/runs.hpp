@@ -112,21 +112,38 @@ struct StartRecord {
 // QUEUED -> RUNNING; false if another worker claimed it first.
 core::Result<bool> mark_running(Database& db, const StartRecord& start);
 
-// Records the child's pid and start time, so a later recovery can kill what
-// a dead worker left running.
-core::Result<void> set_child(Database& db, std::int64_t run_id, pid_t pid, std::int64_t started_at);
+// A child started for a run: its pid and start time, so that a later
+// recovery can kill what a dead worker left running.
+struct ChildRecord {
+  std::int64_t run_id;
+  pid_t pid;
+  std::int64_t started_at;
+};
+// Records the children in their runs, in one statement: each run is its
+// worker's alone to write, so it takes no write lock.
+core::Result<void> set_children(Database& db, const std::vector<ChildRecord>& children);
 
 // A running attempt whose lease its worker keeps.
 struct HeldLease {
   std::int64_t run_id;
   std::string attempt_uid;
 };
+// A lease extended, and why another host asked its run to stop ('': it did not).
+struct RenewedLease {
+  std::int64_t run_id;
+  std::string stop_reason;
+};
 // Extends the lease of each run to `until` plus its task's kill grace, in
-// one statement, while it is the attempt running; returns the ids of the
-// runs whose lease it extended (one that is missing was taken from its
-// worker: recovered as lost, or stopped). Takes no write lock.
-core::Result<std::vector<std::int64_t>> renew_leases(Database& db, const std::vector<HeldLease>& leases,
-                                                      core::Time until);
+// one statement, while it is the attempt running; returns the leases it
+// extended (a run that is missing was taken from its worker: recovered as
+// lost, or replaced). Takes no write lock.
+core::Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<HeldLease>& leases,
+                                                     core::Time until);
+
+// Asks the running attempt of a run to stop, for `reason`: its worker ends
+// it at its next renewal (see RenewedLease).
+core::Result<void> ask_to_stop(Database& db, std::int64_t run_id, const std::string& attempt_uid,
+                               const std::string& reason);
 
 // Every run in status running.
 core::Result<std::vector<InFlightRun>> running_runs(Database& db);

@@ -180,6 +180,22 @@ class FailoverTest(LoopTestCase):
             self.assertEqual(len(self.events(log, "database.unreachable")), 1)
             self.assertEqual(self.stop(proc)[0], 0)
 
+    def test_overlap_replace_of_another_hosts_run_waits_for_its_worker_to_end_it(self):
+        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
+                 "--overlap", "replace", "--shell", "--",
+                 f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
+        proc, log = self.host("a")
+        pid, _, _, _ = self.wait_for_start(1, 20)
+        triggered = self.json_of("trigger", "long")  # by this machine's hostname: not host a
+        self.assertTrue(triggered["replaced"])
+        gone_at = self.wait_gone(pid, LEASE + KILL_GRACE)
+        _, restarted_at, host, _ = self.wait_for_start(2, 10)
+        self.assertGreater(restarted_at, gone_at, "the replacing run started while the replaced one ran")
+        rows = self.run_rows()
+        self.assertEqual(rows[0][1], "failed")
+        self.assertIn("replaced by the run of slot", rows[0][3])
+        self.assertEqual(self.stop(proc)[0], 0)
+
     def test_a_host_whose_clock_is_off_keeps_the_servers_time_and_status_shows_its_offset(self):
         slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
         self.add("soon", "--every", "1m", "--phase", f"{slot % 60}s", "--", "true")

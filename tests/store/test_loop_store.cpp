@@ -23,6 +23,17 @@ TEST_CASE("upcoming times are the earliest next run of an active task and the ea
   CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0, 42), "here").value().next_claimable);  // not after: claimable now
 }
 
+TEST_CASE("the earliest lease of a running run is upcoming, whether it ended or not") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("t", 1h), at(10, 0));
+  CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0), "here").value().earliest_lease_end);
+  auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
+  store::StartRecord start{run_id, "uid", 1, 1, at(10, 0), at(11, 0), at(10, 1), {"here", "boot", 1, 2}};
+  REQUIRE(store::mark_running(temp.db, start).value());
+  CHECK(store::upcoming_after(temp.db, at(10, 0), "here").value().earliest_lease_end == at(10, 1));
+  CHECK(store::upcoming_after(temp.db, at(10, 5), "here").value().earliest_lease_end == at(10, 1));
+}
+
 TEST_CASE("paused and disabled tasks are not upcoming") {
   test::TempDb temp;
   auto paused = test::add_task(temp.db, test::every_definition("paused", 60s), at(10, 0));

@@ -112,7 +112,7 @@ struct Fixture {
   }();
 
   std::vector<sched::RunReport> tick_and_work() {
-    REQUIRE(sched::enqueue_due(temp.db, clock.now()));
+    REQUIRE(sched::enqueue_due(temp.db, clock.now(), {}));
     return sched::work_until_idle(temp.db, clock, runner, options).value();
   }
   core::Task task(const std::string& name) { return store::find_task(temp.db, name).value().value(); }
@@ -124,8 +124,8 @@ struct Fixture {
 TEST_CASE("a due task is queued once however often the tick runs") {
   Fixture f;
   test::add_task(f.temp.db, test::every_definition("a", 60s), at(10, 0), true);
-  CHECK(sched::enqueue_due(f.temp.db, at(10, 0))->enqueued == 1);
-  CHECK(sched::enqueue_due(f.temp.db, at(10, 0))->enqueued == 0);
+  CHECK(sched::enqueue_due(f.temp.db, at(10, 0), {})->enqueued == 1);
+  CHECK(sched::enqueue_due(f.temp.db, at(10, 0), {})->enqueued == 0);
   CHECK(f.runs().size() == 1);
 }
 
@@ -284,7 +284,7 @@ TEST_CASE("with overlap=queue a second queued run too soon after the first is dr
 TEST_CASE("runs of a paused task stay queued") {
   Fixture f;
   auto task = test::add_task(f.temp.db, test::every_definition("p", 60s), at(10, 0), true);
-  REQUIRE(sched::enqueue_due(f.temp.db, at(10, 0)));
+  REQUIRE(sched::enqueue_due(f.temp.db, at(10, 0), {}));
   auto state = f.task("p").state;
   state.paused = true;
   REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
@@ -399,7 +399,7 @@ std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& work
   REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
   store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
   REQUIRE(store::mark_running(temp.db, record).value());
-  if (child == ChildRecorded::yes) REQUIRE(store::set_child(temp.db, run_id, 4242, 777));
+  if (child == ChildRecorded::yes) REQUIRE(store::set_children(temp.db, {{run_id, 4242, 777}}));
   return run_id;
 }
 
@@ -470,14 +470,32 @@ TEST_CASE("a run whose worker lives on this host is left alone past its lease on
   }
 }
 
+TEST_CASE("the children of several runs are recorded in one statement, each in its own run") {
+  test::TempDb temp;
+  auto first = running_under(temp, self, ChildRecorded::no);
+  auto task = test::add_task(temp.db, test::every_definition("s", 1h), at(10, 0), true);
+  auto second = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
+  REQUIRE(store::mark_running(temp.db, {second, "uid-s", 1, 1, at(10, 0), at(11, 0), at(11, 0), self}).value());
+  REQUIRE(store::set_children(temp.db, {{first, 4242, 777}, {second, 4343, 888}}));
+  auto running = store::running_runs(temp.db).value();
+  REQUIRE(running.size() == 2);
+  CHECK((running[0].id == first && running[0].child_pid == 4242 && running[0].child_started_at == 777));
+  CHECK((running[1].id == second && running[1].child_pid == 4343 && running[1].child_started_at == 888));
+  REQUIRE(store::set_children(temp.db, {}));
+}
+
 TEST_CASE("a lease is renewed to the time given plus the task's kill grace, only for the attempt that runs") {
   test::TempDb temp;
   auto run_id = running_under(temp, self);
   auto renewed = store::renew_leases(temp.db, {{run_id, "uid-r"}, {run_id + 100, "uid-x"}}, at(11, 0)).value();
-  CHECK(renewed == std::vector<std::int64_t>{run_id});
+  REQUIRE(renewed.size() == 1);
+  CHECK((renewed[0].run_id == run_id && renewed[0].stop_reason.empty()));
   CHECK(store::running_runs(temp.db).value().front().lease_expires_at == at(11, 0) + 10s);  // the kill grace
   CHECK(store::renew_leases(temp.db, {{run_id, "uid-stale"}}, at(12, 0)).value().empty());
   CHECK(store::running_runs(temp.db).value().front().lease_expires_at == at(11, 0) + 10s);
+  REQUIRE(store::ask_to_stop(temp.db, run_id, "uid-stale", "not this attempt"));
+  REQUIRE(store::ask_to_stop(temp.db, run_id, "uid-r", "replaced"));
+  CHECK(store::renew_leases(temp.db, {{run_id, "uid-r"}}, at(11, 1)).value().front().stop_reason == "replaced");
   store::FinishRecord finish{run_id, "uid-r", core::RunStatus::lost, at(11, 1)};
   REQUIRE(store::finish_run(temp.db, finish).value());
   CHECK(store::renew_leases(temp.db, {{run_id, "uid-r"}}, at(12, 0)).value().empty());  // taken: not renewed
@@ -659,7 +677,7 @@ TEST_CASE("a manual run starts while its task is paused, and leaves next_run_at 
   auto state = f.task("m").state;
   state.paused = true;
   REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
-  auto triggered = sched::trigger_run(f.temp.db, f.task("m"), false, at(10, 0)).value();
+  auto triggered = sched::trigger_run(f.temp.db, f.task("m"), false, at(10, 0), {}).value();
   REQUIRE(triggered.queued_run);
   auto reports = sched::work_until_idle(f.temp.db, f.clock, f.runner, f.options).value();
   REQUIRE(reports.size() == 1);
@@ -673,8 +691,8 @@ TEST_CASE("a manual run starts while its task is paused, and leaves next_run_at 
 TEST_CASE("trigger: overlap=skip makes a second trigger a no-op; a disabled task needs --force") {
   Fixture f;
   auto task = test::add_task(f.temp.db, test::every_definition("t", 1h), at(10, 0));
-  auto first = sched::trigger_run(f.temp.db, task, false, at(10, 0)).value();
-  auto second = sched::trigger_run(f.temp.db, task, false, at(10, 0)).value();
+  auto first = sched::trigger_run(f.temp.db, task, false, at(10, 0), {}).value();
+  auto second = sched::trigger_run(f.temp.db, task, false, at(10, 0), {}).value();
   CHECK_FALSE(second.queued_run);
   CHECK(second.active_run == first.queued_run);
   f.tick_and_work();
@@ -683,24 +701,34 @@ TEST_CASE("trigger: overlap=skip makes a second trigger a no-op; a disabled task
   state.disabled_until_update = true;
   state.disabled_reason = "Cannot run t after 7 attempt(s): boom";
   REQUIRE(store::save_state(f.temp.db, task.id, state, at(10, 0)));
-  auto refused = sched::trigger_run(f.temp.db, f.task("t"), false, at(10, 5));
+  auto refused = sched::trigger_run(f.temp.db, f.task("t"), false, at(10, 5), {});
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == core::ErrorKind::bad_input);
   CHECK(refused.error().message.find("--force") != std::string::npos);
-  auto forced = sched::trigger_run(f.temp.db, f.task("t"), true, at(10, 5)).value();
+  auto forced = sched::trigger_run(f.temp.db, f.task("t"), true, at(10, 5), {}).value();
   CHECK(forced.enabled);
   CHECK(forced.queued_run);
   CHECK_FALSE(f.task("t").state.disabled_until_update);
 }
 
-TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its child, and its late report is stale") {
-  test::TempDb temp;
-  auto run_id = running_under(temp, self);
+namespace {
+
+// The task of running_under, made overlap=replace, with its run RUNNING under `worker`.
+std::pair<std::int64_t, core::Task> replaceable_running_under(test::TempDb& temp, const store::WorkerIdentity& worker) {
+  auto run_id = running_under(temp, worker);
   auto task = store::find_task(temp.db, "r").value().value();
   task.definition.overlap = core::Overlap::replace;
   REQUIRE(store::update_definition(temp.db, task.id, task.definition, at(10, 0)));
+  return {run_id, task};
+}
+
+}  // namespace
+
+TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its child, and its late report is stale") {
+  test::TempDb temp;
+  auto [run_id, task] = replaceable_running_under(temp, self);
   FakeProcessTable processes;
-  auto ticked = sched::enqueue_due(temp.db, at(11, 0), 500, {}, processes).value();
+  auto ticked = sched::enqueue_due(temp.db, at(11, 0), self.host, 500, {}, processes).value();
   CHECK(ticked.enqueued == 1);
   CHECK(ticked.replaced == 1);
   CHECK(processes.terminated == std::vector<pid_t>{4242});
@@ -720,4 +748,35 @@ TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its ch
   CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1)).value());
   CHECK(store::find_run(temp.db, run_id).value()->reason.find("replaced") != std::string::npos);
   CHECK(store::find_task(temp.db, "r").value()->state.last_status != core::RunStatus::failed);
+}
+
+TEST_CASE("overlap=replace of another host's run on a server asks its worker to stop it; the new run waits") {
+  test::TempDb temp;
+  auto [run_id, task] = replaceable_running_under(temp, {"elsewhere", "boot-x", 321, 3000});
+  FakeProcessTable processes;
+  auto ticked = sched::enqueue_due(temp.db, at(11, 0), self.host, 500, {}, processes).value();
+  CHECK(ticked.enqueued == 1);
+  CHECK(store::find_task(temp.db, "r").value()->state.attempt_uid.empty());  // forgotten either way
+  if (temp.db.file()) {
+    // One machine: whatever host id it runs under, its child is ours to stop.
+    CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::failed);
+    CHECK(processes.terminated == std::vector<pid_t>{4242});
+    return;
+  }
+  CHECK(processes.terminated.empty());
+  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::running);
+  CHECK(store::next_queued_runs(temp.db, at(11, 0), 10, self.host).value().empty());  // one attempt at a time
+  auto renewed = store::renew_leases(temp.db, {{run_id, "uid-r"}}, at(11, 0)).value();
+  REQUIRE(renewed.size() == 1);
+  CHECK(renewed[0].stop_reason.find("replaced by the run of slot") != std::string::npos);
+  // Its worker ends it and records it: then the new run may start.
+  sched::AttemptEnd end;
+  end.run_id = run_id;
+  end.task_id = task.id;
+  end.attempt_uid = "uid-r";
+  end.outcome = core::AttemptOutcome::failed;
+  end.reason = renewed[0].stop_reason;
+  CHECK_FALSE(sched::record_attempt_end(temp.db, end, at(11, 0, 2)).value());  // not the task's attempt any more
+  CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::failed);
+  CHECK(store::next_queued_runs(temp.db, at(11, 0, 2), 10, self.host).value().size() == 1);
 }
