@@ -243,7 +243,7 @@ class WorkerImpl {
   }
 
   struct ClaimBatch {
-    std::vector<Claimed> claimed;
+    std::vector<Claimed> claimed;  // in the order claimed; their tasks and groups count for the later ones
     std::vector<RunReport> dropped;
     std::size_t queued_seen = 0;  // claimed, dropped, or taken by another worker
   };
@@ -262,7 +262,7 @@ class WorkerImpl {
     if (!queued) return std::unexpected(queued.error());
     batch.queued_seen = queued->size();
     for (const auto& run : *queued) {
-      if (auto started = start_run(run, at, &run != &queued->front(), batch); !started)
+      if (auto started = start_run(run, at, batch); !started)
         return std::unexpected(started.error());
     }
     return batch;
@@ -283,19 +283,28 @@ class WorkerImpl {
     return note_children(spawned);
   }
 
+  // Whether a run claimed before in `batch` may have made `task`'s run
+  // unclaimable: one of the same task, or of its group (which it may have
+  // filled). Nothing else changes under the write lock this batch holds.
+  static bool claimed_alongside(const ClaimBatch& batch, const core::Task& task) {
+    return std::ranges::any_of(batch.claimed, [&](const Claimed& earlier) {
+      return earlier.task.id == task.id || (!task.definition.group.empty() && earlier.task.definition.group == task.definition.group);
+    });
+  }
+
   // Starts `run`, found claimable by this transaction's query, or drops it;
-  // adds it to `batch`. `recheck` when a run claimed before it in the batch
-  // may have filled its group or be of the same task.
-  Result<void> start_run(const store::RunRecord& run, Instant at, bool recheck, ClaimBatch& batch) {
+  // adds it to `batch`.
+  Result<void> start_run(const store::RunRecord& run, Instant at, ClaimBatch& batch) {
     Time now = at.now;
-    if (recheck) {
+    auto found = store::find_task_with_state_blob(db_, run.task_id);
+    if (!found) return std::unexpected(found.error());
+    if (!*found) return {};  // removed since: its runs went with it
+    core::Task task = std::move((*found)->task);
+    if (claimed_alongside(batch, task)) {
       auto claimable = store::is_claimable(db_, run.id, now, identity_.host);
       if (!claimable) return std::unexpected(claimable.error());
       if (!*claimable) return {};
     }
-    auto found = store::find_task(db_, run.task_id);
-    if (!found) return std::unexpected(found.error());
-    core::Task task = **found;
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     std::optional<std::string> dropped = core::drop_reason(task.definition, *schedule, task.state, run.trigger, now);
@@ -317,11 +326,9 @@ class WorkerImpl {
     if (!*marked) return {};
     if (auto saved = write_decision(db_, task.id, decision.state, decision.skipped, now); !saved)
       return std::unexpected(saved.error());
-    auto blob = store::load_state_blob(db_, task.id);
-    if (!blob) return std::unexpected(blob.error());
     task.state = decision.state;
-    batch.claimed.push_back(
-        {run, std::move(task), decision.state.attempt_uid, decision.deadline, std::move(*blob), at.steady});
+    batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline,
+                             std::move((*found)->state_blob), at.steady});
     return {};
   }
 

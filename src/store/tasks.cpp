@@ -533,12 +533,15 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
   });
 }
 
-Result<std::string> load_state_blob(Database& db, std::int64_t task_id) {
-  return guarded(db, [&]() -> Result<std::string> {
-    auto query = db.cached("SELECT state_blob FROM tasks WHERE id = ?");
-    query.bind(1, task_id);
-    if (!query.step()) return std::string();
-    return std::string(query.query().text(0));
+Result<std::optional<TaskWithStateBlob>> find_task_with_state_blob(Database& db, std::int64_t id) {
+  return guarded(db, [&]() -> Result<std::optional<TaskWithStateBlob>> {
+    static const std::string sql = fmt::format("SELECT {}, state_blob FROM tasks WHERE id = ?", task_columns);
+    static const int blob_column = static_cast<int>(std::ranges::count(std::string_view(task_columns), ',')) + 1;
+    auto query = db.cached(sql);
+    query.bind(1, id);
+    if (!query.step()) return std::optional<TaskWithStateBlob>();
+    auto task = task_from_row(query);
+    return std::optional(TaskWithStateBlob{std::move(task), std::string(query.query().text(blob_column))});
   });
 }
 

@@ -83,8 +83,12 @@ core::Result<void> save_state(Database& db, std::int64_t task_id, const core::Ta
 core::Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::string& attempt_uid,
                                      const core::TaskState& state, core::Time now);
 
-// The $TASKD_STATE contents kept for the task.
-core::Result<std::string> load_state_blob(Database& db, std::int64_t task_id);
+// A task with the $TASKD_STATE contents kept for it, in one read (a claim's).
+struct TaskWithStateBlob {
+  core::Task task;
+  std::string state_blob;
+};
+core::Result<std::optional<TaskWithStateBlob>> find_task_with_state_blob(Database& db, std::int64_t id);
 core::Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob);
 
 core::Result<int> remove_task(Database& db, std::int64_t task_id);
