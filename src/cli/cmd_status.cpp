@@ -98,9 +98,9 @@ std::string clock_offset_text(const WorkerSeen& worker) {
 
 std::optional<std::string> clock_warning(const store::WorkerRow& worker) {
   auto offset = worker.clock_offset;
-  if (offset <= sched::clock_tolerance && offset >= -sched::clock_tolerance) return std::nullopt;
+  if (!sched::clock_is_off(offset)) return std::nullopt;
   return fmt::format("the clock of {} (pid {}) is {} {} the database server's; taskd keeps the server's time",
-                     worker.identity.host, worker.identity.pid, core::format_duration_ms(offset < offset.zero() ? -offset : offset),
+                     worker.identity.host, worker.identity.pid, core::format_duration_ms(std::chrono::abs(offset)),
                      offset < offset.zero() ? "behind" : "ahead of");
 }
 

@@ -92,7 +92,8 @@ core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, con
     return std::optional<core::Millis>();
   }
   if (*given && **given < shortest_lease)
-    return core::fail(core::ErrorKind::usage, fmt::format("--lease must be at least {}", core::format_duration(shortest_lease)));
+    return core::fail(core::ErrorKind::usage,
+                      fmt::format("--lease must be at least {}", core::format_duration(shortest_lease)));
   return std::optional<core::Millis>(given->value_or(default_lease));
 }
 

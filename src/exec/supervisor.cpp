@@ -89,9 +89,14 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
   auto token = std::ranges::find_if(request.env, [](const std::string& entry) {
     return entry.starts_with(attempt_token_name);
   });
-  children_.push_back(Child{key, pid, spawned->output_fd, open_pidfd(pid),
-                            std::chrono::steady_clock::now() + limits.timeout, limits.kill_grace, SteadyTime::max(), false, false, false, false,
-                            OutputBuffer(limits.output_limit), token == request.env.end() ? "" : *token});
+  children_.push_back(Child{.key = key,
+                            .pid = pid,
+                            .output_fd = spawned->output_fd,
+                            .exit_fd = open_pidfd(pid),
+                            .deadline = std::chrono::steady_clock::now() + limits.timeout,
+                            .kill_grace = limits.kill_grace,
+                            .output = OutputBuffer(limits.output_limit),
+                            .token = token == request.env.end() ? "" : *token});
   return spawned->process;
 }
 
@@ -143,7 +148,10 @@ void Supervisor::stop_all() {
 }
 
 void Supervisor::terminate(Child& child, SteadyTime now) {
-  ::kill(-child.pid, SIGTERM);
+  // A grace that went by unseen (taskd was frozen) gets no SIGTERM: the
+  // SIGKILL that follows it comes at once.
+  bool grace_over = child.kill_grace.count() > 0 && now >= child.deadline + child.kill_grace;
+  if (!grace_over) ::kill(-child.pid, SIGTERM);
   child.terminated = true;
   stop_escaped(child, now);
 }
@@ -172,12 +180,6 @@ void Supervisor::enforce_deadlines(SteadyTime now) {
       // it (SIGSTOP, a paused VM) kills at once what it wakes up to.
       child.fenced = true;
       child.deadline = child.lease_end;
-    }
-    if (!child.terminated && child.kill_grace.count() > 0 && now >= child.deadline + child.kill_grace) {
-      // Its grace went by unseen (taskd was frozen): no SIGTERM first.
-      ::kill(-child.pid, SIGKILL);
-      child.terminated = child.killed = true;
-      stop_escaped(child, now);
     }
     if (!child.terminated && now >= child.deadline) terminate(child, now);
     if (child.terminated && !child.killed && now >= child.deadline + child.kill_grace) {
@@ -239,7 +241,8 @@ void Supervisor::reap_strays() {
 SteadyTime Supervisor::next_action_time() const {
   auto next = SteadyTime::max();
   for (const auto& child : children_) {
-    next = std::min(next, child.terminated ? child.deadline + child.kill_grace : std::min(child.deadline, child.lease_end));
+    auto due = std::min(child.deadline, child.lease_end);
+    next = std::min(next, child.terminated ? child.deadline + child.kill_grace : due);
     if (child.exit_fd < 0) next = std::min(next, std::chrono::steady_clock::now() + fallback_poll_period);
   }
   for (const auto& group : lingering_) next = std::min(next, group.kill_at);

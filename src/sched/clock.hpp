@@ -41,6 +41,7 @@ class SystemClock final : public Clock {
 // A host whose clock is further than this from the server's is logged by
 // its loop and warned of by status.
 inline constexpr core::Millis clock_tolerance{1000};
+constexpr bool clock_is_off(core::Millis offset) { return std::chrono::abs(offset) > clock_tolerance; }
 
 // Reads the database server's clock and corrects `clock` by this machine's
 // offset to it (the server's reading against the middle of the round trip);

@@ -214,7 +214,7 @@ class Loop {
   // tolerance, and when it comes back.
   void note_clock_offset() {
     auto offset = presence_.clock_offset();
-    bool off = offset > clock_tolerance || offset < -clock_tolerance;
+    bool off = clock_is_off(offset);
     if (off == clock_off_) return;
     clock_off_ = off;
     log_.log(off ? LogLevel::warn : LogLevel::info, "clock.offset",

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/policy.hpp"
-#include "exec/process_identity.hpp"
+#include "sched/worker.hpp"
 #include "store/runs.hpp"
 
 namespace taskd::sched {
@@ -19,9 +19,9 @@ core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db
   if (!*running) return std::optional<ChildToStop>();
   const auto& run = **running;
   if (state.attempt_uid == run.attempt_uid) state = core::on_replace(std::move(state));
-  auto here = host.empty() ? exec::host_name() : std::string(host);
-  if (!db.file() && run.worker.host != here) {
-    if (auto asked = store::ask_to_stop(db, run.id, run.attempt_uid, why); !asked) return std::unexpected(asked.error());
+  if (!db.file() && run.worker.host != host_id_or_hostname(host)) {
+    auto asked = store::ask_to_stop(db, run.id, run.attempt_uid, why);
+    if (!asked) return std::unexpected(asked.error());
     return std::optional<ChildToStop>(ChildToStop{});
   }
   store::FinishRecord record{run.id, run.attempt_uid, core::RunStatus::failed, now, std::nullopt, SIGTERM, why, "",

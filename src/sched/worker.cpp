@@ -180,19 +180,17 @@ class WorkerImpl {
       auto& [claimed, files] = node.mapped();
       auto left = run_directory_->collect(std::move(files), options_.state_limit);
       auto verdict = judge(result, claimed, left.status_line);
-      auto end = attempt_end(claimed, verdict, result, &left.state);
-      unrecorded_.push_back({std::move(claimed), std::move(end)});
+      unrecorded_ends_.push_back(attempt_end(claimed, verdict, result, &left.state));
+      unrecorded_runs_.push_back(std::move(claimed));
     }
-    if (unrecorded_.empty()) return {};
-    std::vector<AttemptEnd> ends;
-    for (const auto& ended : unrecorded_) ends.push_back(ended.end);
+    if (unrecorded_ends_.empty()) return {};
     auto at = instant();
     struct Written {
       RecordedEnds ends;
       ClaimBatch refill;
     };
     auto written = store::write(db_, [&]() -> Result<Written> {
-      auto recorded = record_attempt_ends_within(db_, ends, at.now);
+      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now);
       if (!recorded) return std::unexpected(recorded.error());
       auto refill = claim(free_slots(), at);
       if (!refill) return std::unexpected(refill.error());
@@ -200,9 +198,9 @@ class WorkerImpl {
     });
     if (!written) return std::unexpected(written.error());
     notify_changes(written->ends, at.now);
-    auto ended = std::exchange(unrecorded_, {});
-    for (std::size_t i = 0; i < ended.size(); ++i)
-      report_end(ended[i].claimed, ended[i].end, written->ends.current[i], at.now);
+    auto ends = std::exchange(unrecorded_ends_, {});
+    auto runs = std::exchange(unrecorded_runs_, {});
+    for (std::size_t i = 0; i < ends.size(); ++i) report_end(runs[i], ends[i], written->ends.current[i], at.now);
     return launch_all(std::move(written->refill));
   }
 
@@ -287,8 +285,9 @@ class WorkerImpl {
   // unclaimable: one of the same task, or of its group (which it may have
   // filled). Nothing else changes under the write lock this batch holds.
   static bool claimed_alongside(const ClaimBatch& batch, const core::Task& task) {
+    const auto& group = task.definition.group;
     return std::ranges::any_of(batch.claimed, [&](const Claimed& earlier) {
-      return earlier.task.id == task.id || (!task.definition.group.empty() && earlier.task.definition.group == task.definition.group);
+      return earlier.task.id == task.id || (!group.empty() && earlier.task.definition.group == group);
     });
   }
 
@@ -442,12 +441,10 @@ class WorkerImpl {
   std::optional<exec::RunDirectory> run_directory_;  // outlives the run files in in_flight_
   std::optional<exec::SpawnLedger> spawn_ledger_;
   std::map<std::uint64_t, InFlight> in_flight_;
-  // Ends not yet written: the database was out of reach.
-  struct Unrecorded {
-    Claimed claimed;
-    AttemptEnd end;
-  };
-  std::vector<Unrecorded> unrecorded_;
+  // Ends not yet written (the database was out of reach), and their runs in
+  // the same order.
+  std::vector<AttemptEnd> unrecorded_ends_;
+  std::vector<Claimed> unrecorded_runs_;
   exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
   std::vector<RunReport> reports_;
   bool claiming_ = true;
@@ -490,9 +487,12 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
   return reports;
 }
 
+std::string host_id_or_hostname(std::string_view host_id) {
+  return host_id.empty() ? exec::host_name() : std::string(host_id);
+}
+
 store::WorkerIdentity current_worker(std::string_view host_id) {
-  return {host_id.empty() ? exec::host_name() : std::string(host_id), exec::boot_id(), ::getpid(),
-          exec::process_start_ticks(::getpid())};
+  return {host_id_or_hostname(host_id), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
 }
 
 std::string new_attempt_uid() {

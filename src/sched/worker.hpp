@@ -74,8 +74,11 @@ class Worker {
 core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                      const WorkerOptions& options);
 
-// This process as a worker: host (`host_id`, or the hostname), boot, pid
-// and start time.
+// The host this process goes by: `host_id`, or the hostname when empty.
+std::string host_id_or_hostname(std::string_view host_id);
+
+// This process as a worker: host (host_id_or_hostname), boot, pid and
+// start time.
 store::WorkerIdentity current_worker(std::string_view host_id = {});
 
 // A fresh attempt token: 128 random bits in hex.

@@ -1,6 +1,7 @@
 #include "store/runs.hpp"
 
 #include <fmt/format.h>
+#include <initializer_list>
 
 #include "store/columns.hpp"
 
@@ -86,6 +87,23 @@ InFlightRun in_flight_from_row(Statement& row) {
   run.started_at = c.optional_time();
   run.deadline_at = c.optional_time();
   return run;
+}
+
+// `rows` rows of parameters for a VALUES list, numbered from `first`, each
+// column cast to its type ('': as bound, text); PostgreSQL types VALUES by
+// their own, not by what they are compared with. "(CAST(?2 AS bigint), ?3), ..."
+std::string parameter_rows(std::size_t rows, std::size_t first, std::initializer_list<std::string_view> types) {
+  std::string out;
+  std::size_t parameter = first;
+  for (std::size_t row = 0; row < rows; ++row) {
+    out += row == 0 ? "(" : ", (";
+    for (auto type = types.begin(); type != types.end(); ++type, ++parameter) {
+      if (type != types.begin()) out += ", ";
+      out += type->empty() ? fmt::format("?{}", parameter) : fmt::format("CAST(?{} AS {})", parameter, *type);
+    }
+    out += ")";
+  }
+  return out;
 }
 
 }  // namespace
@@ -222,14 +240,10 @@ Result<bool> mark_running(Database& db, const StartRecord& start) {
 Result<void> set_children(Database& db, const std::vector<ChildRecord>& children) {
   return guarded(db, [&]() -> Result<void> {
     if (children.empty()) return {};
-    std::string rows;
-    for (std::size_t i = 0; i < children.size(); ++i)
-      rows += fmt::format("{}(CAST(?{} AS bigint), CAST(?{} AS bigint), CAST(?{} AS bigint))", i == 0 ? "" : ", ",
-                          3 * i + 1, 3 * i + 2, 3 * i + 3);
     // Cached per count of children: at most --concurrency statements.
     auto update = db.cached(fmt::format("UPDATE runs SET child_pid = c.column2, child_started_at = c.column3 "
                                         "FROM (VALUES {}) AS c WHERE runs.id = c.column1",
-                                        rows));
+                                        parameter_rows(children.size(), 1, {"bigint", "bigint", "bigint"})));
     Binder b(update);
     for (const auto& child : children) {
       b.int64(child.run_id);
@@ -245,13 +259,10 @@ Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<H
   return guarded(db, [&]() -> Result<std::vector<RenewedLease>> {
     std::vector<RenewedLease> renewed;
     if (leases.empty()) return renewed;
-    std::string pairs;
-    for (std::size_t i = 0; i < leases.size(); ++i)
-      pairs += fmt::format("{}(CAST(?{} AS bigint), ?{})", i == 0 ? "" : ", ", 2 * i + 2, 2 * i + 3);
     auto update = db.prepare(fmt::format(
         "UPDATE runs SET lease_expires_at = ?1 + 1000 * (SELECT kill_grace FROM tasks WHERE tasks.id = runs.task_id) "
         "WHERE status = 'running' AND (id, attempt_uid) IN (VALUES {}) RETURNING id, stop_reason",
-        pairs));
+        parameter_rows(leases.size(), 2, {"bigint", ""})));
     Binder b(update);
     b.time(until);
     for (const auto& lease : leases) {

@@ -41,8 +41,8 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std:
       if (auto free = check_host_name_free(db, worker, *alive_since); !free) return std::unexpected(free.error());
     }
     auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
-                             "started_at, heartbeat_at, machine_id, clock_offset_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                             "RETURNING id");
+                             "started_at, heartbeat_at, machine_id, clock_offset_ms) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.text(worker.role);
     b.text(worker.identity.host);

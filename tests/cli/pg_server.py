@@ -50,7 +50,8 @@ class Server:
         atexit.register(self.stop)
 
     def start(self):
-        self.run("pg_ctl", "start", "-w", "-s", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-o", self.options)
+        self.run("pg_ctl", "start", "-w", "-s", "-D", self.data, "-l", os.path.join(self.dir, "log"),
+                 "-o", self.options)
 
     def crash_and_restart(self, down_seconds):
         """Stops the server as a crash does (pg_ctl stop -m immediate: no

@@ -39,11 +39,11 @@ class FailoverTest(LoopTestCase):
         self.starts = os.path.join(self.tmp, "starts")
         self.marker = self.unique_sleep()
 
-    def add_long_task(self, name="long", retries=25):
-        """A task whose child records its start (pid, time, host, attempt)
-        and sleeps until it is ended; retried at once, `retries` times."""
-        self.add(name, "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
-                 "--retry", ",".join(["0s"] * retries), "--shell", "--",
+    def add_long_task(self, *options):
+        """The task "long", whose child records its start (pid, time, host,
+        attempt) and sleeps until it is ended; retried at once, 25 times."""
+        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
+                 "--retry", ",".join(["0s"] * 25), *options, "--shell", "--",
                  f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
 
     def started(self):
@@ -116,7 +116,6 @@ class FailoverTest(LoopTestCase):
             retry_pid, retried_at, retry_host, retry_uid = self.wait_for_start(2, FAILOVER_BOUND + 10)
             self.assertEqual(retry_host, "other")
             self.assertTrue(alive(pid))  # a frozen taskd cannot end it: it ends as the host wakes
-            time.sleep(0.1)
         finally:
             resumed_at = time.time()
             frozen.send_signal(signal.SIGCONT)
@@ -174,16 +173,14 @@ class FailoverTest(LoopTestCase):
         after = self.sql("SELECT id, status, worker_host, attempt_uid FROM runs ORDER BY id")
         self.assertEqual([(r[0], r[2], r[3]) for r in after], [(r[0], r[2], r[3]) for r in committed])
         self.add("later", "--every", "1d", "--start-now", "--", "true")
-        wait_for(lambda: self.sql("SELECT r.status FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                  "WHERE t.name = 'later'") == [("succeeded",)], 20, "a task added after the crash to run")
+        later_runs = "SELECT r.status FROM runs r JOIN tasks t ON t.id = r.task_id WHERE t.name = 'later'"
+        wait_for(lambda: self.sql(later_runs) == [("succeeded",)], 20, "a task added after the crash to run")
         for proc, log in hosts:
             self.assertEqual(len(self.events(log, "database.unreachable")), 1)
             self.assertEqual(self.stop(proc)[0], 0)
 
     def test_overlap_replace_of_another_hosts_run_waits_for_its_worker_to_end_it(self):
-        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
-                 "--overlap", "replace", "--shell", "--",
-                 f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
+        self.add_long_task("--overlap", "replace")
         proc, log = self.host("a")
         pid, _, _, _ = self.wait_for_start(1, 20)
         triggered = self.json_of("trigger", "long")  # by this machine's hostname: not host a
@@ -200,7 +197,8 @@ class FailoverTest(LoopTestCase):
         slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
         self.add("soon", "--every", "1m", "--phase", f"{slot % 60}s", "--", "true")
         self.assertEqual(parse_time(self.task("soon")["next_run_at"]).timestamp(), slot)
-        code, out, err = self.run_taskd("tick", "--host-id", "ahead", faketime="+90s", server_clock=True)  # its slot has passed, by its clock
+        # its slot has passed, by its own clock
+        code, out, err = self.run_taskd("tick", "--host-id", "ahead", faketime="+90s", server_clock=True)
         self.assertEqual(code, 0, err)
         self.assertEqual(self.history(), [])
         proc, log = self.start("run", "--host-id", "ahead", "--lease", f"{LEASE}s", faketime="+90s", server_clock=True)
