@@ -295,3 +295,114 @@ END $$;
 CREATE TRIGGER runs_count_end AFTER UPDATE OF status ON runs FOR EACH ROW
   WHEN ((OLD.status = 'queued' OR OLD.status = 'running') AND NEW.status <> 'queued' AND NEW.status <> 'running')
   EXECUTE FUNCTION run_ended();
+
+-- migrate: 5
+-- The counters are kept in 64 shards, and a transaction adds to one that no
+-- other running transaction holds (counter_shard): the tick, the claim and
+-- the record of an attempt's end of several hosts run at once (taskd's
+-- WriteScope::rows), and with one row to add to, of history_totals, of a
+-- status and of a lateness bucket, each held until its transaction
+-- committed, they waited on one another, and two in different orders
+-- deadlocked. Readers add the shards up. The rows of shard 0 hold what was
+-- counted before, and the bounds of the lateness buckets.
+ALTER TABLE run_totals ADD COLUMN shard integer NOT NULL DEFAULT 0;
+ALTER TABLE run_totals DROP CONSTRAINT run_totals_pkey;
+ALTER TABLE run_totals ADD PRIMARY KEY (shard, status);
+ALTER TABLE lateness_buckets ADD COLUMN shard integer NOT NULL DEFAULT 0;
+ALTER TABLE lateness_buckets DROP CONSTRAINT lateness_buckets_pkey;
+ALTER TABLE lateness_buckets ADD PRIMARY KEY (shard, le_ms);
+-- history_totals' id is its shard.
+ALTER TABLE history_totals DROP CONSTRAINT history_totals_id_check;
+UPDATE history_totals SET id = 0;
+
+-- This transaction's shard, 1 to 64: the first one free, from one that
+-- depends on the connection, kept by a transaction-level advisory lock
+-- (two keys: apart from taskd's one-key write lock) and remembered for the
+-- rest of the transaction. With 64 transactions adding at once, it waits
+-- for the connection's own.
+CREATE FUNCTION counter_shard() RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  taken integer := nullif(current_setting('taskd.counter_shard', true), '')::integer;
+BEGIN
+  IF taken IS NOT NULL THEN
+    RETURN taken;
+  END IF;
+  FOR i IN 0..63 LOOP
+    taken := 1 + (pg_backend_pid() + i) % 64;
+    EXIT WHEN pg_try_advisory_xact_lock(1953718635, taken);
+    taken := NULL;
+  END LOOP;
+  IF taken IS NULL THEN
+    taken := 1 + pg_backend_pid() % 64;
+    PERFORM pg_advisory_xact_lock(1953718635, taken);
+  END IF;
+  PERFORM set_config('taskd.counter_shard', taken::text, true);
+  RETURN taken;
+END $$;
+
+CREATE OR REPLACE FUNCTION run_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  late bigint := CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END;
+  counted_in integer := taskd.counter_shard();
+BEGIN
+  INSERT INTO taskd.run_totals (shard, status, runs) VALUES (counted_in, NEW.status, 1)
+    ON CONFLICT (shard, status) DO UPDATE SET runs = taskd.run_totals.runs + 1;
+  IF late IS NOT NULL THEN
+    INSERT INTO taskd.lateness_buckets (shard, le_ms, runs)
+      SELECT counted_in, min(le_ms), 1 FROM taskd.lateness_buckets WHERE shard = 0 AND le_ms >= late
+      ON CONFLICT (shard, le_ms) DO UPDATE SET runs = taskd.lateness_buckets.runs + 1;
+  END IF;
+  INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
+    VALUES (counted_in, coalesce(late, 0), 1, length(NEW.output))
+    ON CONFLICT (id) DO UPDATE SET lateness_sum_ms = taskd.history_totals.lateness_sum_ms + EXCLUDED.lateness_sum_ms,
+      runs = taskd.history_totals.runs + 1, output_bytes = taskd.history_totals.output_bytes + EXCLUDED.output_bytes;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE FUNCTION count_run_ends(statuses text[], lates bigint[], bytes bigint[]) RETURNS void
+LANGUAGE sql AS $$
+  INSERT INTO taskd.run_totals (shard, status, runs)
+    SELECT taskd.counter_shard(), s, count(*) FROM unnest(statuses) s GROUP BY s
+    ON CONFLICT (shard, status) DO UPDATE SET runs = taskd.run_totals.runs + EXCLUDED.runs;
+  -- The bucket of a lateness: the first bound it does not pass, found in the
+  -- bounds read once (not a scan of the buckets for each run).
+  INSERT INTO taskd.lateness_buckets (shard, le_ms, runs)
+    SELECT taskd.counter_shard(), bounds[width_bucket(late - 1, bounds) + 1], count(*)
+    FROM unnest(lates) late,
+         (SELECT array_agg(le_ms ORDER BY le_ms) AS bounds FROM taskd.lateness_buckets WHERE shard = 0) k
+    WHERE late IS NOT NULL GROUP BY 2
+    ON CONFLICT (shard, le_ms) DO UPDATE SET runs = taskd.lateness_buckets.runs + EXCLUDED.runs;
+  INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
+    SELECT taskd.counter_shard(), (SELECT coalesce(sum(l), 0) FROM unnest(lates) l), cardinality(statuses),
+           (SELECT coalesce(sum(b), 0) FROM unnest(bytes) b)
+    WHERE cardinality(statuses) > 0
+    ON CONFLICT (id) DO UPDATE SET lateness_sum_ms = taskd.history_totals.lateness_sum_ms + EXCLUDED.lateness_sum_ms,
+      runs = taskd.history_totals.runs + EXCLUDED.runs,
+      output_bytes = taskd.history_totals.output_bytes + EXCLUDED.output_bytes;
+$$;
+
+-- Inserts and deletes (the UPDATE trigger went in migration 4).
+CREATE OR REPLACE FUNCTION runs_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  statuses text[];
+  lates bigint[];
+  bytes bigint[];
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
+      SELECT taskd.counter_shard(), 0, -count(*), -coalesce(sum(length(output)), 0) FROM old_runs
+      WHERE status <> 'queued' AND status <> 'running' HAVING count(*) > 0
+      ON CONFLICT (id) DO UPDATE SET runs = taskd.history_totals.runs + EXCLUDED.runs,
+        output_bytes = taskd.history_totals.output_bytes + EXCLUDED.output_bytes;
+    RETURN NULL;
+  END IF;
+  SELECT array_agg(status), array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END),
+         array_agg(length(output)::bigint)
+    INTO statuses, lates, bytes
+    FROM new_runs WHERE status <> 'queued' AND status <> 'running';
+  -- Most inserts end no run (a run queued).
+  IF statuses IS NOT NULL THEN
+    PERFORM taskd.count_run_ends(statuses, lates, bytes);
+  END IF;
+  RETURN NULL;
+END $$;

@@ -93,7 +93,7 @@ core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                     core::Time now) {
-  auto recorded = store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); });
+  auto recorded = store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows);
   if (!recorded) return std::unexpected(recorded.error());
   notify_changes(*recorded, now);
   return std::move(recorded->current);
@@ -102,6 +102,9 @@ core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const s
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                       core::Time now) {
   RecordedEnds recorded;
+  std::vector<std::int64_t> task_ids;
+  for (const auto& end : ends) task_ids.push_back(end.task_id);
+  if (auto locked = store::lock_tasks(db, task_ids); !locked) return std::unexpected(locked.error());
   for (const auto& end : ends) {
     auto change = record_in_transaction(db, end, now);
     if (!change) return std::unexpected(change.error());

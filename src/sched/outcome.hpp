@@ -55,8 +55,10 @@ struct RecordedEnds {
 };
 
 // record_attempt_ends inside the caller's transaction (a worker records its
-// ended children with the claim that fills their slots); the caller
-// commits, then calls notify_changes. `ends` must outlive the result.
+// ended children with the claim that fills their slots), as the first thing
+// it does: it locks the tasks of `ends` (WriteScope::rows), waiting for the
+// transactions that hold them. The caller commits, then calls
+// notify_changes. `ends` must outlive the result.
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                       core::Time now);
 

@@ -79,11 +79,14 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::s
       }
       if (before_commit && !due->empty()) before_commit();
       return result;
-    });
+    }, store::WriteScope::rows);
     if (!batch_result) return std::unexpected(batch_result.error());
     stop_children(processes, batch_result->to_stop);
     if (sink) std::ranges::for_each(reports, sink);
     if (batch_result->due >= batch) continue;
+    auto held = store::wait_for_held_due_task(db, now);
+    if (!held) return std::unexpected(held.error());
+    if (*held) continue;  // another host's transaction held it: it has ended
     if (total.enqueued >= herd) {
       if (auto refreshed = store::refresh_run_statistics(db); !refreshed) return std::unexpected(refreshed.error());
     }

@@ -162,9 +162,14 @@ class WorkerImpl {
     for (int round = 0; round < max_batches; ++round) {
       int slots = free_slots();
       if (slots <= 0) return false;
-      auto batch = store::write(db_, [&]() { return claim(slots, instant()); });
+      auto batch = store::write(db_, [&]() { return claim(slots, instant()); }, store::WriteScope::rows);
       if (!batch) return std::unexpected(batch.error());
-      if (batch->queued_seen == 0) return false;
+      if (batch->queued_seen == 0) {
+        auto held = store::wait_for_held_claimable_run(db_, clock_.now(), identity_.host);
+        if (!held) return std::unexpected(held.error());
+        if (!*held) return false;
+        continue;  // another host's transaction held it: it has ended
+      }
       if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
     }
     return true;
@@ -195,7 +200,7 @@ class WorkerImpl {
       auto refill = claim(free_slots(), at);
       if (!refill) return std::unexpected(refill.error());
       return Written{std::move(*recorded), std::move(*refill)};
-    });
+    }, store::WriteScope::rows);
     if (!written) return std::unexpected(written.error());
     notify_changes(written->ends, at.now);
     auto ends = std::exchange(unrecorded_ends_, {});
@@ -259,6 +264,9 @@ class WorkerImpl {
     auto queued = store::next_queued_runs(db_, at.now, limit, identity_.host);
     if (!queued) return std::unexpected(queued.error());
     batch.queued_seen = queued->size();
+    std::vector<std::int64_t> task_ids;
+    for (const auto& run : *queued) task_ids.push_back(run.task_id);
+    if (auto locked = store::lock_groups_of(db_, task_ids); !locked) return std::unexpected(locked.error());
     for (const auto& run : *queued) {
       if (auto started = start_run(run, at, batch); !started)
         return std::unexpected(started.error());
@@ -281,29 +289,14 @@ class WorkerImpl {
     return note_children(spawned);
   }
 
-  // Whether a run claimed before in `batch` may have made `task`'s run
-  // unclaimable: one of the same task, or of its group (which it may have
-  // filled). Nothing else changes under the write lock this batch holds.
-  static bool claimed_alongside(const ClaimBatch& batch, const core::Task& task) {
-    const auto& group = task.definition.group;
-    return std::ranges::any_of(batch.claimed, [&](const Claimed& earlier) {
-      return earlier.task.id == task.id || (!group.empty() && earlier.task.definition.group == group);
-    });
-  }
-
   // Starts `run`, found claimable by this transaction's query, or drops it;
   // adds it to `batch`.
   Result<void> start_run(const store::RunRecord& run, Instant at, ClaimBatch& batch) {
     Time now = at.now;
-    auto found = store::find_task_with_state_blob(db_, run.task_id);
+    auto found = store::find_task_to_claim(db_, run.id, run.task_id, now, identity_.host);
     if (!found) return std::unexpected(found.error());
-    if (!*found) return {};  // removed since: its runs went with it
+    if (!*found || !(*found)->claimable) return {};  // removed since, or filled by a run claimed before it
     core::Task task = std::move((*found)->task);
-    if (claimed_alongside(batch, task)) {
-      auto claimable = store::is_claimable(db_, run.id, now, identity_.host);
-      if (!claimable) return std::unexpected(claimable.error());
-      if (!*claimable) return {};
-    }
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     std::optional<std::string> dropped = core::drop_reason(task.definition, *schedule, task.state, run.trigger, now);

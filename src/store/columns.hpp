@@ -4,10 +4,13 @@
 // Only store/*.cpp include this.
 #include <cmath>
 #include <cstdint>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/duration.hpp"
 #include "core/time.hpp"
@@ -123,6 +126,8 @@ class Binder {
   void optional_int(const std::optional<T>& value) {
     value ? int64(*value) : null();
   }
+  // A list of ids as a PostgreSQL array ('{1,2,3}'), for = ANY(CAST(? AS bigint[])).
+  void id_array(const std::vector<std::int64_t>& ids) { text(fmt::format("{{{}}}", fmt::join(ids, ","))); }
 
  private:
   Query& query_;

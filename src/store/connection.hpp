@@ -78,10 +78,10 @@ class Connection {
   // `cached`: the query will be run again and again (the engine may keep
   // its plan under a name).
   virtual std::unique_ptr<Query> prepare(const std::string& sql, bool cached) = 0;
-  // One write transaction at a time across every process on the database:
-  // what SQLite's BEGIN IMMEDIATE gives, and what PostgreSQL gives with a
-  // transaction-level advisory lock.
-  virtual void begin_write() = 0;
+  // A write transaction that keeps out the others as `scope` says (see
+  // WriteScope): SQLite's BEGIN IMMEDIATE for either; on PostgreSQL a
+  // transaction-level advisory lock, exclusive or shared.
+  virtual void begin_write(WriteScope scope) = 0;
   virtual void commit() = 0;
   virtual void rollback() noexcept = 0;
 

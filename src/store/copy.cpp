@@ -233,8 +233,8 @@ Result<void> check_copy_source(Database& from) {
 
 Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
   return guarded(to, [&]() -> Result<CopyCounts> {
-    WriteTransaction hold_still(from);  // never committed: the source is only read
-    WriteTransaction tx(to);
+    WriteTransaction hold_still(from, WriteScope::database);  // never committed: the source is only read
+    WriteTransaction tx(to, WriteScope::database);
     auto tasks_there = to.prepare("SELECT count(*) FROM tasks").single_int64();
     if (auto error = refusal(from, to, merge, tasks_there)) return std::unexpected(*error);
     bool keep_ids = tasks_there == 0;

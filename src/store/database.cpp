@@ -123,7 +123,7 @@ core::Result<std::string> transport_warning(Database& db) {
   return guarded(db, [&]() -> core::Result<std::string> { return db.connection().transport_warning(); });
 }
 
-WriteTransaction::WriteTransaction(Database& db) : db_(db) { db_.connection().begin_write(); }
+WriteTransaction::WriteTransaction(Database& db, WriteScope scope) : db_(db) { db_.connection().begin_write(scope); }
 
 WriteTransaction::~WriteTransaction() {
   if (!committed_) db_.connection().rollback();

@@ -113,12 +113,26 @@ core::Result<std::string> transport_warning(Database& db);
 // user (as sshd refuses loose key files). A server's access is its roles'.
 core::Result<void> check_safe_to_run(const Database& db);
 
-// One short write transaction, one at a time on the database (SQLite's
-// BEGIN IMMEDIATE; PostgreSQL's advisory lock): the unit of every state
-// change. Rolled back unless committed.
+// Which other write transactions one keeps out while it runs.
+enum class WriteScope {
+  // All of them: one at a time on the database. Every write but the three
+  // below, which need not reason about any other writer.
+  database,
+  // Only those that change the same tasks or groups: it runs beside others
+  // of its kind and locks the rows it reads to change (a task's row before
+  // its state or runs, a capped group's row before starting a run in it),
+  // each in an order that cannot deadlock. For the hot paths of a scheduler
+  // shared by several hosts: the tick, the claim, the record of an attempt's
+  // end. On a SQLite file, which has one writer, it is `database`.
+  rows,
+};
+
+// One short write transaction (SQLite's BEGIN IMMEDIATE; on PostgreSQL an
+// advisory lock, exclusive for WriteScope::database, shared for rows): the
+// unit of every state change. Rolled back unless committed.
 class WriteTransaction {
  public:
-  explicit WriteTransaction(Database& db);
+  WriteTransaction(Database& db, WriteScope scope);
   ~WriteTransaction();
   WriteTransaction(const WriteTransaction&) = delete;
   WriteTransaction& operator=(const WriteTransaction&) = delete;
@@ -149,9 +163,9 @@ auto guarded(Database& db, F&& body) -> decltype(body()) {
 // Runs `body` in one write transaction: committed when it returns a value,
 // rolled back when it returns an error or throws.
 template <class F>
-auto write(Database& db, F&& body) -> decltype(body()) {
+auto write(Database& db, F&& body, WriteScope scope = WriteScope::database) -> decltype(body()) {
   return guarded(db, [&]() -> decltype(body()) {
-    WriteTransaction tx(db);
+    WriteTransaction tx(db, scope);
     auto result = body();
     if (result) tx.commit();
     return result;

@@ -35,8 +35,10 @@ Result<std::vector<NamedCount>> queue_depth_by_host(Database& db) {
                           "WHERE r.status = 'queued' AND t.on_host <> '' GROUP BY t.on_host ORDER BY t.on_host");
 }
 
+// The counters are added up: a server keeps them in shards, one per
+// transaction adding at once (schema-postgresql.sql, migration 5).
 Result<std::vector<NamedCount>> ended_runs_by_status(Database& db) {
-  return named_counts(db, "SELECT status, runs FROM run_totals ORDER BY status");
+  return named_counts(db, "SELECT status, CAST(sum(runs) AS bigint) FROM run_totals GROUP BY status ORDER BY status");
 }
 
 Result<std::vector<NamedCount>> runs_in_flight(Database& db) {
@@ -49,7 +51,7 @@ Result<LatenessHistogram> start_lateness(Database& db) {
   return guarded(db, [&]() -> Result<LatenessHistogram> {
     LatenessHistogram histogram;
     // Each run is in one bucket: adding them up gives Prometheus' "at most".
-    auto buckets = db.prepare("SELECT le_ms, runs FROM lateness_buckets ORDER BY le_ms");
+    auto buckets = db.prepare("SELECT le_ms, CAST(sum(runs) AS bigint) FROM lateness_buckets GROUP BY le_ms ORDER BY le_ms");
     while (buckets.step()) {
       Columns c(buckets);
       auto le_ms = c.int64();
@@ -58,7 +60,7 @@ Result<LatenessHistogram> start_lateness(Database& db) {
       histogram.bounds.push_back(static_cast<double>(le_ms) / 1000.0);
       histogram.at_most.push_back(histogram.count);
     }
-    auto sum = db.prepare("SELECT lateness_sum_ms FROM history_totals");
+    auto sum = db.prepare("SELECT CAST(sum(lateness_sum_ms) AS bigint) FROM history_totals");
     if (sum.step()) histogram.sum_seconds = static_cast<double>(sum.query().int64(0)) / 1000.0;
     return histogram;
   });
@@ -66,7 +68,7 @@ Result<LatenessHistogram> start_lateness(Database& db) {
 
 Result<HistorySize> history_size(Database& db) {
   return guarded(db, [&]() -> Result<HistorySize> {
-    auto query = db.prepare("SELECT runs, output_bytes FROM history_totals");
+    auto query = db.prepare("SELECT CAST(sum(runs) AS bigint), CAST(sum(output_bytes) AS bigint) FROM history_totals");
     if (!query.step()) return HistorySize{};
     Columns c(query);
     return HistorySize{c.int64(), c.int64()};

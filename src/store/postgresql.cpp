@@ -18,8 +18,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// 'task' in ASCII: the advisory lock every write transaction holds, and the
-// one the migrations hold (plus one).
+// 'task' in ASCII: the advisory lock every write transaction holds (shared
+// by those of WriteScope::rows), and the one the migrations hold (plus one).
 constexpr std::int64_t write_lock = 0x7461736b;
 constexpr std::int64_t migration_lock = write_lock + 1;
 // How long taskd waits for a connection when the URI sets no connect_timeout.
@@ -175,10 +175,10 @@ class PgConnection final : public Connection {
   std::unique_ptr<Query> prepare(const std::string& sql, bool cached) override {
     return std::make_unique<PgQuery>(*this, sql, cached ? fmt::format("taskd_{}", ++statements_) : std::string());
   }
-  void begin_write() override { begin(write_lock); }
-  // A transaction holding the advisory lock `lock` until it ends.
-  void begin(std::int64_t lock) {
-    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock({})", lock));
+  void begin_write(WriteScope scope) override { begin(write_lock, scope == WriteScope::rows); }
+  // A transaction holding the advisory lock `lock` (`shared`ly) until it ends.
+  void begin(std::int64_t lock, bool shared = false) {
+    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock{}({})", shared ? "_shared" : "", lock));
     in_transaction_ = true;
   }
   void commit() override {

@@ -50,21 +50,6 @@ std::vector<RunRecord> runs_from(Statement& query) {
   return runs;
 }
 
-// When a queued run `r` of task `t` may start at ?1 (see next_queued_runs).
-// The unary + keeps SQLite from walking runs_claimable and sorting every
-// queued run for each claim (quadratic over a queue of 10 000: see
-// bench/dispatch.sh); it walks runs_queue in claim order and stops at the
-// limit. The running runs of the task are found among all running runs
-// (as many as the workers' slots), not among the task's whole history.
-constexpr const char* claimable_run =
-    "r.status = 'queued' AND +r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
-    "AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running WHERE x.status = 'running' "
-    "AND x.task_id = r.task_id) "
-    "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
-    "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
-    "WHERE x.status = 'running' AND y.group_name = t.group_name))) "
-    "AND (t.on_host = '' OR t.on_host = ?3)";
-
 constexpr const char* in_flight_columns =
     "r.id, r.task_id, t.name, r.trigger, r.attempt_uid, r.worker_host, r.worker_boot_id, r.worker_pid, "
     "r.worker_started_at, r.child_pid, r.child_started_at, r.lease_expires_at, r.started_at, r.deadline_at";
@@ -108,6 +93,24 @@ std::string parameter_rows(std::size_t rows, std::size_t first, std::initializer
 
 }  // namespace
 
+// When a queued run `r` of task `t` may start at ?1 (see next_queued_runs).
+// The unary + keeps SQLite from walking runs_claimable and sorting every
+// queued run for each claim (quadratic over a queue of 10 000: see
+// bench/dispatch.sh); it walks runs_queue in claim order and stops at the
+// limit. The running runs of the task are found among all running runs
+// (as many as the workers' slots), not among the task's whole history.
+const std::string& claimable_run_condition() {
+  static const std::string condition =
+      "r.status = 'queued' AND +r.not_before <= ?1 AND (t.paused = 0 OR r.trigger = 'manual') "
+      "AND NOT EXISTS (SELECT 1 FROM runs x INDEXED BY runs_running WHERE x.status = 'running' "
+      "AND x.task_id = r.task_id) "
+      "AND (t.group_name = '' OR NOT EXISTS (SELECT 1 FROM groups g WHERE g.name = t.group_name AND g.concurrency <= "
+      "(SELECT count(*) FROM runs x JOIN tasks y ON y.id = x.task_id "
+      "WHERE x.status = 'running' AND y.group_name = t.group_name))) "
+      "AND (t.on_host = '' OR t.on_host = ?3)";
+  return condition;
+}
+
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
                                        Time now, std::optional<Time> not_before) {
   return guarded(db, [&]() -> Result<std::int64_t> {
@@ -150,16 +153,26 @@ Result<bool> has_active_run(Database& db, std::int64_t task_id) {
   });
 }
 
-const std::string& next_queued_runs_sql() {
-  static const std::string sql = fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
-                                             "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2",
-                                             run_columns, claimable_run);
-  return sql;
+// The claim's query (?1 now, ?2 the limit, ?3 the host), locking as
+// `locking` says.
+std::string queued_runs_sql(std::string_view locking) {
+  return fmt::format("SELECT {} FROM runs r JOIN tasks t ON t.id = r.task_id WHERE {} "
+                     "ORDER BY r.priority DESC, r.enqueued_at, r.id LIMIT ?2{}",
+                     run_columns, claimable_run_condition(), locking);
+}
+
+// On a server, where claims of several hosts run at once (WriteScope::rows),
+// the tasks of the runs claimed are locked, and the runs of a task another
+// transaction holds are passed over (see wait_for_held_claimable_run).
+const std::string& next_queued_runs_sql(const Database& db) {
+  static const std::string sql = queued_runs_sql("");
+  static const std::string locking = queued_runs_sql(" FOR UPDATE OF t SKIP LOCKED");
+  return db.dialect() == Dialect::postgresql ? locking : sql;
 }
 
 Result<std::vector<RunRecord>> next_queued_runs(Database& db, Time now, int limit, std::string_view host) {
   return guarded(db, [&]() -> Result<std::vector<RunRecord>> {
-    auto query = db.cached(next_queued_runs_sql());
+    auto query = db.cached(next_queued_runs_sql(db));
     Binder b(query);
     b.time(now);
     b.int64(limit);
@@ -176,17 +189,29 @@ Result<void> refresh_run_statistics(Database& db) {
   });
 }
 
-Result<bool> is_claimable(Database& db, std::int64_t run_id, Time now, std::string_view host) {
+Result<bool> wait_for_held_claimable_run(Database& db, Time now, std::string_view host) {
+  if (db.dialect() != Dialect::postgresql) return false;
   return guarded(db, [&]() -> Result<bool> {
-    static const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
-                                               "WHERE {} AND r.id = ?2)",
-                                               claimable_run);
+    static const std::string sql = queued_runs_sql(" FOR UPDATE OF t");
     auto query = db.cached(sql);
     Binder b(query);
     b.time(now);
-    b.int64(run_id);
+    b.int64(1);
     b.text(host);
-    return query.single_int64() != 0;
+    return query.step();
+  });
+}
+
+Result<void> lock_groups_of(Database& db, const std::vector<std::int64_t>& task_ids) {
+  if (db.dialect() != Dialect::postgresql || task_ids.empty()) return {};
+  return guarded(db, [&]() -> Result<void> {
+    auto lock = db.cached("SELECT g.name FROM groups g WHERE g.name IN (SELECT t.group_name FROM tasks t "
+                          "WHERE t.id = ANY(CAST(?1 AS bigint[]))) ORDER BY g.name FOR UPDATE");
+    Binder b(lock);
+    b.id_array(task_ids);
+    while (lock.step()) {
+    }
+    return {};
   });
 }
 
@@ -468,10 +493,13 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
 Result<Upcoming> upcoming_after(Database& db, Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<Upcoming> {
     // One round trip, three index probes: tasks_due answers the first in
-    // O(log n), runs_claimable the second, runs_running the third.
+    // O(log n), runs_claimable the second, runs_running the third. The
+    // first is ORDER BY ... LIMIT 1, not min(): PostgreSQL's generic plan
+    // of min() over the partial index read every later entry (0.6 ms at
+    // 1 000 tasks, at every pass of every loop).
     auto query = db.cached(
-        "SELECT (SELECT min(next_run_at) FROM tasks WHERE next_run_at > ?1 AND paused = 0 "
-        "AND disabled_until_update = 0), "
+        "SELECT (SELECT next_run_at FROM tasks WHERE next_run_at > ?1 AND next_run_at IS NOT NULL AND paused = 0 "
+        "AND disabled_until_update = 0 ORDER BY next_run_at LIMIT 1), "
         "(SELECT min(r.not_before) FROM runs r JOIN tasks t ON t.id = r.task_id WHERE r.status = 'queued' "
         "AND r.not_before > ?1 AND t.paused = 0 AND (t.on_host = '' OR t.on_host = ?2)), "
         "(SELECT min(lease_expires_at) FROM runs WHERE status = 'running')");

@@ -77,9 +77,28 @@ core::Result<bool> has_active_run(Database& db, std::int64_t task_id);
 // task is not paused (a manual run starts anyway), no other run of its task
 // is running, and its group is below its concurrency cap.
 // Only the runs of tasks this host may run: without --on-host, or on `host`.
+// On a server their tasks are locked until the transaction ends, and the
+// runs of tasks another transaction holds are left for a later claim.
 core::Result<std::vector<RunRecord>> next_queued_runs(Database& db, core::Time now, int limit, std::string_view host);
-// Its SQL (?1 now, ?2 the limit, ?3 the host): tests read its query plan.
-const std::string& next_queued_runs_sql();
+// Its SQL on `db` (?1 now, ?2 the limit, ?3 the host): tests read its query plan.
+const std::string& next_queued_runs_sql(const Database& db);
+// Its condition on a run `r` of a task `t` (?1 now, ?3 the host), which
+// find_task_to_claim reads again for one run.
+const std::string& claimable_run_condition();
+
+// On a server: whether a run may be claimed now whose task another
+// transaction held when a claim passed it over, waiting (outside any
+// transaction of the caller's) until that transaction has ended. Without
+// it a worker that found nothing to claim would take the queue for empty
+// while another host's claim or attempt's end held a task for a moment.
+// False at once on a SQLite file, whose claims pass nothing over.
+core::Result<bool> wait_for_held_claimable_run(Database& db, core::Time now, std::string_view host);
+
+// On a server, locks the rows of the capped groups of `task_ids` until the
+// transaction ends, in the order of their names, waiting for the claims
+// that hold them: two hosts then cannot both count a group's last free
+// place. Nothing on a SQLite file, whose write transaction has it all.
+core::Result<void> lock_groups_of(Database& db, const std::vector<std::int64_t>& task_ids);
 
 // Brings the engine's statistics of the runs up to date, after a herd has
 // queued many runs at once. PostgreSQL plans by its statistics, which
@@ -88,10 +107,6 @@ const std::string& next_queued_runs_sql();
 // claim) instead of walking runs_queue to the first claimable run. SQLite
 // plans without statistics: nothing to do.
 core::Result<void> refresh_run_statistics(Database& db);
-
-// Whether one queued run may start at `now`, by the same rules: runs claimed
-// earlier in the same transaction count.
-core::Result<bool> is_claimable(Database& db, std::int64_t run_id, core::Time now, std::string_view host);
 
 // QUEUED -> DROPPED for every queued run of the task; returns how many.
 core::Result<int> drop_queued_runs(Database& db, std::int64_t task_id, const std::string& reason, core::Time now);

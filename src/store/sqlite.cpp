@@ -110,7 +110,7 @@ class SqliteConnection final : public Connection {
     return std::make_unique<SqliteQuery>(db_->getHandle(), sql, path_);
   }
   // BEGIN and COMMIT are prepared once: a run takes two or three transactions.
-  void begin_write() override { run(begin_, "BEGIN IMMEDIATE"); }
+  void begin_write(WriteScope) override { run(begin_, "BEGIN IMMEDIATE"); }
   void commit() override { run(commit_, "COMMIT"); }
   void rollback() noexcept override {
     try {

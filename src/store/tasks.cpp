@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "store/columns.hpp"
+#include "store/runs.hpp"
 
 namespace taskd::store {
 namespace {
@@ -468,18 +469,35 @@ Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
   return tasks;
 }
 
-const std::string& due_tasks_sql() {
+// On a server the ticks of several hosts run at once (WriteScope::rows):
+// each locks the tasks it takes and passes over those another tick, claim
+// or attempt's end holds, to take them at its next pass. (Waiting for them
+// instead could deadlock: these are locked in the order they are due, an
+// attempt's end locks its tasks in the order of their ids.)
+const std::string& due_tasks_sql(const Database& db) {
   static const std::string sql =
       fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1);
-  return sql;
+  static const std::string locking = sql + " FOR UPDATE SKIP LOCKED";
+  return db.dialect() == Dialect::postgresql ? locking : sql;
 }
 
 Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   return guarded(db, [&]() -> Result<std::vector<Task>> {
-    auto query = db.cached(due_tasks_sql());
+    auto query = db.cached(due_tasks_sql(db));
     query.bind(1, core::to_unix_ms(now));
     query.bind(2, limit);
     return tasks_from(query);
+  });
+}
+
+Result<bool> wait_for_held_due_task(Database& db, Time now) {
+  if (db.dialect() != Dialect::postgresql) return false;
+  return guarded(db, [&]() -> Result<bool> {
+    static const std::string sql =
+        fmt::format("SELECT id FROM tasks WHERE {} ORDER BY next_run_at LIMIT 1 FOR UPDATE", due_at_1);
+    auto query = db.cached(sql);
+    query.bind(1, core::to_unix_ms(now));
+    return query.step();
   });
 }
 
@@ -509,6 +527,18 @@ Result<TickWork> tick_work(Database& db, Time now) {
   });
 }
 
+Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids) {
+  if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
+  return guarded(db, [&]() -> Result<void> {
+    auto lock = db.cached("SELECT id FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])) ORDER BY id FOR UPDATE");
+    Binder b(lock);
+    b.id_array(ids);
+    while (lock.step()) {
+    }
+    return {};
+  });
+}
+
 Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, Time now) {
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql = fmt::format("UPDATE tasks SET {} WHERE id = ?", state_assignments);
@@ -533,15 +563,24 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
   });
 }
 
-Result<std::optional<TaskWithStateBlob>> find_task_with_state_blob(Database& db, std::int64_t id) {
-  return guarded(db, [&]() -> Result<std::optional<TaskWithStateBlob>> {
-    static const std::string sql = fmt::format("SELECT {}, state_blob FROM tasks WHERE id = ?", task_columns);
+Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t run_id, std::int64_t task_id,
+                                                      Time now, std::string_view host) {
+  return guarded(db, [&]() -> Result<std::optional<TaskToClaim>> {
+    static const std::string sql =
+        fmt::format("SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+                    "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
+                    task_columns, claimable_run_condition());
     static const int blob_column = static_cast<int>(std::ranges::count(std::string_view(task_columns), ',')) + 1;
     auto query = db.cached(sql);
-    query.bind(1, id);
-    if (!query.step()) return std::optional<TaskWithStateBlob>();
+    Binder b(query);
+    b.time(now);
+    b.int64(run_id);
+    b.text(host);
+    b.int64(task_id);
+    if (!query.step()) return std::optional<TaskToClaim>();
     auto task = task_from_row(query);
-    return std::optional(TaskWithStateBlob{std::move(task), std::string(query.query().text(blob_column))});
+    const auto& row = query.query();
+    return std::optional(TaskToClaim{std::move(task), std::string(row.text(blob_column)), row.int64(blob_column + 1) != 0});
   });
 }
 

@@ -56,8 +56,15 @@ core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id)
 // The tasks for_each_task visits, collected (for selections that are small).
 core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter& filter);
 
-// Tasks whose next_run_at has come, not paused or disabled, earliest first.
+// Tasks whose next_run_at has come, not paused or disabled, earliest first;
+// on a server, locked until the transaction ends, less those another
+// transaction holds.
 core::Result<std::vector<core::Task>> due_tasks(Database& db, core::Time now, int limit);
+// On a server: whether a task is due at `now` that another transaction
+// held when due_tasks passed it over, waiting (outside any transaction of
+// the caller's) until that transaction has ended, so that a tick takes
+// every due task before it is done. False at once on a SQLite file.
+core::Result<bool> wait_for_held_due_task(Database& db, core::Time now);
 
 // What a tick at `now` may have to do. One probe on the indexes, read
 // without the write lock, so that an idle tick prepares and runs none of the
@@ -70,10 +77,16 @@ struct TickWork {
 };
 core::Result<TickWork> tick_work(Database& db, core::Time now);
 
-// The SQL of due_tasks (?1 now, ?2 the limit) and tick_work (?1 now): tests
-// read their query plans.
-const std::string& due_tasks_sql();
+// The SQL of due_tasks on `db` (?1 now, ?2 the limit) and tick_work (?1
+// now): tests read their query plans.
+const std::string& due_tasks_sql(const Database& db);
 const std::string& tick_work_sql();
+
+// On a server, locks the rows of the tasks `ids` until the transaction
+// ends, in the order of their ids, waiting for the transactions that hold
+// them (WriteScope::rows). Nothing on a SQLite file, whose write
+// transaction has it all.
+core::Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids);
 
 // Writes a task's state.
 core::Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, core::Time now);
@@ -83,12 +96,19 @@ core::Result<void> save_state(Database& db, std::int64_t task_id, const core::Ta
 core::Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::string& attempt_uid,
                                      const core::TaskState& state, core::Time now);
 
-// A task with the $TASKD_STATE contents kept for it, in one read (a claim's).
-struct TaskWithStateBlob {
+// What a claim reads of queued run `run_id`'s task, in one round trip: the
+// task, the $TASKD_STATE contents kept for it, and whether the run may start
+// at `now` on `host` (next_queued_runs' condition, read again: a run
+// claimed before it in the same transaction may have filled its task or
+// group, and on a server another host's claim, whose group lock this one
+// waited for). None when the task is gone.
+struct TaskToClaim {
   core::Task task;
   std::string state_blob;
+  bool claimable = false;
 };
-core::Result<std::optional<TaskWithStateBlob>> find_task_with_state_blob(Database& db, std::int64_t id);
+core::Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t run_id, std::int64_t task_id,
+                                                            core::Time now, std::string_view host);
 core::Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob);
 
 core::Result<int> remove_task(Database& db, std::int64_t task_id);

@@ -82,8 +82,8 @@ TEST_CASE("at 100 000 tasks the tick and the claim read their indexes" * doctest
     CAPTURE(mode);
     check_indexed(plan_of(temp.db, store::tick_work_sql(), now, mode),
                   {"tasks_due", "runs_running", "runs_claimable"});
-    check_indexed(plan_of(temp.db, store::due_tasks_sql(), now + ", 100", mode), {"tasks_due"});
-    check_indexed(plan_of(temp.db, store::next_queued_runs_sql(), now + ", 10, 'here'", mode), {"runs_queue|runs_claimable|runs_active", "runs_running"});
+    check_indexed(plan_of(temp.db, store::due_tasks_sql(temp.db), now + ", 100", mode), {"tasks_due"});
+    check_indexed(plan_of(temp.db, store::next_queued_runs_sql(temp.db), now + ", 10, 'here'", mode), {"runs_queue|runs_claimable|runs_active", "runs_running"});
   }
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("after a herd is queued, the claim walks the queue's index instead of 
   temp.db.prepare("ANALYZE").exec();  // the statistics of a quiet store: no run queued
   auto now = core::from_unix_ms(base_ms + 1000);
   REQUIRE(sched::enqueue_due(temp.db, now, {}).value().enqueued == 2000);
-  auto plan = plan_of(temp.db, store::next_queued_runs_sql(), fmt::format("{}, 8, 'here'", base_ms + 1000), "force_custom_plan");
+  auto plan = plan_of(temp.db, store::next_queued_runs_sql(temp.db), fmt::format("{}, 8, 'here'", base_ms + 1000), "force_custom_plan");
   INFO(plan);
   CHECK(plan.find("Index Scan using runs_queue") != std::string::npos);
   CHECK(plan.find("Sort") == std::string::npos);

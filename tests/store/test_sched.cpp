@@ -331,7 +331,7 @@ TEST_CASE("what the child writes to $TASKD_STATE is kept for its next run") {
     return result;
   };
   f.tick_and_work();
-  CHECK(store::find_task_with_state_blob(f.temp.db, task.id).value()->state_blob == "page=7");
+  CHECK(store::find_task_to_claim(f.temp.db, 0, task.id, at(10, 0), "").value()->state_blob == "page=7");
 }
 
 TEST_CASE("a run's files are removed when it ends, the run directory when the worker is done") {

@@ -101,11 +101,11 @@ TEST_CASE("a cached statement comes back with no parameter bound") {
 TEST_CASE("a write transaction left without commit changes nothing") {
   test::TempDb temp;
   {
-    store::WriteTransaction tx(temp.db);
+    store::WriteTransaction tx(temp.db, store::WriteScope::database);
     test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
   }
   CHECK(store::list_tasks(temp.db, {}).value().empty());
-  store::WriteTransaction tx(temp.db);  // the connection is out of the rolled back transaction
+  store::WriteTransaction tx(temp.db, store::WriteScope::database);  // the connection is out of the rolled back transaction
   tx.commit();
 }
 
