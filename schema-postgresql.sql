@@ -406,3 +406,10 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+
+-- migrate: 6
+-- How a worker keeps a run's descendants with it (as in schema.sql).
+ALTER TABLE workers ADD COLUMN containment text NOT NULL DEFAULT '';
+-- What an attempt that ran used (as in schema.sql).
+ALTER TABLE runs ADD COLUMN cpu_us bigint;
+ALTER TABLE runs ADD COLUMN peak_memory_bytes bigint;

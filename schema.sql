@@ -225,3 +225,13 @@ ALTER TABLE workers ADD COLUMN clock_offset_ms INTEGER NOT NULL DEFAULT 0;
 -- (overlap=replace on another host's run); its worker ends it at its next
 -- lease renewal. '': not asked.
 ALTER TABLE runs ADD COLUMN stop_reason TEXT NOT NULL DEFAULT '';
+
+-- migrate: 7
+-- How a worker keeps a run's descendants with it (taskd(1), CONTAINMENT):
+-- 'cgroup PATH' (the cgroup of its runs' cgroups) or 'subreaper (WHY)'.
+ALTER TABLE workers ADD COLUMN containment TEXT NOT NULL DEFAULT '';
+-- What an attempt that ran used: its CPU time (user and system, in
+-- microseconds) and the most memory in use at once (bytes), from its cgroup
+-- or else from wait4 (taskd(1), CONTAINMENT); NULL for a run that never ran.
+ALTER TABLE runs ADD COLUMN cpu_us INTEGER;
+ALTER TABLE runs ADD COLUMN peak_memory_bytes INTEGER;

@@ -66,8 +66,9 @@ Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now
 }
 
 std::vector<std::string> history_row(const store::RunRecord& run) {
-  return {std::to_string(run.id), run.task, std::string(core::to_string(run.status)),
-          core::format_rfc3339(run.scheduled_at), run_duration(run), run_outcome(run), run.reason};
+  return {std::to_string(run.id),   run.task,         std::string(core::to_string(run.status)),
+          core::format_rfc3339(run.scheduled_at), run_duration(run), run_outcome(run),
+          usage_text(run.usage),    run.reason};
 }
 
 // Each run is printed as it is read, newest first.
@@ -84,7 +85,7 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
   if (context.json)
     return print_json_array([&](const store::RunVisitor& visit) { return store::for_each_run(*db, *filter, visit); },
                             run_json);
-  TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "REASON"}), {});
+  TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "CPU MEMORY", "REASON"}), {});
   auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
     table.add(plain_cells(history_row(run)));
     return {};

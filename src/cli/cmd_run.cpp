@@ -35,6 +35,7 @@ struct LoopCommandOptions {
   std::string tick = "30s";
   std::string host_id;
   std::string lease;
+  std::string containment;
 };
 
 void add_log_options(CLI::App* command, LogOptions& options) {
@@ -82,12 +83,16 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   if (!retention) return std::unexpected(retention.error());
   auto host_id = host_id_of(options.host_id);
   if (!host_id) return std::unexpected(host_id.error());
+  auto containment = containment_of(options.containment);
+  if (!containment) return std::unexpected(containment.error());
   auto log = open_log(context, options.log);
   if (!log) return std::unexpected(log.error());
   auto db = open_db_to_run(context);
   if (!db) return std::unexpected(db.error());
   auto lease = lease_of(options.lease, *db);
   if (!lease) return std::unexpected(lease.error());
+  auto contained = exec::choose_containment(*containment);
+  if (!contained) return std::unexpected(contained.error());
   sched::LoopOptions loop_options;
   loop_options.worker.lease = *lease;
   loop_options.retention = *retention;
@@ -98,8 +103,8 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.worker.host_id = *host_id;
   log->log(sched::LogLevel::info, "loop.started",
            {{"command", std::string(name)}, {"db", db->name()}, {"concurrency", std::to_string(options.concurrency)},
-            {"tick", core::format_duration(**tick_bound)}});
-  auto ended = sched::run_loop(*db, context.clock, *log, loop_options);
+            {"tick", core::format_duration(**tick_bound)}, {"containment", contained->description}});
+  auto ended = sched::run_loop(*db, context.clock, *log, loop_options, std::move(*contained));
   if (!ended) return std::unexpected(ended.error());
   if (*ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
   log->log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
@@ -116,6 +121,7 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   add_log_options(command, options->log);
   add_host_id_option(*command, options->host_id);
   add_lease_option(*command, options->lease);
+  add_containment_option(*command, options->containment);
   if (role == sched::Role::tick_and_work) add_keep_days_option(*command, options->keep_days);
   command->callback([&context, &action, options, role] {
     action = [&context, options, role] { return loop(context, *options, role); };

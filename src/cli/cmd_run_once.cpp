@@ -23,6 +23,7 @@ struct RunOnceOptions {
   int keep_days = 0;
   std::string host_id;
   std::string lease;
+  std::string containment;
 };
 
 bool is_failure(core::RunStatus status) {
@@ -43,7 +44,7 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 // Only what the probe finds work for is read or locked: with no task due
 // and no run running or claimable, at most the workers' rows are checked.
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
-                                           const sched::WorkerOptions& worker) {
+                                           const sched::WorkerOptions& worker, exec::ContainmentChoice contained) {
   auto work = store::tick_work(db, started);
   if (!work) return std::unexpected(work.error());
   auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(worker.host_id),
@@ -51,7 +52,7 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
   if (auto ticked = sched::enqueue_due(db, started, worker.host_id); !ticked) return std::unexpected(ticked.error());
-  exec::Supervisor supervisor;
+  exec::Supervisor supervisor(std::move(contained.cgroups));
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
   reports->insert(reports->begin(), lost->begin(), lost->end());
@@ -66,18 +67,25 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (!retention) return std::unexpected(retention.error());
   auto host_id = host_id_of(options.host_id);
   if (!host_id) return std::unexpected(host_id.error());
+  auto containment = containment_of(options.containment);
+  if (!containment) return std::unexpected(containment.error());
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
   auto lease = lease_of(options.lease, *db);
   if (!lease) return std::unexpected(lease.error());
+
   core::Time started = context.clock.now();
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
   worker.host_id = *host_id;
   worker.lease = *lease;
   if (*max_time) worker.claim_until = started + **max_time;
-  auto reports = tick(context, *db, started, worker);
+  // Before the tick: what the runs of a taskd killed here left in their
+  // cgroups is ended as the tree opens, whether this one runs anything.
+  auto contained = exec::choose_containment(*containment);
+  if (!contained) return std::unexpected(contained.error());
+  auto reports = tick(context, *db, started, worker, std::move(*contained));
   if (!reports) return std::unexpected(reports.error());
   if (*retention) {
     if (auto pruned = sched::prune_expired(*db, started, **retention); !pruned) return std::unexpected(pruned.error());
@@ -105,6 +113,7 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action) {
   add_keep_days_option(*command, options->keep_days);
   add_host_id_option(*command, options->host_id);
   add_lease_option(*command, options->lease);
+  add_containment_option(*command, options->containment);
   command->callback([&context, &action, options] { action = [&context, options] { return run_once(context, *options); }; });
 }
 

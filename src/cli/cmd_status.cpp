@@ -87,13 +87,20 @@ Json worker_json(const WorkerSeen& worker) {
           {"concurrency", row ? Json(row->concurrency) : Json(nullptr)},
           {"runs", worker.runs},
           {"state", liveness_name(worker.liveness)},
-          {"clock_offset_ms", row ? Json(row->clock_offset.count()) : Json(nullptr)}};
+          {"clock_offset_ms", row ? Json(row->clock_offset.count()) : Json(nullptr)},
+          {"containment", row ? Json(row->containment) : Json(nullptr)}};
 }
 
 // A worker's clock offset to the database server's, in seconds: "+30.0s".
 std::string clock_offset_text(const WorkerSeen& worker) {
   if (!worker.row) return "-";
   return fmt::format("{:+.1f}s", std::chrono::duration<double>(worker.row->clock_offset).count());
+}
+
+// How a worker keeps its runs' descendants, in a word: "cgroup" or "subreaper".
+std::string containment_kind(const WorkerSeen& worker) {
+  if (!worker.row || worker.row->containment.empty()) return "-";
+  return worker.row->containment.substr(0, worker.row->containment.find(' '));
 }
 
 std::optional<std::string> clock_warning(const store::WorkerRow& worker) {
@@ -197,17 +204,6 @@ Result<Status> read_status(store::Database& db) {
   return status;
 }
 
-// "12.3 MiB": bytes for people.
-std::string size_text(std::uintmax_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  double value = static_cast<double>(bytes) / 1024;
-  for (const char* unit : {"KiB", "MiB", "GiB"}) {
-    if (value < 1024) return fmt::format("{:.1f} {}", value, unit);
-    value /= 1024;
-  }
-  return fmt::format("{:.1f} TiB", value);
-}
-
 Json status_json(const Status& status, core::Time now) {
   Json out;
   auto workers = workers_of(status.workers, status.running, now);
@@ -250,10 +246,10 @@ void print_status(const Status& status, core::Time now) {
                     relative_time(row ? std::optional(row->started_at) : std::nullopt, now),
                     relative_time(row ? std::optional(row->heartbeat_at) : std::nullopt, now),
                     row ? std::to_string(row->concurrency) : "-", std::to_string(worker.runs),
-                    clock_offset_text(worker), describe_liveness(worker, now)});
+                    clock_offset_text(worker), containment_kind(worker), describe_liveness(worker, now)});
   }
   fmt::print("Workers:\n");
-  print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "CLOCK", "STATE"}, rows);
+  print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "CLOCK", "CONTAIN", "STATE"}, rows);
   rows.clear();
   for (const auto& run : status.running)
     rows.push_back({std::to_string(run.id), run.task, std::to_string(run.worker.pid), relative_time(run.started_at, now),

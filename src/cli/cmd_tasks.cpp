@@ -219,10 +219,17 @@ Result<void> show(const Context& context, const std::string& name) {
   if (!db) return std::unexpected(db.error());
   auto task = find_named_task(*db, name, "show");
   if (!task) return std::unexpected(task.error());
+  auto latest = store::list_runs(*db, task->id, 1);
+  if (!latest) return std::unexpected(latest.error());
+  const store::RunRecord* last_run = latest->empty() ? nullptr : &latest->front();
   if (context.json) {
-    print_json(task_json(*task));
+    auto out = task_json(*task);
+    out["last_run"] = last_run ? run_json(*last_run) : Json(nullptr);
+    print_json(out);
   } else {
     print_task(*task, context.clock.now());
+    if (last_run && last_run->usage.cpu)
+      fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(last_run->usage));
   }
   return {};
 }

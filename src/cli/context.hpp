@@ -10,6 +10,7 @@
 #include "core/duration.hpp"
 #include "core/error.hpp"
 #include "core/task.hpp"
+#include "exec/cgroup.hpp"
 #include "sched/clock.hpp"
 #include "sched/retention.hpp"
 #include "store/database.hpp"
@@ -76,6 +77,10 @@ core::Result<std::string> host_id_of(const std::string& host_id);
 // run's lease lasts past each renewal (default: 30s). lease_of checks it
 // against `db`: a SQLite file has no renewed leases, and refuses it.
 void add_lease_option(CLI::App& command, std::string& lease);
+// --containment of run, work and run-once: how a run's descendants are kept
+// with it (taskd(1), CONTAINMENT), as containment_of reads it.
+void add_containment_option(CLI::App& command, std::string& containment);
+core::Result<exec::Containment> containment_of(const std::string& containment);
 core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db);
 
 // Parses an optional time option: an RFC 3339 time, or a duration that

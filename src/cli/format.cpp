@@ -333,4 +333,20 @@ std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_strin
 
 std::string task_condition(const core::TaskState& state) { return std::string(core::to_string(core::condition_of(state))); }
 
+std::string size_text(std::uintmax_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  double value = static_cast<double>(bytes) / 1024;
+  for (const char* unit : {"KiB", "MiB", "GiB"}) {
+    if (value < 1024) return fmt::format("{:.1f} {}", value, unit);
+    value /= 1024;
+  }
+  return fmt::format("{:.1f} TiB", value);
+}
+
+std::string usage_text(const core::ResourceUsage& usage) {
+  auto cpu = usage.cpu ? fmt::format("{:.3f}s", std::chrono::duration<double>(*usage.cpu).count()) : "-";
+  auto memory = usage.peak_memory_bytes ? size_text(static_cast<std::uintmax_t>(*usage.peak_memory_bytes)) : "-";
+  return cpu + " " + memory;
+}
+
 }  // namespace taskd::cli

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/usage.hpp"
 #include "core/task.hpp"
 
 namespace taskd::cli {
@@ -91,6 +92,12 @@ std::string describe_command(const core::Command& command);
 
 // A group's concurrency cap: the number, or "none".
 std::string cap_text(const std::optional<int>& cap);
+
+// A size in bytes for people: "512 B", "1.5 MiB".
+std::string size_text(std::uintmax_t bytes);
+
+// CPU time, then peak memory: "0.120s 8.5 MiB"; '-' for what was not measured.
+std::string usage_text(const core::ResourceUsage& usage);
 
 // "active", "paused", "disabled" or "failing" (core::condition_of).
 std::string task_condition(const core::TaskState& state);

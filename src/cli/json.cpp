@@ -100,6 +100,8 @@ Json run_json(const store::RunRecord& run) {
                         : Json(nullptr);
   out["output_bytes"] = run.output_bytes;
   out["output_truncated"] = run.output_truncated;
+  out["cpu_seconds"] = run.usage.cpu ? Json(std::chrono::duration<double>(*run.usage.cpu).count()) : Json(nullptr);
+  out["peak_memory_bytes"] = run.usage.peak_memory_bytes ? Json(*run.usage.peak_memory_bytes) : Json(nullptr);
   return out;
 }
 

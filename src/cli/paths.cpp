@@ -75,6 +75,16 @@ constexpr core::Seconds shortest_lease{2};
 
 }  // namespace
 
+void add_containment_option(CLI::App& command, std::string& containment) {
+  command.add_option("--containment", containment,
+                     "How a run's descendants are kept with it: auto (a cgroup where taskd can make one, else "
+                     "subreaper), cgroup, or subreaper (default: auto)");
+}
+
+core::Result<exec::Containment> containment_of(const std::string& containment) {
+  return exec::parse_containment(containment.empty() ? "auto" : containment);
+}
+
 void add_lease_option(CLI::App& command, std::string& lease) {
   command.add_option("--lease", lease,
                      "On a server: a run's lease lasts this long past each renewal, plus its kill grace; a run "

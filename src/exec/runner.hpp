@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "core/usage.hpp"
 #include "exec/spawn.hpp"
 
 namespace taskd::exec {
@@ -30,6 +31,7 @@ struct ChildResult {
   bool fenced = false;    // its lease ran out before its worker could renew it
   std::string output;     // the last output_limit bytes of stdout+stderr
   bool output_truncated = false;
+  core::ResourceUsage usage;
 };
 
 class Runner {

@@ -85,7 +85,7 @@ int dev_null() {
 // executed or exited, so the child writes its failure here and taskd reads
 // it when vfork returns (as glibc's posix_spawn does): no pipe per child.
 struct ChildFailure {
-  enum Step { none, chdir, execve };
+  enum Step { none, cgroup, chdir, execve };
   volatile Step step = none;
   volatile int error = 0;
 };
@@ -108,6 +108,7 @@ struct ChildPlan {
   unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
   int ledger_fd = -1;
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
+  int cgroup_procs_fd = -1;           // the run's cgroup.procs: the child moves itself in first
   const std::vector<int>* signals_to_reset = &ignored_signals();
   int stdin_fd = dev_null();
   const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
@@ -149,6 +150,8 @@ void join_own_group(const ChildPlan& plan) {
 }
 
 [[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
+  // Into the run's cgroup before anything else: all it forks is in it too.
+  if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1) fail_child(failure, ChildFailure::cgroup);
   join_own_group(plan);
   note_in_ledger(plan);
   const KernelSigaction default_action{.handler = SIG_DFL, .flags = 0, .restorer = nullptr, .mask = 0};
@@ -179,6 +182,9 @@ core::Result<pid_t> start_child(const ChildPlan& plan) {
     return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(errno)));
   if (failure.step == ChildFailure::none) return pid;
   ::waitpid(pid, nullptr, 0);
+  if (failure.step == ChildFailure::cgroup)
+    return core::fail(core::ErrorKind::internal,
+                      fmt::format("cannot enter the run's cgroup: {}", std::strerror(failure.error)));
   if (failure.step == ChildFailure::chdir)
     return core::fail(core::ErrorKind::bad_input,
                       fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(failure.error)));
@@ -243,7 +249,8 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
                           .output_fd = fds[1],
                           .parent = ::getpid(),
                           .ledger_fd = request.ledger_fd,
-                          .ledger_line = ledger_line});
+                          .ledger_line = ledger_line,
+                          .cgroup_procs_fd = request.cgroup_procs_fd});
   auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {

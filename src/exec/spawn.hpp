@@ -22,6 +22,9 @@ struct SpawnRequest {
   // it has recorded it.
   int ledger_fd = -1;
   std::string ledger_tag = {};
+  // When not -1: the cgroup.procs of the run's cgroup, which the child
+  // enters before anything else (see cgroup.hpp).
+  int cgroup_procs_fd = -1;
 };
 
 // A process taskd started, told apart from any later one with its pid.

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -24,6 +25,25 @@ constexpr auto fallback_poll_period = 20ms;
 
 // The environment entry that marks a run's processes (see THE CHILD PROCESS in taskd(1)).
 constexpr std::string_view attempt_token_name = "TASKD_ATTEMPT_UID=";
+
+// What a child used: by its cgroup where it has one (every descendant,
+// escaped or not), else (and for memory without the memory controller) by
+// wait4's account of it and the children it waited for.
+core::ResourceUsage usage_of(const struct rusage& used, const RunCgroup* cgroup) {
+  auto micros = [](const timeval& time) { return std::chrono::seconds(time.tv_sec) + std::chrono::microseconds(time.tv_usec); };
+  core::ResourceUsage usage{.cpu = micros(used.ru_utime) + micros(used.ru_stime),
+                            .peak_memory_bytes = std::int64_t{used.ru_maxrss} * 1024};
+  if (!cgroup) return usage;
+  auto counted = cgroup->usage();
+  return {.cpu = counted.cpu.value_or(*usage.cpu), .peak_memory_bytes = counted.peak_memory_bytes.value_or(*usage.peak_memory_bytes)};
+}
+
+// `request` with the child entering `cgroup` first.
+SpawnRequest in_cgroup(const SpawnRequest& request, const RunCgroup& cgroup) {
+  SpawnRequest entering = request;
+  entering.cgroup_procs_fd = cgroup.procs_fd();
+  return entering;
+}
 
 // A pidfd is close-on-exec from the start.
 int open_pidfd(pid_t pid) {
@@ -66,25 +86,42 @@ void drain(int& fd, OutputBuffer& output) {
 
 }  // namespace
 
-Supervisor::Supervisor() {
+Supervisor::Supervisor(std::optional<CgroupTree> cgroups) : cgroups_(std::move(cgroups)) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
 }
 
 Supervisor::~Supervisor() {
   for (auto& child : children_) {
-    ::kill(-child.pid, SIGKILL);
+    kill_child(child);
     ::waitpid(child.pid, nullptr, 0);
     close_fd(child.output_fd);
     close_fd(child.exit_fd);
   }
-  for (const auto& group : lingering_) ::kill(-group.group, SIGKILL);
+  for (const auto& group : lingering_) {
+    ::kill(-group.group, SIGKILL);
+    if (group.cgroup) group.cgroup->kill_all();
+  }
+}
+
+void Supervisor::kill_child(const Child& child) {
+  ::kill(-child.pid, SIGKILL);
+  if (child.cgroup) child.cgroup->kill_all();
 }
 
 core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnRequest& request,
                                               const ChildLimits& limits) {
-  auto spawned = spawn_child(request);
-  if (!spawned) return std::unexpected(spawned.error());
+  std::optional<RunCgroup> cgroup;
+  if (cgroups_) {
+    auto made = cgroups_->run_cgroup();
+    if (!made) return std::unexpected(made.error());
+    cgroup.emplace(std::move(*made));
+  }
+  auto spawned = cgroup ? spawn_child(in_cgroup(request, *cgroup)) : spawn_child(request);
+  if (!spawned) {
+    if (cgroup) cgroups_->release(*cgroup);
+    return std::unexpected(spawned.error());
+  }
   pid_t pid = spawned->process.pid;
   auto token = std::ranges::find_if(request.env, [](const std::string& entry) {
     return entry.starts_with(attempt_token_name);
@@ -96,7 +133,8 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
                             .deadline = std::chrono::steady_clock::now() + limits.timeout,
                             .kill_grace = limits.kill_grace,
                             .output = OutputBuffer(limits.output_limit),
-                            .token = token == request.env.end() ? "" : *token});
+                            .token = token == request.env.end() ? "" : *token,
+                            .cgroup = std::move(cgroup)});
   return spawned->process;
 }
 
@@ -157,6 +195,11 @@ void Supervisor::terminate(Child& child, SteadyTime now) {
 }
 
 void Supervisor::stop_escaped(const Child& child, SteadyTime now) {
+  if (child.cgroup) {
+    bool grace_over = now >= child.deadline + child.kill_grace;
+    grace_over ? child.cgroup->kill_all() : child.cgroup->signal_all(SIGTERM);
+    return;
+  }
   if (child.token.empty()) return;
   bool grace_over = now >= child.deadline + child.kill_grace;
   for (pid_t group : groups_with_environment(child.token)) {
@@ -183,23 +226,32 @@ void Supervisor::enforce_deadlines(SteadyTime now) {
     }
     if (!child.terminated && now >= child.deadline) terminate(child, now);
     if (child.terminated && !child.killed && now >= child.deadline + child.kill_grace) {
-      ::kill(-child.pid, SIGKILL);
+      kill_child(child);
       child.killed = true;
     }
   }
-  std::erase_if(lingering_, [&](const Lingering& group) {
-    if (!group_exists(group.group)) return true;
-    if (now < group.kill_at) return false;
-    ::kill(-group.group, SIGKILL);
-    return true;
-  });
+  std::erase_if(lingering_, [&](Lingering& group) { return finish(group, now); });
+}
+
+bool Supervisor::finish(Lingering& lingering, SteadyTime now) {
+  if (lingering.cgroup) {
+    // Released once empty: until then killed (again) after the grace.
+    if (cgroups_->release(*lingering.cgroup)) return true;
+    if (now >= lingering.kill_at) lingering.cgroup->kill_all();
+    return false;
+  }
+  if (!group_exists(lingering.group)) return true;
+  if (now < lingering.kill_at) return false;
+  ::kill(-lingering.group, SIGKILL);
+  return true;
 }
 
 std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
   std::vector<ChildResult> ended;
   std::erase_if(children_, [&](Child& child) {
     int status = 0;
-    pid_t rc = ::waitpid(child.pid, &status, WNOHANG);
+    struct rusage used {};
+    pid_t rc = ::wait4(child.pid, &status, WNOHANG, &used);
     if (rc == 0 || (rc < 0 && errno == EINTR)) return false;
     drain(child.output_fd, child.output);
     close_fd(child.output_fd);
@@ -213,15 +265,20 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     if (rc > 0 && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     result.output = child.output.contents();
     result.output_truncated = child.output.truncated();
+    if (rc > 0) result.usage = usage_of(used, child.cgroup ? &*child.cgroup : nullptr);
     // Like systemd's KillMode=control-group: what the run left in its group
-    // is asked to stop now and killed after the grace.
+    // (or cgroup) is asked to stop now and killed after the grace.
     if (group_exists(child.pid)) {
       ::kill(-child.pid, SIGTERM);
-      lingering_.push_back(Lingering{child.pid, now + child.kill_grace});
+      if (!child.cgroup) lingering_.push_back(Lingering{child.pid, now + child.kill_grace, std::nullopt});
+    }
+    if (child.cgroup && !cgroups_->release(*child.cgroup)) {
+      child.cgroup->signal_all(SIGTERM);
+      lingering_.push_back(Lingering{child.pid, now + child.kill_grace, std::move(child.cgroup)});
     }
     // A stopped child's escapees may have forked again since its SIGTERM; a
     // child killed from outside (overlap=replace) takes its escapees along.
-    if (child.terminated || result.signal) stop_escaped(child, now);
+    if (!child.cgroup && (child.terminated || result.signal)) stop_escaped(child, now);
     ended.push_back(std::move(result));
     return true;
   });

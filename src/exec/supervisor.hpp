@@ -4,8 +4,9 @@
 // grace), reaps them, and cleans up what they left running in their group.
 // A child stopped by its timebox or by taskd's shutdown, or killed by a
 // signal from outside, takes with it the processes that left its group
-// (setsid, a double fork) but kept its $TASKD_ATTEMPT_UID: they get the
-// same signals, in their own groups.
+// (setsid, a double fork): with a CgroupTree, every process in the run's
+// cgroup; without, those that kept its $TASKD_ATTEMPT_UID, in their own
+// groups. They get the same signals.
 #include <chrono>
 #include <cstdint>
 #include <poll.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/cgroup.hpp"
 #include "exec/output_buffer.hpp"
 #include "exec/runner.hpp"
 
@@ -22,8 +24,9 @@ class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
   // behind can be waited for and counted as gone, and asks for short time
-  // slices (see scheduling.hpp).
-  Supervisor();
+  // slices (see scheduling.hpp). With `cgroups`, each run has a cgroup of
+  // its own in them.
+  explicit Supervisor(std::optional<CgroupTree> cgroups = std::nullopt);
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there.
@@ -59,14 +62,21 @@ class Supervisor final : public Runner {
     bool fenced = false;      // terminated because its lease ran out
     OutputBuffer output;
     std::string token;  // its "TASKD_ATTEMPT_UID=..." environment entry; empty if none
+    std::optional<RunCgroup> cgroup;  // its run's cgroup, with a CgroupTree
   };
-  // A group whose leader has ended but whose other members may not have.
+  // A group (or a run's cgroup) whose leader has ended but whose other
+  // members may not have.
   struct Lingering {
     pid_t group;
     SteadyTime kill_at;
+    std::optional<RunCgroup> cgroup;
   };
 
   void enforce_deadlines(SteadyTime now);
+  // SIGKILL to the child's group and cgroup.
+  static void kill_child(const Child& child);
+  // Whether a lingering group is done with: gone, or killed after its grace.
+  bool finish(Lingering& lingering, SteadyTime now);
   // Sends SIGTERM to the child's group and to the groups that left it with
   // its token, which linger until the grace ends.
   void terminate(Child& child, SteadyTime now);
@@ -80,6 +90,7 @@ class Supervisor final : public Runner {
   void poll_once(SteadyTime now, SteadyTime until, std::span<pollfd> watched);
   SteadyTime next_action_time() const;
 
+  std::optional<CgroupTree> cgroups_;
   std::vector<Child> children_;
   std::vector<Lingering> lingering_;
 };

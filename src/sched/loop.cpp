@@ -380,16 +380,17 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   return prune(db, now, log, *retention);
 }
 
-Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options) {
+Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
+                         exec::ContainmentChoice containment) {
   auto signals = exec::SignalWatch::open();
   if (!signals) return std::unexpected(signals.error());
   auto changes = ChangeWatch::open(db);
   if (!changes) return std::unexpected(changes.error());
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
-                          options.worker.concurrency, {}, {}, exec::machine_id()};
+                          options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
   auto presence = Presence::enter(db, std::move(worker), clock);
   if (!presence) return std::unexpected(presence.error());
-  exec::Supervisor supervisor;
+  exec::Supervisor supervisor(std::move(containment.cgroups));
   Loop loop(db, clock, log, options, supervisor, *signals, *changes, *presence);
   auto ended = loop.run();
   auto left = presence->leave();

@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "core/time.hpp"
+#include "exec/cgroup.hpp"
 #include "sched/log.hpp"
 #include "sched/retention.hpp"
 #include "sched/worker.hpp"
@@ -46,7 +47,8 @@ core::Time next_pass_at(core::Time now, const store::Upcoming& upcoming, core::T
 core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log,
                              const std::optional<Retention>& retention, std::string_view host_id = {});
 
-// Runs the loop until a signal ends it.
-core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options);
+// Runs the loop until a signal ends it, its runs contained as `containment` says.
+core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
+                               exec::ContainmentChoice containment);
 
 }  // namespace taskd::sched

@@ -66,9 +66,10 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
 // the task when the attempt was its current one.
 core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
                                                                core::Time now) {
-  store::FinishRecord record{end.run_id,    end.attempt_uid, core::run_status_of(end.outcome),
-                             now,           end.exit_code,   end.signal,
-                             end.reason,    end.output,      end.output_truncated};
+  store::FinishRecord record{end.run_id, end.attempt_uid,    core::run_status_of(end.outcome),
+                             now,        end.exit_code,      end.signal,
+                             end.reason, end.output,         end.output_truncated,
+                             end.usage};
   auto finished = store::finish_run(db, record);
   if (!finished) return std::unexpected(finished.error());
   auto task = store::find_task(db, end.task_id);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/usage.hpp"
 #include "core/policy.hpp"
 #include "store/database.hpp"
 
@@ -23,6 +24,7 @@ struct AttemptEnd {
   std::string output;
   bool output_truncated = false;
   std::optional<std::string> state_blob;  // the run's $TASKD_STATE, to keep for the next run
+  core::ResourceUsage usage;
 };
 
 // In one transaction: the run row (only if it is still running under this

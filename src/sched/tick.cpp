@@ -58,11 +58,15 @@ struct BatchResult {
 // Runs queued by one tick that make a herd: the store is told, so that the
 // claims that follow are planned for a long queue.
 constexpr int herd = 1000;
+// Waits for due tasks another host's transaction held, per tick: each is a
+// task that tick then takes, unless a third host took it first.
+constexpr int waits_for_held = 64;
 
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::string_view host, int batch,
                                      const ReportSink& sink,
                                      const ProcessTable& processes, const std::function<void()>& before_commit) {
   TickResult total;
+  int waits = 0;
   while (true) {
     std::vector<RunReport> reports;
     auto batch_result = store::write(db, [&]() -> core::Result<BatchResult> {
@@ -84,9 +88,11 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::s
     stop_children(processes, batch_result->to_stop);
     if (sink) std::ranges::for_each(reports, sink);
     if (batch_result->due >= batch) continue;
-    auto held = store::wait_for_held_due_task(db, now);
-    if (!held) return std::unexpected(held.error());
-    if (*held) continue;  // another host's transaction held it: it has ended
+    if (waits++ < waits_for_held) {
+      auto held = store::wait_for_held_due_task(db, now);
+      if (!held) return std::unexpected(held.error());
+      if (*held) continue;  // another host's transaction held it: it has ended
+    }
     if (total.enqueued >= herd) {
       if (auto refreshed = store::refresh_run_statistics(db); !refreshed) return std::unexpected(refreshed.error());
     }

@@ -87,7 +87,7 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
                      "for lost by another host), so its worker ended it";
   } else if (result.timed_out) {
     verdict.outcome = core::AttemptOutcome::timed_out;
-    verdict.reason = fmt::format("timed out after {} ({} sent to the process group)",
+    verdict.reason = fmt::format("timed out after {} ({} sent to its processes)",
                                  core::format_duration(std::chrono::round<core::Seconds>(claimed.deadline - started)),
                                  result.signal == SIGKILL ? "SIGTERM, then SIGKILL" : "SIGTERM");
   } else if (result.exit_code == 0) {
@@ -406,7 +406,7 @@ class WorkerImpl {
                          const Result<std::string>* state_left) const {
     AttemptEnd end{claimed.run.id,        claimed.task.id,   claimed.attempt_uid, claimed.run.trigger,
                    verdict.outcome,       verdict.reason,    verdict.exit_code,   verdict.signal,
-                   result.output,         result.output_truncated, std::nullopt};
+                   result.output,         result.output_truncated, std::nullopt,       result.usage};
     // Without run files (they could not be made) the kept state stays as it
     // is; a state the run left unchanged need not be written again.
     if (state_left) {

@@ -60,10 +60,12 @@ Translated translate(std::string_view sql) {
 
 // The SQLSTATE classes that mean the server cannot serve us now: connection
 // (08), resources (53), operator intervention (57), authorization (28),
-// permission (42501), and a missing database (3D000).
+// permission (42501), a missing database (3D000), and a deadlock (40P01:
+// the server rolled this transaction back to break a cycle of waits among
+// hosts, which the next try does not meet).
 bool is_unavailable(std::string_view state) {
   return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
-         state == "42501" || state == "3D000";
+         state == "42501" || state == "3D000" || state == "40P01";
 }
 
 // libpq's message on one line: its lines (a hint is indented with a tab)

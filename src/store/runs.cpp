@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "store/columns.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::store {
 namespace {
@@ -14,7 +15,7 @@ using core::Time;
 constexpr const char* run_columns =
     "r.id, r.task_id, t.name, r.status, r.trigger, r.scheduled_at, r.enqueued_at, r.started_at, r.finished_at, "
     "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
-    "r.output_truncated";
+    "r.output_truncated, r.cpu_us, r.peak_memory_bytes";
 
 // A run from the columns of run_columns, in order.
 RunRecord run_from(Columns c) {
@@ -39,6 +40,8 @@ RunRecord run_from(Columns c) {
   run.reason = c.text();
   run.output_bytes = c.int64();
   run.output_truncated = c.boolean();
+  if (auto cpu = c.optional_int64()) run.usage.cpu = std::chrono::microseconds(*cpu);
+  run.usage.peak_memory_bytes = c.optional_int64();
   return run;
 }
 
@@ -191,22 +194,27 @@ Result<void> refresh_run_statistics(Database& db) {
 
 Result<bool> wait_for_held_claimable_run(Database& db, Time now, std::string_view host) {
   if (db.dialect() != Dialect::postgresql) return false;
-  return guarded(db, [&]() -> Result<bool> {
-    static const std::string sql = queued_runs_sql(" FOR UPDATE OF t");
+  auto first = guarded(db, [&]() -> Result<std::vector<RunRecord>> {
+    static const std::string sql = queued_runs_sql("");
     auto query = db.cached(sql);
     Binder b(query);
     b.time(now);
     b.int64(1);
     b.text(host);
-    return query.step();
+    return runs_from(query);
   });
+  if (!first) return std::unexpected(first.error());
+  if (first->empty()) return false;
+  if (auto waited = wait_for_task(db, first->front().task_id); !waited) return std::unexpected(waited.error());
+  return true;
 }
 
 Result<void> lock_groups_of(Database& db, const std::vector<std::int64_t>& task_ids) {
   if (db.dialect() != Dialect::postgresql || task_ids.empty()) return {};
   return guarded(db, [&]() -> Result<void> {
-    auto lock = db.cached("SELECT g.name FROM groups g WHERE g.name IN (SELECT t.group_name FROM tasks t "
-                          "WHERE t.id = ANY(CAST(?1 AS bigint[]))) ORDER BY g.name FOR UPDATE");
+    auto lock = db.cached("SELECT g.name FROM groups g WHERE g.concurrency IS NOT NULL AND g.name IN "
+                          "(SELECT t.group_name FROM tasks t WHERE t.id = ANY(CAST(?1 AS bigint[]))) "
+                          "ORDER BY g.name FOR UPDATE");
     Binder b(lock);
     b.id_array(task_ids);
     while (lock.step()) {
@@ -342,7 +350,7 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
   return guarded(db, [&]() -> Result<bool> {
     auto update = db.cached(
         "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
-        "output = ?, output_truncated = ?, lease_expires_at = NULL "
+        "output = ?, output_truncated = ?, lease_expires_at = NULL, cpu_us = ?, peak_memory_bytes = ? "
         "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
     Binder b(update);
     b.text(core::to_string(finish.status));
@@ -352,6 +360,8 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
     b.text(finish.reason);
     b.blob(finish.output);
     b.int64(finish.output_truncated);
+    b.optional_int(finish.usage.cpu ? std::optional(finish.usage.cpu->count()) : std::nullopt);
+    b.optional_int(finish.usage.peak_memory_bytes);
     b.int64(finish.run_id);
     b.text(finish.attempt_uid);
     return update.exec() == 1;

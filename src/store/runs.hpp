@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "core/usage.hpp"
 #include "core/policy.hpp"
 #include "core/task.hpp"
 #include "store/database.hpp"
@@ -34,6 +35,7 @@ struct RunRecord {
   std::string reason;
   std::int64_t output_bytes = 0;
   bool output_truncated = false;
+  core::ResourceUsage usage;  // of an attempt that ran and ended
 };
 
 // Who runs an attempt: enough to tell later whether that process still lives.
@@ -176,6 +178,7 @@ struct FinishRecord {
   std::string reason;
   std::string output;
   bool output_truncated = false;
+  core::ResourceUsage usage;
 };
 // RUNNING -> a final status, only for the attempt that is running; false
 // (and nothing written) for a stale attempt_uid.

@@ -490,15 +490,29 @@ Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
   });
 }
 
+Result<void> wait_for_task(Database& db, std::int64_t id) {
+  return guarded(db, [&]() -> Result<void> {
+    auto lock = db.cached("SELECT 1 FROM tasks WHERE id = ? FOR UPDATE");
+    lock.bind(1, id);
+    while (lock.step()) {
+    }
+    return {};
+  });
+}
+
 Result<bool> wait_for_held_due_task(Database& db, Time now) {
   if (db.dialect() != Dialect::postgresql) return false;
-  return guarded(db, [&]() -> Result<bool> {
-    static const std::string sql =
-        fmt::format("SELECT id FROM tasks WHERE {} ORDER BY next_run_at LIMIT 1 FOR UPDATE", due_at_1);
+  auto first = guarded(db, [&]() -> Result<std::optional<std::int64_t>> {
+    static const std::string sql = fmt::format("SELECT id FROM tasks WHERE {} ORDER BY next_run_at LIMIT 1", due_at_1);
     auto query = db.cached(sql);
     query.bind(1, core::to_unix_ms(now));
-    return query.step();
+    if (!query.step()) return std::optional<std::int64_t>();
+    return std::optional(query.query().int64(0));
   });
+  if (!first) return std::unexpected(first.error());
+  if (!*first) return false;
+  if (auto waited = wait_for_task(db, **first); !waited) return std::unexpected(waited.error());
+  return true;
 }
 
 // Each part reads at most the first entry of the partial index tasks_due,

@@ -65,6 +65,11 @@ core::Result<std::vector<core::Task>> due_tasks(Database& db, core::Time now, in
 // the caller's) until that transaction has ended, so that a tick takes
 // every due task before it is done. False at once on a SQLite file.
 core::Result<bool> wait_for_held_due_task(Database& db, core::Time now);
+// Waits until no other transaction holds the row of task `id`: its lock
+// taken and let go in one statement outside any transaction, which holds
+// no other lock meanwhile and so cannot close a cycle of waits (a locking
+// statement over several rows keeps the ones it passed).
+core::Result<void> wait_for_task(Database& db, std::int64_t id);
 
 // What a tick at `now` may have to do. One probe on the indexes, read
 // without the write lock, so that an idle tick prepares and runs none of the

@@ -41,8 +41,8 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std:
       if (auto free = check_host_name_free(db, worker, *alive_since); !free) return std::unexpected(free.error());
     }
     auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
-                             "started_at, heartbeat_at, machine_id, clock_offset_ms) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+                             "started_at, heartbeat_at, machine_id, clock_offset_ms, containment) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.text(worker.role);
     b.text(worker.identity.host);
@@ -54,6 +54,7 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std:
     b.time(worker.heartbeat_at);
     b.text(worker.machine_id);
     b.int64(worker.clock_offset.count());
+    b.text(worker.containment);
     return insert.single_int64();
   });
 }
@@ -81,7 +82,7 @@ Result<void> unregister_worker(Database& db, std::int64_t id) {
 Result<std::vector<WorkerRow>> list_workers(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<WorkerRow>> {
     auto query = db.prepare("SELECT id, role, host, pid, boot_id, process_start, concurrency, started_at, "
-                                      "heartbeat_at, clock_offset_ms FROM workers ORDER BY started_at, id");
+                                      "heartbeat_at, clock_offset_ms, containment FROM workers ORDER BY started_at, id");
     std::vector<WorkerRow> workers;
     while (query.step()) {
       Columns c(query);
@@ -96,6 +97,7 @@ Result<std::vector<WorkerRow>> list_workers(Database& db) {
       row.started_at = c.time();
       row.heartbeat_at = c.time();
       row.clock_offset = core::Millis{c.int64()};
+      row.containment = c.text();
       workers.push_back(std::move(row));
     }
     return workers;

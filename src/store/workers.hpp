@@ -22,6 +22,8 @@ struct WorkerRow {
   core::Time heartbeat_at;
   std::string machine_id;  // /etc/machine-id: the same machine after a reboot; '' when unknown
   core::Millis clock_offset{0};  // its clock minus the database's, as it last measured
+  // How it keeps its runs' descendants: "cgroup PATH" or "subreaper (WHY)".
+  std::string containment;
 };
 
 // Adds the row (its `id` is ignored); returns its id. With `alive_since`,

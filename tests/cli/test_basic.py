@@ -75,6 +75,7 @@ class AddListShowTest(TaskdTestCase):
         self.assertEqual(task["schedule"], {"kind": "every", "spec": "30m"})
         self.assertEqual(task["owner"], "alice")
         self.assertEqual(task["group"], "nightly")
+        self.assertIsNone(task.pop("last_run"))  # show's alone: it has not run
         self.assertEqual(task, self.tasks()[0])
 
     def test_shell_command_is_kept_as_one_string(self):

@@ -1,15 +1,18 @@
 """What a run starts outside its own process group ends with the run: a
 child that calls setsid, a double fork, `nohup ... &`, and a child that
 ignores SIGTERM and keeps forking, after the timebox and after taskd was
-killed with SIGKILL and the next run-once recovered the run. taskd finds
-them by the $TASKD_ATTEMPT_UID they inherited (taskd(1), CONTAINMENT)."""
+killed with SIGKILL and the next run-once recovered the run. In both modes
+(taskd(1), CONTAINMENT): subreaper, where taskd finds them by the
+$TASKD_ATTEMPT_UID they inherited, always; cgroup, where the run's cgroup
+holds them (a cleared environment too), where this machine lets taskd make
+cgroups (detected, not assumed: the cgroup tests are skipped elsewhere)."""
 
 import os
 import signal
 import unittest
 
-from loop_helpers import wait_for
-from taskd_test import TaskdTestCase, processes_matching
+from loop_helpers import LoopTestCase, wait_for
+from taskd_test import processes_matching
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -24,41 +27,101 @@ ESCAPES = {
                                "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1; done; "
                                "setsid sh -c 'trap \"\" TERM; sleep {m}' & sleep 30"),
 }
+# Only a cgroup holds a process that also cleared its environment.
+CLEARED_ENVIRONMENT = 'env -i setsid sh -c "sleep {m}" & sleep 30'
 
 
-class ContainmentTest(TaskdTestCase):
+class ContainmentTest(LoopTestCase):
     def add_escaping(self, name, script, marker, timeout):
         self.add(name, "--every", "1h", "--phase", "0", "--start-now", "--timeout", timeout, "--kill-grace", "1s",
                  "--retry", "none", "--shell", "--", script.format(m=marker), faketime=T0)
 
+    def modes(self):
+        """The containments this machine allows, with their escapes."""
+        modes = [("subreaper", ESCAPES)]
+        code, _, err = self.run_taskd("run-once", "--containment", "cgroup", db=os.path.join(self.tmp, "probe.db"))
+        if code == 0:
+            modes.append(("cgroup", dict(ESCAPES, **{"cleared environment": CLEARED_ENVIRONMENT})))
+        else:
+            self.assertEqual(code, 69, err)
+            self.assertIn("--containment cgroup: ", err)
+        return modes
+
     def test_the_timebox_ends_what_left_the_process_group(self):
-        for name, script in ESCAPES.items():
-            with self.subTest(name):
-                marker = self.unique_sleep()
-                task = name.replace(" ", "-")
-                self.add_escaping(task, script, marker, "2s")
-                self.run_once(faketime=T1)
-                self.assertEqual([r["status"] for r in self.history(task)], ["timed_out"])
-                self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
+        for mode, escapes in self.modes():
+            for name, script in escapes.items():
+                with self.subTest(mode=mode, escape=name):
+                    marker = self.unique_sleep()
+                    task = "%s-%s" % (mode, name.replace(" ", "-"))
+                    self.add_escaping(task, script, marker, "2s")
+                    self.run_once("--containment", mode, faketime=T1)
+                    self.assertEqual([r["status"] for r in self.history(task)], ["timed_out"])
+                    self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
 
     def test_recovery_after_sigkill_ends_what_left_the_process_group(self):
-        for name in ("setsid", "double fork"):
-            with self.subTest(name):
-                marker = self.unique_sleep()
-                task = name.replace(" ", "-")
-                self.add_escaping(task, ESCAPES[name], marker, "10m")
-                worker = self.popen_taskd("run-once", faketime=T1)
-                self.addCleanup(worker.kill)
-                wait_for(lambda: processes_matching("sleep " + marker), 20, "the escaped sleep")
-                [taskd] = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
-                os.kill(taskd[0], signal.SIGKILL)
-                worker.wait(timeout=10)
-                worker.stdout.close()
-                worker.stderr.close()
-                self.assertTrue(processes_matching("sleep " + marker), "the escapee outlived taskd")
-                self.assertIn("lost", self.run_once(faketime=T1))
-                self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
-                self.ok("rm", task)
+        for mode, escapes in self.modes():
+            for name in ("setsid", "double fork") + (("cleared environment",) if mode == "cgroup" else ()):
+                with self.subTest(mode=mode, escape=name):
+                    self.recover_after_sigkill(mode, name, escapes[name])
+
+    def recover_after_sigkill(self, mode, name, script):
+        marker = self.unique_sleep()
+        task = name.replace(" ", "-")
+        self.add_escaping(task, script, marker, "10m")
+        worker = self.popen_taskd("run-once", "--containment", mode, faketime=T1)
+        self.addCleanup(worker.kill)
+        wait_for(lambda: processes_matching("sleep " + marker), 20, "the escaped sleep")
+        [taskd] = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
+        os.kill(taskd[0], signal.SIGKILL)
+        worker.wait(timeout=10)
+        worker.stdout.close()
+        worker.stderr.close()
+        self.assertTrue(processes_matching("sleep " + marker), "the escapee outlived taskd")
+        self.assertIn("lost", self.run_once("--containment", mode, faketime=T1))
+        self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
+        self.ok("rm", task)
+
+    def test_history_and_show_tell_a_runs_cpu_time_and_peak_memory(self):
+        burn = ("import time\nx = bytearray(64 << 20)\nt = time.process_time()\n"
+                "while time.process_time() - t < 0.3: pass")
+        for mode, _ in self.modes():
+            with self.subTest(mode=mode):
+                task = "burn-" + mode
+                self.add(task, "--every", "1h", "--phase", "0", "--start-now", "--", "/usr/bin/python3", "-c", burn,
+                         faketime=T0)
+                self.run_once("--containment", mode, faketime=T1)
+                [run] = self.history(task)
+                self.assertGreaterEqual(run["cpu_seconds"], 0.3)
+                self.assertGreaterEqual(run["peak_memory_bytes"], 64 << 20)
+                self.assertEqual(self.json_of("show", task)["last_run"]["cpu_seconds"], run["cpu_seconds"])
+                self.assertRegex(self.ok("show", task), r"last run used +0\.[3-9]\d\ds [0-9.]+ MiB")
+
+    def test_a_cgroup_counts_the_cpu_time_of_what_left_the_process_group(self):
+        modes = dict(self.modes())
+        if "cgroup" not in modes:
+            self.skipTest("this machine lets taskd make no cgroup")
+        done = os.path.join(self.tmp, "done")
+        burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+        script = ("(setsid sh -c '/usr/bin/python3 -c \"$0\"; touch %s' \"$BURN\" &); "
+                  "while [ ! -e %s ]; do sleep 0.05; done" % (done, done))
+        self.add("escaped-burn", "--every", "1h", "--phase", "0", "--start-now", "--env", "BURN=" + burn, "--shell",
+                 "--", script, faketime=T0)
+        self.run_once("--containment", "cgroup", faketime=T1)
+        [run] = self.history("escaped-burn")
+        self.assertEqual(run["status"], "succeeded", run["reason"])
+        self.assertGreaterEqual(run["cpu_seconds"], 0.3)
+
+    def test_status_says_how_each_worker_contains_its_runs(self):
+        self.start("run", "--containment", "subreaper")
+        [worker] = self.json_of("status")["workers"]
+        self.assertEqual(worker["containment"], "subreaper (--containment subreaper)")
+        self.assertIn(" subreaper ", self.ok("status"))
+
+    def test_a_containment_that_is_not_one_is_refused(self):
+        code, _, err = self.run_taskd("run-once", "--containment", "jail")
+        self.assertEqual(code, 2, err)
+        self.assertOneErrorLine(err, "--containment", "jail")
+        self.assertFalse(os.path.exists(self.db))
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ class WorkersTest(LoopTestCase):
                           worker["state"]), ("run", proc.pid, socket.gethostname(), 3, 0, "alive"))
         self.assertLessEqual(parse_time(worker["since"]), parse_time(worker["heartbeat_at"]))
         text = self.ok("status")
-        self.assertRegex(text, r"(?m)^run +%d +%s .* 3 +0 +[+-]\d+\.\ds +alive$"
+        self.assertRegex(text, r"(?m)^run +%d +%s .* 3 +0 +[+-]\d+\.\ds +(cgroup|subreaper) +alive$"
                          % (proc.pid, re.escape(socket.gethostname())))
         # one machine: a file has one clock; a server on it agrees within a round trip
         self.assertLessEqual(abs(worker["clock_offset_ms"]), 0 if STORE == "sqlite" else 100)
