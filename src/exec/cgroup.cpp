@@ -60,11 +60,26 @@ std::optional<std::uint64_t> single_value(const fs::path& path) {
   return value;
 }
 
+// The processes in `cgroup`, never 0 (the kernel prints 0 for one that
+// exited while it listed them, and kill(0) is taskd's own process group),
+// init, or taskd.
 std::vector<pid_t> pids_in(const fs::path& cgroup) {
   std::vector<pid_t> pids;
   std::istringstream lines(read_file(cgroup / "cgroup.procs"));
-  for (pid_t pid = 0; lines >> pid;) pids.push_back(pid);
+  for (pid_t pid = 0; lines >> pid;) {
+    if (pid > 1 && pid != ::getpid()) pids.push_back(pid);
+  }
   return pids;
+}
+
+// Removes `cgroup` and the cgroups in it (a run's own taskd makes some),
+// deepest first; whether it is gone.
+bool remove_cgroup(const fs::path& cgroup) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(cgroup, error)) {
+    if (entry.is_directory()) remove_cgroup(entry.path());
+  }
+  return ::rmdir(cgroup.c_str()) == 0 || errno == ENOENT;
 }
 
 // Where the cgroup2 hierarchy is mounted: /sys/fs/cgroup on a pure v2
@@ -116,7 +131,7 @@ bool end_tree(const fs::path& tree, std::chrono::steady_clock::time_point give_u
   for (auto& run : runs) {
     while (!run.remove() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(10ms);
   }
-  return ::rmdir(tree.c_str()) == 0;
+  return remove_cgroup(tree);
 }
 
 }  // namespace
@@ -150,7 +165,15 @@ void RunCgroup::kill_all() const {
   write_file(path_ / "cgroup.freeze", "0");
 }
 
-bool RunCgroup::populated() const { return keyed_value(read_file(path_ / "cgroup.events"), "populated") == 1; }
+bool RunCgroup::populated() const {
+  std::ifstream events(path_ / "cgroup.events");
+  // Unreadable (out of descriptors, say): taken for populated, never reused
+  // with a process in it; gone: empty.
+  if (!events) return errno != ENOENT;
+  std::stringstream contents;
+  contents << events.rdbuf();
+  return keyed_value(contents.str(), "populated") != 0;
+}
 
 std::optional<std::chrono::microseconds> RunCgroup::cpu_total() const {
   auto cpu = keyed_value(read_file(path_ / "cpu.stat"), "usage_usec");
@@ -160,13 +183,14 @@ std::optional<std::chrono::microseconds> RunCgroup::cpu_total() const {
 
 core::ResourceUsage RunCgroup::usage() const {
   core::ResourceUsage usage;
-  if (auto cpu = cpu_total()) usage.cpu = *cpu - cpu_before_;
+  auto cpu = cpu_total();
+  if (cpu && cpu_before_) usage.cpu = *cpu - *cpu_before_;
   if (auto peak = single_value(path_ / "memory.peak")) usage.peak_memory_bytes = static_cast<std::int64_t>(*peak);
   return usage;
 }
 
 bool RunCgroup::remove() {
-  if (::rmdir(path_.c_str()) != 0 && errno != ENOENT) return false;
+  if (!remove_cgroup(path_)) return false;
   if (procs_fd_ >= 0) ::close(procs_fd_);
   procs_fd_ = -1;
   return true;
@@ -177,10 +201,17 @@ core::Result<CgroupTree> CgroupTree::open() {
   if (mount.empty()) return core::fail(core::ErrorKind::unavailable, "no cgroup2 hierarchy is mounted");
   auto own = own_cgroup();
   if (!own) return core::fail(core::ErrorKind::unavailable, "this process is in no cgroup of the v2 hierarchy");
-  auto path = mount / fs::path(*own).relative_path() / tree_name(::getpid(), process_start_ticks(::getpid()));
+  // The start time tells this process's tree from that of a dead one with its
+  // pid, which the next taskd ends.
+  auto start = process_start_ticks(::getpid());
+  if (start <= 0) return core::fail(core::ErrorKind::unavailable, "this process's start time cannot be read");
+  auto path = mount / fs::path(*own).relative_path() / tree_name(::getpid(), start);
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     return core::fail(core::ErrorKind::unavailable,
                       fmt::format("cannot make a cgroup in {}: {}", path.parent_path().string(), std::strerror(errno)));
+  // Peak memory per run, where the memory controller reaches this tree: its
+  // runs' cgroups then have memory.peak. Nothing to lose where it does not.
+  write_file(path / "cgroup.subtree_control", "+memory");
   return CgroupTree(std::move(path));
 }
 
@@ -198,17 +229,20 @@ core::Result<RunCgroup> CgroupTree::run_cgroup() {
   if (!idle_.empty()) {
     RunCgroup reused = std::move(idle_.back());
     idle_.pop_back();
-    reused.cpu_before_ = reused.cpu_total().value_or(std::chrono::microseconds{0});
+    reused.cpu_before_ = reused.cpu_total();
     return reused;
   }
   auto path = path_ / fmt::format("run-{}", ++made_);
-  if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
+  if (::mkdir(path.c_str(), 0755) != 0)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot make the run's cgroup {}: {}", path.string(), std::strerror(errno)));
   int fd = ::open((path / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return core::fail(core::ErrorKind::internal,
-                      fmt::format("cannot open {}/cgroup.procs: {}", path.string(), std::strerror(errno)));
+  if (fd < 0) {
+    auto error = core::fail(core::ErrorKind::internal,
+                            fmt::format("cannot open {}/cgroup.procs: {}", path.string(), std::strerror(errno)));
+    ::rmdir(path.c_str());
+    return error;
+  }
   return RunCgroup(std::move(path), fd);
 }
 

@@ -45,7 +45,8 @@ class RunCgroup {
   // there), memory.peak (with the memory controller; such a cgroup is not
   // handed out twice).
   core::ResourceUsage usage() const;
-  // Removes it once it is empty; false while a process is left.
+  // Removes it (and any cgroup made in it) once it is empty; false while a
+  // process is left.
   bool remove();
 
  private:
@@ -54,7 +55,8 @@ class RunCgroup {
   std::optional<std::chrono::microseconds> cpu_total() const;
   std::filesystem::path path_;
   int procs_fd_ = -1;
-  std::chrono::microseconds cpu_before_{0};  // its CPU time when it was handed out
+  // Its CPU time when it was handed out; none when that could not be read.
+  std::optional<std::chrono::microseconds> cpu_before_ = std::chrono::microseconds{0};
 };
 
 // The cgroups of this process's runs: `taskd-PID-START` in taskd's own

@@ -22,6 +22,8 @@ using namespace std::chrono_literals;
 
 // Without a pidfd, exits are noticed by polling at this period.
 constexpr auto fallback_poll_period = 20ms;
+// How long a run's cgroup is waited for to empty after its SIGKILL.
+constexpr auto unkillable_wait = 5s;
 
 // The environment entry that marks a run's processes (see THE CHILD PROCESS in taskd(1)).
 constexpr std::string_view attempt_token_name = "TASKD_ATTEMPT_UID=";
@@ -119,7 +121,8 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
   }
   auto spawned = cgroup ? spawn_child(in_cgroup(request, *cgroup)) : spawn_child(request);
   if (!spawned) {
-    if (cgroup) cgroups_->release(*cgroup);
+    // Not back to the pool: it may be why the child could not start.
+    if (cgroup) cgroup->remove();
     return std::unexpected(spawned.error());
   }
   pid_t pid = spawned->process.pid;
@@ -235,10 +238,12 @@ void Supervisor::enforce_deadlines(SteadyTime now) {
 
 bool Supervisor::finish(Lingering& lingering, SteadyTime now) {
   if (lingering.cgroup) {
-    // Released once empty: until then killed (again) after the grace.
+    // Released once empty: until then killed (again) after the grace; one
+    // that does not empty (a process stuck in the kernel) is left to the
+    // end of the tree.
     if (cgroups_->release(*lingering.cgroup)) return true;
     if (now >= lingering.kill_at) lingering.cgroup->kill_all();
-    return false;
+    return now >= lingering.kill_at + unkillable_wait;
   }
   if (!group_exists(lingering.group)) return true;
   if (now < lingering.kill_at) return false;
@@ -267,18 +272,21 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     result.output_truncated = child.output.truncated();
     if (rc > 0) result.usage = usage_of(used, child.cgroup ? &*child.cgroup : nullptr);
     // Like systemd's KillMode=control-group: what the run left in its group
-    // (or cgroup) is asked to stop now and killed after the grace.
+    // (or cgroup) is asked to stop now and killed after the grace (the one
+    // it had, when it was stopped).
+    auto kill_at = child.terminated ? std::max(now, child.deadline + child.kill_grace) : now + child.kill_grace;
+    bool contained = child.cgroup.has_value();
     if (group_exists(child.pid)) {
       ::kill(-child.pid, SIGTERM);
-      if (!child.cgroup) lingering_.push_back(Lingering{child.pid, now + child.kill_grace, std::nullopt});
+      if (!contained) lingering_.push_back(Lingering{child.pid, kill_at, std::nullopt});
     }
-    if (child.cgroup && !cgroups_->release(*child.cgroup)) {
+    if (contained && !cgroups_->release(*child.cgroup)) {
       child.cgroup->signal_all(SIGTERM);
-      lingering_.push_back(Lingering{child.pid, now + child.kill_grace, std::move(child.cgroup)});
+      lingering_.push_back(Lingering{child.pid, kill_at, std::move(child.cgroup)});
     }
     // A stopped child's escapees may have forked again since its SIGTERM; a
     // child killed from outside (overlap=replace) takes its escapees along.
-    if (!child.cgroup && (child.terminated || result.signal)) stop_escaped(child, now);
+    if (!contained && (child.terminated || result.signal)) stop_escaped(child, now);
     ended.push_back(std::move(result));
     return true;
   });
