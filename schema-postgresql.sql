@@ -413,3 +413,9 @@ ALTER TABLE workers ADD COLUMN containment text NOT NULL DEFAULT '';
 -- What an attempt that ran used (as in schema.sql).
 ALTER TABLE runs ADD COLUMN cpu_us bigint;
 ALTER TABLE runs ADD COLUMN peak_memory_bytes bigint;
+
+-- migrate: 7
+-- A task's limits on each of its runs' cgroups (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN memory_max bigint CHECK (memory_max >= 1);
+ALTER TABLE tasks ADD COLUMN cpu_weight bigint CHECK (cpu_weight BETWEEN 1 AND 10000);
+ALTER TABLE tasks ADD COLUMN tasks_max bigint CHECK (tasks_max BETWEEN 1 AND 4194304);

@@ -235,3 +235,11 @@ ALTER TABLE workers ADD COLUMN containment TEXT NOT NULL DEFAULT '';
 -- or else from wait4 (taskd(1), CONTAINMENT); NULL for a run that never ran.
 ALTER TABLE runs ADD COLUMN cpu_us INTEGER;
 ALTER TABLE runs ADD COLUMN peak_memory_bytes INTEGER;
+
+-- migrate: 8
+-- A task's limits on each of its runs' cgroups (taskd(1), Containment):
+-- memory.max in bytes, cpu.weight, pids.max; NULL: no limit (cpu.weight:
+-- the default, 100). A run that cannot have them fails.
+ALTER TABLE tasks ADD COLUMN memory_max INTEGER CHECK (memory_max >= 1);
+ALTER TABLE tasks ADD COLUMN cpu_weight INTEGER CHECK (cpu_weight BETWEEN 1 AND 10000);
+ALTER TABLE tasks ADD COLUMN tasks_max INTEGER CHECK (tasks_max BETWEEN 1 AND 4194304);

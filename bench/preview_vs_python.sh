@@ -29,14 +29,25 @@ it = croniter.croniter('*/5 * * * *', datetime.datetime(2026, 1, 1, tzinfo=datet
 for _ in range($count):
     print(it.get_next(datetime.datetime).strftime('%Y-%m-%dT%H:%M:%SZ'))
 ")
-dateutil_cmd=("$python" -c "
+dateutil_cmd() {  # RULE
+  "$python" -c "
 import datetime
 from dateutil.rrule import rrulestr
-rule = rrulestr('FREQ=MINUTELY;INTERVAL=5', dtstart=datetime.datetime(2026, 1, 1))
+rule = rrulestr('$1', dtstart=datetime.datetime(2026, 1, 1))
 after = datetime.datetime(2026, 1, 1)
 for i, t in enumerate(rule.xafter(after, count=$count)):
     print(t.strftime('%Y-%m-%dT%H:%M:%SZ'))
-")
+"
+}
+taskd_rrule_cmd() {  # RULE
+  "$taskd" preview --rrule "$1" --tz UTC --dtstart 2026-01-01T00:00:00 --from "$from" --count $count
+}
+# Every 5 minutes; and BY parts with BYSETPOS (the last of four times a day).
+simple_rule='FREQ=MINUTELY;INTERVAL=5'
+by_parts_rule='FREQ=DAILY;BYHOUR=9,17;BYMINUTE=0,30;BYSETPOS=-1,1'
+for rule in "$simple_rule" "$by_parts_rule"; do
+  diff <(taskd_rrule_cmd "$rule" | head -1000) <(dateutil_cmd "$rule" 2>/dev/null | head -1000)
+done
 
 # Both sides must produce the same instants, or the comparison means nothing.
 diff <("$taskd" preview --cron '*/5 * * * *' --tz UTC --from "$from" --count 5) \
@@ -44,12 +55,15 @@ diff <("$taskd" preview --cron '*/5 * * * *' --tz UTC --from "$from" --count 5) 
 
 taskd_cron=$(best_of_5 "$taskd" preview --cron '*/5 * * * *' --tz UTC --from "$from" --count $count)
 python_cron=$(best_of_5 "${croniter_cmd[@]}")
-taskd_rrule=$(best_of_5 "$taskd" preview --rrule 'FREQ=MINUTELY;INTERVAL=5' --tz UTC --dtstart 2026-01-01T00:00:00 \
-  --from "$from" --count $count)
-python_rrule=$(best_of_5 "${dateutil_cmd[@]}")
+taskd_rrule=$(best_of_5 taskd_rrule_cmd "$simple_rule")
+python_rrule=$(best_of_5 dateutil_cmd "$simple_rule")
+taskd_by_parts=$(best_of_5 taskd_rrule_cmd "$by_parts_rule")
+python_by_parts=$(best_of_5 dateutil_cmd "$by_parts_rule")
 
 printf '%-36s %10s %10s %8s\n' "work ($count instants)" "taskd s" "python s" "ratio"
 printf '%-36s %10s %10s %7.1fx\n' "cron */5 * * * * vs croniter" "$taskd_cron" "$python_cron" \
   "$(echo "$python_cron / $taskd_cron" | bc -l)"
-printf '%-36s %10s %10s %7.1fx\n' "FREQ=MINUTELY;INTERVAL=5 vs dateutil" "$taskd_rrule" "$python_rrule" \
+printf '%-36s %10s %10s %7.1fx\n' "$simple_rule vs dateutil" "$taskd_rrule" "$python_rrule" \
   "$(echo "$python_rrule / $taskd_rrule" | bc -l)"
+printf '%-36s %10s %10s %7.1fx\n' "$by_parts_rule vs dateutil" "$taskd_by_parts" "$python_by_parts" \
+  "$(echo "$python_by_parts / $taskd_by_parts" | bc -l)"

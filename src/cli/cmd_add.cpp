@@ -43,6 +43,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto schedule = core::schedule_of(*definition);
   if (!schedule) return std::unexpected(schedule.error());
   warn_if_missing(*definition);
+  warn_if_limits_unavailable(*definition);
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   auto state = core::on_create(*schedule, now, options.start_now);

@@ -224,6 +224,9 @@ Result<void> apply(const Context& context, const ApplyOptions& options) {
   if (!file) return std::unexpected(file.error());
   auto plan = apply_file(context, options, *file);
   if (!plan) return std::unexpected(plan.error());
+  for (const auto& step : plan->tasks) {
+    if (step.kind != Step::remove) warn_if_limits_unavailable(step.definition);
+  }
   if (context.json) {
     print_json(plan_json(*plan, options));
   } else {

@@ -40,6 +40,7 @@ Result<void> edit(const Context& context, const EditOptions& options) {
   if (!db) return std::unexpected(db.error());
   auto task = edit_task(*db, options, context.clock.now());
   if (!task) return std::unexpected(task.error());
+  warn_if_limits_unavailable(task->definition);
   if (context.json) {
     print_json(task_json(*task));
   } else {

@@ -212,6 +212,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (!d.notify.empty()) line("notify", d.notify);
   if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
   if (!d.on_host.empty()) line("on host", d.on_host);
+  if (d.limits.any()) line("limits", core::describe_limits(d.limits));
 }
 
 Result<void> show(const Context& context, const std::string& name) {

@@ -20,6 +20,8 @@ Json seconds_json(const std::optional<core::Millis>& duration) {
   return static_cast<double>(duration->count()) / 1000;
 }
 
+Json optional_json(const std::optional<std::int64_t>& number) { return number ? Json(*number) : Json(nullptr); }
+
 Json definition_json(const core::TaskDefinition& d) {
   Json out;
   out["name"] = d.name;
@@ -56,6 +58,9 @@ Json definition_json(const core::TaskDefinition& d) {
   out["notify"] = d.notify;
   out["keep_runs"] = d.keep_runs;
   out["on_host"] = d.on_host;
+  out["memory_max"] = optional_json(d.limits.memory_max);
+  out["cpu_weight"] = optional_json(d.limits.cpu_weight);
+  out["tasks_max"] = optional_json(d.limits.tasks_max);
   return out;
 }
 

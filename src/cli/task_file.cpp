@@ -74,6 +74,16 @@ Result<void> set_number(const toml::node& value, FileTask& task) {
   return {};
 }
 
+// A limit: a whole number, or a string as the option takes it ("512M", "max").
+template <auto Member>
+Result<void> set_limit(const toml::node& value, FileTask& task) {
+  auto number = value.value_exact<std::int64_t>();
+  auto text = number ? std::to_string(*number) : value.value_exact<std::string>();
+  if (!text) return expected("a whole number or a string, e.g. \"512M\" or \"max\"");
+  field<Member>(task) = *text;
+  return {};
+}
+
 template <class T>
 std::optional<std::vector<T>> array_of(const toml::node& value) {
   const auto* array = value.as_array();
@@ -172,6 +182,9 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"keep_runs", set_number<&TaskOptions::keep_runs>},
       {"notify", set_text<&TaskOptions::notify>},
       {"on_host", set_text<&TaskOptions::on_host>},
+      {"memory_max", set_limit<&TaskOptions::memory_max>},
+      {"cpu_weight", set_limit<&TaskOptions::cpu_weight>},
+      {"tasks_max", set_limit<&TaskOptions::tasks_max>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
   return keys;
@@ -395,6 +408,11 @@ bool same(const Definition& a, const Definition& b) {
   return ((a.*Members == b.*Members) && ...);
 }
 
+template <auto Member>
+bool same_limit(const Definition& a, const Definition& b) {
+  return a.limits.*Member == b.limits.*Member;
+}
+
 using FieldComparison = bool (*)(const Definition&, const Definition&);
 
 const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() {
@@ -420,6 +438,9 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"notify", same<&Definition::notify>},
       {"keep_runs", same<&Definition::keep_runs>},
       {"on_host", same<&Definition::on_host>},
+      {"memory_max", same_limit<&core::ResourceLimits::memory_max>},
+      {"cpu_weight", same_limit<&core::ResourceLimits::cpu_weight>},
+      {"tasks_max", same_limit<&core::ResourceLimits::tasks_max>},
   };
   return fields;
 }
@@ -486,6 +507,10 @@ void write_text(std::string& out, std::string_view key, const std::string& text,
   if (text != implied) write_key(out, key, toml_string(text));
 }
 
+void write_number(std::string& out, std::string_view key, const std::optional<std::int64_t>& number) {
+  if (number) write_key(out, key, std::to_string(*number));
+}
+
 std::string command_text(const core::Command& command) {
   if (command.shell) return toml_string(command.argv.empty() ? "" : command.argv.front());
   return fmt::format("[{}]", joined(command.argv, toml_string));
@@ -536,6 +561,9 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "notify", o.notify);
   if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
   write_text(out, "on_host", o.on_host);
+  write_text(out, "memory_max", o.memory_max);
+  write_number(out, "cpu_weight", d.limits.cpu_weight);
+  write_number(out, "tasks_max", d.limits.tasks_max);
 }
 
 std::string task_file_head(const std::map<std::string, int>& group_caps) {

@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
+#include "exec/cgroup.hpp"
 #include "sched/outcome.hpp"
 #include "store/tasks.hpp"
 
@@ -111,6 +112,21 @@ Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, c
   return {};
 }
 
+// The resource limits the options give; an error names the first bad one.
+Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
+  core::ResourceLimits limits;
+  auto memory = core::parse_memory_max(options.memory_max);
+  if (!memory) return std::unexpected(memory.error());
+  limits.memory_max = *memory;
+  auto weight = core::parse_cpu_weight(options.cpu_weight);
+  if (!weight) return std::unexpected(weight.error());
+  limits.cpu_weight = *weight;
+  auto tasks = core::parse_tasks_max(options.tasks_max);
+  if (!tasks) return std::unexpected(tasks.error());
+  limits.tasks_max = *tasks;
+  return limits;
+}
+
 }  // namespace
 
 Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
@@ -142,9 +158,18 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   auto overlap = core::parse_overlap(options.overlap);
   if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
   d.overlap = *overlap;
+  auto limits = parse_limits(options);
+  if (!limits) return std::unexpected(limits.error());
+  d.limits = *limits;
   return d;
 }
 
+void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
+  auto why = exec::limits_unavailable_here(definition.limits);
+  if (!why.empty())
+    fmt::print(stderr, "taskd: warning: {}: {}; its runs fail where taskd cannot apply its limits\n", definition.name,
+               why);
+}
 
 void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("command", options.command, "The program and its arguments, after --");
@@ -167,6 +192,12 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
   command.add_option("--on-host", options.on_host,
                      "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)");
+  command.add_option("--memory-max", options.memory_max,
+                     "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup");
+  command.add_option("--cpu-weight", options.cpu_weight,
+                     "CPU weight of a run's cgroup, 1 to 10000 ('' for the default 100); needs a cgroup");
+  command.add_option("--tasks-max", options.tasks_max,
+                     "Processes and threads a run may have at once (max for no limit); needs a cgroup");
 }
 
 namespace {
@@ -234,6 +265,9 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--notify", copy_field<&TaskOptions::notify>},
       {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
       {"--on-host", copy_field<&TaskOptions::on_host>},
+      {"--memory-max", copy_field<&TaskOptions::memory_max>},
+      {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
+      {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -269,6 +303,10 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.notify = d.notify;
   options.keep_runs = d.keep_runs;
   options.on_host = d.on_host;
+  const auto& limits = d.limits;
+  if (limits.memory_max) options.memory_max = core::format_memory_max(*limits.memory_max);
+  if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);
+  if (limits.tasks_max) options.tasks_max = std::to_string(*limits.tasks_max);
   return options;
 }
 

@@ -31,6 +31,9 @@ struct TaskOptions {
   std::string notify;
   int keep_runs = core::TaskDefinition{}.keep_runs;
   std::string on_host;
+  std::string memory_max;  // "" or "max": no limit
+  std::string cpu_weight;  // "": cgroup's default
+  std::string tasks_max;   // "" or "max": no limit
 };
 
 // Registers every option of a task definition but its name.
@@ -38,6 +41,12 @@ void add_definition_options(CLI::App& command, TaskOptions& options);
 
 // Checks the options and builds the definition they describe.
 core::Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now);
+
+// Prints one warning line on stderr when a taskd started here could not
+// apply the definition's resource limits to its runs. The task is kept all
+// the same (a scheduler elsewhere may apply them, root under systemd with
+// Delegate=yes): a run started where they cannot be applied fails.
+void warn_if_limits_unavailable(const core::TaskDefinition& definition);
 
 // The options that describe an existing definition (what `add` would need).
 TaskOptions options_of(const core::TaskDefinition& definition);

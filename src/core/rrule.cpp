@@ -5,16 +5,15 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <charconv>
 #include <compare>
 #include <cstdint>
 #include <cstdlib>
+#include <numeric>
 #include <ranges>
 #include <set>
-#include <variant>
 #include <vector>
-
-#include "core/libical.hpp"
 
 namespace taskd::core {
 namespace {
@@ -22,19 +21,19 @@ namespace {
 using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
+using Day = date::local_days;
 
-// libical stops iterating after this year (MAX_TIME_T_YEAR in icalrecur.c);
-// before 1900 the ICU calendar libical uses would disagree with taskd's zones.
+// The years taskd computes occurrences in: DTSTART lies in them, and a rule
+// ends with the last.
 constexpr int first_year = 1900;
 constexpr int last_year = 2582;
+const Day last_day{date::year{last_year} / 12 / 31};
 // A COUNT rule is always walked from DTSTART: this bounds that walk.
 constexpr int max_count = 100'000;
-// libical keeps INTERVAL in a short; a rule taskd steps itself (a Progression)
-// takes up to a billion.
-constexpr int max_libical_interval = 32'767;
 constexpr int max_interval = 1'000'000'000;
 // No zone is further ahead of UTC (Pacific/Kiritimati).
 constexpr hours widest_utc_offset{14};
+constexpr std::int64_t seconds_a_day = 86'400;
 
 std::unexpected<Error> problem(std::string what) { return fail(ErrorKind::bad_input, std::move(what)); }
 
@@ -123,26 +122,10 @@ bool has_ordinals(const std::vector<WeekdayNum>& days) {
   return std::ranges::any_of(days, [](const WeekdayNum& day) { return day.ordinal != 0; });
 }
 
-// Whether a list counts both from the start (5) and from the end (-3) of a period.
-bool counts_both_ways(const std::vector<int>& days) {
-  return std::ranges::any_of(days, [](int day) { return day < 0; }) &&
-         std::ranges::any_of(days, [](int day) { return day > 0; });
-}
-
 int by_part_count(const RuleParts& parts) {
   int count = !parts.by_day.empty();
   for (const auto& kind : number_list_kinds) count += !(parts.*kind.list).empty();
   return count;
-}
-
-bool has_date_filters(const RuleParts& parts) {
-  return !parts.by_day.empty() || !parts.by_month.empty() || !parts.by_month_day.empty() || !parts.by_year_day.empty();
-}
-
-std::size_t times_per_day(const RuleParts& parts) {
-  std::size_t times = 1;
-  for (const auto& level : time_levels) times *= std::max<std::size_t>(1, (parts.*level.list).size());
-  return times;
 }
 
 // ---- reading --------------------------------------------------------------------
@@ -343,80 +326,6 @@ Result<void> check_ordinals_fit_month(const RuleParts& parts) {
   return {};
 }
 
-// Rules RFC 5545 allows but libical 3.0 computes wrongly or not at all.
-std::unexpected<Error> unsupported(std::string_view what) { return problem(fmt::format("{} is not supported", what)); }
-
-Result<void> check_set_positions(const RuleParts& parts) {
-  if (parts.by_set_pos.empty()) return {};
-  if (parts.freq != Freq::monthly && parts.freq != Freq::yearly) {
-    return unsupported(
-        fmt::format("BYSETPOS with FREQ={} (libical ignores it; use MONTHLY or YEARLY)", name_of(*parts.freq)));
-  }
-  if (times_per_day(parts) > 1) return unsupported("BYSETPOS with several times a day (libical picks among days)");
-  if (parts.by_day.empty() && (counts_both_ways(parts.by_month_day) || counts_both_ways(parts.by_year_day))) {
-    return unsupported("BYSETPOS with days counted from both ends and no BYDAY (libical counts a shared day twice)");
-  }
-  return {};
-}
-
-Result<void> check_week_numbers(const RuleParts& parts) {
-  if (parts.by_week_no.empty()) return {};
-  if (parts.by_day.empty()) return unsupported("BYWEEKNO without BYDAY");
-  if (!parts.by_month.empty() || !parts.by_month_day.empty()) return unsupported("BYWEEKNO with BYMONTH or BYMONTHDAY");
-  if (std::ranges::any_of(parts.by_week_no, [](int week) { return std::abs(week) < 2 || std::abs(week) > 51; })) {
-    return unsupported("BYWEEKNO 1, 52, 53 or -1, -52, -53 (libical misplaces the weeks around New Year)");
-  }
-  if (parts.week_start != "MO" && std::ranges::any_of(parts.by_week_no, [](int week) { return week < 0; })) {
-    return unsupported("a negative BYWEEKNO with WKST other than MO (libical counts ISO weeks from the end)");
-  }
-  return {};
-}
-
-Result<void> check_day_combinations(const RuleParts& parts) {
-  if (!parts.by_year_day.empty() && (!parts.by_month.empty() || !parts.by_month_day.empty())) {
-    return unsupported("BYYEARDAY with BYMONTH or BYMONTHDAY");
-  }
-  if (parts.freq == Freq::yearly && !parts.by_month_day.empty() && parts.by_month.empty() &&
-      has_ordinals(parts.by_day)) {
-    return unsupported("FREQ=YEARLY with BYMONTHDAY and a numbered BYDAY but no BYMONTH");
-  }
-  if (parts.freq == Freq::daily && parts.interval > 1 &&
-      std::ranges::any_of(parts.by_month_day, [](int day) { return day < 0; })) {
-    return unsupported("FREQ=DAILY with INTERVAL above 1 and a negative BYMONTHDAY (libical never matches it)");
-  }
-  return {};
-}
-
-constexpr std::array<seconds, 3> time_units{seconds{1}, minutes{1}, hours{1}};
-
-seconds unit_of(Freq freq) { return time_units[static_cast<std::size_t>(freq)]; }
-
-// Below a day libical ignores or misplaces INTERVAL next to BYxxx parts; taskd
-// applies it itself to the times of each day (fold_interval_into_list,
-// PeriodStep), which needs the same times every day: INTERVAL units must
-// divide a day.
-Result<void> check_sub_daily_interval(const RuleParts& parts) {
-  auto freq = *parts.freq;
-  if (is_sub_daily(freq) && by_part_count(parts) > 0 && date::days{1} % (unit_of(freq) * parts.interval) != seconds{0}) {
-    return unsupported(fmt::format("FREQ={} with BYxxx parts and an INTERVAL that does not divide a day ({} {}s; "
-                                   "INTERVAL={})",
-                                   name_of(freq), date::days{1} / unit_of(freq), time_level_of(freq).unit,
-                                   parts.interval));
-  }
-  return {};
-}
-
-// Whether taskd steps the rule by plain addition (a Progression), without
-// libical: below a day, with no BYxxx part.
-bool is_progression(const RuleParts& parts) { return is_sub_daily(*parts.freq) && by_part_count(parts) == 0; }
-
-Result<void> check_libical_interval(const RuleParts& parts) {
-  if (parts.interval <= max_libical_interval || is_progression(parts)) return {};
-  return unsupported(fmt::format("INTERVAL above {} with FREQ={}{} (libical keeps INTERVAL in 16 bits; taskd "
-                                 "steps larger ones itself for SECONDLY, MINUTELY and HOURLY without BYxxx parts)",
-                                 max_libical_interval, name_of(*parts.freq),
-                                 by_part_count(parts) > 0 ? " and BYxxx parts" : ""));
-}
 
 Result<void> check_dtstart(LocalTime dtstart) {
   auto year = int(date::year_month_day{date::floor<date::days>(dtstart)}.year());
@@ -426,13 +335,12 @@ Result<void> check_dtstart(LocalTime dtstart) {
   return {};
 }
 
-// ---- the days from libical, the times of day from taskd -----------------------------
-
-std::string rule_text(const RuleParts& parts, bool with_until) {
+// The rule as parse_rrule stores it.
+std::string rule_text(const RuleParts& parts) {
   std::vector<std::string> items{fmt::format("FREQ={}", name_of(*parts.freq))};
   if (parts.interval != 1) items.push_back(fmt::format("INTERVAL={}", parts.interval));
   if (parts.count) items.push_back(fmt::format("COUNT={}", *parts.count));
-  if (parts.until && with_until) {
+  if (parts.until) {
     items.push_back(
         fmt::format("UNTIL={}{}", date::format("%Y%m%dT%H%M%S", parts.until->wall), parts.until->utc ? "Z" : ""));
   }
@@ -449,127 +357,140 @@ std::string rule_text(const RuleParts& parts, bool with_until) {
   return fmt::format("{}", fmt::join(items, ";"));
 }
 
+// ---- the calendar -------------------------------------------------------------------
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+std::int64_t floor_mod(std::int64_t a, std::int64_t b) { return a - floor_div(a, b) * b; }
+
 std::vector<int> all_values(int from, int to) {
   std::vector<int> values;
   for (int value = from; value <= to; ++value) values.push_back(value);
   return values;
 }
 
-// Every Nth hour from DTSTART, N dividing 24, is the same as listing those
-// hours; the same holds for minutes and seconds. Any other N is left to
-// PeriodStep, over all the level's values unless the rule lists some.
-Result<void> fold_interval_into_list(RuleParts& parts, LocalTime dtstart) {
-  auto level_index = static_cast<std::size_t>(*parts.freq);
-  const auto& level = time_levels[level_index];
-  auto& list = parts.*level.list;
-  if (level.values % parts.interval != 0) {
-    if (list.empty()) list = all_values(0, level.values - 1);
-    parts.interval = 1;
-    return {};
-  }
-  std::vector<int> reached;
-  for (int value = time_fields(dtstart)[level_index] % parts.interval; value < level.values; value += parts.interval) {
-    if (list.empty() || std::ranges::find(list, value) != list.end()) reached.push_back(value);
-  }
-  if (reached.empty()) {
-    return problem(fmt::format("produces no occurrence: INTERVAL={} from DTSTART never reaches the {}s {}",
-                               parts.interval, level.unit, fmt::join(list, ",")));
-  }
-  list = std::move(reached);
-  parts.interval = 1;
-  return {};
-}
-
 // Monday = 0.
-std::size_t weekday_index(LocalTime local) { return date::weekday{date::floor<date::days>(local)}.iso_encoding() - 1; }
+int weekday_of(Day day) { return static_cast<int>(date::weekday{day}.iso_encoding()) - 1; }
 
-// Every Nth week of a WEEKLY rule, counted from the week (starting on WKST)
-// that holds DTSTART. libical places such weeks wrongly when INTERVAL > 1 (it
-// starts some a week or more late), so it is asked for all weeks' days.
-struct WeekStep {
-  date::local_days first_week;
-  int every = 1;
+int weekday_index(std::string_view name) {
+  return static_cast<int>(std::ranges::find(weekday_names, name) - weekday_names.begin());
+}
 
-  bool includes(date::local_days day) const { return (day - first_week).count() / 7 % every == 0; }
+// The first day of the week (starting on `week_start`) that holds `day`.
+Day week_start_of(Day day, int week_start) { return day - date::days{(weekday_of(day) - week_start + 7) % 7}; }
+
+// Week 1 of a year is its first week with four or more of its days: the week
+// of January 4 (ISO 8601 when weeks start on Monday).
+Day first_week_of(int year, int week_start) { return week_start_of(Day{date::year{year} / 1 / 4}, week_start); }
+
+struct WeekNumber {
+  int number;   // from 1
+  int from_end; // 1 for the year's last week
 };
 
-WeekStep week_step(const RuleParts& parts, LocalTime dtstart) {
-  if (parts.freq != Freq::weekly) return {date::floor<date::days>(dtstart), 1};
-  auto week_start =
-      static_cast<std::size_t>(std::ranges::find(weekday_names, parts.week_start) - weekday_names.begin());
-  auto days_into_week = static_cast<int>((weekday_index(dtstart) + 7 - week_start) % 7);
-  return {date::floor<date::days>(dtstart) - date::days{days_into_week}, parts.interval};
+// A week belongs to the year that holds four or more of its days, so the
+// first days of January can be in the previous year's last week, and the last
+// days of December in the next year's week 1.
+WeekNumber week_number_of(Day day, int week_start) {
+  auto week = week_start_of(day, week_start);
+  int year = int(date::year_month_day{week + date::days{3}}.year());
+  auto first = first_week_of(year, week_start);
+  auto weeks_in_year = (first_week_of(year + 1, week_start) - first).count() / 7;
+  auto number = (week - first).count() / 7 + 1;
+  return {static_cast<int>(number), static_cast<int>(weeks_in_year - number + 1)};
 }
 
-// Every Nth second, minute or hour counted from DTSTART's, for an N that does
-// not divide the next larger unit (but N units divide a day): which times of
-// day are on the step is the same every day.
-struct PeriodStep {
-  seconds first_period;  // DTSTART's time of day, down to the unit
-  seconds unit{1};
-  int every = 1;
+// Days [first, last], both included.
+struct Span {
+  Day first;
+  Day last;
 
-  bool includes(seconds time_of_day) const {
-    if (every == 1) return true;
-    auto elapsed = (time_of_day - first_period).count();
-    auto periods = elapsed / unit.count() - (elapsed % unit.count() < 0 ? 1 : 0);
-    return periods % every == 0;
+  int position(Day day) const { return static_cast<int>((day - first).count()) + 1; }
+  int position_from_end(Day day) const { return static_cast<int>((last - day).count()) + 1; }
+  // Which of its weekday `day` is in the span, from the start and from the end.
+  int week_position(Day day) const { return static_cast<int>((day - first).count() / 7) + 1; }
+  int week_position_from_end(Day day) const { return static_cast<int>((last - day).count() / 7) + 1; }
+};
+
+Span year_of(date::year_month_day date) { return {Day{date.year() / 1 / 1}, Day{date.year() / 12 / 31}}; }
+Span month_of(date::year_month_day date) {
+  return {Day{date.year() / date.month() / 1}, Day{date.year() / date.month() / date::last}};
+}
+
+// ---- the days a rule keeps ------------------------------------------------------------
+
+// Numbers counted from the start of a period (1, 2, ...) or back from its end (-1, -2, ...).
+template <std::size_t Max>
+struct FromEitherEnd {
+  std::bitset<Max + 1> forward, backward;
+
+  void add(int number) { (number > 0 ? forward : backward).set(static_cast<std::size_t>(std::abs(number))); }
+  bool any() const { return forward.any() || backward.any(); }
+  bool holds(int position, int position_from_end) const {
+    return forward.test(static_cast<std::size_t>(position)) || backward.test(static_cast<std::size_t>(position_from_end));
   }
 };
 
-PeriodStep period_step(const RuleParts& parts, LocalTime dtstart) {
-  auto freq = *parts.freq;
-  if (!is_sub_daily(freq) || by_part_count(parts) == 0 || time_level_of(freq).values % parts.interval == 0) return {};
-  auto time_of_day = dtstart - date::floor<date::days>(dtstart);
-  return {time_of_day - time_of_day % unit_of(freq), unit_of(freq), parts.interval};
-}
+// RFC 5545's BYMONTH, BYWEEKNO, BYYEARDAY, BYMONTHDAY and BYDAY, each a
+// condition every day must meet (the periods hold the candidates: "expand" in
+// the RFC's table is a condition on the days of a longer period).
+struct DayFilter {
+  std::bitset<13> months;
+  FromEitherEnd<53> weeks;
+  FromEitherEnd<366> year_days;
+  FromEitherEnd<31> month_days;
+  std::bitset<7> weekdays;                              // MO, FR
+  std::array<FromEitherEnd<53>, 7> numbered_weekdays;  // 2TU, -1FR
+  bool numbered_within_year = false;                    // else within the month
+  int week_start = 0;
 
-// Turns the rule into "these days, at these times of day", which every rule
-// with BYxxx parts (or FREQ=DAILY and up) is. libical is then asked for days
-// only: it is slow per occurrence, and below a day it mishandles BYxxx parts
-// at the rule's own level; with INTERVAL=1 it expands whole months or years
-// instead of testing each day (and never matches a negative BYMONTHDAY in a
-// DAILY rule).
-Result<void> lift_to_days(RuleParts& parts, LocalTime dtstart) {
-  if (parts.freq == Freq::weekly) {  // every INTERVAL-th week is picked by WeekStep
-    if (parts.by_day.empty()) parts.by_day = {WeekdayNum{0, weekday_names[weekday_index(dtstart)]}};
-    parts.freq = Freq::daily;
-    parts.interval = 1;
+  bool by_day() const {
+    return weekdays.any() || std::ranges::any_of(numbered_weekdays, [](const auto& numbers) { return numbers.any(); });
   }
-  if (is_sub_daily(*parts.freq)) {
-    if (auto folded = fold_interval_into_list(parts, dtstart); !folded) return folded;
-    for (auto level = static_cast<std::size_t>(*parts.freq) + 1; level < time_levels.size(); ++level) {
-      auto& list = parts.*time_levels[level].list;
-      if (list.empty()) list = all_values(0, time_levels[level].values - 1);
+
+  bool keeps_weekday(Day day, date::year_month_day date) const {
+    auto weekday = static_cast<std::size_t>(weekday_of(day));
+    if (weekdays.test(weekday)) return true;
+    auto span = numbered_within_year ? year_of(date) : month_of(date);
+    return numbered_weekdays[weekday].holds(span.week_position(day), span.week_position_from_end(day));
+  }
+
+  bool keeps(Day day) const {
+    date::year_month_day date{day};
+    if (months.any() && !months.test(unsigned(date.month()))) return false;
+    if (weeks.any()) {
+      auto week = week_number_of(day, week_start);
+      if (!weeks.holds(week.number, week.from_end)) return false;
     }
-    parts.freq = Freq::daily;
+    if (year_days.any() && !year_days.holds(year_of(date).position(day), year_of(date).position_from_end(day))) {
+      return false;
+    }
+    if (month_days.any() && !month_days.holds(month_of(date).position(day), month_of(date).position_from_end(day))) {
+      return false;
+    }
+    return !by_day() || keeps_weekday(day, date);
   }
-  if (parts.freq == Freq::daily && parts.interval == 1 && has_date_filters(parts)) {
-    parts.freq = parts.by_year_day.empty() ? Freq::monthly : Freq::yearly;
-    if (parts.freq == Freq::monthly && parts.by_month_day.empty() && parts.by_day.empty()) {
-      parts.by_month_day = all_values(1, 31);
+};
+
+DayFilter day_filter(const RuleParts& parts) {
+  DayFilter filter;
+  for (int month : parts.by_month) filter.months.set(static_cast<std::size_t>(month));
+  for (int week : parts.by_week_no) filter.weeks.add(week);
+  for (int day : parts.by_year_day) filter.year_days.add(day);
+  for (int day : parts.by_month_day) filter.month_days.add(day);
+  for (const auto& day : parts.by_day) {
+    auto weekday = static_cast<std::size_t>(weekday_index(day.day));
+    if (day.ordinal == 0) {
+      filter.weekdays.set(weekday);
+    } else {
+      filter.numbered_weekdays[weekday].add(day.ordinal);
     }
   }
-  return {};
+  filter.numbered_within_year = parts.freq == Freq::yearly && parts.by_month.empty();
+  filter.week_start = weekday_index(parts.week_start);
+  return filter;
 }
 
-// libical reads YEARLY;BYMONTHDAY=1 as DTSTART's month only; RFC 5545 (and
-// dateutil) mean every month.
-void spell_out_yearly_months(RuleParts& parts) {
-  if (parts.freq == Freq::yearly && !parts.by_month_day.empty() && parts.by_month.empty() && parts.by_week_no.empty() &&
-      parts.by_year_day.empty()) {
-    parts.by_month = all_values(1, 12);
-  }
-}
-
-void sort_lists(RuleParts& parts) {
-  auto sort_unique = [](auto& list) {
-    std::ranges::sort(list);
-    list.erase(std::ranges::unique(list).begin(), list.end());
-  };
-  sort_unique(parts.by_day);
-  for (const auto& kind : number_list_kinds) sort_unique(parts.*kind.list);
-}
+// ---- the times a rule keeps -------------------------------------------------------------
 
 // The wall-clock times of every day a rule occurs on: each combination of its
 // hours, minutes and seconds, in order.
@@ -591,222 +512,344 @@ struct TimesOfDay {
     auto first = std::ranges::partition_point(indexes, [&](std::size_t index) { return at(index) < time; });
     return first == indexes.end() ? size() : *first;
   }
+
+  // How many times share one value at a time level (0 second, 1 minute, 2 hour).
+  std::size_t times_per_value_at(std::size_t level) const {
+    return std::array<std::size_t, 3>{1, second_values.size(), minute_values.size() * second_values.size()}[level];
+  }
 };
 
-// A time part the rule leaves out is DTSTART's.
+// A time part the rule leaves out is DTSTART's below its frequency, and every
+// value at or above it (FREQ=HOURLY: every hour, at DTSTART's minute and second).
 TimesOfDay times_of_day(const RuleParts& parts, LocalTime dtstart) {
   auto fields = time_fields(dtstart);
   auto values = [&](std::size_t level) {
     const auto& list = parts.*time_levels[level].list;
-    return list.empty() ? std::vector<int>{fields[level]} : list;
+    if (!list.empty()) return list;
+    if (level < static_cast<std::size_t>(*parts.freq)) return std::vector<int>{fields[level]};
+    return all_values(0, time_levels[level].values - 1);
   };
   return {values(2), values(1), values(0)};
 }
 
-// Calls libical with no stale error in icalerrno, and leaves none behind.
-template <class Call>
-auto without_stale_errors(const LibIcal& ical, Call call) {
-  ical.clear_errno();
-  auto result = call();
-  ical.clear_errno();
-  return result;
-}
+// ---- the plan -----------------------------------------------------------------------
 
-struct DayPlan {
-  const LibIcal* ical;
-  icalrecurrencetype days;  // one occurrence a day, at 00:00
-  WeekStep weeks;
-  PeriodStep periods;
+constexpr std::array<seconds, 3> time_units{seconds{1}, minutes{1}, hours{1}};
+
+seconds unit_of(Freq freq) { return time_units[static_cast<std::size_t>(freq)]; }
+
+// A rule's periods are the years, months, weeks (from WKST), days, hours,
+// minutes or seconds of its FREQ, every INTERVAL-th from DTSTART's. Each
+// period's occurrences are the times of day on the days it keeps, or those
+// BYSETPOS picks from them.
+struct Plan {
+  Freq freq;
+  std::int64_t interval;
+  LocalTime dtstart;
+  DayFilter days;
   TimesOfDay times;
+  std::vector<int> set_positions;
   std::optional<int> count;
+
+  bool sub_daily() const { return is_sub_daily(freq); }
+  std::int64_t unit_seconds() const { return unit_of(freq).count(); }
+  // Below a day, a period is one hour (minute, second) and holds the times that share it.
+  std::size_t times_per_period() const {
+    return sub_daily() ? times.times_per_value_at(static_cast<std::size_t>(freq)) : times.size();
+  }
 };
 
-Result<void> check_step_reaches_a_time(const PeriodStep& periods, const TimesOfDay& times) {
-  for (std::size_t index = 0; index < times.size(); ++index) {
-    if (periods.includes(times.at(index))) return {};
+// RFC 5545 takes the day of a YEARLY, MONTHLY or WEEKLY rule without any day
+// part from DTSTART (section 3.3.10: "the day is derived from DTSTART").
+void fill_in_days_from_dtstart(RuleParts& parts, LocalTime dtstart) {
+  if (!parts.by_week_no.empty() || !parts.by_year_day.empty() || !parts.by_month_day.empty() ||
+      !parts.by_day.empty()) {
+    return;
+  }
+  auto day = date::floor<date::days>(dtstart);
+  date::year_month_day date{day};
+  if (parts.freq == Freq::yearly && parts.by_month.empty()) parts.by_month = {static_cast<int>(unsigned(date.month()))};
+  if (parts.freq == Freq::yearly || parts.freq == Freq::monthly) {
+    parts.by_month_day = {static_cast<int>(unsigned(date.day()))};
+  }
+  if (parts.freq == Freq::weekly) parts.by_day = {WeekdayNum{0, weekday_names[static_cast<std::size_t>(weekday_of(day))]}};
+}
+
+void sort_lists(RuleParts& parts) {
+  auto sort_unique = [](auto& list) {
+    std::ranges::sort(list);
+    list.erase(std::ranges::unique(list).begin(), list.end());
+  };
+  sort_unique(parts.by_day);
+  for (const auto& kind : number_list_kinds) sort_unique(parts.*kind.list);
+}
+
+Plan make_plan(RuleParts parts, LocalTime dtstart) {
+  fill_in_days_from_dtstart(parts, dtstart);
+  sort_lists(parts);
+  return {*parts.freq,       parts.interval, dtstart, day_filter(parts), times_of_day(parts, dtstart),
+          parts.by_set_pos, parts.count};
+}
+
+// Below a day the periods fall on the units of the day equal to DTSTART's
+// modulo gcd(INTERVAL, units in a day), day after day: a rule whose times all
+// lie elsewhere never occurs.
+Result<void> check_interval_reaches_a_time(const Plan& plan) {
+  if (!plan.sub_daily()) return {};
+  auto unit = plan.unit_seconds();
+  auto step = std::gcd(seconds_a_day / unit, plan.interval);
+  auto phase = floor_mod(floor_div(plan.dtstart.time_since_epoch().count(), unit), step);
+  for (std::size_t index = 0; index < plan.times.size(); ++index) {
+    if (plan.times.at(index).count() / unit % step == phase) return {};
   }
   return problem(fmt::format("produces no occurrence: INTERVAL={} from DTSTART never reaches the times it lists",
-                             periods.every));
+                             plan.interval));
 }
 
-Result<DayPlan> to_day_plan(RuleParts parts, LocalTime dtstart) {
-  auto weeks = week_step(parts, dtstart);
-  auto periods = period_step(parts, dtstart);
-  if (auto lifted = lift_to_days(parts, dtstart); !lifted) return std::unexpected(lifted.error());
-  spell_out_yearly_months(parts);
-  sort_lists(parts);
-  const auto& ical = libical();
-  if (!ical) return std::unexpected(ical.error());
-  DayPlan plan{&*ical, {}, weeks, periods, times_of_day(parts, dtstart), parts.count};
-  if (auto reached = check_step_reaches_a_time(periods, plan.times); !reached) return std::unexpected(reached.error());
-  // COUNT and UNTIL stay with taskd too: COUNT counts times, not days, and a
-  // UTC UNTIL is an instant, which libical's floating times cannot compare with.
-  for (const auto& level : time_levels) (parts.*level.list).clear();
-  parts.count.reset();
-  auto text = rule_text(parts, false);
-  plan.days = without_stale_errors(*ical, [&] { return ical->recurrence_from_string(text.c_str()); });
-  if (plan.days.freq == ICAL_NO_RECURRENCE) return problem(fmt::format("libical rejects it as \"{}\"", text));
-  return plan;
+// From DAILY down, every period has the same number of times to pick from.
+Result<void> check_set_positions_reach(const Plan& plan) {
+  if (plan.set_positions.empty() || plan.freq > Freq::daily) return {};
+  auto size = static_cast<int>(plan.times_per_period());
+  if (std::ranges::any_of(plan.set_positions, [&](int position) { return std::abs(position) <= size; })) return {};
+  auto period = plan.sub_daily() ? time_level_of(plan.freq).unit : std::string_view{"day"};
+  return problem(fmt::format("produces no occurrence: BYSETPOS={} picks from {} time{} a{} {}",
+                             fmt::join(plan.set_positions, ","), size, size == 1 ? "" : "s",
+                             period == "hour" ? "n" : "", period));
 }
-
-// ---- compiling --------------------------------------------------------------------
-
-// A sub-daily rule without BYxxx parts: DTSTART + k * step. Its INTERVAL need
-// not divide a day, so it is no "days at times of day" rule.
-struct Progression {
-  seconds step;
-  std::optional<int> count;
-};
 
 struct CompiledRule {
   RuleParts written;
-  std::variant<Progression, DayPlan> plan;
+  Plan plan;
 };
 
 Result<CompiledRule> compile(std::string_view rule, LocalTime dtstart) {
   auto parts = read_parts(plain_rule_text(rule));
   if (!parts) return std::unexpected(parts.error());
-  for (auto check : {check_rfc_rules, check_ordinals_fit_month, check_set_positions, check_week_numbers,
-                     check_day_combinations, check_sub_daily_interval, check_libical_interval}) {
+  for (auto check : {check_rfc_rules, check_ordinals_fit_month}) {
     if (auto checked = check(*parts); !checked) return std::unexpected(checked.error());
   }
   if (auto checked = check_dtstart(dtstart); !checked) return std::unexpected(checked.error());
-  if (is_progression(*parts)) {
-    return CompiledRule{*parts, Progression{unit_of(*parts->freq) * parts->interval, parts->count}};
+  auto plan = make_plan(*parts, dtstart);
+  for (auto check : {check_interval_reaches_a_time, check_set_positions_reach}) {
+    if (auto checked = check(plan); !checked) return std::unexpected(checked.error());
   }
-  auto plan = to_day_plan(*parts, dtstart);
-  if (!plan) return std::unexpected(plan.error());
-  return CompiledRule{*parts, std::move(*plan)};
+  return CompiledRule{*parts, std::move(plan)};
 }
 
-// ---- walking ----------------------------------------------------------------------
+// ---- the periods ------------------------------------------------------------------------
 
-icaltimetype to_ical(const LibIcal& library, LocalTime local) {
+// One period's occurrences, in order: each kept day at each of the period's
+// times of day, or what BYSETPOS picked from them.
+struct Period {
+  const Plan* plan;
+  std::vector<Day> days;
+  std::size_t first_time = 0;  // into plan->times
+  std::size_t time_count = 0;
+  std::vector<LocalTime> picked;
+
+  std::size_t candidates() const { return days.size() * time_count; }
+  LocalTime candidate(std::size_t index) const {
+    return days[index / time_count] + plan->times.at(first_time + index % time_count);
+  }
+
+  std::size_t size() const { return plan->set_positions.empty() ? candidates() : picked.size(); }
+  LocalTime at(std::size_t index) const { return plan->set_positions.empty() ? candidate(index) : picked[index]; }
+
+  std::size_t first_at_or_after(LocalTime from) const {
+    auto indexes = std::views::iota(std::size_t{0}, size());
+    auto first = std::ranges::partition_point(indexes, [&](std::size_t index) { return at(index) < from; });
+    return first == indexes.end() ? size() : *first;
+  }
+
+  // RFC 5545's BYSETPOS: the Nth candidate, or the Nth from the end.
+  void pick() {
+    picked.clear();
+    auto count = static_cast<std::int64_t>(candidates());
+    for (int position : plan->set_positions) {
+      auto index = position > 0 ? position - 1 : count + position;
+      if (index >= 0 && index < count) picked.push_back(candidate(static_cast<std::size_t>(index)));
+    }
+    std::ranges::sort(picked);
+    picked.erase(std::ranges::unique(picked).begin(), picked.end());
+  }
+};
+
+// The days of period `number` (0 is DTSTART's) of a DAILY and up rule; none
+// past the last year.
+std::optional<Span> days_of_period(const Plan& plan, std::int64_t number) {
+  date::year_month_day start{date::floor<date::days>(plan.dtstart)};
+  auto from_start = [&](std::int64_t days) -> std::optional<Day> {
+    auto first = date::floor<date::days>(plan.dtstart) + date::days{days};
+    if (days > (last_day - date::floor<date::days>(plan.dtstart)).count()) return std::nullopt;
+    return first;
+  };
+  if (plan.freq == Freq::yearly || plan.freq == Freq::monthly) {
+    auto months = int(start.year()) * std::int64_t{12} + unsigned(start.month()) - 1 +
+                  number * (plan.freq == Freq::yearly ? 12 : 1);
+    if (months / 12 > last_year) return std::nullopt;
+    date::year_month first_month{date::year{static_cast<int>(months / 12)}, date::month{unsigned(months % 12) + 1}};
+    if (plan.freq == Freq::yearly) return year_of(first_month / 1);
+    return month_of(first_month / 1);
+  }
+  if (plan.freq == Freq::weekly) {
+    auto week = week_start_of(date::floor<date::days>(plan.dtstart), plan.days.week_start);
+    auto ahead = (week - date::floor<date::days>(plan.dtstart)).count() + number * 7;
+    auto first = from_start(ahead);
+    if (!first) return std::nullopt;
+    return Span{*first, *first + date::days{6}};
+  }
+  auto day = from_start(number);
+  if (!day) return std::nullopt;
+  return Span{*day, *day};
+}
+
+// The number of the period that holds `local`, or of the latest period of the
+// rule before it (DTSTART's if `local` is earlier).
+std::int64_t period_number_of(const Plan& plan, LocalTime local) {
+  std::int64_t number = 0;
+  if (plan.sub_daily()) {
+    auto unit = plan.unit_seconds();
+    auto origin = floor_div(plan.dtstart.time_since_epoch().count(), unit);
+    number = floor_div(local.time_since_epoch().count(), unit) - origin;
+    return origin + std::max<std::int64_t>(0, floor_div(number, plan.interval) * plan.interval);
+  }
   auto day = date::floor<date::days>(local);
-  date::year_month_day date{day};
-  auto fields = time_fields(local);
-  icaltimetype ical = library.null_time();
-  ical.year = int(date.year());
-  ical.month = static_cast<int>(unsigned(date.month()));
-  ical.day = static_cast<int>(unsigned(date.day()));
-  ical.hour = fields[2];
-  ical.minute = fields[1];
-  ical.second = fields[0];
-  return ical;
-}
-
-date::local_days day_of(const icaltimetype& ical) {
-  return date::local_days{date::year{ical.year} / date::month{static_cast<unsigned>(ical.month)} /
-                          date::day{static_cast<unsigned>(ical.day)}};
-}
-
-struct ProgressionWalk {
-  LocalTime dtstart;
-  seconds step;
-  std::int64_t index;
-  std::optional<int> count;
-
-  std::optional<LocalTime> next() {
-    if (count && index >= *count) return std::nullopt;
-    auto local = dtstart + step * index;
-    if (int(date::year_month_day{date::floor<date::days>(local)}.year()) > last_year) return std::nullopt;
-    ++index;
-    return local;
+  auto start = date::floor<date::days>(plan.dtstart);
+  date::year_month_day date{day}, start_date{start};
+  switch (plan.freq) {
+    case Freq::yearly:
+      number = int(date.year()) - int(start_date.year());
+      break;
+    case Freq::monthly:
+      number = (int(date.year()) - int(start_date.year())) * 12 + int(unsigned(date.month())) -
+               int(unsigned(start_date.month()));
+      break;
+    case Freq::weekly:
+      number = floor_div((week_start_of(day, plan.days.week_start) -
+                          week_start_of(start, plan.days.week_start)).count(), 7);
+      break;
+    default:
+      number = (day - start).count();
   }
-};
-
-ProgressionWalk start_progression(const Progression& progression, LocalTime dtstart, LocalTime from) {
-  auto ahead = (from - dtstart).count();
-  std::int64_t index = ahead > 0 ? (ahead + progression.step.count() - 1) / progression.step.count() : 0;
-  return {dtstart, progression.step, index, progression.count};
+  return std::max<std::int64_t>(0, floor_div(number, plan.interval) * plan.interval);
 }
 
-using IteratorPtr = std::unique_ptr<icalrecur_iterator, decltype(LibIcal::iterator_free)>;
-
-struct DayPlanWalk {
-  const LibIcal* ical;
-  IteratorPtr days;
-  WeekStep weeks;
-  PeriodStep periods;
-  TimesOfDay times;
-  LocalTime dtstart;
-  std::optional<std::int64_t> remaining;  // of COUNT
-  std::optional<date::local_days> day;
-  std::size_t next_time = 0;
-
-  std::optional<LocalTime> next() {
-    if (count_is_spent() || !load_time()) return std::nullopt;
-    if (remaining) --*remaining;
-    return *day + times.at(next_time++);
-  }
-
-  // Moves past the occurrences before `from`, counting them against COUNT.
-  void skip_to(LocalTime from) {
-    while (!count_is_spent() && load_time()) {
-      auto first = std::max(next_time, times.first_at_or_after(from - *day));
-      if (remaining) *remaining -= occurrences_between(next_time, first);
-      next_time = first;
-      if (next_time < times.size()) return;
+// Fills `period` with period `number` of a DAILY and up rule, or the first
+// after it that has occurrences; returns its number, none past the last year.
+std::optional<std::int64_t> load_day_period(Period& period, std::int64_t number) {
+  const auto& plan = *period.plan;
+  for (;; number += plan.interval) {
+    auto span = days_of_period(plan, number);
+    if (!span) return std::nullopt;
+    period.days.clear();
+    for (auto day = span->first; day <= std::min(span->last, last_day); day += date::days{1}) {
+      if (plan.days.keeps(day)) period.days.push_back(day);
     }
+    period.first_time = 0;
+    period.time_count = plan.times.size();
+    period.pick();
+    if (period.size() > 0) return number;
   }
+}
 
-  std::int64_t occurrences_between(std::size_t from_index, std::size_t to_index) const {
-    if (periods.every == 1) return static_cast<std::int64_t>(to_index - from_index);
-    std::int64_t on_step = 0;
-    for (auto index = from_index; index < to_index; ++index) on_step += periods.includes(times.at(index)) ? 1 : 0;
-    return on_step;
-  }
-
-  bool count_is_spent() const { return remaining && *remaining <= 0; }
-
-  // Moves on to the next time on the step, on the next day with times left at
-  // or after DTSTART if needed.
-  bool load_time() {
-    for (;;) {
-      while (day && next_time < times.size() && !periods.includes(times.at(next_time))) ++next_time;
-      if (day && next_time < times.size()) return true;
-      auto occurrence = without_stale_errors(*ical, [&] { return ical->iterator_next(days.get()); });
-      if (ical->is_null_time(occurrence)) return false;
-      day = day_of(occurrence);
-      next_time = weeks.includes(*day) ? times.first_at_or_after(dtstart - *day) : times.size();
+// The same below a day: `number` counts units (hours, minutes, seconds) of
+// wall time from 1970. From a unit on the rule's grid whose day the rule does
+// not keep, it moves to the next day; from one without a listed time, to the
+// unit of the next listed time; either way onto the grid again.
+std::optional<std::int64_t> load_time_period(Period& period, std::int64_t number) {
+  const auto& plan = *period.plan;
+  auto unit = plan.unit_seconds();
+  auto origin = floor_div(plan.dtstart.time_since_epoch().count(), unit);
+  auto onto_grid = [&](std::int64_t units) {
+    return origin + (floor_div(units - origin - 1, plan.interval) + 1) * plan.interval;
+  };
+  auto unit_at = [&](Day day, seconds time_of_day) {
+    return floor_div(date::sys_seconds{day.time_since_epoch()}.time_since_epoch().count() + time_of_day.count(), unit);
+  };
+  std::optional<Day> kept_day, passed_day;  // the last day looked at, kept or not
+  for (number = onto_grid(number);;) {
+    LocalTime start{seconds{number * unit}};
+    auto day = date::floor<date::days>(start);
+    if (day > last_day) return std::nullopt;
+    bool kept = day == kept_day || (day != passed_day && plan.days.keeps(day));
+    (kept ? kept_day : passed_day) = day;
+    auto first = kept ? plan.times.first_at_or_after(start - day) : plan.times.size();
+    if (first == plan.times.size()) {
+      number = onto_grid(unit_at(day + date::days{1}, seconds{0}));
+      continue;
     }
+    auto next_unit = unit_at(day, plan.times.at(first));
+    if (next_unit != number) {
+      number = onto_grid(next_unit);
+      continue;
+    }
+    period.days.assign(1, day);
+    period.first_time = first;
+    period.time_count = plan.times_per_period();
+    period.pick();
+    if (period.size() > 0) return number;
+    number += plan.interval;
   }
+}
+
+std::optional<std::int64_t> load_period(Period& period, std::int64_t number) {
+  return period.plan->sub_daily() ? load_time_period(period, number) : load_day_period(period, number);
+}
+
+// ---- walking ----------------------------------------------------------------------------
+
+// Walks a rule's wall times, in order, from the first at or after `from`.
+class Walk {
+ public:
+  Walk(const Plan& plan, LocalTime from) : period_{&plan, {}, 0, 0, {}}, remaining_(plan.count) {
+    jump_to(plan.dtstart);
+    if (!plan.count) {
+      jump_to(from);
+      return;
+    }
+    // COUNT counts from DTSTART: every occurrence before `from` is walked.
+    for (auto upcoming = peek(); upcoming && *upcoming < from; upcoming = peek()) advance();
+  }
+
+  // The next occurrence, or none when COUNT or the last year has ended the rule.
+  std::optional<LocalTime> next() {
+    auto upcoming = peek();
+    if (upcoming) advance();
+    return upcoming;
+  }
+
+ private:
+  std::optional<LocalTime> peek() {
+    if (remaining_ && *remaining_ <= 0) return std::nullopt;
+    while (number_ && index_ == period_.size()) load(*number_ + period_.plan->interval);
+    if (!number_) return std::nullopt;
+    return period_.at(index_);
+  }
+
+  void advance() {
+    ++index_;
+    if (remaining_) --*remaining_;
+  }
+
+  // Moves past the occurrences before `from`.
+  void jump_to(LocalTime from) {
+    auto number = period_number_of(*period_.plan, from);
+    if (!loaded_ || (number_ && number > *number_)) load(number);
+    loaded_ = true;
+    if (number_) index_ = std::max(index_, period_.first_at_or_after(from));
+  }
+
+  void load(std::int64_t number) {
+    number_ = load_period(period_, number);
+    index_ = 0;
+  }
+
+  Period period_;
+  std::optional<std::int64_t> number_;  // of the period loaded; none once the rule has ended
+  bool loaded_ = false;
+  std::size_t index_ = 0;
+  std::optional<std::int64_t> remaining_;  // of COUNT
 };
-
-std::optional<DayPlanWalk> start_day_plan(const DayPlan& plan, LocalTime dtstart, LocalTime from) {
-  auto first_day = date::floor<date::days>(dtstart);
-  const LibIcal& ical = *plan.ical;
-  IteratorPtr days{without_stale_errors(ical, [&] { return ical.iterator_new(plan.days, to_ical(ical, first_day)); }),
-                   ical.iterator_free};
-  if (!days) return std::nullopt;
-  // Jump ahead rather than walk from DTSTART, unless COUNT must count every
-  // occurrence (the jump may land on the start of a period: skip_to moves on).
-  auto from_day = date::floor<date::days>(from);
-  if (!plan.count && from_day > first_day &&
-      !without_stale_errors(ical, [&] { return ical.iterator_set_start(days.get(), to_ical(ical, from_day)); })) {
-    return std::nullopt;
-  }
-  DayPlanWalk walk{&ical, std::move(days), plan.weeks, plan.periods, plan.times, dtstart, plan.count, std::nullopt, 0};
-  walk.skip_to(from);
-  return walk;
-}
-
-using Walk = std::variant<ProgressionWalk, DayPlanWalk>;
-
-// Walks the rule's wall times from `from` on.
-std::optional<Walk> start_walk(const CompiledRule& rule, LocalTime dtstart, LocalTime from) {
-  if (const auto* progression = std::get_if<Progression>(&rule.plan)) {
-    return Walk{start_progression(*progression, dtstart, from)};
-  }
-  auto walk = start_day_plan(std::get<DayPlan>(rule.plan), dtstart, from);
-  if (!walk) return std::nullopt;
-  return Walk{std::move(*walk)};
-}
-
-std::optional<LocalTime> next_local(std::optional<Walk>& walk) {
-  if (!walk) return std::nullopt;
-  return std::visit([](auto& steps) { return steps.next(); }, *walk);
-}
 
 // RFC 5545, 3.3.5: a wall time in a DST gap moves forward by the gap's length,
 // which is reading it with the UTC offset in force before the gap.
@@ -818,14 +861,19 @@ Time instant_of(Zone zone, LocalTime local) {
   return Time{std::chrono::sys_seconds{local.time_since_epoch() - offset_before}};
 }
 
+// The earliest wall time whose instant may come after `after`: a wall time in
+// a gap of the past day names an instant an offset change later.
+LocalTime earliest_wall_after(Zone zone, Time after) {
+  return std::min(to_local(zone, after), to_local(zone, after - date::days{1}) + date::days{1});
+}
+
 // The earliest instant a wall time names in any zone.
 Time earliest_instant(LocalTime local) {
   return Time{std::chrono::sys_seconds{local.time_since_epoch() - widest_utc_offset}};
 }
 
 Result<void> check_has_occurrence(const CompiledRule& rule, LocalTime dtstart) {
-  auto walk = start_walk(rule, dtstart, dtstart);
-  auto first = next_local(walk);
+  auto first = Walk(rule.plan, dtstart).next();
   if (!first || (rule.written.until && rule.written.until->excludes(*first, earliest_instant(*first)))) {
     return problem(fmt::format("produces no occurrence from DTSTART {} on", date::format("%FT%T", dtstart)));
   }
@@ -838,25 +886,24 @@ Result<RRuleSpec> parse_rrule(std::string_view rule, LocalTime dtstart) {
   auto compiled = compile(rule, dtstart);
   auto checked = compiled ? check_has_occurrence(*compiled, dtstart) : std::unexpected(compiled.error());
   if (!checked) return fail(checked.error().kind, fmt::format("rrule \"{}\": {}", rule, checked.error().message));
-  return RRuleSpec{rule_text(compiled->written, true), dtstart};
+  return RRuleSpec{rule_text(compiled->written), dtstart};
 }
 
 struct RRuleCursor::State {
   Zone zone;
   Time floor;  // `after`, then the last instant returned
   std::optional<Until> until;
+  std::optional<CompiledRule> rule;
   std::optional<Walk> walk;  // none once the rule has ended
 };
 
 RRuleCursor::RRuleCursor(const RRuleSpec& spec, Zone zone, Time after)
-    : state_(std::make_unique<State>(State{zone, after, std::nullopt, std::nullopt})) {
+    : state_(std::make_unique<State>(State{zone, after, std::nullopt, std::nullopt, std::nullopt})) {
   auto rule = compile(spec.rule, spec.dtstart);
-  // Not a spec from parse_rrule (which also reports a libical that cannot be
-  // loaded): it has no occurrences.
-  if (!rule) return;
+  if (!rule) return;  // not a spec from parse_rrule: it has no occurrences
   state_->until = rule->written.until;
-  // Wall times up to `after`'s own name instants at or before it.
-  state_->walk = start_walk(*rule, spec.dtstart, to_local(zone, after));
+  state_->rule = std::move(*rule);
+  state_->walk.emplace(state_->rule->plan, earliest_wall_after(zone, after));
 }
 
 RRuleCursor::~RRuleCursor() = default;
@@ -864,9 +911,9 @@ RRuleCursor::RRuleCursor(RRuleCursor&&) noexcept = default;
 RRuleCursor& RRuleCursor::operator=(RRuleCursor&&) noexcept = default;
 
 std::optional<Time> RRuleCursor::next() {
-  if (!state_) return std::nullopt;
+  if (!state_ || !state_->walk) return std::nullopt;
   auto& state = *state_;
-  while (auto local = next_local(state.walk)) {
+  while (auto local = state.walk->next()) {
     auto instant = instant_of(state.zone, *local);
     if (state.until && state.until->excludes(*local, instant)) break;
     // Before `after`, or a gap time moved onto an occurrence already returned.

@@ -1,5 +1,5 @@
 #pragma once
-// RFC 5545 recurrence rules, computed by libical: FREQ from SECONDLY to
+// RFC 5545 recurrence rules, every one the RFC allows: FREQ from SECONDLY to
 // YEARLY, INTERVAL, the BYxxx parts, COUNT, UNTIL, WKST. DTSTART is a wall
 // time in the task's zone.
 #include <memory>
@@ -18,7 +18,7 @@ struct RRuleSpec {
   LocalTime dtstart;   // wall time in the task's zone
 };
 
-// Validates `rule` with libical; an error names the rule and what is wrong.
+// Validates `rule`; an error names the rule and what is wrong.
 Result<RRuleSpec> parse_rrule(std::string_view rule, LocalTime dtstart);
 
 // Walks the occurrences after an instant, in order. Local times that fall in

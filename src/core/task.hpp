@@ -10,6 +10,7 @@
 
 #include "core/duration.hpp"
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/schedule.hpp"
 #include "core/time.hpp"
 #include "core/zone.hpp"
@@ -69,6 +70,7 @@ struct TaskDefinition {
   std::string notify;  // run by /bin/sh -c when the task fails, recovers or is disabled; empty: none
   int keep_runs = 1000;  // finished runs the history keeps of the task
   std::string on_host;   // runs only on the taskd of this --host-id; empty: on any
+  ResourceLimits limits;  // applied to each run's cgroup; a run that cannot have them fails
   bool operator==(const TaskDefinition&) const = default;
 };
 

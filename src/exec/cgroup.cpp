@@ -1,11 +1,14 @@
 #include "exec/cgroup.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -106,6 +109,80 @@ std::optional<std::string> own_cgroup() {
   return std::nullopt;
 }
 
+// The cgroup this process is in (where its tree goes), or why there is none.
+core::Result<fs::path> own_cgroup_path() {
+  auto mount = cgroup2_mount();
+  if (mount.empty()) return core::fail(core::ErrorKind::unavailable, "no cgroup2 hierarchy is mounted");
+  auto own = own_cgroup();
+  if (!own) return core::fail(core::ErrorKind::unavailable, "this process is in no cgroup of the v2 hierarchy");
+  auto relative = fs::path(*own).relative_path();
+  return relative.empty() ? mount : mount / relative;  // no trailing '/' for the root
+}
+
+// Where a limit goes in a run's cgroup, and what that file holds without one.
+struct LimitFile {
+  core::LimitKind kind;
+  std::string_view controller;
+  std::string_view file;
+  std::string_view unlimited;
+};
+constexpr std::array<LimitFile, 3> limit_files{{{core::LimitKind::memory_max, "memory", "memory.max", "max"},
+                                               {core::LimitKind::cpu_weight, "cpu", "cpu.weight", "100"},
+                                               {core::LimitKind::tasks_max, "pids", "pids.max", "max"}}};
+
+// The controllers a cgroup.controllers or cgroup.subtree_control file lists.
+std::vector<std::string> controllers_in(const fs::path& file) {
+  std::vector<std::string> controllers;
+  std::istringstream words(read_file(file));
+  for (std::string word; words >> word;) controllers.push_back(word);
+  return controllers;
+}
+
+std::string controllers_text(const std::vector<std::string>& controllers) {
+  return controllers.empty() ? "none" : fmt::format("{}", fmt::join(controllers, " "));
+}
+
+bool has_controller(const std::vector<std::string>& controllers, std::string_view controller) {
+  return std::ranges::find(controllers, controller) != controllers.end();
+}
+
+// Why a cgroup made in `parent` cannot have `limits`: the first limit whose
+// controller `parent` does not enable for the cgroups in it (`enabled`, its
+// cgroup.subtree_control); empty when it enables them all.
+std::string missing_controller(const core::ResourceLimits& limits, const fs::path& parent,
+                               const std::vector<std::string>& enabled) {
+  for (const auto& limit : limit_files) {
+    auto value = core::limit_of(limits, limit.kind);
+    if (!value || has_controller(enabled, limit.controller)) continue;
+    return fmt::format("{} needs the cgroup {} controller, which {} does not enable for the cgroups in it "
+                       "(cgroup.controllers: {}; cgroup.subtree_control: {})",
+                       core::describe_limit(limit.kind, *value), limit.controller, parent.string(),
+                       controllers_text(controllers_in(parent / "cgroup.controllers")), controllers_text(enabled));
+  }
+  return "";
+}
+
+// Turns the controllers of the tasks' limits on ('+') or off ('-') for the
+// cgroups in `cgroup`, where they reach it (the memory controller also gives
+// each run memory.peak); one at a time, as a write that names one the cgroup
+// lacks fails whole. Nothing to lose where they do not: a run with a limit
+// then fails.
+void switch_limit_controllers(const fs::path& cgroup, char on_or_off) {
+  for (const auto& limit : limit_files)
+    write_file(cgroup / "cgroup.subtree_control", fmt::format("{}{}", on_or_off, limit.controller));
+}
+
+// cgroup v2 lets no controller reach the cgroups in one that holds processes
+// of its own, the root aside ("no internal processes"). So taskd moves into a
+// leaf of its tree, `taskd`: the cgroup it left can then enable the limits'
+// controllers for the tree where taskd was alone in it (a systemd unit with
+// Delegate=yes; not a login session or cron's cgroup).
+bool move_into_leaf(const fs::path& tree) {
+  auto leaf = tree / "taskd";
+  if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  return write_file(leaf / "cgroup.procs", "0");
+}
+
 // "taskd-PID-START": the tree of a taskd process.
 std::string tree_name(pid_t pid, std::int64_t start_ticks) { return fmt::format("taskd-{}-{}", pid, start_ticks); }
 
@@ -137,7 +214,10 @@ bool end_tree(const fs::path& tree, std::chrono::steady_clock::time_point give_u
 }  // namespace
 
 RunCgroup::RunCgroup(RunCgroup&& other) noexcept
-    : path_(std::move(other.path_)), procs_fd_(std::exchange(other.procs_fd_, -1)), cpu_before_(other.cpu_before_) {}
+    : path_(std::move(other.path_)),
+      procs_fd_(std::exchange(other.procs_fd_, -1)),
+      cpu_before_(other.cpu_before_),
+      limited_(other.limited_) {}
 
 RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
   if (this != &other) {
@@ -145,6 +225,7 @@ RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
     path_ = std::move(other.path_);
     procs_fd_ = std::exchange(other.procs_fd_, -1);
     cpu_before_ = other.cpu_before_;
+    limited_ = other.limited_;
   }
   return *this;
 }
@@ -196,33 +277,65 @@ bool RunCgroup::remove() {
   return true;
 }
 
+core::Result<void> RunCgroup::limit(const core::ResourceLimits& limits) {
+  // A new cgroup, or one whose runs had no limit: nothing to set or reset.
+  if (!limits.any() && !limited_) return {};
+  auto parent = path_.parent_path();
+  auto enabled = controllers_in(parent / "cgroup.subtree_control");
+  if (auto missing = missing_controller(limits, parent, enabled); !missing.empty())
+    return core::fail(core::ErrorKind::unavailable, missing);
+  limited_ = true;
+  for (const auto& limit : limit_files) {
+    if (!has_controller(enabled, limit.controller)) continue;  // neither set nor to reset
+    auto value = core::limit_of(limits, limit.kind);
+    auto text = value ? std::to_string(*value) : std::string(limit.unlimited);
+    if (!write_file(path_ / limit.file, text))
+      return core::fail(core::ErrorKind::unavailable, fmt::format("cannot write {} to {}: {}", text,
+                                                                  (path_ / limit.file).string(), std::strerror(errno)));
+  }
+  limited_ = limits.any();
+  return {};
+}
+
 core::Result<CgroupTree> CgroupTree::open() {
-  auto mount = cgroup2_mount();
-  if (mount.empty()) return core::fail(core::ErrorKind::unavailable, "no cgroup2 hierarchy is mounted");
-  auto own = own_cgroup();
-  if (!own) return core::fail(core::ErrorKind::unavailable, "this process is in no cgroup of the v2 hierarchy");
+  auto parent = own_cgroup_path();
+  if (!parent) return std::unexpected(parent.error());
   // The start time tells this process's tree from that of a dead one with its
   // pid, which the next taskd ends.
   auto start = process_start_ticks(::getpid());
   if (start <= 0) return core::fail(core::ErrorKind::unavailable, "this process's start time cannot be read");
-  auto path = mount / fs::path(*own).relative_path() / tree_name(::getpid(), start);
+  auto path = *parent / tree_name(::getpid(), start);
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     return core::fail(core::ErrorKind::unavailable,
                       fmt::format("cannot make a cgroup in {}: {}", path.parent_path().string(), std::strerror(errno)));
-  // Peak memory per run, where the memory controller reaches this tree: its
-  // runs' cgroups then have memory.peak. Nothing to lose where it does not.
-  write_file(path / "cgroup.subtree_control", "+memory");
-  return CgroupTree(std::move(path));
+  fs::path home;
+  if (*parent != cgroup2_mount() && move_into_leaf(path)) {
+    home = *parent;
+    switch_limit_controllers(home, '+');
+  }
+  switch_limit_controllers(path, '+');
+  return CgroupTree(std::move(path), std::move(home));
 }
 
 CgroupTree::CgroupTree(CgroupTree&& other) noexcept
-    : path_(std::move(other.path_)), idle_(std::move(other.idle_)), made_(other.made_), keeps_peak_(other.keeps_peak_) {
+    : path_(std::move(other.path_)),
+      home_(std::move(other.home_)),
+      idle_(std::move(other.idle_)),
+      made_(other.made_),
+      keeps_peak_(other.keeps_peak_) {
   other.path_.clear();
 }
 
 CgroupTree::~CgroupTree() {
   idle_.clear();
-  if (!path_.empty()) end_tree(path_, std::chrono::steady_clock::now() + abandoned_wait);
+  if (path_.empty()) return;
+  // Back home, which takes a process only with its controllers off again.
+  if (!home_.empty()) {
+    switch_limit_controllers(path_, '-');
+    switch_limit_controllers(home_, '-');
+    write_file(home_ / "cgroup.procs", "0");
+  }
+  end_tree(path_, std::chrono::steady_clock::now() + abandoned_wait);
 }
 
 core::Result<RunCgroup> CgroupTree::run_cgroup() {
@@ -281,6 +394,26 @@ core::Result<ContainmentChoice> choose_containment(Containment containment) {
   tree->end_abandoned();
   auto description = "cgroup " + tree->path().string();
   return ContainmentChoice{std::move(*tree), std::move(description)};
+}
+
+std::string limits_without_cgroup(const core::ResourceLimits& limits, std::string_view why) {
+  for (const auto& limit : limit_files) {
+    if (auto value = core::limit_of(limits, limit.kind))
+      return fmt::format("{} needs a cgroup with the {} controller: {}", core::describe_limit(limit.kind, *value),
+                         limit.controller, why);
+  }
+  return "";
+}
+
+std::string limits_unavailable_here(const core::ResourceLimits& limits) {
+  if (!limits.any()) return "";
+  auto parent = own_cgroup_path();
+  if (!parent) return limits_without_cgroup(limits, parent.error().message);
+  if (::access(parent->c_str(), W_OK) != 0)
+    return limits_without_cgroup(limits, fmt::format("taskd cannot make a cgroup in {}: {}", parent->string(),
+                                                     std::strerror(errno)));
+  // What reaches taskd's cgroup, which it enables for its tree (CgroupTree::open).
+  return missing_controller(limits, *parent, controllers_in(*parent / "cgroup.controllers"));
 }
 
 }  // namespace taskd::exec

@@ -1,12 +1,12 @@
 #pragma once
 // Containment by cgroup v2 (taskd(1), CONTAINMENT): each run's processes in
 // a cgroup of their own, which no descendant leaves by setsid, a double fork
-// or a cleared environment; the run ended whole (cgroup.kill) and its CPU
-// time and peak memory read from the cgroup's files. Where taskd may make
-// cgroups: the cgroup2 hierarchy is mounted (alone, or beside v1 at
-// /sys/fs/cgroup/unified) and taskd's own cgroup in it is writable to it
-// (root on such a host, a systemd unit with Delegate=yes, a user's
-// delegated subtree).
+// or a cleared environment; the run ended whole (cgroup.kill), its task's
+// resource limits written to the cgroup's files and its CPU time and peak
+// memory read from them. Where taskd may make cgroups: the cgroup2
+// hierarchy is mounted (alone, or beside v1 at /sys/fs/cgroup/unified) and
+// taskd's own cgroup in it is writable to it (root on such a host, a
+// systemd unit with Delegate=yes, a user's delegated subtree).
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/limits.hpp"
 #include "core/usage.hpp"
 
 namespace taskd::exec {
@@ -48,6 +49,11 @@ class RunCgroup {
   // Removes it (and any cgroup made in it) once it is empty; false while a
   // process is left.
   bool remove();
+  // Sets its memory.max, cpu.weight and pids.max to `limits`, and those it
+  // does not set back to no limit (cpu.weight 100) where an earlier run set
+  // them. An error (unavailable) names the first limit whose controller the
+  // tree does not enable, or a limit file that could not be written.
+  core::Result<void> limit(const core::ResourceLimits& limits);
 
  private:
   friend class CgroupTree;
@@ -57,10 +63,13 @@ class RunCgroup {
   int procs_fd_ = -1;
   // Its CPU time when it was handed out; none when that could not be read.
   std::optional<std::chrono::microseconds> cpu_before_ = std::chrono::microseconds{0};
+  bool limited_ = false;  // a limit may be set in it
 };
 
 // The cgroups of this process's runs: `taskd-PID-START` in taskd's own
-// cgroup, made when it opens and removed with it.
+// cgroup, made when it opens and removed with it. Out of the root cgroup,
+// taskd moves into the tree's leaf `taskd` while it is open, so that the
+// controllers of the tasks' limits can reach the runs' cgroups.
 class CgroupTree {
  public:
   // Opens the tree, or says why taskd cannot make cgroups here.
@@ -83,8 +92,9 @@ class CgroupTree {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  explicit CgroupTree(std::filesystem::path path) : path_(std::move(path)) {}
+  CgroupTree(std::filesystem::path path, std::filesystem::path home) : path_(std::move(path)), home_(std::move(home)) {}
   std::filesystem::path path_;
+  std::filesystem::path home_;  // the cgroup taskd left for the tree's leaf; empty if it stayed
   std::vector<RunCgroup> idle_;
   std::uint64_t made_ = 0;
   std::optional<bool> keeps_peak_;  // whether its run cgroups have memory.peak (found at the first release)
@@ -109,5 +119,12 @@ struct ContainmentChoice {
 // cgroup was asked for and taskd cannot make them. With cgroups, what the
 // runs of taskd processes that died beside this one left is ended first.
 core::Result<ContainmentChoice> choose_containment(Containment containment);
+
+// Why runs without a cgroup cannot have `limits`: the first limit, the
+// controller it needs, and `why` there is no cgroup; empty without limits.
+std::string limits_without_cgroup(const core::ResourceLimits& limits, std::string_view why);
+// Why a taskd process started here (--containment auto or cgroup) could not
+// apply `limits` to its runs; empty when it could. It makes no cgroup.
+std::string limits_unavailable_here(const core::ResourceLimits& limits);
 
 }  // namespace taskd::exec

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/usage.hpp"
 #include "exec/spawn.hpp"
 
@@ -20,6 +21,7 @@ struct ChildLimits {
   std::chrono::milliseconds timeout;
   std::chrono::seconds kill_grace;
   std::size_t output_limit;
+  core::ResourceLimits resources;  // for its cgroup; a runner that cannot apply them does not start it
 };
 
 struct ChildResult {

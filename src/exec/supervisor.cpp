@@ -88,7 +88,8 @@ void drain(int& fd, OutputBuffer& output) {
 
 }  // namespace
 
-Supervisor::Supervisor(std::optional<CgroupTree> cgroups) : cgroups_(std::move(cgroups)) {
+Supervisor::Supervisor(ContainmentChoice containment)
+    : cgroups_(std::move(containment.cgroups)), containment_(std::move(containment.description)) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
 }
@@ -113,12 +114,9 @@ void Supervisor::kill_child(const Child& child) {
 
 core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnRequest& request,
                                               const ChildLimits& limits) {
-  std::optional<RunCgroup> cgroup;
-  if (cgroups_) {
-    auto made = cgroups_->run_cgroup();
-    if (!made) return std::unexpected(made.error());
-    cgroup.emplace(std::move(*made));
-  }
+  auto contained = run_cgroup(limits.resources);
+  if (!contained) return std::unexpected(contained.error());
+  std::optional<RunCgroup> cgroup = std::move(*contained);
   auto spawned = cgroup ? spawn_child(in_cgroup(request, *cgroup)) : spawn_child(request);
   if (!spawned) {
     // Not back to the pool: it may be why the child could not start.
@@ -139,6 +137,21 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
                             .token = token == request.env.end() ? "" : *token,
                             .cgroup = std::move(cgroup)});
   return spawned->process;
+}
+
+core::Result<std::optional<RunCgroup>> Supervisor::run_cgroup(const core::ResourceLimits& resources) {
+  if (!cgroups_ && resources.any())
+    return core::fail(core::ErrorKind::unavailable,
+                      limits_without_cgroup(resources, "this worker contains its runs by " + containment_));
+  if (!cgroups_) return std::optional<RunCgroup>();
+  auto made = cgroups_->run_cgroup();
+  if (!made) return std::unexpected(made.error());
+  if (auto limited = made->limit(resources); !limited) {
+    // Not back to the pool: a limit may be left half set.
+    made->remove();
+    return std::unexpected(limited.error());
+  }
+  return std::optional<RunCgroup>(std::move(*made));
 }
 
 std::vector<ChildResult> Supervisor::wait_for_exits(SteadyTime until) {

@@ -24,9 +24,10 @@ class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
   // behind can be waited for and counted as gone, and asks for short time
-  // slices (see scheduling.hpp). With `cgroups`, each run has a cgroup of
-  // its own in them.
-  explicit Supervisor(std::optional<CgroupTree> cgroups = std::nullopt);
+  // slices (see scheduling.hpp). With the containment's cgroups, each run has
+  // a cgroup of its own in them; without, a run with resource limits is not
+  // started (its error says why, with the containment's description).
+  explicit Supervisor(ContainmentChoice containment = {std::nullopt, "subreaper"});
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there.
@@ -72,6 +73,9 @@ class Supervisor final : public Runner {
     std::optional<RunCgroup> cgroup;
   };
 
+  // The cgroup of a run with `resources` (none without cgroups), or why the
+  // run cannot have them.
+  core::Result<std::optional<RunCgroup>> run_cgroup(const core::ResourceLimits& resources);
   void enforce_deadlines(SteadyTime now);
   // SIGKILL to the child's group and cgroup.
   static void kill_child(const Child& child);
@@ -91,6 +95,7 @@ class Supervisor final : public Runner {
   SteadyTime next_action_time() const;
 
   std::optional<CgroupTree> cgroups_;
+  std::string containment_;  // as ContainmentChoice describes it
   std::vector<Child> children_;
   std::vector<Lingering> lingering_;
 };

@@ -25,9 +25,10 @@ const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due)
 
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, next_run_at, "
-    "last_run_at, last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
-    "disabled_until_update, disabled_reason, paused, accounted_until";
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
+    "memory_max, cpu_weight, tasks_max, next_run_at, last_run_at, last_finished_at, last_status, attempt_no, "
+    "attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, disabled_reason, paused, "
+    "accounted_until";
 
 json seconds_list(const std::vector<core::Seconds>& values) {
   json out = json::array();
@@ -138,6 +139,7 @@ Task task_from(Columns c) {
   d.notify = c.text();
   d.keep_runs = c.int32();
   d.on_host = c.text();
+  d.limits = {c.optional_int64(), c.optional_int64(), c.optional_int64()};
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -197,9 +199,10 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 // Every definition column but the name, in bind_definition's order.
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host";
+    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
+    "memory_max, cpu_weight, tasks_max";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 23;
+constexpr std::size_t definition_column_count = 26;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -236,6 +239,9 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(d.notify);
   b.int64(d.keep_runs);
   b.text(d.on_host);
+  b.optional_int(d.limits.memory_max);
+  b.optional_int(d.limits.cpu_weight);
+  b.optional_int(d.limits.tasks_max);
 }
 
 }  // namespace

@@ -302,6 +302,16 @@ def parse_time(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
+def cgroup2_mount():
+    """Where the cgroup2 hierarchy is mounted, or None."""
+    with open("/proc/self/mountinfo") as mounts:
+        for line in mounts:
+            fields, _, rest = line.partition(" - ")
+            if rest.startswith("cgroup2 "):
+                return fields.split()[4]
+    return None
+
+
 def processes_matching(marker):
     """Command lines of the live processes whose command line contains marker."""
     found = []

@@ -7,12 +7,13 @@ $TASKD_ATTEMPT_UID they inherited, always; cgroup, where the run's cgroup
 holds them (a cleared environment too), where this machine lets taskd make
 cgroups (detected, not assumed: the cgroup tests are skipped elsewhere)."""
 
+import itertools
 import os
 import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import processes_matching
+from taskd_test import cgroup2_mount, processes_matching
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -27,6 +28,8 @@ ESCAPES = {
                                "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 1; done; "
                                "setsid sh -c 'trap \"\" TERM; sleep {m}' & sleep 30"),
 }
+CGROUP_NUMBERS = itertools.count()
+
 # Only a cgroup holds a process that also cleared its environment.
 CLEARED_ENVIRONMENT = 'env -i setsid sh -c "sleep {m}" & sleep 30'
 
@@ -64,11 +67,26 @@ class ContainmentTest(LoopTestCase):
                 with self.subTest(mode=mode, escape=name):
                     self.recover_after_sigkill(mode, name, escapes[name])
 
+    def own_cgroup(self):
+        """A cgroup of this test's own, for taskd to start in: the next taskd ends a killed one's
+        runs, so that of a test running beside this one must not see them. Returns what puts a
+        process there before it executes taskd."""
+        home = os.path.join(cgroup2_mount(), "taskd-test-%d-%d" % (os.getpid(), next(CGROUP_NUMBERS)))
+        os.mkdir(home)
+        self.addCleanup(os.rmdir, home)
+
+        def enter():
+            with open(os.path.join(home, "cgroup.procs"), "w") as procs:
+                procs.write("0")
+        enter.home = home
+        return enter
+
     def recover_after_sigkill(self, mode, name, script):
         marker = self.unique_sleep()
         task = name.replace(" ", "-")
         self.add_escaping(task, script, marker, "10m")
-        worker = self.popen_taskd("run-once", "--containment", mode, faketime=T1)
+        start_in = {"preexec_fn": self.own_cgroup()} if mode == "cgroup" else {}
+        worker = self.popen_taskd("run-once", "--containment", mode, faketime=T1, **start_in)
         self.addCleanup(worker.kill)
         wait_for(lambda: processes_matching("sleep " + marker), 20, "the escaped sleep")
         [taskd] = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
@@ -77,7 +95,7 @@ class ContainmentTest(LoopTestCase):
         worker.stdout.close()
         worker.stderr.close()
         self.assertTrue(processes_matching("sleep " + marker), "the escapee outlived taskd")
-        self.assertIn("lost", self.run_once("--containment", mode, faketime=T1))
+        self.assertIn("lost", self.run_once("--containment", mode, faketime=T1, **start_in))
         self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
         self.ok("rm", task)
 
@@ -110,6 +128,28 @@ class ContainmentTest(LoopTestCase):
         [run] = self.history("escaped-burn")
         self.assertEqual(run["status"], "succeeded", run["reason"])
         self.assertGreaterEqual(run["cpu_seconds"], 0.3)
+
+    def test_out_of_the_root_cgroup_taskd_runs_from_a_leaf_of_its_tree_and_leaves_nothing(self):
+        # cgroup v2 lets no controller reach the cgroups in one that holds processes (the root
+        # aside): taskd, started in a cgroup of its own here, moves into TREE/taskd while it runs.
+        if "cgroup" not in dict(self.modes()):
+            self.skipTest("this machine lets taskd make no cgroup")
+        enter_home = self.own_cgroup()
+        home = enter_home.home
+        seen = os.path.join(self.tmp, "seen")
+        self.add("where", "--every", "1h", "--phase", "0", "--start-now", "--shell", "--",
+                 "cat /proc/self/cgroup /proc/$PPID/cgroup > " + seen, faketime=T0)
+        code, out, err = self.run_taskd("run-once", "--containment", "cgroup", faketime=T1, preexec_fn=enter_home)
+        self.assertEqual(code, 0, err)
+        with open(seen) as lines:
+            run, taskd = [line.strip() for line in lines if line.startswith("0::")]
+        tree = "0::/%s/taskd-[0-9]+-[0-9]+" % os.path.basename(home)
+        self.assertRegex(run, "^%s/run-1$" % tree)
+        self.assertRegex(taskd, "^%s/taskd$" % tree)
+        self.assertEqual([entry for entry in os.listdir(home) if os.path.isdir(os.path.join(home, entry))], [])
+        for emptied in ("cgroup.procs", "cgroup.subtree_control"):
+            with open(os.path.join(home, emptied)) as contents:
+                self.assertEqual(contents.read().strip(), "", emptied)
 
     def test_status_says_how_each_worker_contains_its_runs(self):
         self.start("run", "--containment", "subreaper")

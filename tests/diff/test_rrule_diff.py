@@ -13,19 +13,21 @@ length. So cases at DST changes are compared, not skipped.
 Occurrences after 2037 are compared too: there the DST changes come from the
 POSIX rule that closes each TZif file, in taskd as in zoneinfo.
 
-The generator keeps to rules taskd accepts. taskd refuses what libical 3.0
-computes wrongly (see the checks in src/core/rrule.cpp), so these are left out:
-- BYSETPOS except with FREQ=MONTHLY or YEARLY and one time a day, and with
-  BYMONTHDAY or BYYEARDAY counted from both ends unless BYDAY is given;
-- BYWEEKNO without BYDAY, with BYMONTH or BYMONTHDAY, weeks 1, 52, 53 (and
-  -1, -52, -53), and negative weeks with a WKST other than MO;
-- BYYEARDAY with BYMONTH or BYMONTHDAY; FREQ=YEARLY with BYMONTHDAY and a
-  numbered BYDAY but no BYMONTH;
-- with BYxxx parts, a sub-daily INTERVAL that does not divide a day;
-- FREQ=DAILY;INTERVAL>1 with a negative BYMONTHDAY.
-Left out for dateutil's sake:
+The generator covers every part RFC 5545 allows, in every combination it
+allows: BYSETPOS with any FREQ and several times a day, BYWEEKNO from -53 to
+53 with or without BYDAY, BYMONTH or BYMONTHDAY, BYYEARDAY with BYMONTH or
+BYMONTHDAY, sub-daily INTERVALs that do not divide a day next to BYxxx parts,
+and INTERVALs far above 32767. RFC 5545's own examples are fixed cases in
+test_rfc5545_examples.py. Left out for dateutil's sake, each with a unit test
+of taskd's answer in tests/unit/test_rrule.cpp:
 - BYDAY mixing numbered and plain weekdays (BYDAY=1MO,FR): dateutil keeps only
-  the days that match both; RFC 5545 (and libical) take the union.
+  the days that match both; RFC 5545 takes the union.
+- BYWEEKNO=-52 or -53 in a year whose last days lie in the next year's week 1,
+  which is that year's week -52 or -53: dateutil does not count those days
+  back from the end of the next year (a TODO in its source).
+- FREQ=WEEKLY with BYSETPOS when DTSTART is not the first day of its week
+  (from WKST): dateutil picks from the days of DTSTART's week from DTSTART
+  on; taskd, like every other period, from the whole week.
 - BYYEARDAY with FREQ=SECONDLY: dateutil takes seconds to walk it.
 """
 
@@ -44,9 +46,9 @@ from dateutil.rrule import rrulestr
 warnings.filterwarnings("ignore", "Using both 'count' and 'until'", DeprecationWarning)
 
 SEED = 20260521
-RULES = 2000
+RULES = 5000
 OCCURRENCES = 50
-LAST_YEAR = 2582  # libical stops after this year
+LAST_YEAR = 2582  # taskd computes no occurrence after this year
 
 ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe", "Asia/Tokyo"]
 DST_ZONES = {"Europe/Berlin", "America/New_York", "Australia/Lord_Howe"}
@@ -57,13 +59,6 @@ WEEKDAYS = ["MO", "TU", "WE", "TH", "FR", "SA", "SU"]
 # Seconds in a period (roughly, for MONTHLY and YEARLY): only used to place starts and UNTIL.
 PERIOD = {"SECONDLY": 1, "MINUTELY": 60, "HOURLY": 3600, "DAILY": 86400, "WEEKLY": 7 * 86400,
           "MONTHLY": 30 * 86400, "YEARLY": 365 * 86400}
-# With BYxxx parts, taskd wants a sub-daily INTERVAL that divides a day: some
-# that divide the next unit as well, some that do not.
-DIVISORS = {"SECONDLY": [1, 2, 3, 5, 10, 15, 20, 30, 8, 9, 16, 25, 27, 45, 48, 64, 75, 96, 120, 675],
-            "MINUTELY": [1, 2, 4, 5, 6, 12, 15, 30, 8, 9, 16, 18, 24, 32, 36, 45, 48, 72, 90, 96],
-            "HOURLY": [1, 2, 3, 4, 6, 8, 12]}
-
-
 def sample(rng, values, most):
     return sorted(rng.sample(list(values), rng.randint(1, most)))
 
@@ -87,46 +82,46 @@ class RuleGenerator:
         self.add_date_parts(freq, by)
         self.add_time_parts(by)
         self.add_set_positions(freq, by)
-        interval = self.interval(freq, bool(by))
-        if freq == "DAILY" and interval > 1 and "BYMONTHDAY" in by:
-            by["BYMONTHDAY"] = [day for day in by["BYMONTHDAY"] if day > 0] or [1]
+        interval = self.interval(freq)
         parts = ["FREQ=" + freq]
         if interval != 1 or rng.random() < 0.1:
             parts.append(f"INTERVAL={interval}")
         parts += [f"{name}={value if name == 'BYDAY' else numbers(value)}" for name, value in by.items()]
-        negative_weeks = any(week < 0 for week in by.get("BYWEEKNO", []))
-        if rng.random() < 0.3 and not negative_weeks:
+        if rng.random() < 0.3:
             parts.append("WKST=" + rng.choice(WEEKDAYS))
         rng.shuffle(parts)
         return ";".join(parts)
 
-    def interval(self, freq, has_by_parts):
+    def interval(self, freq):
         rng = self.rng
-        if freq in SUB_DAILY and has_by_parts:
-            return rng.choice(DIVISORS[freq])
-        if rng.random() < 0.5:
+        roll = rng.random()
+        if roll < 0.4:
             return 1
-        # Above 32767 (libical's limit) taskd steps the rule itself.
-        return rng.choice([2, 3, 4, 5, 7, 10, 13, 45, 100, 32768, 90061] if freq in SUB_DAILY else [2, 3, 4, 5, 6])
+        if roll < 0.5:
+            return rng.choice([32767, 32768, 90061, 1000000])
+        return rng.choice([2, 3, 4, 5, 7, 10, 13, 45, 100, 8, 9, 16, 25, 48, 90, 96, 675]
+                          if freq in SUB_DAILY else [2, 3, 4, 5, 6])
 
     def add_date_parts(self, freq, by):
         rng = self.rng
         if rng.random() < 0.25:
             by["BYMONTH"] = sample(rng, range(1, 13), 4)
-        if freq == "YEARLY" and "BYMONTH" not in by and rng.random() < 0.2:
-            by["BYWEEKNO"] = sample(rng, list(range(2, 52)) + list(range(-51, -1)), 3)
-        if freq in ("YEARLY", "MINUTELY", "HOURLY") and "BYMONTH" not in by and "BYWEEKNO" not in by \
-                and rng.random() < 0.15:
+        if freq == "YEARLY" and rng.random() < 0.25:
+            # -52 and -53 only where no year ends in the next year's week 1 (see above)
+            by["BYWEEKNO"] = sample(rng, list(range(1, 54)) + list(range(-51, 0)), 3)
+        # Below a day, BYYEARDAY without BYMONTH or BYMONTHDAY: those often leave no day at all,
+        # and dateutil walks each day of the centuries to find none.
+        if freq == "YEARLY" and rng.random() < 0.15 or \
+                freq in ("MINUTELY", "HOURLY") and "BYMONTH" not in by and rng.random() < 0.15:
             by["BYYEARDAY"] = sample(rng, list(range(1, 367)) + list(range(-366, 0)), 3)
-        if freq != "WEEKLY" and "BYYEARDAY" not in by and "BYWEEKNO" not in by and rng.random() < 0.3:
+        if freq != "WEEKLY" and (freq == "YEARLY" or "BYYEARDAY" not in by) and rng.random() < 0.3:
             by["BYMONTHDAY"] = sample(rng, list(range(1, 32)) + list(range(-31, 0)), 3)
-        if "BYWEEKNO" in by or rng.random() < 0.4:
+        if rng.random() < 0.4:
             by["BYDAY"] = self.weekdays(freq, by)
 
     def weekdays(self, freq, by):
         rng = self.rng
-        numbered = freq in ("MONTHLY", "YEARLY") and "BYWEEKNO" not in by and "BYMONTHDAY" not in by \
-            and rng.random() < 0.5
+        numbered = freq in ("MONTHLY", "YEARLY") and "BYWEEKNO" not in by and rng.random() < 0.5
         if not numbered:
             return ",".join(sample(rng, WEEKDAYS, 4))
         within_month = freq == "MONTHLY" or "BYMONTH" in by
@@ -144,17 +139,29 @@ class RuleGenerator:
             by["BYSECOND"] = sample(rng, range(60), 2)
 
     def add_set_positions(self, freq, by):
-        """BYSETPOS where libical supports it (MONTHLY or YEARLY, one time a day), mostly with days to pick from."""
+        """BYSETPOS, with any other BYxxx part to pick from. From WEEKLY down every period has (about)
+        the same number of times: one position at least is among them, or the rule never occurs,
+        and dateutil takes minutes to walk the centuries and find nothing."""
         rng = self.rng
-        one_time_a_day = all(len(by.get(name, [])) <= 1 for name in ("BYHOUR", "BYMINUTE", "BYSECOND"))
-        both_ways = any(len({day > 0 for day in by.get(name, [])}) == 2 for name in ("BYMONTHDAY", "BYYEARDAY"))
-        days_to_pick_from = ("BYDAY" in by) != ("BYMONTHDAY" in by) and not both_ways
-        if freq in ("MONTHLY", "YEARLY") and one_time_a_day and days_to_pick_from and rng.random() < 0.3:
-            by["BYSETPOS"] = sample(rng, [1, 2, -1, -2], 2)
+        if not by or rng.random() >= 0.3:
+            return
+        positions = sample(rng, [1, 2, 3, 7, -1, -2, -3, -10], 3)
+        levels = ["BYHOUR", "BYMINUTE", "BYSECOND"]
+        below = {"WEEKLY": levels, "DAILY": levels, "HOURLY": levels[1:], "MINUTELY": levels[2:], "SECONDLY": []}
+        if freq in below:
+            times = len(by["BYDAY"].split(",")) if freq == "WEEKLY" and "BYDAY" in by else 1
+            for level in below[freq]:
+                times *= len(by.get(level, [0]))
+            if all(abs(position) > times for position in positions):
+                positions = sorted(set(positions + [rng.choice([1, -1]) * rng.randint(1, times)]))
+        by["BYSETPOS"] = positions
 
-    def dtstart(self):
+    def dtstart(self, rule):
         rng = self.rng
         day = datetime(2024, 1, 1) + timedelta(days=rng.randint(0, 6 * 365))
+        if freq_of(rule) == "WEEKLY" and "BYSETPOS" in rule:  # the first day of its week (see above)
+            week_start = WEEKDAYS.index(rule.split("WKST=")[1][:2]) if "WKST=" in rule else 0
+            day -= timedelta(days=(day.weekday() - week_start) % 7)
         if rng.random() < 0.3:  # the hours of DST changes
             return day.replace(hour=rng.randint(0, 3), minute=rng.choice([0, 15, 30, 45]))
         return day + timedelta(seconds=rng.randint(0, 86399))
@@ -229,8 +236,9 @@ def dateutil_occurrences(rule, dtstart, zone_name, start, horizon=END_OF_LAST_YE
 class Case:
     def __init__(self, generator):
         self.zone = generator.rng.choice(ZONES)
-        self.dtstart = generator.dtstart()
-        self.rule = generator.bound(generator.rule(), self.dtstart)
+        rule = generator.rule()
+        self.dtstart = generator.dtstart(rule)
+        self.rule = generator.bound(rule, self.dtstart)
         self.start = to_utc(generator.start(self.rule, self.dtstart, self.zone), ZoneInfo(self.zone))
 
     def query(self):

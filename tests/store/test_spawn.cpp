@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "exec/process_identity.hpp"
 #include "exec/spawn.hpp"
 #include "exec/supervisor.hpp"
+#include "temp_db.hpp"
 
 using namespace taskd;
 using namespace std::chrono_literals;
@@ -40,7 +42,7 @@ TEST_CASE("a child's start time is the tick its boot clock bracket falls in, or 
 
 namespace {
 
-exec::ChildLimits an_hour_with_grace(std::chrono::seconds grace) { return {std::chrono::hours(1), grace, 4096}; }
+exec::ChildLimits an_hour_with_grace(std::chrono::seconds grace) { return {std::chrono::hours(1), grace, 4096, {}}; }
 
 // A Supervisor makes this process the subreaper of its children's orphans;
 // the other tests of this binary expect orphans to go to init, as before.
@@ -82,4 +84,21 @@ TEST_CASE("a lease held further keeps its child running, and one that ends after
   auto ended = supervisor.wait_for_exits(now + 10s);
   REQUIRE(ended.size() == 1);
   CHECK((ended[0].timed_out && !ended[0].fenced));
+}
+
+TEST_CASE("a child with resource limits is not started without a cgroup, and the error says why") {
+  NoSubreaperAfter reset;
+  test::TempDir dir;
+  auto created = dir.path() / "created";
+  exec::Supervisor supervisor({std::nullopt, "subreaper (no cgroup2 hierarchy is mounted)"});
+  auto limits = an_hour_with_grace(1s);
+  limits.resources.memory_max = 1 << 30;
+  auto started = supervisor.start(1, {{"/bin/touch", created.string()}, {}, ""}, limits);
+  REQUIRE_FALSE(started);
+  CHECK(started.error().message ==
+        "--memory-max 1G needs a cgroup with the memory controller: this worker contains its runs by subreaper "
+        "(no cgroup2 hierarchy is mounted)");
+  CHECK(supervisor.running() == 0);
+  CHECK(supervisor.wait_for_exits(std::chrono::steady_clock::now()).empty());
+  CHECK_FALSE(std::filesystem::exists(created));
 }

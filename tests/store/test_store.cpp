@@ -127,6 +127,7 @@ TEST_CASE("a task round-trips with every definition field") {
   d.cwd = "/tmp";
   d.env = {{"A", "1"}, {"B", "x=y"}};
   d.keep_runs = 7;
+  d.limits = {.memory_max = 3LL << 30, .cpu_weight = 250, .tasks_max = 40};
   auto added = test::add_task(temp.db, d, at(10, 0));
   auto found = store::find_task(temp.db, "sync:mail@home/box").value();
   REQUIRE(found);
@@ -147,6 +148,7 @@ TEST_CASE("a task round-trips with every definition field") {
   CHECK(f.cwd == "/tmp");
   CHECK(f.env == d.env);
   CHECK(f.keep_runs == 7);
+  CHECK(f.limits == d.limits);
   CHECK(found->state.next_run_at == added.state.next_run_at);
   CHECK(found->state.accounted_until == at(10, 0));
 }

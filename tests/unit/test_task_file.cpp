@@ -165,6 +165,24 @@ kill_grace = "soon"
   CHECK(both.error().message.starts_with("/srv/tasks.toml:1:1: task \"x\": give exactly one schedule"));
 }
 
+TEST_CASE("limits are numbers or strings as add takes them, and a bad one is pointed at") {
+  const std::string head = "[[task]]\nname = \"x\"\ncommand = [\"true\"]\nevery = \"1h\"\n";
+  auto text_limits = parsed(head + "memory_max = \"512M\"\ncpu_weight = 50\ntasks_max = \"max\"\n");
+  CHECK(definition_of(text_limits.tasks.front()).limits ==
+        core::ResourceLimits{.memory_max = 512LL << 20, .cpu_weight = 50, .tasks_max = std::nullopt});
+  auto number_limits = parsed(head + "memory_max = 1048576\ntasks_max = 64\n");
+  CHECK(definition_of(number_limits.tasks.front()).limits ==
+        core::ResourceLimits{.memory_max = 1LL << 20, .cpu_weight = std::nullopt, .tasks_max = 64});
+
+  CHECK(parse_error(head + "cpu_weight = true\n")
+            .starts_with("/srv/tasks.toml:5:14: task \"x\": cpu_weight: expected a whole number or a string"));
+  auto zero = parsed(head + "tasks_max = 0\n");
+  auto refused = file_task_definition(zero.tasks.front(), at(14, 0));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == core::ErrorKind::bad_input);
+  CHECK(refused.error().message.starts_with("/srv/tasks.toml:5:13: task \"x\": --tasks-max \"0\": "));
+}
+
 TEST_CASE("changed fields are named as in --json") {
   core::TaskDefinition before;
   before.name = "x";
@@ -175,6 +193,10 @@ TEST_CASE("changed fields are named as in --json") {
   after.env = {{"A", "1"}};
   after.kill_grace = core::Seconds{3};
   CHECK(changed_fields(before, after) == std::vector<std::string>{"schedule", "kill_grace", "env"});
+  after = before;
+  after.limits.cpu_weight = 200;
+  after.limits.tasks_max = 10;
+  CHECK(changed_fields(before, after) == std::vector<std::string>{"cpu_weight", "tasks_max"});
 }
 
 TEST_CASE("a written task file reads back to the same definitions") {
@@ -199,6 +221,9 @@ cwd = "/tmp"
 owner = ""
 group = "net"
 priority = -2
+memory_max = "1536K"
+cpu_weight = 300
+tasks_max = 100
 
 [[task]]
 name = "weekly"
