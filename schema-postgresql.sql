@@ -419,3 +419,11 @@ ALTER TABLE runs ADD COLUMN peak_memory_bytes bigint;
 ALTER TABLE tasks ADD COLUMN memory_max bigint CHECK (memory_max >= 1);
 ALTER TABLE tasks ADD COLUMN cpu_weight bigint CHECK (cpu_weight BETWEEN 1 AND 10000);
 ALTER TABLE tasks ADD COLUMN tasks_max bigint CHECK (tasks_max BETWEEN 1 AND 4194304);
+
+-- migrate: 8
+-- `taskd check`'s grace per task and each task's last success (as in
+-- schema.sql).
+ALTER TABLE tasks ADD COLUMN alert_after bigint CHECK (alert_after >= 1);
+ALTER TABLE tasks ADD COLUMN last_succeeded_at bigint;
+UPDATE tasks SET last_succeeded_at =
+  (SELECT max(finished_at) FROM runs WHERE runs.task_id = tasks.id AND runs.status = 'succeeded');

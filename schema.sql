@@ -243,3 +243,13 @@ ALTER TABLE runs ADD COLUMN peak_memory_bytes INTEGER;
 ALTER TABLE tasks ADD COLUMN memory_max INTEGER CHECK (memory_max >= 1);
 ALTER TABLE tasks ADD COLUMN cpu_weight INTEGER CHECK (cpu_weight BETWEEN 1 AND 10000);
 ALTER TABLE tasks ADD COLUMN tasks_max INTEGER CHECK (tasks_max BETWEEN 1 AND 4194304);
+
+-- migrate: 9
+-- `taskd check` (taskd(1)): CRITICAL when no run of the task succeeded for
+-- alert_after seconds (NULL: never), counted from last_succeeded_at (the end
+-- of its last successful run), else from created_at. A file from before
+-- this migration takes its last success from the history it kept.
+ALTER TABLE tasks ADD COLUMN alert_after INTEGER CHECK (alert_after >= 1);
+ALTER TABLE tasks ADD COLUMN last_succeeded_at INTEGER;
+UPDATE tasks SET last_succeeded_at =
+  (SELECT max(finished_at) FROM runs WHERE runs.task_id = tasks.id AND runs.status = 'succeeded');

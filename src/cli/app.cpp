@@ -21,8 +21,8 @@ using AddCommands = void (*)(CLI::App&, Context&, Action&);
 // reads the others.
 constexpr AddCommands every_command[] = {
     add_add_command,      add_task_commands,   add_history_commands, add_run_once_command,
-    add_run_commands,     add_status_command,  add_metrics_command,  add_preview_command,
-    add_forecast_command, add_trigger_command, add_group_command,    add_edit_command,
+    add_run_commands,     add_status_command,  add_metrics_command,  add_check_command,    add_preview_command,
+    add_forecast_command, add_trigger_command, add_backfill_command, add_group_command,    add_edit_command,
     add_import_command,   add_apply_command,   add_export_command,   add_copy_db_command,
     add_completion_commands,
 };
@@ -37,14 +37,21 @@ constexpr std::pair<std::string_view, AddCommands> command_by_name[] = {
     {"enable", add_task_commands},      {"history", add_history_commands},  {"logs", add_history_commands},
     {"run-once", add_run_once_command}, {"tick", add_run_commands},         {"work", add_run_commands},
     {"run", add_run_commands},          {"status", add_status_command},     {"metrics", add_metrics_command},
+    {"check", add_check_command},
     {"preview", add_preview_command},   {"forecast", add_forecast_command}, {"trigger", add_trigger_command},
+    {"backfill", add_backfill_command},
     {"group", add_group_command},       {"edit", add_edit_command},         {"import-crontab", add_import_command},
     {"apply", add_apply_command},       {"export", add_export_command},     {"copy-db", add_copy_db_command},
 };
 
-int report(const core::Error& error) {
+// The exit code of an error: its kind's, or the command's own.
+int exit_code_of(const core::Error& error, const Context& context) {
+  return context.on_error ? context.on_error(error) : core::exit_code(error.kind);
+}
+
+int report(const core::Error& error, const Context& context) {
   fmt::print(stderr, "taskd: error: {}\n", error.message);
-  return core::exit_code(error.kind);
+  return exit_code_of(error, context);
 }
 
 void define_global_options(CLI::App& app, Context& context) {
@@ -63,12 +70,12 @@ void let_commands_fall_through(CLI::App& app) {
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 }
 
-int run(const Action& action) {
+int run(const Action& action, const Context& context) {
   try {
     auto done = action();
-    return done ? 0 : report(done.error());
+    return done ? context.exit_code : report(done.error(), context);
   } catch (const std::exception& e) {
-    return report({core::ErrorKind::internal, e.what()});
+    return report({core::ErrorKind::internal, e.what()}, context);
   }
 }
 
@@ -106,7 +113,7 @@ std::optional<int> run_alone(AddCommands add, int argc, char** argv) {
   } catch (const CLI::ParseError&) {
     return std::nullopt;
   }
-  return run(action);
+  return run(action, context);
 }
 
 int run_with_every_command(int argc, char** argv) {
@@ -130,9 +137,9 @@ int run_with_every_command(int argc, char** argv) {
     bool unknown_command = app.get_subcommands().empty() && !leftover.empty();
     std::string message = unknown_command ? fmt::format("unknown command \"{}\"", leftover.front()) : e.what();
     fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", message);
-    return core::exit_code(core::ErrorKind::usage);
+    return exit_code_of({core::ErrorKind::usage, message}, context);
   }
-  return run(action);
+  return run(action, context);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "cli/context.hpp"
 #include "store/overview.hpp"
 #include "store/tasks.hpp"
+#include "store/workers.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -57,6 +58,36 @@ Result<std::vector<store::NamedCount>> tasks_by_condition(store::Database& db) {
   return counts;
 }
 
+double unix_seconds(core::Time time) { return static_cast<double>(core::to_unix_ms(time)) / 1000.0; }
+
+// What taskd check judges, for alerts of Prometheus' own.
+struct HealthSamples {
+  std::vector<store::NamedTime> successes;
+  std::optional<core::Time> heartbeat;
+};
+
+Result<HealthSamples> read_health(store::Database& db) {
+  auto successes = store::last_successes(db);
+  if (!successes) return std::unexpected(successes.error());
+  auto heartbeat = store::newest_heartbeat(db, "run");
+  if (!heartbeat) return std::unexpected(heartbeat.error());
+  return HealthSamples{std::move(*successes), *heartbeat};
+}
+
+void print_last_successes(const std::vector<store::NamedTime>& successes) {
+  print_header("taskd_task_last_success_timestamp_seconds", "gauge",
+               "When the task's last successful run ended (a task that never succeeded has no sample).");
+  for (const auto& success : successes)
+    fmt::print("taskd_task_last_success_timestamp_seconds{{task=\"{}\"}} {:.3f}\n", label(success.name),
+               unix_seconds(success.time));
+}
+
+void print_heartbeat(const std::optional<core::Time>& heartbeat) {
+  print_header("taskd_scheduler_heartbeat_timestamp_seconds", "gauge",
+               "The newest heartbeat of a scheduler (taskd run) on the database; 0 while none is registered.");
+  fmt::print("taskd_scheduler_heartbeat_timestamp_seconds {:.3f}\n", heartbeat ? unix_seconds(*heartbeat) : 0.0);
+}
+
 Result<void> metrics(const Context& context) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
@@ -72,6 +103,8 @@ Result<void> metrics(const Context& context) {
   if (!tasks) return std::unexpected(tasks.error());
   auto history = store::history_size(*db);
   if (!history) return std::unexpected(history.error());
+  auto health = read_health(*db);
+  if (!health) return std::unexpected(health.error());
 
   print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");
   print_counts("taskd_runs_total", "status", *ended);
@@ -86,6 +119,8 @@ Result<void> metrics(const Context& context) {
   fmt::print("taskd_history_runs {}\n", history->runs);
   print_header("taskd_history_output_bytes", "gauge", "Bytes of captured output the history holds now.");
   fmt::print("taskd_history_output_bytes {}\n", history->output_bytes);
+  print_last_successes(health->successes);
+  print_heartbeat(health->heartbeat);
   return {};
 }
 

@@ -197,6 +197,7 @@ void print_task(const core::Task& task, core::Time now) {
   line("next run", ended ? "none: the schedule has ended (COUNT or UNTIL)" : optional_time(s.next_run_at, now));
   line("last run", optional_time(s.last_run_at, now));
   line("last status", last_outcome(s));
+  line("last success", optional_time(s.last_succeeded_at, now));
   line("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index));
   if (schedule) line("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)));
   line("kill grace", core::format_duration(d.kill_grace));
@@ -213,6 +214,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
   if (!d.on_host.empty()) line("on host", d.on_host);
   if (d.limits.any()) line("limits", core::describe_limits(d.limits));
+  if (d.alert_after) line("alert after", core::format_duration(*d.alert_after));
 }
 
 Result<void> show(const Context& context, const std::string& name) {

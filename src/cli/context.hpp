@@ -25,6 +25,12 @@ struct Context {
   std::string db_option;  // --db
   std::filesystem::path state_dir;  // --state-dir
   bool json = false;      // --json
+  // The exit code of a command that succeeded: 0, but check's verdicts.
+  int exit_code = 0;
+  // Set by a command whose errors, usage errors too, take an exit code of
+  // its own (check: 3 UNKNOWN, as monitoring plugins do): it says what went
+  // wrong its own way and returns the code.
+  std::function<int(const core::Error&)> on_error;
   // The server's clock on a server store, unless TASKD_CLOCK=host.
   sched::SystemClock clock{clock_source()};
 
@@ -47,9 +53,11 @@ void add_run_once_command(CLI::App& app, Context& context, Action& action);
 void add_run_commands(CLI::App& app, Context& context, Action& action);  // tick, work, run
 void add_status_command(CLI::App& app, Context& context, Action& action);
 void add_metrics_command(CLI::App& app, Context& context, Action& action);
+void add_check_command(CLI::App& app, Context& context, Action& action);
 void add_preview_command(CLI::App& app, Context& context, Action& action);
 void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_trigger_command(CLI::App& app, Context& context, Action& action);
+void add_backfill_command(CLI::App& app, Context& context, Action& action);
 void add_group_command(CLI::App& app, Context& context, Action& action);
 void add_edit_command(CLI::App& app, Context& context, Action& action);
 void add_import_command(CLI::App& app, Context& context, Action& action);

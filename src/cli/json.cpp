@@ -5,20 +5,20 @@
 #include "core/policy.hpp"
 
 namespace taskd::cli {
-namespace {
 
-using core::Precision;
-
-Json time_json(const std::optional<core::Time>& time, Precision precision = Precision::exact) {
+Json time_json(const std::optional<core::Time>& time, core::Precision precision) {
   return time ? Json(core::format_rfc3339(*time, precision)) : Json(nullptr);
 }
 
-// Durations are seconds: whole ones as integers, others with their milliseconds.
 Json seconds_json(const std::optional<core::Millis>& duration) {
   if (!duration) return nullptr;
   if (*duration % core::Seconds{1} == core::Millis{0}) return std::chrono::duration_cast<core::Seconds>(*duration).count();
   return static_cast<double>(duration->count()) / 1000;
 }
+
+namespace {
+
+using core::Precision;
 
 Json optional_json(const std::optional<std::int64_t>& number) { return number ? Json(*number) : Json(nullptr); }
 
@@ -61,6 +61,7 @@ Json definition_json(const core::TaskDefinition& d) {
   out["memory_max"] = optional_json(d.limits.memory_max);
   out["cpu_weight"] = optional_json(d.limits.cpu_weight);
   out["tasks_max"] = optional_json(d.limits.tasks_max);
+  out["alert_after"] = seconds_json(d.alert_after);
   return out;
 }
 
@@ -81,6 +82,7 @@ Json task_json(const core::Task& task) {
   out["disabled_until_update"] = s.disabled_until_update;
   out["disabled_reason"] = s.disabled_reason;
   out["paused"] = s.paused;
+  out["last_succeeded_at"] = time_json(s.last_succeeded_at, Precision::milliseconds);
   return out;
 }
 

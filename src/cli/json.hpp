@@ -10,6 +10,12 @@ namespace taskd::cli {
 
 using Json = nlohmann::ordered_json;
 
+// An RFC 3339 UTC time, or null.
+Json time_json(const std::optional<core::Time>& time, core::Precision precision = core::Precision::exact);
+// Durations are seconds: whole ones as integers, others with their
+// milliseconds; null for none.
+Json seconds_json(const std::optional<core::Millis>& duration);
+
 Json task_json(const core::Task& task);
 Json run_json(const store::RunRecord& run);
 

@@ -185,6 +185,7 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"memory_max", set_limit<&TaskOptions::memory_max>},
       {"cpu_weight", set_limit<&TaskOptions::cpu_weight>},
       {"tasks_max", set_limit<&TaskOptions::tasks_max>},
+      {"alert_after", set_text<&TaskOptions::alert_after>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
   return keys;
@@ -441,6 +442,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"memory_max", same_limit<&core::ResourceLimits::memory_max>},
       {"cpu_weight", same_limit<&core::ResourceLimits::cpu_weight>},
       {"tasks_max", same_limit<&core::ResourceLimits::tasks_max>},
+      {"alert_after", same<&Definition::alert_after>},
   };
   return fields;
 }
@@ -564,6 +566,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "memory_max", o.memory_max);
   write_number(out, "cpu_weight", d.limits.cpu_weight);
   write_number(out, "tasks_max", d.limits.tasks_max);
+  write_text(out, "alert_after", o.alert_after);
 }
 
 std::string task_file_head(const std::map<std::string, int>& group_caps) {

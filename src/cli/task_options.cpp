@@ -88,10 +88,17 @@ Result<core::Command> build_command(const TaskOptions& options) {
   return core::Command{{line}, true};
 }
 
+// An optional duration option that must be longer than 0s when given.
+Result<std::optional<core::Seconds>> optional_positive(const std::string& text, std::string_view option) {
+  auto duration = optional_duration(text, option);
+  if (duration && *duration && (*duration)->count() <= 0)
+    return fail(ErrorKind::bad_input, fmt::format("{}: must be longer than 0s", option));
+  return duration;
+}
+
 Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
-  auto timeout = optional_duration(options.timeout, "--timeout");
+  auto timeout = optional_positive(options.timeout, "--timeout");
   if (!timeout) return std::unexpected(timeout.error());
-  if (*timeout && (*timeout)->count() <= 0) return fail(ErrorKind::bad_input, "--timeout: must be longer than 0s");
   d.timeout = *timeout;
   auto grace = core::parse_duration(options.kill_grace);
   if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
@@ -109,6 +116,9 @@ Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, c
   auto codes = parse_exit_codes(options.permanent_exit);
   if (!codes) return std::unexpected(codes.error());
   d.permanent_exit = *codes;
+  auto alert_after = optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after");
+  if (!alert_after) return std::unexpected(alert_after.error());
+  d.alert_after = *alert_after;
   return {};
 }
 
@@ -198,6 +208,8 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
                      "CPU weight of a run's cgroup, 1 to 10000 ('' for the default 100); needs a cgroup");
   command.add_option("--tasks-max", options.tasks_max,
                      "Processes and threads a run may have at once (max for no limit); needs a cgroup");
+  command.add_option("--alert-after", options.alert_after,
+                     "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)");
 }
 
 namespace {
@@ -268,6 +280,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--memory-max", copy_field<&TaskOptions::memory_max>},
       {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
       {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
+      {"--alert-after", copy_field<&TaskOptions::alert_after>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -307,6 +320,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   if (limits.memory_max) options.memory_max = core::format_memory_max(*limits.memory_max);
   if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);
   if (limits.tasks_max) options.tasks_max = std::to_string(*limits.tasks_max);
+  options.alert_after = optional_duration_text(d.alert_after);
   return options;
 }
 

@@ -34,6 +34,7 @@ struct TaskOptions {
   std::string memory_max;  // "" or "max": no limit
   std::string cpu_weight;  // "": cgroup's default
   std::string tasks_max;   // "" or "max": no limit
+  std::string alert_after;  // "" or "none": never
 };
 
 // Registers every option of a task definition but its name.

@@ -72,6 +72,7 @@ void clear_attempt(TaskState& state) {
 void end_attempt(TaskState& state, Time now, AttemptOutcome outcome) {
   state.last_finished_at = now;
   state.last_status = run_status_of(outcome);
+  if (outcome == AttemptOutcome::succeeded) state.last_succeeded_at = now;
   clear_attempt(state);
 }
 

@@ -71,6 +71,9 @@ struct TaskDefinition {
   int keep_runs = 1000;  // finished runs the history keeps of the task
   std::string on_host;   // runs only on the taskd of this --host-id; empty: on any
   ResourceLimits limits;  // applied to each run's cgroup; a run that cannot have them fails
+  // `taskd check` is CRITICAL when no run succeeded for this long (counted from
+  // the creation before the first success); none: never.
+  std::optional<Seconds> alert_after;
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -90,6 +93,7 @@ struct TaskState {
   // The latest planned slot that already has its row in history; slots after
   // it that are skipped over get a SKIPPED row, so none disappears silently.
   std::optional<Time> accounted_until;
+  std::optional<Time> last_succeeded_at;  // end of the last run that succeeded
 };
 
 struct Task {

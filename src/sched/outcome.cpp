@@ -9,6 +9,7 @@
 
 #include "core/notify.hpp"
 #include "exec/spawn.hpp"
+#include "sched/backfill.hpp"
 #include "sched/environment.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
@@ -21,14 +22,28 @@ using namespace std::chrono_literals;
 // A notify command that runs longer than this is ended by SIGALRM.
 constexpr auto notify_time_limit = 60s;
 
+// What the policy makes of the attempt's end: a manual run's end, a
+// backfilled run's (which may queue its slot's retry), or a scheduled one's.
+core::Result<core::FinishDecision> finish_decision(store::Database& db, const core::Task& task,
+                                                   const core::Schedule& schedule, const AttemptEnd& end,
+                                                   core::Time now) {
+  if (end.trigger != core::Trigger::manual)
+    return core::on_finish(task.definition, schedule, task.state, now, end.outcome, end.reason);
+  auto run = store::find_run(db, end.run_id);
+  if (!run) return std::unexpected(run.error());
+  if (*run && core::is_backfill((*run)->trigger, (*run)->scheduled_at, (*run)->enqueued_at))
+    return finish_backfilled(db, task, schedule, **run, end, now);
+  return core::on_manual_finish(schedule, task.state, now, end.outcome, end.reason);
+}
+
 // The task's state after the policy has been applied to the attempt's end.
 core::Result<core::TaskState> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
                                            core::Time now) {
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto decision = end.trigger == core::Trigger::manual
-                      ? core::on_manual_finish(*schedule, task.state, now, end.outcome, end.reason)
-                      : core::on_finish(task.definition, *schedule, task.state, now, end.outcome, end.reason);
+  auto decided = finish_decision(db, task, *schedule, end, now);
+  if (!decided) return std::unexpected(decided.error());
+  auto& decision = *decided;
   if (auto saved = write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
     return std::unexpected(saved.error());
   if (end.state_blob) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <unistd.h>
 
+#include "core/backfill.hpp"
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
@@ -106,6 +107,25 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   return verdict;
 }
 
+bool is_backfill(const store::RunRecord& run) {
+  return core::is_backfill(run.trigger, run.scheduled_at, run.enqueued_at);
+}
+
+// The attempt number of a run that starts with the task in `state`: a
+// backfilled run counts the attempts of its own slot (queued with it).
+int attempt_no_of(const store::RunRecord& run, const core::TaskState& state) {
+  return is_backfill(run) ? run.attempt_no : state.attempt_no;
+}
+
+// How a claimed run starts: as a backfilled, a manual or a scheduled run.
+core::StartDecision start_decision(const store::RunRecord& run, const core::Task& task,
+                                   const core::Schedule& schedule, Time now) {
+  if (is_backfill(run)) return core::on_backfill_start(task.definition, schedule, task.state, now, new_attempt_uid());
+  if (run.trigger == core::Trigger::manual)
+    return core::on_manual_start(task.definition, schedule, task.state, now, new_attempt_uid());
+  return core::on_start(task.definition, schedule, task.state, run.scheduled_at, now, new_attempt_uid());
+}
+
 // `shared_host`: the host id, on a store that several hosts may share.
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
                                            const std::optional<std::string>& shared_host) {
@@ -115,7 +135,7 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
       {"TASKD_TASK", claimed.task.definition.name},
       {"TASKD_RUN_ID", std::to_string(claimed.run.id)},
       {"TASKD_ATTEMPT_UID", claimed.attempt_uid},
-      {"TASKD_ATTEMPT_NO", std::to_string(state.attempt_no)},
+      {"TASKD_ATTEMPT_NO", std::to_string(attempt_no_of(claimed.run, state))},
       {"TASKD_RUN_INDEX", std::to_string(state.run_index)},
       {"TASKD_SCHEDULED_AT", core::format_rfc3339(claimed.run.scheduled_at)},
       {"TASKD_DEADLINE", std::to_string(deadline)},
@@ -306,13 +326,11 @@ class WorkerImpl {
       batch.dropped.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
       return {};
     }
-    auto decision = run.trigger == core::Trigger::manual
-                        ? core::on_manual_start(task.definition, *schedule, task.state, now, new_attempt_uid())
-                        : core::on_start(task.definition, *schedule, task.state, run.scheduled_at, now,
-                                         new_attempt_uid());
+    auto decision = start_decision(run, task, *schedule, now);
     Time lease_base = options_.lease ? now + *options_.lease : decision.deadline;
-    store::StartRecord start{run.id, decision.state.attempt_uid, decision.state.attempt_no, decision.state.run_index,
-                             now, decision.deadline, lease_base + task.definition.kill_grace, identity_};
+    store::StartRecord start{run.id, decision.state.attempt_uid, attempt_no_of(run, decision.state),
+                             decision.state.run_index, now, decision.deadline,
+                             lease_base + task.definition.kill_grace, identity_};
     auto marked = store::mark_running(db_, start);
     if (!marked) return std::unexpected(marked.error());
     if (!*marked) return {};

@@ -1,5 +1,6 @@
 #include "store/overview.hpp"
 
+#include <fmt/format.h>
 #include <limits>
 
 #include "store/columns.hpp"
@@ -21,6 +22,28 @@ Result<std::vector<NamedCount>> named_counts(Database& db, const char* sql) {
     }
     return counts;
   });
+}
+
+// A column of task t's latest run that taskd planned (schedule or retry,
+// not manual) and that started or still waits.
+std::string latest_planned_run(std::string_view column) {
+  return fmt::format("(SELECT p.{} FROM runs p WHERE p.task_id = t.id AND p.trigger <> 'manual' "
+                     "AND (p.started_at IS NOT NULL OR p.status = 'queued') ORDER BY p.id DESC LIMIT 1)",
+                     column);
+}
+
+core::TaskFacts task_facts_from(Columns c) {
+  core::TaskFacts task;
+  task.name = c.text();
+  task.paused = c.boolean();
+  task.disabled = c.boolean();
+  task.disabled_reason = c.text();
+  task.alert_after = c.optional_seconds();
+  task.last_succeeded_at = c.optional_time();
+  task.created_at = c.time();
+  task.run_not_before = c.optional_time();
+  task.run_started_at = c.optional_time();
+  return task;
 }
 
 }  // namespace
@@ -72,6 +95,32 @@ Result<HistorySize> history_size(Database& db) {
     if (!query.step()) return HistorySize{};
     Columns c(query);
     return HistorySize{c.int64(), c.int64()};
+  });
+}
+
+Result<std::vector<NamedTime>> last_successes(Database& db) {
+  return guarded(db, [&]() -> Result<std::vector<NamedTime>> {
+    auto query =
+        db.prepare("SELECT name, last_succeeded_at FROM tasks WHERE last_succeeded_at IS NOT NULL ORDER BY name");
+    std::vector<NamedTime> successes;
+    while (query.step()) {
+      Columns c(query);
+      successes.push_back({c.text(), c.time()});
+    }
+    return successes;
+  });
+}
+
+Result<std::vector<core::TaskFacts>> task_facts(Database& db) {
+  return guarded(db, [&]() -> Result<std::vector<core::TaskFacts>> {
+    static const std::string sql = fmt::format(
+        "SELECT t.name, t.paused, t.disabled_until_update, t.disabled_reason, t.alert_after, t.last_succeeded_at, "
+        "t.created_at, {}, {} FROM tasks t ORDER BY t.name",
+        latest_planned_run("not_before"), latest_planned_run("started_at"));
+    auto query = db.prepare(sql);
+    std::vector<core::TaskFacts> tasks;
+    while (query.step()) tasks.push_back(task_facts_from(Columns(query)));
+    return tasks;
   });
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/health.hpp"
 #include "core/time.hpp"
 #include "store/database.hpp"
 
@@ -44,6 +45,20 @@ core::Result<std::vector<NamedCount>> queue_depth_by_host(Database& db);
 core::Result<std::vector<NamedCount>> runs_in_flight(Database& db);
 core::Result<LatenessHistogram> start_lateness(Database& db);
 core::Result<HistorySize> history_size(Database& db);
+
+// A task's name and a time: when it last succeeded.
+struct NamedTime {
+  std::string name;
+  core::Time time;
+};
+
+// When each task last succeeded, by name; a task that never did is left out.
+core::Result<std::vector<NamedTime>> last_successes(Database& db);
+
+// What `taskd check` judges of each task, by name. Its latest planned run
+// is found with the index runs_task, newest first: a probe per task, not a
+// read of the history.
+core::Result<std::vector<core::TaskFacts>> task_facts(Database& db);
 
 // The space the database takes: the SQLite file and its WAL, or the
 // tables and indexes of the schema "taskd" on a server.

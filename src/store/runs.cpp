@@ -1,7 +1,10 @@
 #include "store/runs.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <initializer_list>
+#include <span>
+#include <unordered_map>
 
 #include "store/columns.hpp"
 #include "store/tasks.hpp"
@@ -128,6 +131,70 @@ Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Tim
     b.time(now);
     b.time(not_before.value_or(now));
     return insert.single_int64();
+  });
+}
+
+namespace {
+
+// Slots per INSERT of insert_backfill_runs: well below either engine's
+// limit on parameters.
+constexpr std::size_t backfill_rows_per_insert = 500;
+
+// Inserts the backfilled runs of `slots` in one statement; adds each slot's
+// run id to `ids` (RETURNING gives no order: they are matched by slot).
+void insert_backfill_chunk(Database& db, const core::Task& task, std::span<const Time> slots, int attempt_no,
+                           Time now, Time not_before, std::unordered_map<std::int64_t, std::int64_t>& ids) {
+  auto insert = db.prepare(fmt::format(
+      "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, not_before, attempt_no) "
+      "SELECT CAST(?1 AS bigint), 'queued', 'manual', CAST(?2 AS bigint), v.column1, CAST(?3 AS bigint), "
+      "CAST(?4 AS bigint), CAST(?5 AS bigint) FROM (VALUES {}) AS v ORDER BY v.column1 RETURNING id, scheduled_at",
+      parameter_rows(slots.size(), 6, {"bigint"})));
+  Binder b(insert);
+  b.int64(task.id);
+  b.int64(task.definition.priority);
+  b.time(now);
+  b.time(not_before);
+  b.int64(attempt_no);
+  for (auto slot : slots) b.time(slot);
+  while (insert.step()) {
+    Columns c(insert);
+    auto id = c.int64();
+    ids[c.int64()] = id;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<std::int64_t>> insert_backfill_runs(Database& db, const core::Task& task,
+                                                       const std::vector<Time>& slots, int attempt_no, Time now,
+                                                       Time not_before) {
+  return guarded(db, [&]() -> Result<std::vector<std::int64_t>> {
+    std::unordered_map<std::int64_t, std::int64_t> id_of_slot;
+    std::span<const Time> rest(slots);
+    while (!rest.empty()) {
+      auto chunk = rest.first(std::min(rest.size(), backfill_rows_per_insert));
+      insert_backfill_chunk(db, task, chunk, attempt_no, now, not_before, id_of_slot);
+      rest = rest.subspan(chunk.size());
+    }
+    std::vector<std::int64_t> ids;
+    for (auto slot : slots) ids.push_back(id_of_slot.at(core::to_unix_ms(slot)));
+    return ids;
+  });
+}
+
+Result<std::vector<Time>> pending_backfill_slots(Database& db, std::int64_t task_id, Time from, Time until) {
+  return guarded(db, [&]() -> Result<std::vector<Time>> {
+    auto query = db.prepare(
+        "SELECT scheduled_at FROM runs WHERE task_id = ? AND (status = 'queued' OR status = 'running') "
+        "AND trigger = 'manual' AND scheduled_at < enqueued_at AND scheduled_at >= ? AND scheduled_at < ? "
+        "ORDER BY scheduled_at");
+    Binder b(query);
+    b.int64(task_id);
+    b.time(from);
+    b.time(until);
+    std::vector<Time> slots;
+    while (query.step()) slots.push_back(Columns(query).time());
+    return slots;
   });
 }
 

@@ -67,6 +67,19 @@ core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& tas
                                              core::Trigger trigger, core::Time now,
                                              std::optional<core::Time> not_before = std::nullopt);
 
+// QUEUED backfilled runs of `task` (manual runs serving the past `slots`,
+// taskd(1) backfill), each attempt `attempt_no` of its slot, claimable from
+// `not_before`; their ids, in the order of `slots`, which must be distinct
+// and before `now`. A few statements for any number of slots.
+core::Result<std::vector<std::int64_t>> insert_backfill_runs(Database& db, const core::Task& task,
+                                                             const std::vector<core::Time>& slots, int attempt_no,
+                                                             core::Time now, core::Time not_before);
+
+// The slots in [from, until) that a backfilled run of the task, queued or
+// running, serves; oldest first.
+core::Result<std::vector<core::Time>> pending_backfill_slots(Database& db, std::int64_t task_id, core::Time from,
+                                                             core::Time until);
+
 // One SKIPPED row standing for `skipped.count` slots.
 core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped,
                                       core::Time now);

@@ -26,9 +26,9 @@ const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due)
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, next_run_at, last_run_at, last_finished_at, last_status, attempt_no, "
-    "attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, disabled_reason, paused, "
-    "accounted_until";
+    "memory_max, cpu_weight, tasks_max, alert_after, next_run_at, last_run_at, last_finished_at, last_status, "
+    "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
+    "disabled_reason, paused, accounted_until, last_succeeded_at";
 
 json seconds_list(const std::vector<core::Seconds>& values) {
   json out = json::array();
@@ -140,6 +140,7 @@ Task task_from(Columns c) {
   d.keep_runs = c.int32();
   d.on_host = c.text();
   d.limits = {c.optional_int64(), c.optional_int64(), c.optional_int64()};
+  d.alert_after = c.optional_seconds();
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -154,6 +155,7 @@ Task task_from(Columns c) {
   s.disabled_reason = c.text();
   s.paused = c.boolean();
   s.accounted_until = c.optional_time();
+  s.last_succeeded_at = c.optional_time();
   return task;
 }
 
@@ -173,7 +175,7 @@ Result<std::optional<Task>> first_task(Statement& query) {
 constexpr const char* state_assignments =
     "next_run_at = ?, last_run_at = ?, last_finished_at = ?, last_status = ?, attempt_no = ?, attempt_uid = ?, "
     "attempt_started_at = ?, attempt_timeout_at = ?, run_index = ?, disabled_until_update = ?, disabled_reason = ?, "
-    "paused = ?, accounted_until = ?, updated_at = ?";
+    "paused = ?, accounted_until = ?, last_succeeded_at = ?, updated_at = ?";
 
 void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.time(s.next_run_at);
@@ -193,6 +195,7 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.text(s.disabled_reason);
   b.int64(s.paused);
   b.time(s.accounted_until);
+  b.time(s.last_succeeded_at);
   b.time(now);
 }
 
@@ -200,9 +203,9 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max";
+    "memory_max, cpu_weight, tasks_max, alert_after";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 26;
+constexpr std::size_t definition_column_count = 27;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -242,6 +245,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.optional_int(d.limits.memory_max);
   b.optional_int(d.limits.cpu_weight);
   b.optional_int(d.limits.tasks_max);
+  b.seconds(d.alert_after);
 }
 
 }  // namespace
@@ -535,6 +539,15 @@ const std::string& tick_work_sql() {
                   "EXISTS (SELECT 1 FROM workers)",
                   can_be_due);
   return sql;
+}
+
+Result<std::int64_t> count_due_tasks(Database& db, Time due_by) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    static const std::string sql = fmt::format("SELECT count(*) FROM tasks WHERE {} AND next_run_at <= ?", can_be_due);
+    auto query = db.prepare(sql);
+    Binder(query).time(due_by);
+    return query.single_int64();
+  });
 }
 
 Result<TickWork> tick_work(Database& db, Time now) {

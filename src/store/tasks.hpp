@@ -60,6 +60,9 @@ core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter&
 // on a server, locked until the transaction ends, less those another
 // transaction holds.
 core::Result<std::vector<core::Task>> due_tasks(Database& db, core::Time now, int limit);
+// How many tasks that are not paused or disabled have had their next run
+// come at or before `due_by` (one range of the index tasks_due).
+core::Result<std::int64_t> count_due_tasks(Database& db, core::Time due_by);
 // On a server: whether a task is due at `now` that another transaction
 // held when due_tasks passed it over, waiting (outside any transaction of
 // the caller's) until that transaction has ended, so that a tick takes

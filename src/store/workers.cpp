@@ -104,4 +104,13 @@ Result<std::vector<WorkerRow>> list_workers(Database& db) {
   });
 }
 
+Result<std::optional<core::Time>> newest_heartbeat(Database& db, std::string_view role) {
+  return guarded(db, [&]() -> Result<std::optional<core::Time>> {
+    auto query = db.prepare("SELECT max(heartbeat_at) FROM workers WHERE role = ?");
+    Binder(query).text(role);
+    if (!query.step()) return std::nullopt;
+    return Columns(query).optional_time();
+  });
+}
+
 }  // namespace taskd::store

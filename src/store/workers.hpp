@@ -44,4 +44,8 @@ core::Result<void> unregister_worker(Database& db, std::int64_t id);
 // Every row, oldest first.
 core::Result<std::vector<WorkerRow>> list_workers(Database& db);
 
+// The newest heartbeat of the rows of `role` ("run": the schedulers); none
+// without such a row.
+core::Result<std::optional<core::Time>> newest_heartbeat(Database& db, std::string_view role);
+
 }  // namespace taskd::store

@@ -7,7 +7,9 @@
 #include "../unit/test_helpers.hpp"
 #include "store/columns.hpp"
 #include "store/sqlite.hpp"
+#include "store/overview.hpp"
 #include "store/runs.hpp"
+#include "store/workers.hpp"
 #include "temp_db.hpp"
 
 using namespace taskd;
@@ -128,6 +130,7 @@ TEST_CASE("a task round-trips with every definition field") {
   d.env = {{"A", "1"}, {"B", "x=y"}};
   d.keep_runs = 7;
   d.limits = {.memory_max = 3LL << 30, .cpu_weight = 250, .tasks_max = 40};
+  d.alert_after = core::Seconds{86400};
   auto added = test::add_task(temp.db, d, at(10, 0));
   auto found = store::find_task(temp.db, "sync:mail@home/box").value();
   REQUIRE(found);
@@ -149,6 +152,7 @@ TEST_CASE("a task round-trips with every definition field") {
   CHECK(f.env == d.env);
   CHECK(f.keep_runs == 7);
   CHECK(f.limits == d.limits);
+  CHECK(f.alert_after == d.alert_after);
   CHECK(found->state.next_run_at == added.state.next_run_at);
   CHECK(found->state.accounted_until == at(10, 0));
 }
@@ -263,6 +267,51 @@ TEST_CASE("paused and disabled tasks are never due") {
   auto due = store::due_tasks(temp.db, at(10, 0), 10).value();
   REQUIRE(due.size() == 1);
   CHECK(due.front().definition.name == "due");
+}
+
+TEST_CASE("check's facts: last success, alert_after, the latest planned run, due tasks, the newest heartbeat") {
+  test::TempDb temp;
+  auto d = test::every_definition("a", 60s);
+  d.alert_after = core::Seconds{3600};
+  auto task = test::add_task(temp.db, d, at(10, 0));
+  test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
+  auto planned = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1), at(10, 1, 5));
+  REQUIRE(planned);
+  store::StartRecord start{*planned, "uid", 1, 1, at(10, 3), at(10, 4), at(10, 5), {"host", "boot", 42, 7}};
+  REQUIRE(store::mark_running(temp.db, start).value());
+  REQUIRE(store::insert_queued_run(temp.db, task, at(10, 6), core::Trigger::manual, at(10, 6)));  // left out
+  auto state = store::find_task(temp.db, task.id).value()->state;
+  state.last_succeeded_at = at(10, 4);
+  REQUIRE(store::save_state(temp.db, task.id, state, at(10, 4)));
+
+  auto facts = store::task_facts(temp.db).value();
+  REQUIRE(facts.size() == 2);
+  CHECK(facts[0].name == "a");
+  CHECK(facts[0].alert_after == core::Seconds{3600});
+  CHECK(facts[0].last_succeeded_at == at(10, 4));
+  CHECK(facts[0].created_at == at(10, 0));
+  CHECK(facts[0].run_not_before == at(10, 1, 5));
+  CHECK(facts[0].run_started_at == at(10, 3));
+  CHECK_FALSE(facts[1].run_not_before);
+  auto successes = store::last_successes(temp.db).value();
+  REQUIRE(successes.size() == 1);
+  CHECK((successes[0].name == "a" && successes[0].time == at(10, 4)));
+
+  CHECK(store::count_due_tasks(temp.db, at(10, 0)).value() == 0);
+  CHECK(store::count_due_tasks(temp.db, at(11, 0)).value() == 2);
+  state.paused = true;
+  REQUIRE(store::save_state(temp.db, task.id, state, at(10, 4)));
+  CHECK(store::count_due_tasks(temp.db, at(11, 0)).value() == 1);
+
+  CHECK(store::newest_heartbeat(temp.db, "run").value() == std::nullopt);
+  const std::vector<std::pair<std::string, core::Time>> workers{{"run", at(10, 5)}, {"run", at(10, 7)},
+                                                                 {"work", at(10, 9)}};
+  for (const auto& [role, heartbeat] : workers) {
+    store::WorkerRow worker{.role = role, .identity = {"elsewhere", "boot", 77, 1}, .started_at = at(10, 0),
+                            .heartbeat_at = heartbeat};
+    REQUIRE(store::register_worker(temp.db, worker));
+  }
+  CHECK(store::newest_heartbeat(temp.db, "run").value() == at(10, 7));
 }
 
 TEST_CASE("removing a task removes its history") {

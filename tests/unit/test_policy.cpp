@@ -105,6 +105,18 @@ TEST_CASE("success resets the attempt count and plans the first slot after now")
   CHECK(done.state.last_finished_at == at(10, 10));
 }
 
+TEST_CASE("a success records when it ended, for taskd check; a failure keeps the last success") {
+  auto d = every(30min, 0s);
+  TaskState state;
+  state.last_succeeded_at = at(9, 0);
+  auto failed = on_finish(d, schedule_for(d), state, at(10, 0), AttemptOutcome::failed, "exit code 1");
+  CHECK(failed.state.last_succeeded_at == at(9, 0));
+  auto done = on_finish(d, schedule_for(d), failed.state, at(10, 5), AttemptOutcome::succeeded, "");
+  CHECK(done.state.last_succeeded_at == at(10, 5));
+  auto manual = on_manual_finish(schedule_for(d), failed.state, at(10, 7), AttemptOutcome::succeeded, "");
+  CHECK(manual.state.last_succeeded_at == at(10, 7));
+}
+
 TEST_CASE("a retry that would run past the next planned slot waits for the plan (seed 003, 2 PM)") {
   auto d = every(24h, 14h);
   d.timeout = 2h;

@@ -1,0 +1,121 @@
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/json.hpp"
+#include "sched/backfill.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+enum class DryRun { no, yes };
+
+struct BackfillOptions {
+  std::string name;
+  std::string from;
+  std::string until;
+  std::int64_t max = 10'000;
+  bool dry_run = false;
+};
+
+// A required time option: RFC 3339, or a duration before `now` ("2d").
+Result<core::Time> window_time(const std::string& text, std::string_view option, core::Time now) {
+  auto parsed = optional_time(text, option, now);
+  if (!parsed) return std::unexpected(parsed.error());
+  if (!*parsed) return fail(ErrorKind::usage, fmt::format("backfill: {} needs a time", option));
+  return **parsed;
+}
+
+Result<core::BackfillWindow> window_of(const BackfillOptions& options, core::Time now) {
+  if (options.max < 1)
+    return fail(ErrorKind::usage, fmt::format("backfill: --max {}: give a positive number of slots", options.max));
+  auto from = window_time(options.from, "--from", now);
+  if (!from) return std::unexpected(from.error());
+  auto until = window_time(options.until, "--until", now);
+  if (!until) return std::unexpected(until.error());
+  return core::BackfillWindow{*from, *until, static_cast<std::size_t>(options.max)};
+}
+
+// {scheduled_at, run_id} per slot; run_id null in a dry run.
+void print_backfill_json(const std::vector<core::Time>& slots, const std::vector<std::int64_t>& run_ids) {
+  Json out = Json::array();
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    out.push_back({{"scheduled_at", core::format_rfc3339(slots[i])},
+                   {"run_id", i < run_ids.size() ? Json(run_ids[i]) : Json(nullptr)}});
+  print_json(out);
+}
+
+// One line per slot (with its run, once queued), then what was done.
+void print_backfill_text(const core::Task& task, const std::vector<core::Time>& slots,
+                         const std::vector<std::int64_t>& run_ids, DryRun dry_run) {
+  fmt::memory_buffer text;
+  for (std::size_t i = 0; i < slots.size(); ++i) {
+    fmt::format_to(std::back_inserter(text), "{}", core::format_rfc3339(slots[i]));
+    if (i < run_ids.size()) fmt::format_to(std::back_inserter(text), " run {}", run_ids[i]);
+    text.push_back('\n');
+  }
+  const auto& name = task.definition.name;
+  if (dry_run == DryRun::yes) {
+    fmt::format_to(std::back_inserter(text), "dry run: {} slot(s) of {} to backfill; nothing queued\n", slots.size(),
+                   name);
+  } else {
+    fmt::format_to(std::back_inserter(text), "queued {} backfilled run(s) of {}, oldest first\n", slots.size(), name);
+  }
+  if (task.state.paused) fmt::format_to(std::back_inserter(text), "{} is paused: they run anyway, as triggered runs do\n", name);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+// The runs queued for `slots`; none in a dry run, which refuses what the
+// queuing would refuse but writes nothing.
+Result<std::vector<std::int64_t>> queue_slots(store::Database& db, const core::Task& task,
+                                              const std::vector<core::Time>& slots, core::Time now, DryRun dry_run) {
+  if (dry_run == DryRun::no) return sched::queue_backfill(db, task, slots, now);
+  if (auto checked = sched::check_backfill_not_pending(db, task, slots); !checked)
+    return std::unexpected(checked.error());
+  return std::vector<std::int64_t>();
+}
+
+Result<void> backfill(const Context& context, const BackfillOptions& options) {
+  core::Time now = context.clock.now();
+  auto window = window_of(options, now);
+  if (!window) return std::unexpected(window.error());
+  auto db = context.open_db(store::IfMissing::use_empty);
+  if (!db) return std::unexpected(db.error());
+  auto task = find_named_task(*db, options.name, "backfill");
+  if (!task) return std::unexpected(task.error());
+  auto schedule = core::schedule_of(task->definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto slots = core::plan_backfill(*task, *schedule, *window, now);
+  if (!slots) return std::unexpected(slots.error());
+  auto dry_run = options.dry_run ? DryRun::yes : DryRun::no;
+  auto run_ids = queue_slots(*db, *task, *slots, now, dry_run);
+  if (!run_ids) return std::unexpected(run_ids.error());
+  if (context.json) {
+    print_backfill_json(*slots, *run_ids);
+  } else {
+    print_backfill_text(*task, *slots, *run_ids, dry_run);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_backfill_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<BackfillOptions>();
+  auto* command = app.add_subcommand(
+      "backfill", "Queue a manual run for each planned slot of a past window; the planned slots stay as they are");
+  command->add_option("name", options->name, "Task name")->required();
+  command->add_option("--from", options->from, "First instant of the window (RFC 3339, or a duration ago: 7d)")
+      ->required();
+  command->add_option("--until", options->until, "End of the window, not included; not in the future")->required();
+  command->add_flag("--dry-run", options->dry_run, "List the slots; queue nothing");
+  command->add_option("--max", options->max, "Refuse a window of more slots than this (default 10000)");
+  command->callback([&context, &action, options] { action = [&context, options] { return backfill(context, *options); }; });
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,174 @@
+#include "core/health.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+namespace taskd::core {
+namespace {
+
+// A summary names at most this many tasks of a kind, then how many more.
+constexpr std::size_t names_in_summary = 5;
+
+// "1 task", "3 tasks".
+std::string tasks_counted(std::size_t count) { return fmt::format("{} task{}", count, count == 1 ? "" : "s"); }
+
+// A duration in whole seconds, as people read it: "2h5m".
+std::string whole(Millis duration) { return format_duration(std::chrono::duration_cast<Seconds>(duration)); }
+
+HealthProblem disabled_problem(const TaskFacts& task) {
+  std::string reason = task.disabled_reason.empty() ? "until its next edit or enable" : task.disabled_reason;
+  return {Verdict::critical, HealthProblemKind::disabled, task.name, "disabled: " + reason, std::nullopt, Millis{0},
+          std::nullopt};
+}
+
+std::optional<HealthProblem> no_success_problem(const TaskFacts& task, Time now) {
+  if (!task.alert_after) return std::nullopt;
+  Time since = task.last_succeeded_at.value_or(task.created_at);
+  Millis age = now - since;
+  if (age <= *task.alert_after) return std::nullopt;
+  std::string detail = task.last_succeeded_at
+                           ? fmt::format("no success for {} (alert after {}; last success {})", whole(age),
+                                         format_duration(*task.alert_after), format_rfc3339(since))
+                           : fmt::format("never succeeded in the {} since it was added {} (alert after {})", whole(age),
+                                         format_rfc3339(since), format_duration(*task.alert_after));
+  return HealthProblem{Verdict::critical, HealthProblemKind::no_success, task.name, detail, since, age,
+                       *task.alert_after};
+}
+
+std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::optional<Millis> late) {
+  if (!late || !task.run_not_before) return std::nullopt;
+  Millis lateness = task.run_started_at.value_or(now) - *task.run_not_before;
+  if (lateness <= *late) return std::nullopt;
+  std::string detail =
+      task.run_started_at
+          ? fmt::format("its last run started {} late (due {}; --late {})", format_duration_ms(lateness),
+                        format_rfc3339(*task.run_not_before), format_duration_ms(*late))
+          : fmt::format("its run due {} has waited {} to start (--late {})", format_rfc3339(*task.run_not_before),
+                        format_duration_ms(lateness), format_duration_ms(*late));
+  return HealthProblem{
+      Verdict::warning, HealthProblemKind::late, task.name, detail, task.run_not_before, lateness, *late};
+}
+
+// Pipes mark performance data in a plugin's output: none in the text.
+std::string without_pipes(std::string text) {
+  std::ranges::replace(text, '|', '/');
+  std::ranges::replace(text, '\n', ' ');
+  return text;
+}
+
+// "2 tasks critical: backup, report": the tasks of the problems `keep`
+// keeps; empty for none.
+template <class Keep>
+std::string named_part(const CheckReport& report, Keep keep, std::string_view adjective) {
+  std::vector<std::string> names;
+  for (const auto& problem : report.problems) {
+    if (!problem.task.empty() && keep(problem)) names.push_back(problem.task);
+  }
+  if (names.empty()) return "";
+  std::string text = fmt::format("{} {}: ", tasks_counted(names.size()), adjective);
+  for (std::size_t i = 0; i < std::min(names.size(), names_in_summary); ++i) text += (i ? ", " : "") + names[i];
+  if (names.size() > names_in_summary) text += fmt::format(" and {} more", names.size() - names_in_summary);
+  return text;
+}
+
+// What the summary says: the scheduler's problem, the critical tasks, the
+// late ones; or, without problems, what is well.
+std::vector<std::string> summary_parts(const CheckReport& report) {
+  std::vector<std::string> parts;
+  for (const auto& problem : report.problems) {
+    if (problem.kind == HealthProblemKind::no_scheduler) parts.push_back(problem.detail);
+  }
+  // A task has at most one critical problem: disabled, or no success.
+  auto critical = named_part(
+      report, [](const HealthProblem& p) { return p.verdict == Verdict::critical; }, "critical");
+  auto late = named_part(
+      report, [](const HealthProblem& p) { return p.kind == HealthProblemKind::late; }, "late");
+  for (const auto& part : {critical, late}) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  const auto& counts = report.counts;
+  if (parts.empty())
+    parts.push_back(tasks_counted(static_cast<std::size_t>(counts.ok)) + " ok" +
+                    (counts.paused ? fmt::format(", {} paused", counts.paused) : ""));
+  return parts;
+}
+
+// The count a task adds to: paused, or its worst verdict's.
+std::int64_t& count_of(TaskCounts& counts, bool paused, Verdict worst) {
+  if (paused) return counts.paused;
+  if (worst == Verdict::critical) return counts.critical;
+  return worst == Verdict::warning ? counts.warning : counts.ok;
+}
+
+}  // namespace
+
+std::string_view to_string(Verdict verdict) {
+  constexpr std::array<std::string_view, 4> names{"OK", "WARNING", "CRITICAL", "UNKNOWN"};
+  return names.at(static_cast<std::size_t>(verdict));
+}
+
+std::string_view to_string(HealthProblemKind kind) {
+  constexpr std::array<std::string_view, 4> names{"disabled", "no_success", "late", "no_scheduler"};
+  return names.at(static_cast<std::size_t>(kind));
+}
+
+std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late) {
+  if (task.paused) return {};
+  if (task.disabled) return {disabled_problem(task)};
+  std::vector<HealthProblem> problems;
+  if (auto silent = no_success_problem(task, now)) problems.push_back(std::move(*silent));
+  if (auto slow = late_problem(task, now, late)) problems.push_back(std::move(*slow));
+  return problems;
+}
+
+std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now) {
+  if (scheduler.overdue_tasks == 0) return std::nullopt;
+  const auto& newest = scheduler.newest_heartbeat;
+  if (newest && now - *newest <= scheduler_silence) return std::nullopt;
+  auto due = tasks_counted(static_cast<std::size_t>(scheduler.overdue_tasks));
+  std::string detail = newest ? fmt::format("no scheduler (taskd run) has heartbeated for {} (last {}) while {} due",
+                                            whole(now - *newest), format_rfc3339(*newest),
+                                            due + (scheduler.overdue_tasks == 1 ? " is" : " are"))
+                              : fmt::format("no scheduler (taskd run) is registered while {} due",
+                                            due + (scheduler.overdue_tasks == 1 ? " is" : " are"));
+  return HealthProblem{Verdict::critical,
+                       HealthProblemKind::no_scheduler,
+                       "",
+                       detail,
+                       newest,
+                       newest ? Millis{now - *newest} : Millis{0},
+                       scheduler_silence};
+}
+
+CheckReport check_report(const std::vector<TaskFacts>& tasks, const SchedulerFacts& scheduler, Time now,
+                         std::optional<Millis> late) {
+  CheckReport report;
+  if (auto silent = scheduler_problem(scheduler, now)) report.problems.push_back(std::move(*silent));
+  for (const auto& task : tasks) {
+    auto problems = task_problems(task, now, late);
+    Verdict worst = Verdict::ok;
+    for (const auto& problem : problems) worst = std::max(worst, problem.verdict);
+    ++count_of(report.counts, task.paused, worst);
+    std::ranges::move(problems, std::back_inserter(report.problems));
+  }
+  std::ranges::stable_sort(report.problems, std::greater{}, &HealthProblem::verdict);
+  for (const auto& problem : report.problems) report.verdict = std::max(report.verdict, problem.verdict);
+  return report;
+}
+
+std::string summary_line(const CheckReport& report) {
+  std::string parts;
+  for (const auto& part : summary_parts(report)) parts += (parts.empty() ? "" : "; ") + part;
+  const auto& c = report.counts;
+  return fmt::format("TASKD {} - {} | ok={} warning={} critical={} paused={}", to_string(report.verdict),
+                     without_pipes(parts), c.ok, c.warning, c.critical, c.paused);
+}
+
+std::string detail_line(const HealthProblem& problem) {
+  return without_pipes(fmt::format("{} {}: {}", to_string(problem.verdict),
+                                   problem.task.empty() ? "scheduler" : problem.task, problem.detail));
+}
+
+}  // namespace taskd::core

@@ -1,0 +1,100 @@
+#pragma once
+// `taskd check`'s verdicts, as a monitoring plugin gives them (Nagios,
+// Icinga, Sensu): from the facts the store read and the time they were read
+// at; nothing here reads the clock or the database (taskd(1), check).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/duration.hpp"
+#include "core/time.hpp"
+
+namespace taskd::core {
+
+// A plugin's states, in the order of their exit codes: 0 OK, 1 WARNING,
+// 2 CRITICAL, 3 UNKNOWN (the facts could not be read).
+enum class Verdict { ok, warning, critical, unknown };
+// "OK", "WARNING", "CRITICAL", "UNKNOWN".
+std::string_view to_string(Verdict verdict);
+constexpr int exit_code(Verdict verdict) { return static_cast<int>(verdict); }
+
+// No scheduler heartbeat for this long while a task has been due this long:
+// no scheduler runs the tasks.
+inline constexpr Seconds scheduler_silence{120};
+
+// What check knows of a task.
+struct TaskFacts {
+  std::string name;
+  bool paused = false;
+  bool disabled = false;  // disabled_until_update
+  std::string disabled_reason;
+  std::optional<Seconds> alert_after;
+  std::optional<Time> last_succeeded_at;
+  Time created_at;
+  // The latest run taskd planned (schedule or retry) that started or still
+  // waits: when it could start (its slot plus jitter), and when it started
+  // (none: still queued). None: no such run.
+  std::optional<Time> run_not_before;
+  std::optional<Time> run_started_at;
+};
+
+// What check knows of the schedulers (`taskd run`) on the database.
+struct SchedulerFacts {
+  std::optional<Time> newest_heartbeat;  // none: no scheduler is registered
+  std::int64_t overdue_tasks = 0;        // tasks due for scheduler_silence or longer
+};
+
+enum class HealthProblemKind { disabled, no_success, late, no_scheduler };
+// "disabled", "no_success", "late", "no_scheduler".
+std::string_view to_string(HealthProblemKind kind);
+
+// One thing wrong: one detail line of the plugin's output.
+struct HealthProblem {
+  Verdict verdict = Verdict::critical;
+  HealthProblemKind kind = HealthProblemKind::disabled;
+  std::string task;    // empty: the scheduler
+  std::string detail;  // what is wrong, in a sentence
+  // no_success: the last success (or the creation); late: when the run could
+  // start; no_scheduler: the newest heartbeat (none: no scheduler at all).
+  std::optional<Time> since;
+  Millis age{0};                // how long ago `since` was (late: how late)
+  std::optional<Millis> limit;  // no_success: alert_after; late: --late
+};
+
+// Tasks by their worst problem; paused tasks are not judged.
+struct TaskCounts {
+  std::int64_t ok = 0;
+  std::int64_t warning = 0;
+  std::int64_t critical = 0;
+  std::int64_t paused = 0;
+};
+
+struct CheckReport {
+  Verdict verdict = Verdict::ok;
+  std::vector<HealthProblem> problems;  // CRITICAL first, then WARNING; the scheduler before the tasks
+  TaskCounts counts;
+};
+
+// A task's problems at `now`: disabled, or no success within its alert_after
+// (counted from its last success, else from its creation) — CRITICAL; its
+// latest planned run later than `late` — WARNING. None for a paused task.
+std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late);
+
+// CRITICAL when a task has been due for scheduler_silence while no scheduler
+// has heartbeated for as long.
+std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now);
+
+// Every problem, the counts and the worst verdict.
+CheckReport check_report(const std::vector<TaskFacts>& tasks, const SchedulerFacts& scheduler, Time now,
+                         std::optional<Millis> late);
+
+// The plugin's first line: "TASKD CRITICAL - 2 tasks critical: backup,
+// report | ok=10 warning=0 critical=2 paused=0".
+std::string summary_line(const CheckReport& report);
+
+// A detail line: "CRITICAL backup: disabled: …".
+std::string detail_line(const HealthProblem& problem);
+
+}  // namespace taskd::core

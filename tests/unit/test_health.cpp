@@ -1,0 +1,150 @@
+#include <doctest/doctest.h>
+
+#include "core/health.hpp"
+#include "test_helpers.hpp"
+
+using namespace taskd::core;
+using taskd::test::at;
+using namespace std::chrono_literals;
+
+namespace {
+
+TaskFacts task(std::string name) {
+  TaskFacts facts;
+  facts.name = std::move(name);
+  facts.created_at = at(8, 0);
+  return facts;
+}
+
+const SchedulerFacts running{at(14, 0), 0};
+
+}  // namespace
+
+TEST_CASE("verdicts exit as monitoring plugins do: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN") {
+  CHECK(exit_code(Verdict::ok) == 0);
+  CHECK(exit_code(Verdict::warning) == 1);
+  CHECK(exit_code(Verdict::critical) == 2);
+  CHECK(exit_code(Verdict::unknown) == 3);
+}
+
+TEST_CASE("a task without alert_after or --late is well whatever its history") {
+  auto report = check_report({task("a"), task("b")}, running, at(14, 0), std::nullopt);
+  CHECK(report.verdict == Verdict::ok);
+  CHECK(report.problems.empty());
+  CHECK(summary_line(report) == "TASKD OK - 2 tasks ok | ok=2 warning=0 critical=0 paused=0");
+}
+
+TEST_CASE("a disabled task is critical with its reason") {
+  auto backup = task("backup");
+  backup.disabled = true;
+  backup.disabled_reason = "Cannot run backup after 7 attempt(s): exit 1";
+  auto problems = task_problems(backup, at(14, 0), 5min);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].verdict == Verdict::critical);
+  CHECK(problems[0].kind == HealthProblemKind::disabled);
+  CHECK(detail_line(problems[0]) == "CRITICAL backup: disabled: Cannot run backup after 7 attempt(s): exit 1");
+}
+
+TEST_CASE("a paused task is not judged, disabled or silent as it may be") {
+  auto paused = task("p");
+  paused.paused = true;
+  paused.disabled = true;
+  paused.alert_after = 1h;
+  CHECK(task_problems(paused, at(14, 0), 1s).empty());
+  auto report = check_report({paused, task("q")}, running, at(14, 0), std::nullopt);
+  CHECK(report.verdict == Verdict::ok);
+  CHECK(summary_line(report) == "TASKD OK - 1 task ok, 1 paused | ok=1 warning=0 critical=0 paused=1");
+}
+
+TEST_CASE("alert_after counts from the last success, the limit itself still well") {
+  auto report = task("report");
+  report.alert_after = 1h;
+  report.last_succeeded_at = at(13, 0);
+  CHECK(task_problems(report, at(14, 0), std::nullopt).empty());
+  auto problems = task_problems(report, at(14, 0) + 1ms, std::nullopt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].kind == HealthProblemKind::no_success);
+  CHECK(problems[0].since == at(13, 0));
+  CHECK(problems[0].limit == Millis{1h});
+  CHECK(problems[0].detail == "no success for 1h (alert after 1h; last success 2026-11-21T13:00:00Z)");
+}
+
+TEST_CASE("alert_after counts from the creation of a task that never succeeded") {
+  auto fresh = task("fresh");
+  fresh.alert_after = 6h;
+  CHECK(task_problems(fresh, at(14, 0), std::nullopt).empty());  // added at 08:00
+  auto problems = task_problems(fresh, at(14, 30), std::nullopt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].detail == "never succeeded in the 6h30m since it was added 2026-11-21T08:00:00Z (alert after 6h)");
+}
+
+TEST_CASE("a run that started later than --late is a warning, one just in time is not") {
+  auto sync = task("sync");
+  sync.run_not_before = at(13, 0);
+  sync.run_started_at = at(13, 5);
+  CHECK(task_problems(sync, at(14, 0), 5min).empty());
+  CHECK(task_problems(sync, at(14, 0), std::nullopt).empty());
+  auto problems = task_problems(sync, at(14, 0), 4min);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].verdict == Verdict::warning);
+  CHECK(problems[0].age == Millis{5min});
+  CHECK(problems[0].detail == "its last run started 5m late (due 2026-11-21T13:00:00Z; --late 4m)");
+}
+
+TEST_CASE("a run still queued is as late as it has waited") {
+  auto sync = task("sync");
+  sync.run_not_before = at(13, 50);
+  CHECK(task_problems(sync, at(13, 55), 5min).empty());
+  auto problems = task_problems(sync, at(14, 0), 5min);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].detail == "its run due 2026-11-21T13:50:00Z has waited 10m to start (--late 5m)");
+}
+
+TEST_CASE("no scheduler is critical only while tasks are overdue") {
+  CHECK_FALSE(scheduler_problem({std::nullopt, 0}, at(14, 0)));
+  CHECK_FALSE(scheduler_problem({at(13, 58), 3}, at(14, 0)));  // heartbeat exactly two minutes ago
+  auto silent = scheduler_problem({at(13, 55), 3}, at(14, 0));
+  REQUIRE(silent);
+  CHECK(silent->verdict == Verdict::critical);
+  CHECK(silent->detail ==
+        "no scheduler (taskd run) has heartbeated for 5m (last 2026-11-21T13:55:00Z) while 3 tasks are due");
+  auto none = scheduler_problem({std::nullopt, 1}, at(14, 0));
+  REQUIRE(none);
+  CHECK(none->detail == "no scheduler (taskd run) is registered while 1 task is due");
+  CHECK(detail_line(*none) == "CRITICAL scheduler: no scheduler (taskd run) is registered while 1 task is due");
+}
+
+TEST_CASE("the summary names the scheduler, then the critical tasks, then the late ones") {
+  auto backup = task("backup");
+  backup.disabled = true;
+  auto report = task("report");
+  report.alert_after = 1h;
+  auto sync = task("sync");
+  sync.run_not_before = at(13, 0);
+  auto all = check_report({backup, report, sync, task("well")}, {std::nullopt, 2}, at(14, 0), 1min);
+  CHECK(all.verdict == Verdict::critical);
+  CHECK(summary_line(all) ==
+        "TASKD CRITICAL - no scheduler (taskd run) is registered while 2 tasks are due; 2 tasks critical: backup, "
+        "report; 1 task late: sync | ok=1 warning=1 critical=2 paused=0");
+  REQUIRE(all.problems.size() == 4);
+  CHECK(all.problems.front().kind == HealthProblemKind::no_scheduler);
+  CHECK(all.problems.back().verdict == Verdict::warning);
+
+  auto late_only = check_report({sync}, running, at(14, 0), 1min);
+  CHECK(late_only.verdict == Verdict::warning);
+  CHECK(summary_line(late_only) == "TASKD WARNING - 1 task late: sync | ok=0 warning=1 critical=0 paused=0");
+}
+
+TEST_CASE("the summary names five tasks and counts the rest; no pipe gets into the text") {
+  std::vector<TaskFacts> tasks;
+  for (char c = 'a'; c <= 'g'; ++c) {
+    auto disabled = task(std::string(1, c));
+    disabled.disabled = true;
+    disabled.disabled_reason = "exit 1 | grep failed";
+    tasks.push_back(disabled);
+  }
+  auto report = check_report(tasks, running, at(14, 0), std::nullopt);
+  CHECK(summary_line(report) ==
+        "TASKD CRITICAL - 7 tasks critical: a, b, c, d, e and 2 more | ok=0 warning=0 critical=7 paused=0");
+  CHECK(detail_line(report.problems.front()) == "CRITICAL a: disabled: exit 1 / grep failed");
+}
