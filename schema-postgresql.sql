@@ -419,3 +419,9 @@ ALTER TABLE runs ADD COLUMN peak_memory_bytes bigint;
 ALTER TABLE tasks ADD COLUMN memory_max bigint CHECK (memory_max >= 1);
 ALTER TABLE tasks ADD COLUMN cpu_weight bigint CHECK (cpu_weight BETWEEN 1 AND 10000);
 ALTER TABLE tasks ADD COLUMN tasks_max bigint CHECK (tasks_max BETWEEN 1 AND 4194304);
+
+-- migrate: 8
+-- The catch-up policy of a task (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN catch_up text NOT NULL DEFAULT 'latest'
+  CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up ~ '^all:[1-9][0-9]*$');
+ALTER TABLE tasks ADD COLUMN catch_up_window bigint CHECK (catch_up_window >= 0);

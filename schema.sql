@@ -243,3 +243,11 @@ ALTER TABLE runs ADD COLUMN peak_memory_bytes INTEGER;
 ALTER TABLE tasks ADD COLUMN memory_max INTEGER CHECK (memory_max >= 1);
 ALTER TABLE tasks ADD COLUMN cpu_weight INTEGER CHECK (cpu_weight BETWEEN 1 AND 10000);
 ALTER TABLE tasks ADD COLUMN tasks_max INTEGER CHECK (tasks_max BETWEEN 1 AND 4194304);
+
+-- migrate: 9
+-- What a tick does with the slots that came due while no scheduler ran
+-- (taskd(1), --catch-up): latest, none, all or all:N; and the window in
+-- seconds beyond which a missed slot is skipped, NULL: none.
+ALTER TABLE tasks ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'latest'
+  CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up GLOB 'all:[1-9]*');
+ALTER TABLE tasks ADD COLUMN catch_up_window INTEGER CHECK (catch_up_window >= 0);
