@@ -2,14 +2,16 @@
 that came due while no scheduler ran (taskd(1), --catch-up)."""
 
 import os
+import signal
 import unittest
 
-from taskd_test import TaskdTestCase
+from loop_helpers import LoopTestCase, wait_for
+from taskd_test import processes_matching
 
 ADDED = "2026-11-21 07:30:00"  # an hourly task's 08:00, 09:00 and 10:00 are missed by 10:30
 
 
-class CatchUpTest(TaskdTestCase):
+class CatchUpTest(LoopTestCase):
     def add_hourly(self, name, *policy):
         out = os.path.join(self.tmp, name + ".out")
         self.add(name, "--every", "1h", "--phase", "0", *policy, "--shell", "--",
@@ -47,6 +49,19 @@ class CatchUpTest(TaskdTestCase):
                              ["2026-11-21T08:00:00Z", "2026-11-21T09:00:00Z", "2026-11-21T10:00:00Z"])
         self.assertEqual([status for status, _ in self.runs("all")], ["succeeded"] * 3)
         self.assertEqual(self.task("all")["next_run_at"], "2026-11-21T11:00:00Z")
+
+    def test_the_loop_runs_the_missed_slots_back_to_back(self):
+        out = self.add_hourly("looped", "--catch-up", "all")
+        proc, _ = self.start("run", faketime="@2026-11-21 10:30:00")
+
+        def three_lines():
+            return os.path.exists(out) and len(open(out).read().split()) == 3 and open(out).read().split()
+        self.assertEqual(wait_for(three_lines, 30, "three catch-up runs"),
+                         ["2026-11-21T08:00:00Z", "2026-11-21T09:00:00Z", "2026-11-21T10:00:00Z"])
+        # SIGTERM to taskd itself: the faketime wrapper would not pass it on.
+        [taskd] = [p for p in processes_matching("%s run " % self.db) if "faketime" not in p[1]]
+        os.kill(taskd[0], signal.SIGTERM)
+        proc.communicate(timeout=30)
 
     def test_all_n_and_a_window_skip_the_oldest(self):
         out = self.add_hourly("capped", "--catch-up", "all:1")
