@@ -427,3 +427,9 @@ ALTER TABLE tasks ADD COLUMN alert_after bigint CHECK (alert_after >= 1);
 ALTER TABLE tasks ADD COLUMN last_succeeded_at bigint;
 UPDATE tasks SET last_succeeded_at =
   (SELECT max(finished_at) FROM runs WHERE runs.task_id = tasks.id AND runs.status = 'succeeded');
+
+-- migrate: 9
+-- The catch-up policy of a task (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN catch_up text NOT NULL DEFAULT 'latest'
+  CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up ~ '^all:[1-9][0-9]*$');
+ALTER TABLE tasks ADD COLUMN catch_up_window bigint CHECK (catch_up_window >= 0);

@@ -253,3 +253,11 @@ ALTER TABLE tasks ADD COLUMN alert_after INTEGER CHECK (alert_after >= 1);
 ALTER TABLE tasks ADD COLUMN last_succeeded_at INTEGER;
 UPDATE tasks SET last_succeeded_at =
   (SELECT max(finished_at) FROM runs WHERE runs.task_id = tasks.id AND runs.status = 'succeeded');
+
+-- migrate: 10
+-- What a tick does with the slots that came due while no scheduler ran
+-- (taskd(1), --catch-up): latest, none, all or all:N; and the window in
+-- seconds beyond which a missed slot is skipped, NULL: none.
+ALTER TABLE tasks ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'latest'
+  CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up GLOB 'all:[1-9]*');
+ALTER TABLE tasks ADD COLUMN catch_up_window INTEGER CHECK (catch_up_window >= 0);

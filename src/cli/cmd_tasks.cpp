@@ -184,6 +184,23 @@ std::string optional_time(const std::optional<core::Time>& time, core::Time now)
   return fmt::format("{} ({})", core::format_rfc3339(*time), relative_time(time, now));
 }
 
+// "all:5, window 1h" (show's "catch up" line).
+std::string catch_up_text(const core::TaskDefinition& d) {
+  auto text = core::to_string(d.catch_up);
+  if (d.catch_up_window) text += ", window " + core::format_duration(*d.catch_up_window);
+  return text;
+}
+
+// A task without a next run has a schedule that ended, or a run in flight
+// whose end plans the next (--after-finish, --catch-up all).
+std::string next_run_text(const core::Task& task, const core::Schedule* schedule, core::Time now) {
+  const auto& s = task.state;
+  if (s.next_run_at || s.disabled_until_update || task.definition.schedule_kind == core::ScheduleKind::manual)
+    return optional_time(s.next_run_at, now);
+  if (schedule && core::next_slot_after(*schedule, now)) return "when the run in flight has ended";
+  return "none: the schedule has ended (COUNT or UNTIL)";
+}
+
 void print_task(const core::Task& task, core::Time now) {
   const auto& d = task.definition;
   const auto& s = task.state;
@@ -193,8 +210,7 @@ void print_task(const core::Task& task, core::Time now) {
   line("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""));
   line("schedule", describe_schedule(d));
   line("state", task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : ""));
-  bool ended = !s.next_run_at && !s.disabled_until_update && d.schedule_kind != core::ScheduleKind::manual;
-  line("next run", ended ? "none: the schedule has ended (COUNT or UNTIL)" : optional_time(s.next_run_at, now));
+  line("next run", next_run_text(task, schedule ? &*schedule : nullptr, now));
   line("last run", optional_time(s.last_run_at, now));
   line("last status", last_outcome(s));
   line("last success", optional_time(s.last_succeeded_at, now));
@@ -213,6 +229,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (!d.notify.empty()) line("notify", d.notify);
   if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
   if (!d.on_host.empty()) line("on host", d.on_host);
+  if (d.catch_up != core::CatchUp{} || d.catch_up_window) line("catch up", catch_up_text(d));
   if (d.limits.any()) line("limits", core::describe_limits(d.limits));
   if (d.alert_after) line("alert after", core::format_duration(*d.alert_after));
 }

@@ -58,6 +58,8 @@ Json definition_json(const core::TaskDefinition& d) {
   out["notify"] = d.notify;
   out["keep_runs"] = d.keep_runs;
   out["on_host"] = d.on_host;
+  out["catch_up"] = core::to_string(d.catch_up);
+  out["catch_up_window"] = seconds_json(d.catch_up_window);
   out["memory_max"] = optional_json(d.limits.memory_max);
   out["cpu_weight"] = optional_json(d.limits.cpu_weight);
   out["tasks_max"] = optional_json(d.limits.tasks_max);

@@ -182,6 +182,8 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"keep_runs", set_number<&TaskOptions::keep_runs>},
       {"notify", set_text<&TaskOptions::notify>},
       {"on_host", set_text<&TaskOptions::on_host>},
+      {"catch_up", set_text<&TaskOptions::catch_up>},
+      {"catch_up_window", set_text<&TaskOptions::catch_up_window>},
       {"memory_max", set_limit<&TaskOptions::memory_max>},
       {"cpu_weight", set_limit<&TaskOptions::cpu_weight>},
       {"tasks_max", set_limit<&TaskOptions::tasks_max>},
@@ -439,6 +441,8 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"notify", same<&Definition::notify>},
       {"keep_runs", same<&Definition::keep_runs>},
       {"on_host", same<&Definition::on_host>},
+      {"catch_up", same<&Definition::catch_up>},
+      {"catch_up_window", same<&Definition::catch_up_window>},
       {"memory_max", same_limit<&core::ResourceLimits::memory_max>},
       {"cpu_weight", same_limit<&core::ResourceLimits::cpu_weight>},
       {"tasks_max", same_limit<&core::ResourceLimits::tasks_max>},
@@ -563,6 +567,8 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "notify", o.notify);
   if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
   write_text(out, "on_host", o.on_host);
+  write_text(out, "catch_up", o.catch_up, implied.catch_up);
+  write_text(out, "catch_up_window", o.catch_up_window);
   write_text(out, "memory_max", o.memory_max);
   write_number(out, "cpu_weight", d.limits.cpu_weight);
   write_number(out, "tasks_max", d.limits.tasks_max);

@@ -96,6 +96,22 @@ Result<std::optional<core::Seconds>> optional_positive(const std::string& text, 
   return duration;
 }
 
+// --catch-up and --catch-up-window, which only a schedule of slots has.
+Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d) {
+  auto catch_up = core::parse_catch_up(options.catch_up);
+  if (!catch_up) return fail(ErrorKind::bad_input, "--catch-up: " + catch_up.error().message);
+  d.catch_up = *catch_up;
+  auto window = optional_duration(options.catch_up_window, "--catch-up-window");
+  if (!window) return std::unexpected(window.error());
+  d.catch_up_window = *window;
+  bool slots = core::has_slot_grid(core::schedule_of(d).value());
+  if (!slots && (d.catch_up != core::CatchUp{} || d.catch_up_window)) {
+    return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
+                                      "--after-finish, --cron or --rrule)");
+  }
+  return {};
+}
+
 Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
   auto timeout = optional_positive(options.timeout, "--timeout");
   if (!timeout) return std::unexpected(timeout.error());
@@ -119,7 +135,7 @@ Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, c
   auto alert_after = optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after");
   if (!alert_after) return std::unexpected(alert_after.error());
   d.alert_after = *alert_after;
-  return {};
+  return apply_catch_up(options, d);
 }
 
 // The resource limits the options give; an error names the first bad one.
@@ -202,6 +218,10 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
   command.add_option("--on-host", options.on_host,
                      "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)");
+  command.add_option("--catch-up", options.catch_up,
+                     "Slots missed while no scheduler ran: latest (run the last), none, all or all:N (default latest)");
+  command.add_option("--catch-up-window", options.catch_up_window,
+                     "Missed slots older than this are skipped ('' for no window)");
   command.add_option("--memory-max", options.memory_max,
                      "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup");
   command.add_option("--cpu-weight", options.cpu_weight,
@@ -277,6 +297,8 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--notify", copy_field<&TaskOptions::notify>},
       {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
       {"--on-host", copy_field<&TaskOptions::on_host>},
+      {"--catch-up", copy_field<&TaskOptions::catch_up>},
+      {"--catch-up-window", copy_field<&TaskOptions::catch_up_window>},
       {"--memory-max", copy_field<&TaskOptions::memory_max>},
       {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
       {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
@@ -316,6 +338,8 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.notify = d.notify;
   options.keep_runs = d.keep_runs;
   options.on_host = d.on_host;
+  options.catch_up = core::to_string(d.catch_up);
+  options.catch_up_window = optional_duration_text(d.catch_up_window);
   const auto& limits = d.limits;
   if (limits.memory_max) options.memory_max = core::format_memory_max(*limits.memory_max);
   if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);

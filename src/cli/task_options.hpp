@@ -35,6 +35,8 @@ struct TaskOptions {
   std::string cpu_weight;  // "": cgroup's default
   std::string tasks_max;   // "" or "max": no limit
   std::string alert_after;  // "" or "none": never
+  std::string catch_up = "latest";
+  std::string catch_up_window;  // "": no window
 };
 
 // Registers every option of a task definition but its name.

@@ -76,6 +76,48 @@ void end_attempt(TaskState& state, Time now, AttemptOutcome outcome) {
   clear_attempt(state);
 }
 
+// --catch-up all: every missed slot runs, one after another.
+bool runs_every_missed_slot(const TaskDefinition& definition, const Schedule& schedule) {
+  return definition.catch_up.kind == CatchUp::Kind::all && has_slot_grid(schedule);
+}
+
+// Missed slots before this are skipped: --catch-up-window, which for
+// --catch-up none is a minute unless given (a scheduler's own lag is no miss).
+std::optional<Time> catch_up_horizon(const TaskDefinition& definition, Time now) {
+  if (definition.catch_up_window) return now - *definition.catch_up_window;
+  if (definition.catch_up.kind == CatchUp::Kind::none) return now - 1min;
+  return std::nullopt;
+}
+
+std::string window_reason(const TaskDefinition& definition) {
+  return definition.catch_up_window
+             ? fmt::format("missed by more than the catch-up window of {}", format_duration(*definition.catch_up_window))
+             : std::string("missed, and --catch-up none runs no missed slot");
+}
+
+bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - 1ms) == t; }
+
+// --catch-up all: the missed slots older than the window, and the oldest of
+// more than all:N, get one SKIPPED row.
+std::optional<SkippedSlots> skip_beyond_catch_up(const TaskDefinition& definition, const Schedule& schedule,
+                                                 TaskState& state, Time now) {
+  std::optional<Time> skip_until;
+  std::string why;
+  if (auto horizon = catch_up_horizon(definition, now)) {
+    skip_until = *horizon - 1ms;
+    why = window_reason(definition);
+  }
+  auto most = definition.catch_up.most;
+  auto missed = slots_between(schedule, std::max(*state.accounted_until, skip_until.value_or(Time{})), now);
+  if (most && missed.count > *most) {
+    SlotCursor cursor(schedule, std::max(*state.accounted_until, skip_until.value_or(Time{})));
+    for (auto beyond = missed.count - *most; beyond > 0; --beyond) skip_until = cursor.next();
+    why = fmt::format("more than {} missed slots (--catch-up all:{})", *most, *most);
+  }
+  if (!skip_until) return std::nullopt;
+  return account_due_slots(schedule, state, *skip_until, why);
+}
+
 void disable_now(TaskState& state, std::string reason) {
   state.disabled_until_update = true;
   state.disabled_reason = std::move(reason);
@@ -110,8 +152,51 @@ TaskState on_create(const Schedule& schedule, Time now, bool start_now) {
   return state;
 }
 
+namespace {
+
+// --catch-up all: the missed slots run oldest first, each when the run before
+// it has ended (on_finish plans the next); those beyond the window or the
+// most are skipped. A retry runs first, and a run of the task another way
+// (trigger) is waited for.
+EnqueueDecision enqueue_missed_slots(const TaskDefinition& definition, const Schedule& schedule, TaskState state,
+                                     Time now, bool run_active) {
+  EnqueueDecision decision;
+  decision.trigger = state.attempt_no > 0 ? Trigger::retry : Trigger::schedule;
+  if (run_active) {
+    // Looked at again when that attempt's timebox is over, or in a minute.
+    state.next_run_at = std::max(now + 1min, state.attempt_timeout_at.value_or(now));
+    decision.state = std::move(state);
+    return decision;
+  }
+  if (decision.trigger == Trigger::retry) {
+    decision.run_slot = decision.not_before = state.next_run_at.value_or(now);
+    state.next_run_at.reset();
+    decision.state = std::move(state);
+    return decision;
+  }
+  decision.skipped = skip_beyond_catch_up(definition, schedule, state, now);
+  auto slot = next_slot_after(schedule, *state.accounted_until);
+  decision.run_slot = *slot;
+  decision.not_before = *slot + jitter_delay(definition, state.run_index + 1);
+  state.accounted_until = *slot;
+  auto after = next_slot_after(schedule, *slot);
+  if (after && *after <= now) {
+    state.next_run_at.reset();
+  } else {
+    state.next_run_at = after;
+  }
+  decision.state = std::move(state);
+  return decision;
+}
+
+}  // namespace
+
 EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                            bool run_active) {
+  if (runs_every_missed_slot(definition, schedule) && state.accounted_until &&
+      (run_active || state.attempt_no > 0 || slots_between(schedule, *state.accounted_until, now).count > 0)) {
+    return enqueue_missed_slots(definition, schedule, std::move(state), now, run_active);
+  }
   EnqueueDecision decision;
   Time due = state.next_run_at.value_or(now);
   decision.trigger = state.attempt_no > 0 ? Trigger::retry : Trigger::schedule;
@@ -120,6 +205,13 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
   if (has_slot_grid(schedule) && state.accounted_until) {
     auto latest = slots_between(schedule, *state.accounted_until, now);
     if (latest.count > 0 && latest.last > due) slot = latest.last;
+    auto horizon = catch_up_horizon(definition, now);
+    if (!skip && horizon && slot < *horizon && is_planned_slot(schedule, slot)) {
+      decision.skipped = account_due_slots(schedule, state, now, window_reason(definition));
+      state.next_run_at = next_slot_after(schedule, planning_point(state, now));
+      decision.state = std::move(state);
+      return decision;
+    }
     // Every due slot but the one served is missed: the machine was off or no
     // scheduler ran (anacron, systemd Persistent=true: run once, not N times).
     if (!skip) {
@@ -153,8 +245,10 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
 
 std::optional<std::string> drop_reason(const TaskDefinition& definition, const Schedule& schedule,
                                        const TaskState& state, Trigger trigger, Time now) {
-  // Retries and manual runs come sooner than the plan on purpose.
-  if (trigger != Trigger::schedule || !state.last_run_at) return std::nullopt;
+  // Retries and manual runs come sooner than the plan on purpose, and so do
+  // the missed slots of --catch-up all.
+  if (trigger != Trigger::schedule || !state.last_run_at || runs_every_missed_slot(definition, schedule))
+    return std::nullopt;
   auto interval = interval_around(schedule, now);
   if (!interval) return std::nullopt;
   auto tolerance = effective_tolerance(definition, *interval);
@@ -169,7 +263,8 @@ std::optional<std::string> drop_reason(const TaskDefinition& definition, const S
 StartDecision on_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time slot,
                        Time now, std::string attempt_uid) {
   StartDecision decision;
-  decision.skipped = account_due_slots(schedule, state, now, "came due before the previous run started");
+  if (!runs_every_missed_slot(definition, schedule))
+    decision.skipped = account_due_slots(schedule, state, now, "came due before the previous run started");
   Time deadline = now + effective_timeout(definition, schedule, slot);
   state.last_run_at = now;
   state.attempt_no += 1;
@@ -192,11 +287,18 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
 FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                          AttemptOutcome outcome, const std::string& reason) {
   FinishDecision decision;
-  decision.skipped = account_due_slots(schedule, state, now, "came due while the previous run was running");
+  bool every_missed_slot = runs_every_missed_slot(definition, schedule);
+  if (!every_missed_slot)
+    decision.skipped = account_due_slots(schedule, state, now, "came due while the previous run was running");
   end_attempt(state, now, outcome);
   if (outcome == AttemptOutcome::succeeded) {
     state.attempt_no = 0;
     state.next_run_at = next_after_success(schedule, planning_point(state, now));
+    // --catch-up all: the next missed slot, at once.
+    if (every_missed_slot && state.accounted_until) {
+      auto missed = next_slot_after(schedule, *state.accounted_until);
+      if (missed && *missed <= now) state.next_run_at = now;
+    }
   } else if (outcome == AttemptOutcome::permanent_failure) {
     disable_now(state, reason);
   } else {

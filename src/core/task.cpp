@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <fmt/format.h>
 
 namespace taskd::core {
@@ -74,6 +75,30 @@ Result<RunStatus> parse_run_status(std::string_view text) { return parse_name(ru
 Result<Trigger> parse_trigger(std::string_view text) { return parse_name(trigger_names, text, "trigger"); }
 std::string_view to_string(Condition condition) { return name_of(condition_names, condition); }
 Result<Condition> parse_condition(std::string_view text) { return parse_name(condition_names, text, "state"); }
+
+std::string to_string(const CatchUp& catch_up) {
+  switch (catch_up.kind) {
+    case CatchUp::Kind::latest: return "latest";
+    case CatchUp::Kind::none: return "none";
+    case CatchUp::Kind::all: return catch_up.most ? fmt::format("all:{}", *catch_up.most) : "all";
+  }
+  return "?";
+}
+
+Result<CatchUp> parse_catch_up(std::string_view text) {
+  if (text == "latest") return CatchUp{CatchUp::Kind::latest, std::nullopt};
+  if (text == "none") return CatchUp{CatchUp::Kind::none, std::nullopt};
+  if (text == "all") return CatchUp{CatchUp::Kind::all, std::nullopt};
+  int most = 0;
+  auto digits = text.substr(std::min<std::size_t>(4, text.size()));
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), most);
+  if (text.starts_with("all:") && error == std::errc() && end == digits.data() + digits.size() && most >= 1 &&
+      !digits.empty() && digits.front() != '+') {
+    return CatchUp{CatchUp::Kind::all, most};
+  }
+  return fail(ErrorKind::bad_input,
+              fmt::format("\"{}\" is not a catch-up policy (latest, none, all or all:N with N from 1)", text));
+}
 
 Condition condition_of(const TaskState& state) {
   if (state.disabled_until_update) return Condition::disabled;

@@ -21,6 +21,13 @@ enum class ScheduleKind { every, cron, rrule, manual };
 enum class Overlap { skip, queue, replace };
 enum class RunStatus { queued, running, succeeded, failed, timed_out, dropped, skipped, lost };
 enum class Trigger { schedule, retry, manual };
+// What a tick does with planned slots that came due while no scheduler ran
+// them (--catch-up): run the latest, none, or every one (at most `most`).
+struct CatchUp {
+  enum class Kind { latest, none, all } kind = Kind::latest;
+  std::optional<int> most;  // all:N
+  bool operator==(const CatchUp&) const = default;
+};
 // Where a task stands, as `list --state` selects it: disabled before
 // paused, paused before failing (its last attempt failed, timed out or was
 // lost: it is being retried).
@@ -36,6 +43,9 @@ Result<RunStatus> parse_run_status(std::string_view text);
 Result<Trigger> parse_trigger(std::string_view text);
 std::string_view to_string(Condition condition);
 Result<Condition> parse_condition(std::string_view text);
+// "latest", "none", "all" or "all:N".
+std::string to_string(const CatchUp& catch_up);
+Result<CatchUp> parse_catch_up(std::string_view text);
 
 // An argv vector, or (with `shell`) one string for /bin/sh -c.
 struct Command {
@@ -74,6 +84,8 @@ struct TaskDefinition {
   // `taskd check` is CRITICAL when no run succeeded for this long (counted from
   // the creation before the first success); none: never.
   std::optional<Seconds> alert_after;
+  CatchUp catch_up;
+  std::optional<Seconds> catch_up_window;  // missed slots older than this are skipped; none: no limit
   bool operator==(const TaskDefinition&) const = default;
 };
 

@@ -26,9 +26,9 @@ const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due)
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, next_run_at, last_run_at, last_finished_at, last_status, "
-    "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
-    "disabled_reason, paused, accounted_until, last_succeeded_at";
+    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, next_run_at, last_run_at, "
+    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
+    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at";
 
 json seconds_list(const std::vector<core::Seconds>& values) {
   json out = json::array();
@@ -141,6 +141,8 @@ Task task_from(Columns c) {
   d.on_host = c.text();
   d.limits = {c.optional_int64(), c.optional_int64(), c.optional_int64()};
   d.alert_after = c.optional_seconds();
+  d.catch_up = core::parse_catch_up(c.text()).value_or(core::CatchUp{});
+  d.catch_up_window = c.optional_seconds();
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -203,9 +205,9 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after";
+    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 27;
+constexpr std::size_t definition_column_count = 29;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -246,6 +248,8 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.optional_int(d.limits.cpu_weight);
   b.optional_int(d.limits.tasks_max);
   b.seconds(d.alert_after);
+  b.text(core::to_string(d.catch_up));
+  b.seconds(d.catch_up_window);
 }
 
 }  // namespace

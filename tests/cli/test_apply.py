@@ -244,7 +244,8 @@ class ExportTest(TaskdTestCase):
                  "curl", "-s", "it's \"here\"")
         self.add("delay", "--every", "1h", "--after-finish", "--retry", "none", "--permanent-exit", "none",
                  "--overlap", "replace", "--", "true")
-        self.add("nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--shell", "--",
+        self.add("nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--catch-up", "all:3",
+                 "--catch-up-window", "2d", "--shell", "--",
                  "backup && echo '''done''' \\")
         self.add("monthly", "--rrule", "FREQ=MONTHLY;BYMONTHDAY=1", "--tz", "Asia/Tokyo",
                  "--dtstart", "2026-01-01T06:00:00", "--", "report")

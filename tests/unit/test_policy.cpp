@@ -564,3 +564,93 @@ TEST_CASE("an outcome decided with an earlier clock than a committed tick does n
   auto retry = on_finish(d, schedule_for(d), state, at(10, 1, 59, 990), AttemptOutcome::failed, "exit code 1");
   CHECK(retry.state.next_run_at == at(10, 1, 59, 990));
 }
+
+TEST_CASE("--catch-up none skips every missed slot, but not one the scheduler is merely seconds late for") {
+  auto d = every(3600s, 0s);
+  d.catch_up = CatchUp{CatchUp::Kind::none, std::nullopt};
+  auto state = on_create(schedule_for(d), at(7, 59, 30), false);  // next slot 08:00
+  auto missed = on_enqueue(d, schedule_for(d), state, at(10, 5, 30), false);
+  CHECK_FALSE(missed.run_slot);
+  REQUIRE(missed.skipped);
+  CHECK(missed.skipped->count == 3);  // 08:00 to 10:00
+  CHECK(missed.skipped->reason.find("--catch-up none") != std::string::npos);
+  CHECK(missed.state.next_run_at == at(11, 0));
+  auto on_time = on_enqueue(d, schedule_for(d), state, at(8, 0, 2), false);
+  CHECK(on_time.run_slot == at(8, 0));
+}
+
+TEST_CASE("--catch-up-window skips the missed slots older than the window; the latest inside it runs") {
+  auto d = every(60s, 0s);
+  d.catch_up_window = 10min;
+  auto state = on_create(schedule_for(d), at(9, 59, 30), false);
+  auto inside = on_enqueue(d, schedule_for(d), state, at(10, 5, 30), false);
+  CHECK(inside.run_slot == at(10, 5));
+  auto hourly = every(3600s, 0s);
+  hourly.catch_up_window = 10min;
+  auto hourly_state = on_create(schedule_for(hourly), at(9, 59, 30), false);
+  auto beyond = on_enqueue(hourly, schedule_for(hourly), hourly_state, at(10, 30), false);
+  CHECK_FALSE(beyond.run_slot);
+  REQUIRE(beyond.skipped);
+  CHECK(beyond.skipped->reason.find("catch-up window of 10m") != std::string::npos);
+  CHECK(beyond.state.next_run_at == at(11, 0));
+}
+
+TEST_CASE("--catch-up all runs every missed slot, oldest first, each after the one before") {
+  auto d = every(3600s, 0s);
+  d.catch_up = CatchUp{CatchUp::Kind::all, std::nullopt};
+  auto schedule = schedule_for(d);
+  auto state = on_create(schedule, at(7, 30), false);  // 08:00, 09:00 and 10:00 missed by 10:30
+  auto first = on_enqueue(d, schedule, state, at(10, 30), false);
+  CHECK(first.run_slot == at(8, 0));
+  CHECK_FALSE(first.skipped);
+  CHECK_FALSE(first.state.next_run_at);  // the next missed slot waits for this run's end
+  auto start = on_start(d, schedule, first.state, at(8, 0), at(10, 30), "uid-1");
+  CHECK_FALSE(start.skipped);
+  auto done = on_finish(d, schedule, start.state, at(10, 31), AttemptOutcome::succeeded, "");
+  CHECK_FALSE(done.skipped);
+  CHECK(done.state.next_run_at == at(10, 31));
+  // Not dropped, though it starts a minute after the run before.
+  CHECK_FALSE(drop_reason(d, schedule, done.state, Trigger::schedule, at(10, 31)));
+  auto second = on_enqueue(d, schedule, done.state, at(10, 31), false);
+  CHECK(second.run_slot == at(9, 0));
+  auto third = on_enqueue(d, schedule, on_finish(d, schedule, on_start(d, schedule, second.state, at(9, 0), at(10, 31),
+                                                                       "uid-2").state,
+                                                 at(10, 32), AttemptOutcome::succeeded, "").state,
+                          at(10, 32), false);
+  CHECK(third.run_slot == at(10, 0));
+  CHECK(third.state.next_run_at == at(11, 0));  // caught up: back to the plan
+}
+
+TEST_CASE("--catch-up all:N runs the N latest missed slots and skips the older ones") {
+  auto d = every(3600s, 0s);
+  d.catch_up = CatchUp{CatchUp::Kind::all, 2};
+  auto schedule = schedule_for(d);
+  auto state = on_create(schedule, at(5, 30), false);  // 06:00 to 10:00 missed by 10:30
+  auto first = on_enqueue(d, schedule, state, at(10, 30), false);
+  CHECK(first.run_slot == at(9, 0));
+  REQUIRE(first.skipped);
+  CHECK(first.skipped->count == 3);
+  CHECK(first.skipped->last == at(8, 0));
+  CHECK(first.skipped->reason.find("more than 2 missed slots") != std::string::npos);
+}
+
+TEST_CASE("--catch-up all waits for a run of the task started another way instead of skipping") {
+  auto d = every(3600s, 0s);
+  d.catch_up = CatchUp{CatchUp::Kind::all, std::nullopt};
+  auto schedule = schedule_for(d);
+  auto state = on_create(schedule, at(7, 30), false);
+  auto waiting = on_enqueue(d, schedule, state, at(10, 30), true);
+  CHECK_FALSE(waiting.run_slot);
+  CHECK_FALSE(waiting.skipped);
+  CHECK(waiting.state.next_run_at == at(10, 31));
+  CHECK(waiting.state.accounted_until == state.accounted_until);
+}
+
+TEST_CASE("catch-up policies read and print as written") {
+  CHECK(to_string(parse_catch_up("all:12").value()) == "all:12");
+  CHECK(to_string(parse_catch_up("none").value()) == "none");
+  for (auto bad : {"all:0", "all:", "all:+3", "every", "all:3x", ""}) {
+    INFO(bad);
+    CHECK_FALSE(parse_catch_up(bad));
+  }
+}
