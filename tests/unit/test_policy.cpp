@@ -108,6 +108,7 @@ TEST_CASE("success resets the attempt count and plans the first slot after now")
 TEST_CASE("a success records when it ended, for taskd check; a failure keeps the last success") {
   auto d = every(30min, 0s);
   TaskState state;
+  state.attempt_no = 1;  // the attempt that ends
   state.last_succeeded_at = at(9, 0);
   auto failed = on_finish(d, schedule_for(d), state, at(10, 0), AttemptOutcome::failed, "exit code 1");
   CHECK(failed.state.last_succeeded_at == at(9, 0));
