@@ -97,6 +97,13 @@ std::string window_reason(const TaskDefinition& definition) {
 
 bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - 1ms) == t; }
 
+// A planned slot after the last accounted one has come by `now`.
+bool has_unaccounted_slot(const Schedule& schedule, const TaskState& state, Time now) {
+  if (!state.accounted_until) return false;
+  auto next = next_slot_after(schedule, *state.accounted_until);
+  return next && *next <= now;
+}
+
 // --catch-up all: the missed slots older than the window, and the oldest of
 // more than all:N, get one SKIPPED row.
 std::optional<SkippedSlots> skip_beyond_catch_up(const TaskDefinition& definition, const Schedule& schedule,
@@ -108,9 +115,10 @@ std::optional<SkippedSlots> skip_beyond_catch_up(const TaskDefinition& definitio
     why = window_reason(definition);
   }
   auto most = definition.catch_up.most;
-  auto missed = slots_between(schedule, std::max(*state.accounted_until, skip_until.value_or(Time{})), now);
+  Time kept_from = std::max(*state.accounted_until, skip_until.value_or(Time{}));
+  auto missed = slots_between(schedule, kept_from, now);
   if (most && missed.count > *most) {
-    SlotCursor cursor(schedule, std::max(*state.accounted_until, skip_until.value_or(Time{})));
+    SlotCursor cursor(schedule, kept_from);
     for (auto beyond = missed.count - *most; beyond > 0; --beyond) skip_until = cursor.next();
     why = fmt::format("more than {} missed slots (--catch-up all:{})", *most, *most);
   }
@@ -175,15 +183,19 @@ EnqueueDecision enqueue_missed_slots(const TaskDefinition& definition, const Sch
     return decision;
   }
   decision.skipped = skip_beyond_catch_up(definition, schedule, state, now);
+  if (!has_unaccounted_slot(schedule, state, now)) {  // all were beyond the window
+    state.next_run_at = next_slot_after(schedule, *state.accounted_until);
+    decision.state = std::move(state);
+    return decision;
+  }
   auto slot = next_slot_after(schedule, *state.accounted_until);
   decision.run_slot = *slot;
   decision.not_before = *slot + jitter_delay(definition, state.run_index + 1);
   state.accounted_until = *slot;
-  auto after = next_slot_after(schedule, *slot);
-  if (after && *after <= now) {
+  if (has_unaccounted_slot(schedule, state, now)) {
     state.next_run_at.reset();
   } else {
-    state.next_run_at = after;
+    state.next_run_at = next_slot_after(schedule, *slot);
   }
   decision.state = std::move(state);
   return decision;
@@ -194,7 +206,7 @@ EnqueueDecision enqueue_missed_slots(const TaskDefinition& definition, const Sch
 EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                            bool run_active) {
   if (runs_every_missed_slot(definition, schedule) && state.accounted_until &&
-      (run_active || state.attempt_no > 0 || slots_between(schedule, *state.accounted_until, now).count > 0)) {
+      (run_active || state.attempt_no > 0 || has_unaccounted_slot(schedule, state, now))) {
     return enqueue_missed_slots(definition, schedule, std::move(state), now, run_active);
   }
   EnqueueDecision decision;
@@ -228,7 +240,7 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
   } else {
     decision.run_slot = slot;
     // Only planned slots are jittered: a retry or --start-now means "now".
-    bool planned = decision.trigger == Trigger::schedule && next_slot_after(schedule, slot - 1ms) == slot;
+    bool planned = decision.trigger == Trigger::schedule && is_planned_slot(schedule, slot);
     decision.not_before = slot + (planned ? jitter_delay(definition, state.run_index + 1) : Millis{0});
     if (has_slot_grid(schedule)) state.accounted_until = std::max(state.accounted_until.value_or(slot), slot);
   }
@@ -295,10 +307,7 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
     state.attempt_no = 0;
     state.next_run_at = next_after_success(schedule, planning_point(state, now));
     // --catch-up all: the next missed slot, at once.
-    if (every_missed_slot && state.accounted_until) {
-      auto missed = next_slot_after(schedule, *state.accounted_until);
-      if (missed && *missed <= now) state.next_run_at = now;
-    }
+    if (every_missed_slot && has_unaccounted_slot(schedule, state, now)) state.next_run_at = now;
   } else if (outcome == AttemptOutcome::permanent_failure) {
     disable_now(state, reason);
   } else {
@@ -357,7 +366,7 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   // A planned slot that passed is skipped; a pending start (--start-now, a
   // retry) still runs at the next tick.
   bool passed_slot = state.next_run_at && *state.next_run_at <= now &&
-                     next_slot_after(schedule, *state.next_run_at - 1ms) == state.next_run_at;
+                     is_planned_slot(schedule, *state.next_run_at);
   if (has_slot_grid(schedule) && passed_slot) state.next_run_at = next_slot_after(schedule, now);
   decision.state = std::move(state);
   return decision;
@@ -379,7 +388,7 @@ std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Ti
   const auto& pending = task.state.next_run_at;
   if (pending && *pending > from) {
     // A pending --start-now or retry is not a planned slot: it is not jittered.
-    if (!keep(start_of(*pending, next_slot_after(schedule, *pending - 1ms) == pending))) return starts;
+    if (!keep(start_of(*pending, is_planned_slot(schedule, *pending)))) return starts;
     after = *pending;
   }
   SlotCursor cursor(schedule, after);

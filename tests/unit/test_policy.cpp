@@ -655,3 +655,16 @@ TEST_CASE("catch-up policies read and print as written") {
     CHECK_FALSE(parse_catch_up(bad));
   }
 }
+
+TEST_CASE("--catch-up all with every missed slot beyond the window runs none of them and waits for the next") {
+  auto d = every(3600s, 0s);
+  d.catch_up = CatchUp{CatchUp::Kind::all, std::nullopt};
+  d.catch_up_window = 10min;
+  auto schedule = schedule_for(d);
+  auto state = on_create(schedule, at(7, 30), false);  // 08:00 to 10:00, all older than 10:20
+  auto decision = on_enqueue(d, schedule, state, at(10, 30), false);
+  CHECK_FALSE(decision.run_slot);
+  REQUIRE(decision.skipped);
+  CHECK(decision.skipped->count == 3);
+  CHECK(decision.state.next_run_at == at(11, 0));
+}
