@@ -13,8 +13,6 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
-enum class DryRun { no, yes };
-
 struct BackfillOptions {
   std::string name;
   std::string from;

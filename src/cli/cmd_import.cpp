@@ -101,8 +101,6 @@ std::string current_user() {
   return entry ? entry->pw_name : std::to_string(::geteuid());
 }
 
-enum class DryRun { no, yes };
-
 struct Converted {
   int line = 0;
   core::Task task;

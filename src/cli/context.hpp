@@ -58,6 +58,7 @@ void add_preview_command(CLI::App& app, Context& context, Action& action);
 void add_forecast_command(CLI::App& app, Context& context, Action& action);
 void add_trigger_command(CLI::App& app, Context& context, Action& action);
 void add_backfill_command(CLI::App& app, Context& context, Action& action);
+void add_explain_command(CLI::App& app, Context& context, Action& action);
 void add_group_command(CLI::App& app, Context& context, Action& action);
 void add_edit_command(CLI::App& app, Context& context, Action& action);
 void add_import_command(CLI::App& app, Context& context, Action& action);
@@ -90,6 +91,9 @@ void add_lease_option(CLI::App& command, std::string& lease);
 void add_containment_option(CLI::App& command, std::string& containment);
 core::Result<exec::Containment> containment_of(const std::string& containment);
 core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db);
+
+// --dry-run of import-crontab and backfill: show what would be done, write nothing.
+enum class DryRun { no, yes };
 
 // Parses an optional time option: an RFC 3339 time, or a duration that
 // long before `now` ("2d"); `option` names it in the error.

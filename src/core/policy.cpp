@@ -10,6 +10,17 @@ namespace {
 
 using namespace std::chrono_literals;
 
+constexpr std::string_view skipped_marker = " skipped: ";
+
+// The reason of a SKIPPED row names its slots (last_skipped_slot reads them back).
+SkippedSlots skipped_slots(const SlotSpan& span, std::string_view why) {
+  auto first = format_rfc3339(span.first);
+  auto reason = span.count == 1 ? fmt::format("slot {}{}{}", first, skipped_marker, why)
+                                : fmt::format("{}{} slots from {} to {}{}{}", span.count_is_lower_bound ? "at least " : "",
+                                              span.count, first, format_rfc3339(span.last), skipped_marker, why);
+  return SkippedSlots{span.count, span.first, span.last, std::move(reason)};
+}
+
 // Grid slots in (accounted_until, until] that will not run get one SKIPPED row.
 std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskState& state, Time until,
                                               std::string_view why) {
@@ -17,12 +28,11 @@ std::optional<SkippedSlots> account_due_slots(const Schedule& schedule, TaskStat
   auto span = slots_between(schedule, *state.accounted_until, until);
   if (span.count <= 0) return std::nullopt;
   state.accounted_until = span.last;
-  std::string how_many = fmt::format("{}{} slots", span.count_is_lower_bound ? "at least " : "", span.count);
-  auto reason = span.count == 1 ? fmt::format("slot {} skipped: {}", format_rfc3339(span.first), why)
-                                : fmt::format("{} from {} to {} skipped: {}", how_many, format_rfc3339(span.first),
-                                              format_rfc3339(span.last), why);
-  return SkippedSlots{span.count, span.first, span.last, std::move(reason)};
+  return skipped_slots(span, why);
 }
+
+// One slot, skipped for `why`.
+SkippedSlots skipped_slot(Time slot, std::string_view why) { return skipped_slots(SlotSpan{1, false, slot, slot}, why); }
 
 // Slots up to accounted_until have their rows already. Another process may
 // have accounted slots after this decision's `now` (read before it waited
@@ -50,11 +60,6 @@ Time retry_time(const TaskDefinition& definition, const Schedule& schedule, cons
   if (!planned) return retry_at;
   Time retry_deadline = retry_at + effective_timeout(definition, schedule, retry_at);
   return (retry_at >= *planned || retry_deadline > *planned) ? *planned : retry_at;
-}
-
-bool is_fixed_delay(const Schedule& schedule) {
-  const auto* every = std::get_if<Every>(&schedule);
-  return every && every->after_finish;
 }
 
 // After a success: the first planned slot after now (fixed delay: now + DUR).
@@ -94,8 +99,6 @@ std::string window_reason(const TaskDefinition& definition) {
              ? fmt::format("missed by more than the catch-up window of {}", format_duration(*definition.catch_up_window))
              : std::string("missed, and --catch-up none runs no missed slot");
 }
-
-bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - 1ms) == t; }
 
 // A planned slot after the last accounted one has come by `now`.
 bool has_unaccounted_slot(const Schedule& schedule, const TaskState& state, Time now) {
@@ -234,9 +237,7 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
   if (skip) {
     decision.skipped = account_due_slots(schedule, state, now, "a run of this task was still queued or running");
     if (!decision.skipped)
-      decision.skipped = SkippedSlots{1, slot, slot,
-                                      fmt::format("slot {} skipped: a run of this task was still queued or running",
-                                                  format_rfc3339(slot))};
+      decision.skipped = skipped_slot(slot, "a run of this task was still queued or running");
   } else {
     decision.run_slot = slot;
     // Only planned slots are jittered: a retry or --start-now means "now".
@@ -432,6 +433,16 @@ RunStatus run_status_of(AttemptOutcome outcome) {
     case AttemptOutcome::lost: return RunStatus::lost;
   }
   return RunStatus::failed;
+}
+
+std::optional<Time> last_skipped_slot(std::string_view reason) {
+  auto end = reason.find(skipped_marker);
+  if (end == std::string_view::npos) return std::nullopt;
+  auto slots = reason.substr(0, end);
+  auto last = slots.rfind(' ');
+  auto parsed = parse_rfc3339(slots.substr(last + 1));
+  if (!parsed) return std::nullopt;
+  return *parsed;
 }
 
 }  // namespace taskd::core

@@ -17,6 +17,10 @@ struct SkippedSlots {
   std::string reason;
 };
 
+// The last slot a SKIPPED row stands for, read back from its reason; none
+// for a reason that names no slot.
+std::optional<Time> last_skipped_slot(std::string_view reason);
+
 // What a tick does with a task whose next_run_at has come.
 struct EnqueueDecision {
   TaskState state;

@@ -87,6 +87,13 @@ std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
                     schedule);
 }
 
+bool is_fixed_delay(const Schedule& schedule) {
+  const auto* every = std::get_if<Every>(&schedule);
+  return every && every->after_finish;
+}
+
+bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - Millis{1}) == t; }
+
 SlotCursor::SlotCursor(const Schedule& schedule, Time after) : schedule_(schedule), last_(after) {
   if (const auto* rule = std::get_if<Recurrence>(&schedule)) recurrence_.emplace(rule->spec, rule->zone, after);
 }

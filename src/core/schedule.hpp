@@ -53,6 +53,9 @@ using Schedule = std::variant<Every, Cron, Recurrence, Manual>;
 // more slots.
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t);
 
+// Whether `t` is one of the schedule's planned slots.
+bool is_planned_slot(const Schedule& schedule, Time t);
+
 // Walks the planned slots after an instant, in order.
 class SlotCursor {
  public:
@@ -80,6 +83,10 @@ SlotSpan slots_between(const Schedule& schedule, Time after, Time until);
 // "The interval" of SPEC.md at `t`: the gap between the planned slots around
 // it; none for a schedule with fewer than two slots left.
 std::optional<Seconds> interval_around(const Schedule& schedule, Time t);
+
+// A fixed delay (--after-finish): each run starts an interval after the
+// previous one finished.
+bool is_fixed_delay(const Schedule& schedule);
 
 // Whether the schedule plans slots on a grid (fixed delay and manual do not).
 bool has_slot_grid(const Schedule& schedule);

@@ -18,7 +18,7 @@ using core::Time;
 constexpr const char* run_columns =
     "r.id, r.task_id, t.name, r.status, r.trigger, r.scheduled_at, r.enqueued_at, r.started_at, r.finished_at, "
     "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
-    "r.output_truncated, r.cpu_us, r.peak_memory_bytes";
+    "r.output_truncated, r.cpu_us, r.peak_memory_bytes, r.not_before";
 
 // A run from the columns of run_columns, in order.
 RunRecord run_from(Columns c) {
@@ -45,6 +45,7 @@ RunRecord run_from(Columns c) {
   run.output_truncated = c.boolean();
   if (auto cpu = c.optional_int64()) run.usage.cpu = std::chrono::microseconds(*cpu);
   run.usage.peak_memory_bytes = c.optional_int64();
+  run.not_before = core::from_unix_ms(c.int64());
   return run;
 }
 
@@ -465,6 +466,15 @@ Result<bool> has_runs_before(Database& db, Time cutoff) {
     Binder b(query);
     b.time(cutoff);
     return query.single_int64() != 0;
+  });
+}
+
+Result<std::optional<Time>> oldest_run_slot(Database& db, std::int64_t task_id) {
+  return guarded(db, [&]() -> Result<std::optional<Time>> {
+    auto query = db.cached("SELECT min(scheduled_at) FROM runs WHERE task_id = ?");
+    Binder(query).int64(task_id);
+    if (!query.step()) return std::nullopt;
+    return Columns(query).optional_time();
   });
 }
 

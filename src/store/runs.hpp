@@ -24,6 +24,7 @@ struct RunRecord {
   core::Trigger trigger = core::Trigger::schedule;
   core::Time scheduled_at;
   core::Time enqueued_at;
+  core::Time not_before;  // its slot plus its jitter: not started sooner
   std::optional<core::Time> started_at;
   std::optional<core::Time> finished_at;
   std::optional<core::Time> deadline_at;
@@ -207,6 +208,9 @@ core::Result<int> prune_runs_before(Database& db, core::Time cutoff, int batch);
 
 // Whether a finished run has a slot before `cutoff`: one probe of runs_slot.
 core::Result<bool> has_runs_before(Database& db, core::Time cutoff);
+
+// The earliest slot of the runs history keeps of the task; none without runs.
+core::Result<std::optional<core::Time>> oldest_run_slot(Database& db, std::int64_t task_id);
 
 // Which runs `history` shows; every filter is optional. Times select by the
 // slot a run serves (scheduled_at), in [since, until); with either, the runs

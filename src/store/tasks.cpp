@@ -302,6 +302,15 @@ Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
   });
 }
 
+Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id) {
+  return guarded(db, [&]() -> Result<std::optional<core::Time>> {
+    auto query = db.cached("SELECT created_at FROM tasks WHERE id = ?");
+    query.bind(1, id);
+    if (!query.step()) return std::nullopt;
+    return Columns(query).optional_time();
+  });
+}
+
 Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<Task>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns);

@@ -53,6 +53,8 @@ core::Result<void> update_definition(Database& db, std::int64_t task_id, const c
 
 core::Result<std::optional<core::Task>> find_task(Database& db, std::string_view name);
 core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id);
+// When the task was added; none for a task that is gone.
+core::Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id);
 // The tasks for_each_task visits, collected (for selections that are small).
 core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter& filter);
 

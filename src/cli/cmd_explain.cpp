@@ -1,0 +1,239 @@
+#include <cstdio>
+#include <fmt/format.h>
+#include <memory>
+
+#include "cli/context.hpp"
+#include "cli/format.hpp"
+#include "cli/json.hpp"
+#include "core/explain.hpp"
+#include "store/runs.hpp"
+#include "store/tasks.hpp"
+#include "store/workers.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+struct ExplainOptions {
+  std::string name;
+  std::string at;
+};
+
+// "03:00" or "03:00:00": that wall time today, or yesterday while today's is
+// still to come; or a whole wall time (2026-11-24T03:00:00).
+std::optional<core::LocalTime> wall_time(std::string_view text, core::Zone zone, core::Time now) {
+  auto local_now = core::to_local(zone, now);
+  bool time_of_day = text.size() == 5 || text.size() == 8;
+  if (!time_of_day) {
+    auto local = core::parse_local(text);
+    return local ? std::optional(*local) : std::nullopt;
+  }
+  auto today = core::format_local(local_now).substr(0, 10);
+  auto local = core::parse_local(fmt::format("{}T{}{}", today, text, text.size() == 5 ? ":00" : ""));
+  if (!local) return std::nullopt;
+  return *local > local_now ? *local - std::chrono::days{1} : *local;
+}
+
+// --at: a wall time in the task's zone (03:00, 2026-11-24T03:00:00), an
+// RFC 3339 time, or a duration ago (2h); none without it.
+Result<std::optional<core::Time>> time_asked(const std::string& text, const core::TaskDefinition& definition,
+                                             core::Time now) {
+  if (text.empty()) return std::optional<core::Time>();
+  auto zone = core::find_zone(definition.tz);
+  if (!zone) return std::unexpected(zone.error());
+  if (auto local = wall_time(text, *zone, now)) return std::optional(core::resolve_local(*zone, *local).first);
+  auto parsed = optional_time(text, "--at", now);
+  if (parsed) return parsed;
+  return fail(ErrorKind::bad_input, fmt::format("--at: \"{}\" is neither a wall time in {} (03:00, 2026-11-24T03:00:00), "
+                                                "an RFC 3339 time nor a duration ago (2h)",
+                                                text, definition.tz.empty() ? "UTC" : definition.tz));
+}
+
+core::PastRun past_run_of(const store::RunRecord& run) {
+  return {run.id,          run.status,      run.trigger,     run.scheduled_at, run.enqueued_at, run.not_before,
+          run.started_at,  run.finished_at, run.deadline_at, run.attempt_no,   run.reason};
+}
+
+// The runs whose slots the filter selects, oldest first.
+Result<std::vector<core::PastRun>> past_runs(store::Database& db, const store::RunFilter& filter) {
+  std::vector<core::PastRun> runs;
+  auto walked = store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
+    runs.push_back(past_run_of(run));
+    return {};
+  });
+  if (!walked) return std::unexpected(walked.error());
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return runs;
+}
+
+Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& task, const core::Schedule& schedule,
+                                       core::Time slot) {
+  core::SlotHistory history;
+  auto next = core::next_slot_after(schedule, slot);
+  store::RunFilter around{.task_id = task.id, .since = slot, .until = next ? *next + core::Millis{1} : core::Time::max()};
+  auto runs = past_runs(db, around);
+  if (!runs) return std::unexpected(runs.error());
+  history.runs = std::move(*runs);
+  store::RunFilter planned{
+      .task_id = task.id, .trigger = core::Trigger::schedule, .until = slot + core::Millis{1}, .limit = 1};
+  auto before = past_runs(db, planned);
+  if (!before) return std::unexpected(before.error());
+  if (!before->empty()) history.newest_planned_before = before->front();
+  auto oldest = store::oldest_run_slot(db, task.id);
+  if (!oldest) return std::unexpected(oldest.error());
+  history.oldest_kept_slot = *oldest;
+  auto created = store::task_created_at(db, task.id);
+  if (!created) return std::unexpected(created.error());
+  history.created_at = *created;
+  return history;
+}
+
+// The latest run queued for a time at or before `at`.
+Result<std::optional<core::PastRun>> latest_run_by(store::Database& db, const core::Task& task, core::Time at) {
+  store::RunFilter filter{.task_id = task.id, .until = at + core::Millis{1}, .limit = 1};
+  auto runs = past_runs(db, filter);
+  if (!runs) return std::unexpected(runs.error());
+  if (runs->empty()) return std::optional<core::PastRun>();
+  return std::optional<core::PastRun>(runs->front());
+}
+
+Result<std::vector<core::SchedulerSeen>> schedulers_seen(store::Database& db) {
+  auto workers = store::list_workers(db);
+  if (!workers) return std::unexpected(workers.error());
+  std::vector<core::SchedulerSeen> seen;
+  for (const auto& worker : *workers) {
+    if (worker.role == "run") seen.push_back({worker.identity.host, worker.started_at, worker.heartbeat_at});
+  }
+  return seen;
+}
+
+struct Explanation {
+  core::Time asked;
+  bool asked_now = false;  // no --at: the latest slot is the one in question
+  std::optional<core::Time> slot;
+  std::vector<core::Fact> facts;
+};
+
+// The question's own facts: the schedule, and the slot it is about.
+void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule, core::Time now) {
+  auto schedule_text = describe_schedule(task.definition);
+  out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
+                       {{"schedule", schedule_text}}});
+  if (!out.slot) {
+    if (core::has_slot_grid(schedule))
+      out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",
+                                                  core::format_rfc3339(out.asked)),
+                           {}});
+    return;
+  }
+  auto slot = core::format_rfc3339(*out.slot);
+  auto text = out.asked_now              ? fmt::format("The latest planned slot is {}.", slot)
+              : *out.slot == out.asked ? fmt::format("{} is a planned slot.", slot)
+                                       : fmt::format("{} is no planned slot; the slot in question is {}.",
+                                                     core::format_rfc3339(out.asked), slot);
+  out.facts.push_back({"slot", std::move(text), {{"slot", *out.slot}}});
+}
+
+// The facts not already told: the slot's story and the next run may both
+// say whether a scheduler is running.
+void append_new_facts(std::vector<core::Fact>& facts, std::vector<core::Fact> more) {
+  for (auto& fact : more) {
+    bool told = std::any_of(facts.begin(), facts.end(), [&](const auto& f) { return f.text == fact.text; });
+    if (!told) facts.push_back(std::move(fact));
+  }
+}
+
+Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
+                                 core::Time now) {
+  core::Time asked = at.value_or(now);
+  auto schedule = core::schedule_of(task.definition);
+  if (!schedule) return std::unexpected(schedule.error());
+  auto schedulers = schedulers_seen(db);
+  if (!schedulers) return std::unexpected(schedulers.error());
+  Explanation out{asked, !at, core::slot_in_question(*schedule, asked, now), {}};
+  explain_question(out, task, *schedule, now);
+  std::vector<core::Fact> story;
+  if (out.slot) {
+    auto history = slot_history(db, task, *schedule, *out.slot);
+    if (!history) return std::unexpected(history.error());
+    story = core::explain_slot(task, *schedule, *out.slot, *history, *schedulers, now);
+  } else if (!core::has_slot_grid(*schedule)) {
+    auto run = latest_run_by(db, task, asked);
+    if (!run) return std::unexpected(run.error());
+    story = core::explain_run_at(task, *schedule, *run, *schedulers, now);
+  }
+  append_new_facts(out.facts, std::move(story));
+  append_new_facts(out.facts, core::explain_next(task, *schedule, *schedulers, now));
+  return out;
+}
+
+Json value_json(const core::FactValue& value) {
+  return std::visit(
+      [](const auto& v) -> Json {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, core::Time>) {
+          return core::format_rfc3339(v);
+        } else if constexpr (std::is_same_v<V, core::Millis>) {
+          return seconds_json(v);
+        } else {
+          return v;
+        }
+      },
+      value);
+}
+
+void print_explanation_json(const core::Task& task, const Explanation& explanation, core::Time now) {
+  Json facts = Json::array();
+  for (const auto& fact : explanation.facts) {
+    Json entry = {{"kind", fact.kind}, {"text", fact.text}};
+    for (const auto& [key, value] : fact.data) entry[key] = value_json(value);
+    facts.push_back(std::move(entry));
+  }
+  print_json({{"task", task.definition.name},
+              {"now", core::format_rfc3339(now)},
+              {"at", core::format_rfc3339(explanation.asked)},
+              {"slot", time_json(explanation.slot)},
+              {"facts", std::move(facts)}});
+}
+
+void print_explanation_text(const Explanation& explanation) {
+  fmt::memory_buffer text;
+  for (const auto& fact : explanation.facts) fmt::format_to(std::back_inserter(text), "{}\n", fact.text);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+Result<void> explain(const Context& context, const ExplainOptions& options) {
+  core::Time now = context.clock.now();
+  auto db = context.open_db(store::IfMissing::use_empty);
+  if (!db) return std::unexpected(db.error());
+  auto task = find_named_task(*db, options.name, "explain");
+  if (!task) return std::unexpected(task.error());
+  auto asked = time_asked(options.at, task->definition, now);
+  if (!asked) return std::unexpected(asked.error());
+  auto explanation = explain_task(*db, *task, *asked, now);
+  if (!explanation) return std::unexpected(explanation.error());
+  if (context.json) {
+    print_explanation_json(*task, *explanation, now);
+  } else {
+    print_explanation_text(*explanation);
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app, Context& context, Action& action) {
+  auto options = std::make_shared<ExplainOptions>();
+  auto* command = app.add_subcommand(
+      "explain", "Why a slot ran, was skipped, dropped, retried or late, and when the task runs next and why then");
+  command->add_option("name", options->name, "Task name")->required();
+  command->add_option("--at", options->at,
+                      "The time asked about: a wall time in the task's zone (03:00, 2026-11-24T03:00:00), an RFC 3339 time, "
+                      "or a duration ago (2h); default now");
+  command->callback([&context, &action, options] { action = [&context, options] { return explain(context, *options); }; });
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,79 @@
+#pragma once
+// `taskd explain`: why a slot ran, was skipped, dropped, retried or late, and
+// when the task runs next and why then, as plain sentences with the facts
+// behind each. Pure: the history, the schedulers seen and `now` are
+// arguments; the command reads them.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace taskd::core {
+
+// A run as history keeps it: what explain reads of it.
+struct PastRun {
+  std::int64_t id = 0;
+  RunStatus status = RunStatus::queued;
+  Trigger trigger = Trigger::schedule;
+  Time scheduled_at{};
+  Time enqueued_at{};
+  Time not_before{};  // its slot plus its jitter
+  std::optional<Time> started_at;
+  std::optional<Time> finished_at;
+  std::optional<Time> deadline_at;
+  int attempt_no = 0;
+  std::string reason;
+};
+
+// A `taskd run` process registered on the database now.
+struct SchedulerSeen {
+  std::string host;
+  Time started_at{};
+  Time heartbeat_at{};
+};
+
+using FactValue = std::variant<std::string, std::int64_t, Time, Millis, bool>;
+
+// One finding: its kind ("ran", "skipped", "late", "next", ...), one plain
+// sentence, and the values behind it by name.
+struct Fact {
+  std::string kind;
+  std::string text;
+  std::vector<std::pair<std::string, FactValue>> data;
+};
+
+// The slot a question about `at` is about: for `at` up to `now` the last
+// planned slot at or before it, for a later `at` the first at or after it;
+// none for a schedule without planned slots (manual, fixed delay) or
+// without a slot there.
+std::optional<Time> slot_in_question(const Schedule& schedule, Time at, Time now);
+
+// The runs of the task that tell a slot's story, as the command finds them.
+struct SlotHistory {
+  // Runs whose slot lies in [slot, the next planned slot], oldest first:
+  // the slot's attempts, its retries, and a retry that took the next slot.
+  std::vector<PastRun> runs;
+  // The newest run of trigger `schedule` whose slot is at or before it: a
+  // SKIPPED row may stand for a span of slots that began earlier.
+  std::optional<PastRun> newest_planned_before;
+  std::optional<Time> oldest_kept_slot;  // of the runs history keeps of the task
+  std::optional<Time> created_at;
+};
+
+// What happened to `slot` (or, past `now`, what will), from its history.
+std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time slot, const SlotHistory& history,
+                               const std::vector<SchedulerSeen>& schedulers, Time now);
+
+// For a task without planned slots: its latest run at or before the time asked about.
+std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, const std::optional<PastRun>& run,
+                                 const std::vector<SchedulerSeen>& schedulers, Time now);
+
+// When the task runs next, and why then; or why it does not.
+std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
+                               const std::vector<SchedulerSeen>& schedulers, Time now);
+
+}  // namespace taskd::core
