@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
 #include <map>
 
 #include "store/tasks.hpp"
@@ -22,10 +23,10 @@ Result<void> check_followers_of(const core::UpstreamOf& upstream_of, const std::
   }
   if (followers.empty()) return {};
   const auto& [upstream, names] = *followers.begin();
-  return fail(ErrorKind::bad_input,
-              fmt::format("{}: {} is the upstream (--after) of {}: remove {} too, or change {} --after first", verb,
-                          upstream, fmt::join(names, ", "), names.size() == 1 ? "it" : "them",
-                          names.size() == 1 ? "its" : "their"));
+  return fail(
+      ErrorKind::bad_input,
+      fmt::format("{}: {} is the upstream (--after) of {}: remove {} too, or change {} --after first", verb, upstream,
+                  fmt::join(names, ", "), names.size() == 1 ? "it" : "them", names.size() == 1 ? "its" : "their"));
 }
 
 Result<bool> task_exists(store::Database& db, const TaskChange& change, std::string_view name) {

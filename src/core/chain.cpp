@@ -1,8 +1,9 @@
 #include "core/chain.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
 #include <set>
 
 #include "core/task.hpp"
@@ -65,6 +66,8 @@ std::vector<std::string> find_cycle(const UpstreamOf& upstream_of) {
   return {};
 }
 
-std::string describe_cycle(const std::vector<std::string>& cycle) { return fmt::format("{}", fmt::join(cycle, " -> ")); }
+std::string describe_cycle(const std::vector<std::string>& cycle) {
+  return fmt::format("{}", fmt::join(cycle, " -> "));
+}
 
 }  // namespace taskd::core
