@@ -433,3 +433,10 @@ UPDATE tasks SET last_succeeded_at =
 ALTER TABLE tasks ADD COLUMN catch_up text NOT NULL DEFAULT 'latest'
   CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up ~ '^all:[1-9][0-9]*$');
 ALTER TABLE tasks ADD COLUMN catch_up_window bigint CHECK (catch_up_window >= 0);
+
+-- migrate: 10
+-- Chains (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN after_task text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN after_finished integer NOT NULL DEFAULT 0 CHECK (after_finished IN (0, 1));
+CREATE INDEX tasks_after ON tasks (after_task) WHERE after_task <> '';
+ALTER TABLE runs ADD COLUMN upstream_run_id bigint;

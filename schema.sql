@@ -261,3 +261,13 @@ UPDATE tasks SET last_succeeded_at =
 ALTER TABLE tasks ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'latest'
   CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up GLOB 'all:[1-9]*');
 ALTER TABLE tasks ADD COLUMN catch_up_window INTEGER CHECK (catch_up_window >= 0);
+
+-- migrate: 11
+-- Chains (taskd(1), --after): the task whose run's final outcome starts
+-- this one ('': none), on its success only or (after_finished 1) on any
+-- final outcome; and, in a run, the run of that task that queued it (NULL:
+-- none did).
+ALTER TABLE tasks ADD COLUMN after_task TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN after_finished INTEGER NOT NULL DEFAULT 0 CHECK (after_finished IN (0, 1));
+CREATE INDEX tasks_after ON tasks (after_task) WHERE after_task <> '';
+ALTER TABLE runs ADD COLUMN upstream_run_id INTEGER;

@@ -2,6 +2,7 @@
 #include <memory>
 #include <unistd.h>
 
+#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -47,7 +48,11 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto db = context.open_db(store::IfMissing::create);
   if (!db) return std::unexpected(db.error());
   auto state = core::on_create(*schedule, now, options.start_now);
-  auto id = store::write(*db, [&]() { return store::insert_task(*db, *definition, state, now); });
+  auto id = store::write(*db, [&]() -> Result<std::int64_t> {
+    if (auto chained = check_chains(*db, {.written = {&*definition}}, "--after", "add"); !chained)
+      return std::unexpected(chained.error());
+    return store::insert_task(*db, *definition, state, now);
+  });
   if (!id) return std::unexpected(id.error());
   core::Task task{*id, *definition, state};
   if (context.json) {

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -109,6 +110,20 @@ Result<Plan> plan_file(store::Database& db, const TaskFile& file, bool prune, co
   return plan;
 }
 
+// The plan's chains (--after) checked: a task of the file may be after
+// another of the file.
+Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
+  TaskChange change;
+  for (const auto& step : plan.tasks) {
+    if (step.kind == Step::remove) {
+      change.removed.insert(step.definition.name);
+    } else {
+      change.written.push_back(&step.definition);
+    }
+  }
+  return check_chains(db, change, "after", "apply --prune");
+}
+
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
@@ -160,7 +175,9 @@ Result<Plan> apply_file(const Context& context, const ApplyOptions& options, con
     // fewer first slots of a large file fall due before it is committed.
     core::Time now = context.clock.now();
     auto plan = plan_file(*db, file, options.prune, now);
-    if (!plan || options.dry_run) return plan;
+    if (!plan) return plan;
+    if (auto chained = check_plan_chains(*db, *plan); !chained) return std::unexpected(chained.error());
+    if (options.dry_run) return plan;
     if (auto done = carry_out(*db, *plan, now); !done) return std::unexpected(done.error());
     return plan;
   });

@@ -2,6 +2,7 @@
 #include <memory>
 #include <set>
 
+#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -29,6 +30,10 @@ Result<core::Task> edit_task(store::Database& db, const EditOptions& options, co
     if (!definition) return std::unexpected(definition.error());
     bool changed = *definition != task->definition;
     if (!changed && !task->state.disabled_until_update) return task;
+    if (definition->after != task->definition.after) {
+      if (auto chained = check_chains(db, {.written = {&*definition}}, "--after", "edit"); !chained)
+        return std::unexpected(chained.error());
+    }
     auto state = save_definition(db, *task, *definition, now);
     if (!state) return std::unexpected(state.error());
     return core::Task{task->id, *definition, *state};

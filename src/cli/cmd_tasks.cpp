@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <memory>
 
+#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -48,9 +49,14 @@ Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Select
   return ids;
 }
 
-// Applies `change` to every selected task in one transaction: all or nothing.
+// What a change must leave true of the database, checked before its commit.
+using Check = Result<void> (*)(store::Database& db, std::string_view verb);
+
+// Applies `change` to every selected task in one transaction, then `check`:
+// all or nothing.
 template <class Change>
-Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change) {
+Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change,
+                          Check check) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
   return store::write(*db, [&]() -> Result<void> {
@@ -63,7 +69,7 @@ Result<void> change_tasks(const Context& context, const Selection& selection, st
       if (!*task) continue;  // the same name given twice, removed by its first mention
       if (auto changed = change(*db, **task, now); !changed) return changed;
     }
-    return {};
+    return check ? check(*db, verb) : Result<void>();
   });
 }
 
@@ -256,7 +262,7 @@ Result<void> show(const Context& context, const std::string& name) {
 
 template <class Change>
 void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
-                        const std::string& summary, Change change) {
+                        const std::string& summary, Change change, Check check = nullptr) {
   auto selection = std::make_shared<Selection>();
   auto* command = app.add_subcommand(verb, summary);
   command->add_option("names", selection->names, "Task names");
@@ -265,8 +271,10 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
   } else {
     command->add_option("--group", selection->group, "Every task of this group");
   }
-  command->callback([&context, &action, selection, verb, change] {
-    action = [&context, selection, verb, change] { return change_tasks(context, *selection, verb, change); };
+  command->callback([&context, &action, selection, verb, change, check] {
+    action = [&context, selection, verb, change, check] {
+      return change_tasks(context, *selection, verb, change, check);
+    };
   });
 }
 
@@ -296,7 +304,7 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   show_command->add_option("name", *name, "Task name")->required();
   show_command->callback([&context, &action, name] { action = [&context, name] { return show(context, *name); }; });
 
-  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove);
+  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, check_no_follower_left);
   add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", pause);
   add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot", resume);
   add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",

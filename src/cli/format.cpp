@@ -281,7 +281,9 @@ std::string relative_time(const std::optional<core::Time>& time, core::Time now)
   return approximate_duration(-delta) + " ago";
 }
 
-std::string describe_schedule(const core::TaskDefinition& definition) {
+namespace {
+
+std::string schedule_text(const core::TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case core::ScheduleKind::every: {
       // Built by hand: `list` describes every task it lists, a million at times.
@@ -297,6 +299,15 @@ std::string describe_schedule(const core::TaskDefinition& definition) {
     case core::ScheduleKind::manual: return "manual";
   }
   return std::string(core::to_string(definition.schedule_kind));
+}
+
+}  // namespace
+
+std::string describe_schedule(const core::TaskDefinition& definition) {
+  if (definition.after.task.empty()) return schedule_text(definition);
+  auto after = "after " + core::to_string(definition.after);
+  if (definition.schedule_kind == core::ScheduleKind::manual) return after;
+  return schedule_text(definition) + " + " + after;
 }
 
 namespace {

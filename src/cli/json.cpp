@@ -64,6 +64,7 @@ Json definition_json(const core::TaskDefinition& d) {
   out["cpu_weight"] = optional_json(d.limits.cpu_weight);
   out["tasks_max"] = optional_json(d.limits.tasks_max);
   out["alert_after"] = seconds_json(d.alert_after);
+  out["after"] = d.after.task.empty() ? Json(nullptr) : Json(core::to_string(d.after));
   return out;
 }
 
@@ -111,6 +112,7 @@ Json run_json(const store::RunRecord& run) {
   out["output_truncated"] = run.output_truncated;
   out["cpu_seconds"] = run.usage.cpu ? Json(std::chrono::duration<double>(*run.usage.cpu).count()) : Json(nullptr);
   out["peak_memory_bytes"] = run.usage.peak_memory_bytes ? Json(*run.usage.peak_memory_bytes) : Json(nullptr);
+  out["upstream_run_id"] = run.upstream_run_id ? Json(*run.upstream_run_id) : Json(nullptr);
   return out;
 }
 

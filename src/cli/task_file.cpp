@@ -188,6 +188,7 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"cpu_weight", set_limit<&TaskOptions::cpu_weight>},
       {"tasks_max", set_limit<&TaskOptions::tasks_max>},
       {"alert_after", set_text<&TaskOptions::alert_after>},
+      {"after", set_text<&TaskOptions::after>},
       {"start_now", set_flag<&FileTask::start_now>},
   };
   return keys;
@@ -447,6 +448,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"cpu_weight", same_limit<&core::ResourceLimits::cpu_weight>},
       {"tasks_max", same_limit<&core::ResourceLimits::tasks_max>},
       {"alert_after", same<&Definition::alert_after>},
+      {"after", same<&Definition::after>},
   };
   return fields;
 }
@@ -573,6 +575,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_number(out, "cpu_weight", d.limits.cpu_weight);
   write_number(out, "tasks_max", d.limits.tasks_max);
   write_text(out, "alert_after", o.alert_after);
+  write_text(out, "after", o.after);
 }
 
 std::string task_file_head(const std::map<std::string, int>& group_caps) {

@@ -138,6 +138,15 @@ Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, c
   return apply_catch_up(options, d);
 }
 
+// The schedule options; with --after alone, --manual (only the upstream
+// and `taskd trigger` start the task).
+ScheduleOptions schedule_or_manual(const TaskOptions& options) {
+  auto schedule = options.schedule;
+  bool none = schedule.every.empty() && schedule.cron.empty() && schedule.rrule.empty() && !schedule.manual;
+  if (none && !options.after.empty()) schedule.manual = true;
+  return schedule;
+}
+
 // The resource limits the options give; an error names the first bad one.
 Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
   core::ResourceLimits limits;
@@ -163,7 +172,11 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   auto command = build_command(options);
   if (!command) return std::unexpected(command.error());
   d.command = *command;
-  if (auto schedule = apply_schedule(options.schedule, d, now); !schedule) return std::unexpected(schedule.error());
+  auto after = core::parse_upstream(options.after);
+  if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
+  d.after = *after;
+  if (auto schedule = apply_schedule(schedule_or_manual(options), d, now); !schedule)
+    return std::unexpected(schedule.error());
   if (auto policy = apply_policy(options, d, now); !policy) return std::unexpected(policy.error());
   auto env = parse_env(options.env);
   if (!env) return std::unexpected(env.error());
@@ -230,6 +243,8 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
                      "Processes and threads a run may have at once (max for no limit); needs a cgroup");
   command.add_option("--alert-after", options.alert_after,
                      "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)");
+  command.add_option("--after", options.after,
+                     "Run when a run of TASK succeeds, or with TASK:finished whatever its outcome ('' for none)");
 }
 
 namespace {
@@ -303,6 +318,7 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
       {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
       {"--alert-after", copy_field<&TaskOptions::alert_after>},
+      {"--after", copy_field<&TaskOptions::after>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
       {"--rrule", copy_schedule_field<&ScheduleOptions::rrule>},
@@ -345,6 +361,7 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);
   if (limits.tasks_max) options.tasks_max = std::to_string(*limits.tasks_max);
   options.alert_after = optional_duration_text(d.alert_after);
+  options.after = core::to_string(d.after);
   return options;
 }
 

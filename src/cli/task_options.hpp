@@ -37,6 +37,7 @@ struct TaskOptions {
   std::string alert_after;  // "" or "none": never
   std::string catch_up = "latest";
   std::string catch_up_window;  // "": no window
+  std::string after;  // --after TASK[:finished]; "": none
 };
 
 // Registers every option of a task definition but its name.

@@ -317,8 +317,10 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
       disable_now(state, disabled_reason(definition, state.attempt_no, reason));
     } else if (is_fixed_delay(schedule)) {
       state.next_run_at = now + ladder[state.attempt_no - 1];
+      decision.retry_pending = true;
     } else {
       state.next_run_at = retry_time(definition, schedule, state, now, ladder[state.attempt_no - 1]);
+      decision.retry_pending = !is_planned_slot(schedule, *state.next_run_at);
     }
   }
   decision.state = std::move(state);

@@ -75,9 +75,12 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
 
 // An attempt ended. Success resets the attempt count and plans the next slot
 // after now; anything else walks the retry ladder, which yields to the plan.
+// `retry_pending`: the attempt's slot gets another attempt (a step of the
+// ladder), so its outcome is not final yet (chains wait for it).
 struct FinishDecision {
   TaskState state;
   std::optional<SkippedSlots> skipped;
+  bool retry_pending = false;
 };
 FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                          AttemptOutcome outcome, const std::string& reason);

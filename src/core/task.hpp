@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/chain.hpp"
 #include "core/duration.hpp"
 #include "core/error.hpp"
 #include "core/limits.hpp"
@@ -86,6 +87,7 @@ struct TaskDefinition {
   std::optional<Seconds> alert_after;
   CatchUp catch_up;
   std::optional<Seconds> catch_up_window;  // missed slots older than this are skipped; none: no limit
+  Upstream after;  // --after: a final outcome of its run starts this task
   bool operator==(const TaskDefinition&) const = default;
 };
 

@@ -37,6 +37,7 @@ core::Result<core::FinishDecision> finish_backfilled(store::Database& db, const 
   if (auto retry_at = core::backfill_retry_at(task.definition, run.attempt_no, end.outcome, now)) {
     auto queued = store::insert_backfill_runs(db, task, {run.scheduled_at}, run.attempt_no + 1, now, *retry_at);
     if (!queued) return std::unexpected(queued.error());
+    decision.retry_pending = true;
   }
   return decision;
 }

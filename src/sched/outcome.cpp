@@ -11,6 +11,7 @@
 #include "exec/spawn.hpp"
 #include "sched/backfill.hpp"
 #include "sched/environment.hpp"
+#include "sched/trigger.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
@@ -21,6 +22,13 @@ using namespace std::chrono_literals;
 
 // A notify command that runs longer than this is ended by SIGALRM.
 constexpr auto notify_time_limit = 60s;
+
+// Where the ends of a transaction queue their followers' runs.
+struct Followed {
+  core::Time now;
+  std::string_view host;                // the caller's host id (see replace_active_runs)
+  std::vector<ChildToStop>& to_stop;  // the attempts their runs replaced
+};
 
 // What the policy makes of the attempt's end: a manual run's end, a
 // backfilled run's (which may queue its slot's retry), or a scheduled one's.
@@ -36,9 +44,9 @@ core::Result<core::FinishDecision> finish_decision(store::Database& db, const co
   return core::on_manual_finish(schedule, task.state, now, end.outcome, end.reason);
 }
 
-// The task's state after the policy has been applied to the attempt's end.
-core::Result<core::TaskState> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
-                                           core::Time now) {
+// The policy's decision on the attempt's end, written.
+core::Result<core::FinishDecision> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
+                                                core::Time now) {
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
   auto decided = finish_decision(db, task, *schedule, end, now);
@@ -49,7 +57,48 @@ core::Result<core::TaskState> apply_policy(store::Database& db, const core::Task
   if (end.state_blob) {
     if (auto saved = store::save_state_blob(db, task.id, *end.state_blob); !saved) return std::unexpected(saved.error());
   }
-  return decision.state;
+  return decision;
+}
+
+// Why a follower cannot run now, if it cannot.
+std::optional<std::string> why_follower_waits(const core::TaskState& state) {
+  if (state.disabled_until_update) return "the task is disabled (" + state.disabled_reason + ")";
+  if (state.paused) return std::string("the task is paused");
+  return std::nullopt;
+}
+
+// A manual run of `follower` queued by the upstream's run `end`, as
+// `taskd trigger` queues one; or, when it cannot run, one SKIPPED row that
+// says why.
+core::Result<void> start_follower(store::Database& db, core::Task follower, const std::string& upstream,
+                                  const AttemptEnd& end, const Followed& followed) {
+  auto why = why_follower_waits(follower.state);
+  if (!why) {
+    auto queued = queue_manual_run(db, follower, follower.state, followed.now, followed.host, end.run_id);
+    if (!queued) return std::unexpected(queued.error());
+    if (queued->queued_run) {
+      if (queued->to_stop) followed.to_stop.push_back(*queued->to_stop);
+      return store::save_state(db, follower.id, follower.state, followed.now);
+    }
+    why = fmt::format("its run {} is still queued or running (overlap=skip)", *queued->active_run);
+  }
+  auto reason = fmt::format("not run after {} run {}: {}", upstream, end.run_id, *why);
+  core::SkippedSlots skipped{1, followed.now, followed.now, std::move(reason)};
+  return store::insert_skipped_run(db, follower.id, skipped, followed.now, end.run_id);
+}
+
+// The upstream's run `end` reached its final outcome: the followers it
+// starts (--after on success, --after TASK:finished on any outcome).
+core::Result<void> start_followers(store::Database& db, const core::Task& upstream, const AttemptEnd& end,
+                                   const Followed& followed) {
+  auto followers = store::followers_of(db, upstream.definition.name);
+  if (!followers) return std::unexpected(followers.error());
+  for (auto& follower : *followers) {
+    if (!follower.definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded) continue;
+    if (auto started = start_follower(db, std::move(follower), upstream.definition.name, end, followed); !started)
+      return started;
+  }
+  return {};
 }
 
 // Starts the task's --notify command if the attempt changed the task's state
@@ -80,7 +129,8 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
 // Records one attempt's end inside the caller's transaction; the change to
 // the task when the attempt was its current one.
 core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
-                                                               core::Time now) {
+                                                               const Followed& followed) {
+  auto now = followed.now;
   store::FinishRecord record{end.run_id, end.attempt_uid,    core::run_status_of(end.outcome),
                              now,        end.exit_code,      end.signal,
                              end.reason, end.output,         end.output_truncated,
@@ -94,35 +144,41 @@ core::Result<std::optional<StateChange>> record_in_transaction(store::Database& 
     return std::unexpected(pruned.error());
   bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
   if (!is_current) return std::optional<StateChange>();
-  auto after = apply_policy(db, **task, end, now);
-  if (!after) return std::unexpected(after.error());
-  return std::optional<StateChange>(StateChange{std::move(**task), std::move(*after)});
+  auto decision = apply_policy(db, **task, end, now);
+  if (!decision) return std::unexpected(decision.error());
+  if (!decision->retry_pending) {
+    if (auto started = start_followers(db, **task, end, followed); !started) return std::unexpected(started.error());
+  }
+  return std::optional<StateChange>(StateChange{std::move(**task), std::move(decision->state)});
 }
 
 }  // namespace
 
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
-  auto current = record_attempt_ends(db, {end}, now);
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now,
+                                      std::string_view host) {
+  auto current = record_attempt_ends(db, {end}, now, host);
   if (!current) return std::unexpected(current.error());
   return current->front();
 }
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now) {
-  auto recorded = store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows);
+                                                    core::Time now, std::string_view host) {
+  auto recorded =
+      store::write(db, [&]() { return record_attempt_ends_within(db, ends, now, host); }, store::WriteScope::rows);
   if (!recorded) return std::unexpected(recorded.error());
-  notify_changes(*recorded, now);
+  after_commit(*recorded, now);
   return std::move(recorded->current);
 }
 
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now) {
+                                                      core::Time now, std::string_view host) {
   RecordedEnds recorded;
   std::vector<std::int64_t> task_ids;
   for (const auto& end : ends) task_ids.push_back(end.task_id);
-  if (auto locked = store::lock_tasks(db, task_ids); !locked) return std::unexpected(locked.error());
+  if (auto locked = store::lock_tasks_and_followers(db, task_ids); !locked) return std::unexpected(locked.error());
+  Followed followed{now, host, recorded.to_stop};
   for (const auto& end : ends) {
-    auto change = record_in_transaction(db, end, now);
+    auto change = record_in_transaction(db, end, followed);
     if (!change) return std::unexpected(change.error());
     recorded.current.push_back(change->has_value());
     if (*change) recorded.changes.push_back({&end, std::move(change->value())});
@@ -130,7 +186,8 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   return recorded;
 }
 
-void notify_changes(const RecordedEnds& recorded, core::Time now) {
+void after_commit(const RecordedEnds& recorded, core::Time now) {
+  stop_children(system_processes(), recorded.to_stop);
   for (const auto& [end, change] : recorded.changes) notify_change(change.task, change.after, *end, now);
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/usage.hpp"
 #include "core/policy.hpp"
+#include "sched/replace.hpp"
 #include "store/database.hpp"
 
 namespace taskd::sched {
@@ -29,14 +30,19 @@ struct AttemptEnd {
 
 // In one transaction: the run row (only if it is still running under this
 // attempt) and, if the attempt is still the task's current one, the task's
-// new state from the policy. Returns false for a stale attempt, which
-// changes nothing but history.
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
+// new state from the policy, and when that is the final outcome of its
+// slot (no retry of it comes) the runs of the task's followers (--after)
+// queued as by `taskd trigger`, each with the run's id as its
+// upstream_run_id (or a SKIPPED row when one cannot run). Returns false for
+// a stale attempt, which changes nothing but history. `host`: the caller's
+// host id (see replace_active_runs).
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now,
+                                      std::string_view host = {});
 
 // The same for several attempts, in one transaction (one commit for every
 // child that ended since the worker last looked); one flag per attempt.
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now);
+                                                    core::Time now, std::string_view host = {});
 
 // What recording an attempt's end did to its task, when it was the task's
 // current attempt: the task as it was, and its state after.
@@ -54,18 +60,21 @@ struct RecordedEnds {
   };
   std::vector<bool> current;
   std::vector<Change> changes;
+  std::vector<ChildToStop> to_stop;  // attempts that followers' runs replaced (overlap=replace)
 };
 
 // record_attempt_ends inside the caller's transaction (a worker records its
 // ended children with the claim that fills their slots), as the first thing
-// it does: it locks the tasks of `ends` (WriteScope::rows), waiting for the
-// transactions that hold them. The caller commits, then calls
-// notify_changes. `ends` must outlive the result.
+// it does: it locks the tasks of `ends` and their followers
+// (WriteScope::rows), waiting for the transactions that hold them. The
+// caller commits, then calls after_commit. `ends` must outlive the result.
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now);
+                                                      core::Time now, std::string_view host = {});
 
-// Starts the --notify commands of the tasks whose state the committed ends changed.
-void notify_changes(const RecordedEnds& recorded, core::Time now);
+// Once the ends are committed: stops the attempts their followers' runs
+// replaced, and starts the --notify commands of the tasks whose state they
+// changed.
+void after_commit(const RecordedEnds& recorded, core::Time now);
 
 // Writes a policy decision: its SKIPPED row, if any, and the task's state.
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

@@ -24,6 +24,27 @@ core::Result<std::optional<std::int64_t>> active_run_of(store::Database& db, std
 
 }  // namespace
 
+core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& task, core::TaskState& state,
+                                         core::Time now, std::string_view host,
+                                         std::optional<std::int64_t> upstream_run_id) {
+  ManualRun result;
+  auto active = active_run_of(db, task.id);
+  if (!active) return std::unexpected(active.error());
+  if (*active && task.definition.overlap == core::Overlap::skip) {
+    result.active_run = *active;
+    return result;  // nothing written
+  }
+  if (*active && task.definition.overlap == core::Overlap::replace) {
+    auto replaced = replace_active_runs(db, task.id, state, now, now, host);
+    if (!replaced) return std::unexpected(replaced.error());
+    result.to_stop = *replaced;
+  }
+  auto queued = store::insert_queued_run(db, task, now, core::Trigger::manual, now, std::nullopt, upstream_run_id);
+  if (!queued) return std::unexpected(queued.error());
+  result.queued_run = *queued;
+  return result;
+}
+
 core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
                                     std::string_view host, const ProcessTable& processes) {
   const auto& name = task.definition.name;
@@ -47,21 +68,15 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
       skipped = enabled.skipped;
       result.enabled = true;
     }
-    auto active = active_run_of(db, task.id);
-    if (!active) return std::unexpected(active.error());
-    if (*active && task.definition.overlap == core::Overlap::skip) {
-      result.active_run = *active;
+    auto queued = queue_manual_run(db, **current, state, now, host);
+    if (!queued) return std::unexpected(queued.error());
+    if (queued->active_run) {
+      result.active_run = queued->active_run;
       return result;  // nothing written
     }
-    if (*active && task.definition.overlap == core::Overlap::replace) {
-      auto replaced = replace_active_runs(db, task.id, state, now, now, host);
-      if (!replaced) return std::unexpected(replaced.error());
-      to_stop = *replaced;
-      result.replaced = to_stop.has_value();
-    }
-    auto queued = store::insert_queued_run(db, **current, now, core::Trigger::manual, now);
-    if (!queued) return std::unexpected(queued.error());
-    result.queued_run = *queued;
+    result.queued_run = queued->queued_run;
+    to_stop = queued->to_stop;
+    result.replaced = to_stop.has_value();
     if (auto saved = write_decision(db, task.id, state, skipped, now); !saved) return std::unexpected(saved.error());
     return result;
   });

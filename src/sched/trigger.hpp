@@ -7,6 +7,7 @@
 
 #include "core/task.hpp"
 #include "sched/process_table.hpp"
+#include "sched/replace.hpp"
 #include "store/database.hpp"
 
 namespace taskd::sched {
@@ -17,6 +18,21 @@ struct Triggered {
   bool enabled = false;                    // --force enabled the disabled task first
   bool replaced = false;                   // overlap=replace stopped the running attempt
 };
+
+// What queue_manual_run did: queued a run, or found one active.
+struct ManualRun {
+  std::optional<std::int64_t> queued_run;
+  std::optional<std::int64_t> active_run;  // overlap=skip: the run that kept it from being queued
+  std::optional<ChildToStop> to_stop;      // overlap=replace: the replaced attempt's child, to stop after the commit
+};
+
+// Inside the caller's transaction: a manual run of `task` queued at `now`
+// as its overlap mode allows (with replace, `state`, which the caller
+// writes, forgets the replaced attempt), the rotation untouched.
+// `upstream_run_id`: the run of the task's upstream (--after) that queues it.
+core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& task, core::TaskState& state,
+                                         core::Time now, std::string_view host,
+                                         std::optional<std::int64_t> upstream_run_id = std::nullopt);
 
 // Queues a manual run of `task` at `now`, in one transaction. A disabled task
 // is refused (bad input) unless `force`, which enables it first.

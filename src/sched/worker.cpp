@@ -142,6 +142,8 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
       {"TASKD_STATE", files.state_path()},
       {"TASKD_STATUS", files.status_path()}};
   if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
+  if (claimed.run.upstream_run_id)
+    taskd_variables.emplace_back("TASKD_UPSTREAM_RUN_ID", std::to_string(*claimed.run.upstream_run_id));
   return command_environment(claimed.task.definition, taskd_variables);
 }
 
@@ -215,14 +217,14 @@ class WorkerImpl {
       ClaimBatch refill;
     };
     auto written = store::write(db_, [&]() -> Result<Written> {
-      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now);
+      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now, identity_.host);
       if (!recorded) return std::unexpected(recorded.error());
       auto refill = claim(free_slots(), at);
       if (!refill) return std::unexpected(refill.error());
       return Written{std::move(*recorded), std::move(*refill)};
     }, store::WriteScope::rows);
     if (!written) return std::unexpected(written.error());
-    notify_changes(written->ends, at.now);
+    after_commit(written->ends, at.now);
     auto ends = std::exchange(unrecorded_ends_, {});
     auto runs = std::exchange(unrecorded_runs_, {});
     for (std::size_t i = 0; i < ends.size(); ++i) report_end(runs[i], ends[i], written->ends.current[i], at.now);
@@ -380,7 +382,7 @@ class WorkerImpl {
     if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
-    auto current = record_attempt_end(db_, end, now);
+    auto current = record_attempt_end(db_, end, now, identity_.host);
     if (!current) return std::unexpected(current.error());
     report_end(claimed, end, *current, now);
     return std::optional<Spawned>();

@@ -70,6 +70,9 @@ struct TableCopy {
   IdMap* new_ids = nullptr;         // tasks, renumbered: records the destination's id of each
   const IdMap* task_ids = nullptr;  // runs of renumbered tasks: the destination's id of their task
   const char* on_conflict = "";
+  // Runs merged after the destination's: added to their ids and to the
+  // run a chain's upstream_run_id names, so both stay the same run.
+  std::int64_t id_shift = 0;
 };
 
 int column_named(const Query& row, std::string_view name) {
@@ -85,7 +88,8 @@ class BatchInsert {
  public:
   BatchInsert(Database& to, const TableCopy& copy, const Query& row)
       : to_(to), copy_(copy), batch_(copy.new_ids ? 1 : rows_per_insert), id_column_(column_named(row, "id")),
-        task_id_column_(copy.task_ids ? column_named(row, "task_id") : -1) {
+        task_id_column_(copy.task_ids ? column_named(row, "task_id") : -1),
+        upstream_column_(copy.id_shift ? column_named(row, "upstream_run_id") : -1) {
     for (int i = 0; i < row.column_count(); ++i) {
       if (i == id_column_ && !copy.keep_ids) continue;
       columns_.push_back(i);
@@ -94,8 +98,7 @@ class BatchInsert {
   }
 
   void add(const Query& row) {
-    for (int column : columns_)
-      values_.push_back(column == task_id_column_ ? Value(copy_.task_ids->at(row.int64(column))) : value_of(row, column));
+    for (int column : columns_) values_.push_back(copied_value(row, column));
     ids_.push_back(id_column_ >= 0 ? row.int64(id_column_) : 0);
     if (ids_.size() == batch_) flush();
   }
@@ -129,11 +132,19 @@ class BatchInsert {
     ids_.clear();
   }
 
+  Value copied_value(const Query& row, int column) const {
+    if (column == task_id_column_) return copy_.task_ids->at(row.int64(column));
+    bool shifted = column == id_column_ || column == upstream_column_;
+    if (shifted && copy_.id_shift && row.type(column) != ValueType::null) return row.int64(column) + copy_.id_shift;
+    return value_of(row, column);
+  }
+
   Database& to_;
   const TableCopy& copy_;
   std::size_t batch_;
   int id_column_;
   int task_id_column_;
+  int upstream_column_;
   std::vector<int> columns_;
   std::string names_;
   std::vector<Value> values_;     // the rows not written yet, column after column
@@ -238,17 +249,16 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
     auto tasks_there = to.prepare("SELECT count(*) FROM tasks").single_int64();
     if (auto error = refusal(from, to, merge, tasks_there)) return std::unexpected(*error);
     bool keep_ids = tasks_there == 0;
+    auto last_run_there = to.prepare("SELECT coalesce(max(id), 0) FROM runs").single_int64();
     IdMap task_ids;
     CopyCounts counts;
     counts.groups = copy_rows(from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"});
     counts.tasks = copy_rows(from, to, {.table = "tasks", .order = "id", .keep_ids = keep_ids,
                                         .new_ids = keep_ids ? nullptr : &task_ids});
-    counts.runs = copy_rows(from, to, {.table = "runs", .order = "id", .keep_ids = keep_ids,
-                                       .task_ids = keep_ids ? nullptr : &task_ids});
-    if (keep_ids) {
-      continue_ids_after_copied(to, "tasks");
-      continue_ids_after_copied(to, "runs");
-    }
+    counts.runs = copy_rows(from, to, {.table = "runs", .order = "id", .keep_ids = true,
+                                       .task_ids = keep_ids ? nullptr : &task_ids, .id_shift = last_run_there});
+    if (keep_ids) continue_ids_after_copied(to, "tasks");
+    continue_ids_after_copied(to, "runs");
     tx.commit();
     return counts;
   });

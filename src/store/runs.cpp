@@ -18,7 +18,7 @@ using core::Time;
 constexpr const char* run_columns =
     "r.id, r.task_id, t.name, r.status, r.trigger, r.scheduled_at, r.enqueued_at, r.started_at, r.finished_at, "
     "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
-    "r.output_truncated, r.cpu_us, r.peak_memory_bytes, r.not_before";
+    "r.output_truncated, r.cpu_us, r.peak_memory_bytes, r.not_before, r.upstream_run_id";
 
 // A run from the columns of run_columns, in order.
 RunRecord run_from(Columns c) {
@@ -46,6 +46,7 @@ RunRecord run_from(Columns c) {
   if (auto cpu = c.optional_int64()) run.usage.cpu = std::chrono::microseconds(*cpu);
   run.usage.peak_memory_bytes = c.optional_int64();
   run.not_before = core::from_unix_ms(c.int64());
+  run.upstream_run_id = c.optional_int64();
   return run;
 }
 
@@ -119,11 +120,12 @@ const std::string& claimable_run_condition() {
 }
 
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
-                                       Time now, std::optional<Time> not_before) {
+                                       Time now, std::optional<Time> not_before,
+                                       std::optional<std::int64_t> upstream_run_id) {
   return guarded(db, [&]() -> Result<std::int64_t> {
     auto insert = db.cached(
         "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
-        "not_before) VALUES (?, 'queued', ?, ?, ?, ?, ?) RETURNING id");
+        "not_before, upstream_run_id) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.int64(task.id);
     b.text(core::to_string(trigger));
@@ -131,6 +133,7 @@ Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Tim
     b.time(slot);
     b.time(now);
     b.time(not_before.value_or(now));
+    b.optional_int(upstream_run_id);
     return insert.single_int64();
   });
 }
@@ -199,18 +202,21 @@ Result<std::vector<Time>> pending_backfill_slots(Database& db, std::int64_t task
   });
 }
 
-Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped, Time now) {
+Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped, Time now,
+                                std::optional<std::int64_t> upstream_run_id) {
   return guarded(db, [&]() -> Result<void> {
     auto insert = db.cached(
         "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, "
-        "finished_at, reason) VALUES (?, 'skipped', 'schedule', ?, ?, ?, ?, ?)");
+        "finished_at, reason, upstream_run_id) VALUES (?, 'skipped', ?, ?, ?, ?, ?, ?, ?)");
     Binder b(insert);
     b.int64(task_id);
+    b.text(upstream_run_id ? "manual" : "schedule");
     b.time(skipped.first);
     b.time(now);
     b.time(now);
     b.time(now);
     b.text(skipped.reason);
+    b.optional_int(upstream_run_id);
     insert.exec();
     return {};
   });

@@ -37,6 +37,7 @@ struct RunRecord {
   std::int64_t output_bytes = 0;
   bool output_truncated = false;
   core::ResourceUsage usage;  // of an attempt that ran and ended
+  std::optional<std::int64_t> upstream_run_id;  // the run of the --after task that queued (or skipped) it
 };
 
 // Who runs an attempt: enough to tell later whether that process still lives.
@@ -63,10 +64,12 @@ struct InFlightRun {
 };
 
 // A QUEUED run serving `slot`, to be claimed no sooner than `not_before`
-// (its jitter), or at once.
+// (its jitter), or at once; `upstream_run_id`: the run of the task's
+// upstream (--after) that queued it.
 core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, core::Time slot,
                                              core::Trigger trigger, core::Time now,
-                                             std::optional<core::Time> not_before = std::nullopt);
+                                             std::optional<core::Time> not_before = std::nullopt,
+                                             std::optional<std::int64_t> upstream_run_id = std::nullopt);
 
 // QUEUED backfilled runs of `task` (manual runs serving the past `slots`,
 // taskd(1) backfill), each attempt `attempt_no` of its slot, claimable from
@@ -81,9 +84,11 @@ core::Result<std::vector<std::int64_t>> insert_backfill_runs(Database& db, const
 core::Result<std::vector<core::Time>> pending_backfill_slots(Database& db, std::int64_t task_id, core::Time from,
                                                              core::Time until);
 
-// One SKIPPED row standing for `skipped.count` slots.
+// One SKIPPED row standing for `skipped.count` slots; or, with
+// `upstream_run_id`, for the manual run that run of the task's upstream
+// (--after) could not queue.
 core::Result<void> insert_skipped_run(Database& db, std::int64_t task_id, const core::SkippedSlots& skipped,
-                                      core::Time now);
+                                      core::Time now, std::optional<std::int64_t> upstream_run_id = std::nullopt);
 
 // Whether the task has a run queued or running.
 core::Result<bool> has_active_run(Database& db, std::int64_t task_id);

@@ -28,7 +28,7 @@ constexpr const char* task_columns =
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
     "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, next_run_at, last_run_at, "
     "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
-    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at";
+    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished";
 
 json seconds_list(const std::vector<core::Seconds>& values) {
   json out = json::array();
@@ -117,6 +117,12 @@ void read_head(Columns& c, Task& task) {
   d.after_finish = c.boolean();
 }
 
+// The columns after_task and after_finished.
+void read_upstream(Columns& c, core::TaskDefinition& d) {
+  d.after.task = c.text();
+  d.after.on_any_outcome = c.boolean();
+}
+
 // A task from the columns of task_columns, in order.
 Task task_from(Columns c) {
   Task task;
@@ -158,6 +164,7 @@ Task task_from(Columns c) {
   s.paused = c.boolean();
   s.accounted_until = c.optional_time();
   s.last_succeeded_at = c.optional_time();
+  read_upstream(c, d);
   return task;
 }
 
@@ -205,9 +212,9 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window";
+    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, after_task, after_finished";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 29;
+constexpr std::size_t definition_column_count = 31;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -250,6 +257,8 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.seconds(d.alert_after);
   b.text(core::to_string(d.catch_up));
   b.seconds(d.catch_up_window);
+  b.text(d.after.task);
+  b.int64(d.after.on_any_outcome);
 }
 
 }  // namespace
@@ -416,7 +425,7 @@ std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::s
 // What a headline reads, in headline_from's order.
 constexpr const char* headline_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
-    "paused, disabled_until_update";
+    "paused, disabled_until_update, after_task, after_finished";
 
 Task headline_from(Columns c) {
   Task task;
@@ -426,6 +435,7 @@ Task headline_from(Columns c) {
   if (auto status = c.optional_text()) s.last_status = core::parse_run_status(*status).value_or(core::RunStatus::failed);
   s.paused = c.boolean();
   s.disabled_until_update = c.boolean();
+  read_upstream(c, task.definition);
   return task;
 }
 
@@ -582,6 +592,50 @@ Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids) {
     while (lock.step()) {
     }
     return {};
+  });
+}
+
+Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids) {
+  if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
+  return guarded(db, [&]() -> Result<void> {
+    auto lock = db.cached(
+        "SELECT id FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])) OR (after_task <> '' AND after_task IN "
+        "(SELECT name FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])))) ORDER BY id FOR UPDATE");
+    Binder b(lock);
+    b.id_array(ids);
+    while (lock.step()) {
+    }
+    return {};
+  });
+}
+
+Result<std::vector<Task>> followers_of(Database& db, std::string_view name) {
+  return guarded(db, [&]() -> Result<std::vector<Task>> {
+    static const std::string sql =
+        fmt::format("SELECT {} FROM tasks WHERE after_task = ? AND after_task <> '' ORDER BY id", task_columns);
+    auto query = db.cached(sql);
+    query.bind(1, std::string(name));
+    return tasks_from(query);
+  });
+}
+
+Result<core::UpstreamOf> task_upstreams(Database& db) {
+  return guarded(db, [&]() -> Result<core::UpstreamOf> {
+    auto query = db.prepare("SELECT name, after_task FROM tasks WHERE after_task <> ''");
+    core::UpstreamOf upstream_of;
+    while (query.step()) upstream_of.emplace(query.query().text(0), query.query().text(1));
+    return upstream_of;
+  });
+}
+
+Result<core::UpstreamOf> followers_of_missing_tasks(Database& db) {
+  return guarded(db, [&]() -> Result<core::UpstreamOf> {
+    auto query = db.prepare(
+        "SELECT name, after_task FROM tasks f WHERE after_task <> '' "
+        "AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.name = f.after_task)");
+    core::UpstreamOf upstream_of;
+    while (query.step()) upstream_of.emplace(query.query().text(0), query.query().text(1));
+    return upstream_of;
   });
 }
 

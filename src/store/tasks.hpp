@@ -98,6 +98,21 @@ const std::string& tick_work_sql();
 // transaction has it all.
 core::Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids);
 
+// lock_tasks for the tasks `ids` and their followers (the tasks --after
+// one of them), all in the order of their ids: an attempt's end may queue
+// runs of its task's followers.
+core::Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids);
+
+// The tasks --after the task named `name`, in the order of their ids.
+core::Result<std::vector<core::Task>> followers_of(Database& db, std::string_view name);
+
+// The upstream of each task that has one (--after), by name.
+core::Result<core::UpstreamOf> task_upstreams(Database& db);
+
+// The tasks --after a task that does not exist (one just removed), with
+// their upstreams.
+core::Result<core::UpstreamOf> followers_of_missing_tasks(Database& db);
+
 // Writes a task's state.
 core::Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, core::Time now);
 

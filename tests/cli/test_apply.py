@@ -12,7 +12,7 @@ T0 = "2026-11-21 14:00:00"
 DEFINITION_FIELDS = (
     "name", "command", "shell", "schedule", "tz", "dtstart", "after_finish", "phase", "jitter", "timeout",
     "kill_grace", "tolerance", "retry", "permanent_exit", "overlap", "owner", "group", "priority", "cwd", "env",
-    "notify",
+    "notify", "after",
 )
 
 TWO_TASKS = """\
@@ -248,8 +248,9 @@ class ExportTest(TaskdTestCase):
                  "--catch-up-window", "2d", "--shell", "--",
                  "backup && echo '''done''' \\")
         self.add("monthly", "--rrule", "FREQ=MONTHLY;BYMONTHDAY=1", "--tz", "Asia/Tokyo",
-                 "--dtstart", "2026-01-01T06:00:00", "--", "report")
-        self.add("deploy", "--manual", "--timeout", "20m", "--", "deploy.sh")
+                 "--dtstart", "2026-01-01T06:00:00", "--after", "fetch", "--", "report")
+        # After a task that the exported file lists later.
+        self.add("deploy", "--manual", "--timeout", "20m", "--after", "nightly:finished", "--", "deploy.sh")
         self.add("tokyo-hourly", "--every", "1h", "--phase", "0", "--tz", "Asia/Kolkata", "--", "true")
         self.ok("group", "set", "net", "--concurrency", "4")
         exported = self.ok("export")

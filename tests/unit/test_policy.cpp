@@ -127,6 +127,7 @@ TEST_CASE("a retry that would run past the next planned slot waits for the plan 
   state.accounted_until = at(11, 0);
   auto failed = on_finish(d, schedule_for(d), state, at(11, 30), AttemptOutcome::failed, "exit code 1");
   CHECK(failed.state.next_run_at == at(14, 0));
+  CHECK_FALSE(failed.retry_pending);  // the slot's outcome is final: chains go on
 }
 
 TEST_CASE("a retry that fits before the next planned slot runs after its delay") {
@@ -138,6 +139,10 @@ TEST_CASE("a retry that fits before the next planned slot runs after its delay")
   auto failed = on_finish(d, schedule_for(d), state, at(9, 0), AttemptOutcome::failed, "exit code 1");
   CHECK(failed.state.next_run_at == at(9, 1));
   CHECK(failed.state.attempt_no == 2);
+  CHECK(failed.retry_pending);
+  state.attempt_no = 1;
+  auto succeeded = on_finish(d, schedule_for(d), state, at(9, 2), AttemptOutcome::succeeded, "");
+  CHECK_FALSE(succeeded.retry_pending);
 }
 
 TEST_CASE("the exhausted ladder disables the task until it is updated, with the reason") {
