@@ -433,3 +433,8 @@ UPDATE tasks SET last_succeeded_at =
 ALTER TABLE tasks ADD COLUMN catch_up text NOT NULL DEFAULT 'latest'
   CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up ~ '^all:[1-9][0-9]*$');
 ALTER TABLE tasks ADD COLUMN catch_up_window bigint CHECK (catch_up_window >= 0);
+
+-- migrate: 10
+-- The DST rules of a task (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN dst_gap text CHECK (dst_gap IN ('run-after', 'skip'));
+ALTER TABLE tasks ADD COLUMN dst_repeat text CHECK (dst_repeat IN ('once', 'twice'));

@@ -261,3 +261,11 @@ UPDATE tasks SET last_succeeded_at =
 ALTER TABLE tasks ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'latest'
   CHECK (catch_up IN ('latest', 'none', 'all') OR catch_up GLOB 'all:[1-9]*');
 ALTER TABLE tasks ADD COLUMN catch_up_window INTEGER CHECK (catch_up_window >= 0);
+
+-- migrate: 11
+-- What a task's wall-clock schedule does at DST changes (taskd(1),
+-- --dst-gap, --dst-repeat): with a wall time the clock skips, run-after or
+-- skip; with one it shows twice, once or twice. NULL: the schedule's default
+-- (cronie's rules, RFC 5545's for an RRULE).
+ALTER TABLE tasks ADD COLUMN dst_gap TEXT CHECK (dst_gap IN ('run-after', 'skip'));
+ALTER TABLE tasks ADD COLUMN dst_repeat TEXT CHECK (dst_repeat IN ('once', 'twice'));

@@ -86,6 +86,7 @@ struct TaskDefinition {
   std::optional<Seconds> alert_after;
   CatchUp catch_up;
   std::optional<Seconds> catch_up_window;  // missed slots older than this are skipped; none: no limit
+  DstPolicy dst;  // at DST changes (a schedule on a wall clock only); unset parts: the schedule's default
   bool operator==(const TaskDefinition&) const = default;
 };
 
