@@ -862,9 +862,11 @@ Time instant_of(Zone zone, LocalTime local) {
 }
 
 // The earliest wall time whose instant may come after `after`: a wall time in
-// a gap of the past day names an instant an offset change later.
+// a gap of the past day names an instant an offset change later, and the
+// second pass of one repeated in the next day an offset change earlier.
 LocalTime earliest_wall_after(Zone zone, Time after) {
-  return std::min(to_local(zone, after), to_local(zone, after - date::days{1}) + date::days{1});
+  return std::min({to_local(zone, after), to_local(zone, after - date::days{1}) + date::days{1},
+                   to_local(zone, after + date::days{1}) - date::days{1}});
 }
 
 // The earliest instant a wall time names in any zone.
