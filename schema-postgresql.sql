@@ -440,3 +440,8 @@ ALTER TABLE tasks ADD COLUMN after_task text NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN after_finished integer NOT NULL DEFAULT 0 CHECK (after_finished IN (0, 1));
 CREATE INDEX tasks_after ON tasks (after_task) WHERE after_task <> '';
 ALTER TABLE runs ADD COLUMN upstream_run_id bigint;
+
+-- migrate: 11
+-- The DST rules of a task (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN dst_gap text CHECK (dst_gap IN ('run-after', 'skip'));
+ALTER TABLE tasks ADD COLUMN dst_repeat text CHECK (dst_repeat IN ('once', 'twice'));

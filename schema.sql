@@ -271,3 +271,11 @@ ALTER TABLE tasks ADD COLUMN after_task TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN after_finished INTEGER NOT NULL DEFAULT 0 CHECK (after_finished IN (0, 1));
 CREATE INDEX tasks_after ON tasks (after_task) WHERE after_task <> '';
 ALTER TABLE runs ADD COLUMN upstream_run_id INTEGER;
+
+-- migrate: 12
+-- What a task's wall-clock schedule does at DST changes (taskd(1),
+-- --dst-gap, --dst-repeat): with a wall time the clock skips, run-after or
+-- skip; with one it shows twice, once or twice. NULL: the schedule's default
+-- (cronie's rules, RFC 5545's for an RRULE).
+ALTER TABLE tasks ADD COLUMN dst_gap TEXT CHECK (dst_gap IN ('run-after', 'skip'));
+ALTER TABLE tasks ADD COLUMN dst_repeat TEXT CHECK (dst_repeat IN ('once', 'twice'));

@@ -23,7 +23,16 @@ struct PreviewOptions {
 };
 
 bool names_a_schedule(const ScheduleOptions& options) {
-  return !options.every.empty() || !options.cron.empty() || !options.rrule.empty();
+  return !options.every.empty() || !options.cron.empty() || !options.rrule.empty() || !options.dst_gap.empty() ||
+         !options.dst_repeat.empty();
+}
+
+// "2026-03-29T01:00:00Z", and after it how a DST change shaped its slot.
+std::string preview_line(const core::Schedule& schedule, const core::UpcomingStart& upcoming) {
+  auto line = core::format_rfc3339(upcoming.start);
+  auto adjustment = upcoming.slot ? core::dst_adjustment(schedule, *upcoming.slot) : std::nullopt;
+  if (adjustment) line += fmt::format("  ({})", core::describe(*adjustment));
+  return line;
 }
 
 // The task to preview: a stored one by name, or one made of the options.
@@ -56,16 +65,16 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (!task) return std::unexpected(task.error());
   auto schedule = core::schedule_of(task->definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto instants = core::upcoming_starts(*task, *schedule, from, core::Time::max(), static_cast<std::size_t>(options.count));
+  auto starts = core::upcoming_starts(*task, *schedule, from, core::Time::max(), static_cast<std::size_t>(options.count));
   if (context.json) {
     Json out = Json::array();
-    for (auto instant : instants) out.push_back(core::format_rfc3339(instant));
+    for (const auto& upcoming : starts) out.push_back(core::format_rfc3339(upcoming.start));
     print_json(out);
     return {};
   }
   fmt::memory_buffer text;
-  for (auto instant : instants) {
-    auto line = core::format_rfc3339(instant);
+  for (const auto& upcoming : starts) {
+    auto line = preview_line(*schedule, upcoming);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
   }

@@ -197,6 +197,16 @@ std::string catch_up_text(const core::TaskDefinition& d) {
   return text;
 }
 
+// "gap skip, repeat once (the default)" (show's "dst" line).
+std::string dst_text(const core::DstPolicy& dst, const core::Schedule& schedule) {
+  const auto rule = dst.over(core::default_dst(schedule));
+  auto part = [](std::string_view name, std::string_view value, bool set) {
+    return fmt::format("{} {}{}", name, value, set ? "" : " (the default)");
+  };
+  return part("gap", core::to_string(rule.gap), dst.gap.has_value()) + ", " +
+         part("repeat", core::to_string(rule.repeat), dst.repeat.has_value());
+}
+
 // A task without a next run has a schedule that ended, or a run in flight
 // whose end plans the next (--after-finish, --catch-up all).
 std::string next_run_text(const core::Task& task, const core::Schedule* schedule, core::Time now) {
@@ -236,6 +246,7 @@ void print_task(const core::Task& task, core::Time now) {
   if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
   if (!d.on_host.empty()) line("on host", d.on_host);
   if (d.catch_up != core::CatchUp{} || d.catch_up_window) line("catch up", catch_up_text(d));
+  if (d.dst.any() && schedule) line("dst", dst_text(d.dst, *schedule));
   if (d.limits.any()) line("limits", core::describe_limits(d.limits));
   if (d.alert_after) line("alert after", core::format_duration(*d.alert_after));
 }

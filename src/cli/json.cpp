@@ -33,6 +33,8 @@ Json definition_json(const core::TaskDefinition& d) {
   out["after_finish"] = d.after_finish;
   out["phase"] = seconds_json(d.phase);
   out["jitter"] = d.jitter.count();
+  out["dst_gap"] = d.dst.gap ? Json(core::to_string(*d.dst.gap)) : Json(nullptr);
+  out["dst_repeat"] = d.dst.repeat ? Json(core::to_string(*d.dst.repeat)) : Json(nullptr);
   std::optional<core::Seconds> timeout = d.timeout;
   std::optional<core::Millis> tolerance = d.tolerance;
   if (auto schedule = core::schedule_of(d)) {

@@ -94,6 +94,31 @@ Result<void> apply_jitter(const ScheduleOptions& options, core::TaskDefinition& 
   return {};
 }
 
+// One DST option: "" leaves the schedule's default.
+template <class Rule>
+Result<std::optional<Rule>> optional_dst_rule(const std::string& text, std::string_view option,
+                                              Result<Rule> (*parse)(std::string_view)) {
+  if (text.empty()) return std::nullopt;
+  auto rule = parse(text);
+  if (!rule) return fail(ErrorKind::bad_input, fmt::format("{}: {}", option, rule.error().message));
+  return *rule;
+}
+
+// --dst-gap and --dst-repeat, which only a schedule on a wall clock has.
+Result<void> apply_dst(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule) {
+  auto gap = optional_dst_rule(options.dst_gap, "--dst-gap", core::parse_dst_gap);
+  if (!gap) return std::unexpected(gap.error());
+  auto repeat = optional_dst_rule(options.dst_repeat, "--dst-repeat", core::parse_dst_repeat);
+  if (!repeat) return std::unexpected(repeat.error());
+  d.dst = {*gap, *repeat};
+  if (d.dst.any() && !core::follows_wall_clock(schedule))
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: only a schedule on a wall clock has DST changes (--cron, --rrule, or --every with "
+                            "--tz); this one counts in UTC or has no slots",
+                            *gap ? "--dst-gap" : "--dst-repeat"));
+  return {};
+}
+
 }  // namespace
 
 void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
@@ -106,6 +131,11 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
   command.add_option("--tz", options.tz, "Time zone of --cron and --rrule (default: $TZ, else the system's); with --every, align to its wall clock");
   command.add_option("--dtstart", options.dtstart, "--rrule: DTSTART as wall time in --tz (default: today 00:00)");
   command.add_option("--jitter", options.jitter, "Start each run a stable random delay in [0, DUR) after its slot");
+  command.add_option("--dst-gap", options.dst_gap,
+                     "A wall time the clock skips: run-after (run right after the gap) or skip ('' for the "
+                     "schedule's default)");
+  command.add_option("--dst-repeat", options.dst_repeat,
+                     "A wall time the clock shows twice: once (the first) or twice ('' for the schedule's default)");
 }
 
 Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
@@ -113,12 +143,13 @@ Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition
   if (options.manual) {
     d.schedule_kind = core::ScheduleKind::manual;
     d.schedule_spec.clear();
-    return {};
+    return apply_dst(options, d, core::Manual{});
   }
   auto kind = options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d);
   if (!kind) return kind;
   auto schedule = core::schedule_of(d);
   if (!schedule) return std::unexpected(schedule.error());
+  if (auto dst = apply_dst(options, d, *schedule); !dst) return dst;
   return apply_jitter(options, d, *schedule, now);
 }
 

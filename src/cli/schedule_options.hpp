@@ -1,6 +1,7 @@
 #pragma once
 // The schedule options that `add` and `preview` share: one of --every,
-// --cron or --rrule, with --phase, --after-finish, --tz and --dtstart.
+// --cron or --rrule, with --phase, --after-finish, --tz, --dtstart and the
+// DST rules.
 #include <CLI/CLI.hpp>
 #include <string>
 
@@ -18,6 +19,8 @@ struct ScheduleOptions {
   std::string jitter;
   bool after_finish = false;
   bool manual = false;  // no schedule: only `taskd trigger` runs the task
+  std::string dst_gap;     // "": the schedule's default
+  std::string dst_repeat;  // "": the schedule's default
 };
 
 void add_schedule_options(CLI::App& command, ScheduleOptions& options);

@@ -168,6 +168,8 @@ const std::map<std::string, Setter, std::less<>>& task_keys() {
       {"after_finish", set_flag<&ScheduleOptions::after_finish>},
       {"manual", set_flag<&ScheduleOptions::manual>},
       {"jitter", set_text<&ScheduleOptions::jitter>},
+      {"dst_gap", set_text<&ScheduleOptions::dst_gap>},
+      {"dst_repeat", set_text<&ScheduleOptions::dst_repeat>},
       {"timeout", set_text<&TaskOptions::timeout>},
       {"kill_grace", set_text<&TaskOptions::kill_grace>},
       {"tolerance", set_text<&TaskOptions::tolerance>},
@@ -417,6 +419,11 @@ bool same_limit(const Definition& a, const Definition& b) {
   return a.limits.*Member == b.limits.*Member;
 }
 
+template <auto Member>
+bool same_dst(const Definition& a, const Definition& b) {
+  return a.dst.*Member == b.dst.*Member;
+}
+
 using FieldComparison = bool (*)(const Definition&, const Definition&);
 
 const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() {
@@ -428,6 +435,8 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"phase", same<&Definition::phase>},
       {"dtstart", same<&Definition::dtstart>},
       {"jitter", same<&Definition::jitter>},
+      {"dst_gap", same_dst<&core::DstPolicy::gap>},
+      {"dst_repeat", same_dst<&core::DstPolicy::repeat>},
       {"timeout", same<&Definition::timeout>},
       {"kill_grace", same<&Definition::kill_grace>},
       {"tolerance", same<&Definition::tolerance>},
@@ -556,6 +565,8 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "tz", o.schedule.tz);
   write_text(out, "dtstart", o.schedule.dtstart);
   write_text(out, "jitter", o.schedule.jitter);
+  write_text(out, "dst_gap", o.schedule.dst_gap);
+  write_text(out, "dst_repeat", o.schedule.dst_repeat);
   write_text(out, "timeout", o.timeout);
   write_text(out, "kill_grace", o.kill_grace, implied.kill_grace);
   write_text(out, "tolerance", o.tolerance);

@@ -278,6 +278,8 @@ ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
   schedule.tz = d.tz;
   if (d.dtstart) schedule.dtstart = core::format_local(*d.dtstart);
   if (d.jitter.count() > 0) schedule.jitter = core::format_duration(d.jitter);
+  if (d.dst.gap) schedule.dst_gap = core::to_string(*d.dst.gap);
+  if (d.dst.repeat) schedule.dst_repeat = core::to_string(*d.dst.repeat);
   return schedule;
 }
 
@@ -328,6 +330,8 @@ const std::map<std::string, FieldCopy>& option_fields() {
       {"--tz", copy_schedule_field<&ScheduleOptions::tz>},
       {"--dtstart", copy_schedule_field<&ScheduleOptions::dtstart>},
       {"--jitter", copy_schedule_field<&ScheduleOptions::jitter>},
+      {"--dst-gap", copy_schedule_field<&ScheduleOptions::dst_gap>},
+      {"--dst-repeat", copy_schedule_field<&ScheduleOptions::dst_repeat>},
   };
   return fields;
 }
@@ -368,7 +372,11 @@ TaskOptions options_of(const core::TaskDefinition& d) {
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
   if (given.contains("--every") || given.contains("--cron") || given.contains("--rrule") || given.contains("--manual")) {
     ScheduleOptions kept;
-    if (given.contains("--cron") || given.contains("--rrule")) kept.tz = base.schedule.tz;
+    if (given.contains("--cron") || given.contains("--rrule")) {
+      kept.tz = base.schedule.tz;
+      kept.dst_gap = base.schedule.dst_gap;
+      kept.dst_repeat = base.schedule.dst_repeat;
+    }
     if (!given.contains("--manual")) kept.jitter = base.schedule.jitter;
     base.schedule = kept;
   }
@@ -381,7 +389,7 @@ namespace {
 
 bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
   return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
-         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase;
+         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst;
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ TaskOptions options_of(const core::TaskDefinition& definition);
 // Copies the options named in `given` (as "--timeout", "command") from
 // `edits` onto `base`. A new schedule kind replaces the old schedule with its
 // phase, DTSTART and fixed-delay flag; its jitter (and, for --cron and
-// --rrule, its zone) stay unless given.
+// --rrule, its zone and DST rules) stay unless given.
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given);
 
 // Saves `definition` as `task`'s, with the state that the change implies

@@ -479,9 +479,10 @@ date::local_days first_day_of_next_month(const date::year_month_day& date) {
   return date::local_days{(date.year() / date.month() + date::months{1}) / 1};
 }
 
-// The first wall-clock time at or after `from` that the expression names,
-// skipping whole months and days that cannot match.
-std::optional<LocalTime> next_wall_time(const CronSpec& spec, LocalTime from) {
+}  // namespace
+
+// Skips whole months and days that cannot match.
+std::optional<LocalTime> cron_next_wall(const CronSpec& spec, LocalTime from) {
   auto day = std::chrono::floor<days>(from);
   auto time_of_day = from - day;
   for (const auto horizon = day + calendar_search_horizon; day < horizon; time_of_day = seconds{0}) {
@@ -498,8 +499,6 @@ std::optional<LocalTime> next_wall_time(const CronSpec& spec, LocalTime from) {
   return std::nullopt;
 }
 
-}  // namespace
-
 Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name) {
   auto fields = split_into_fields(expression);
   if (!fields) return std::unexpected(fields.error());
@@ -508,9 +507,13 @@ Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_n
   return spec;
 }
 
-std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t) {
-  auto next_wall = [&spec](LocalTime from) { return next_wall_time(spec, from); };
-  return spec.hour_follows_clock ? next_following_clock(zone, t, next_wall) : next_fixed_time(zone, t, next_wall);
+DstRule cron_default_dst(const CronSpec& spec) {
+  return spec.hour_follows_clock ? clock_following_dst : fixed_time_dst;
+}
+
+std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t, DstPolicy policy) {
+  auto next_wall = [&spec](LocalTime from) { return cron_next_wall(spec, from); };
+  return next_on_wall_clock(zone, t, next_wall, policy.over(cron_default_dst(spec)));
 }
 
 }  // namespace taskd::core

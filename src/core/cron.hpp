@@ -42,11 +42,18 @@ struct CronSpec {
 // expression that can never match (`0 0 30 2 *`) is an error too.
 Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name);
 
-// The first slot strictly after `t`, wall clock in `zone`, with cronie's DST
-// rules: a fixed time that falls in a skipped hour runs once, at the end of
-// the gap; a fixed time in a repeated hour runs once (its first occurrence);
-// jobs whose hour field is '*' follow the clock (a skipped wall time does not
-// run; in a repeated hour they run in both passes).
-std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t);
+// The DST rule of cronie for the job: clock_following_dst when its hour
+// field starts with '*' (a skipped wall time does not run; in a repeated hour
+// it runs in both passes), fixed_time_dst for any other (a time in a skipped
+// hour runs once, at the end of the gap; one in a repeated hour runs once,
+// at its first occurrence).
+DstRule cron_default_dst(const CronSpec& spec);
+
+// The first wall-clock time at or after `from` that the expression names.
+std::optional<LocalTime> cron_next_wall(const CronSpec& spec, LocalTime from);
+
+// The first slot strictly after `t`, wall clock in `zone`, at DST changes as
+// `policy` says, each part it leaves unset as cronie does (cron_default_dst).
+std::optional<Time> cron_next_after(const CronSpec& spec, Zone zone, Time t, DstPolicy policy = {});
 
 }  // namespace taskd::core

@@ -375,28 +375,26 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   return decision;
 }
 
-std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
-                                  std::size_t limit) {
-  std::vector<Time> starts;
+std::vector<UpcomingStart> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
+                                           std::size_t limit) {
+  std::vector<UpcomingStart> starts;
   auto run_index = task.state.run_index;
-  auto start_of = [&](Time slot, bool planned) {
-    return slot + (planned ? jitter_delay(task.definition, ++run_index) : Millis{0});
-  };
-  auto keep = [&](Time start) {
+  // A pending --start-now or retry is not a planned slot: it is not jittered.
+  auto keep = [&](Time at, bool planned) {
+    const Time start = at + (planned ? jitter_delay(task.definition, ++run_index) : Millis{0});
     if (start >= until || starts.size() >= limit) return false;
-    starts.push_back(start);
+    starts.push_back({start, planned ? std::optional<Time>(at) : std::nullopt});
     return true;
   };
   Time after = from;
   const auto& pending = task.state.next_run_at;
   if (pending && *pending > from) {
-    // A pending --start-now or retry is not a planned slot: it is not jittered.
-    if (!keep(start_of(*pending, is_planned_slot(schedule, *pending)))) return starts;
+    if (!keep(*pending, is_planned_slot(schedule, *pending))) return starts;
     after = *pending;
   }
   SlotCursor cursor(schedule, after);
   while (auto slot = cursor.next()) {
-    if (!keep(start_of(*slot, true))) break;
+    if (!keep(*slot, true)) break;
   }
   return starts;
 }

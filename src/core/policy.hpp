@@ -117,10 +117,17 @@ FinishDecision on_edit(const Schedule& schedule, TaskState state, Time now, bool
 
 RunStatus run_status_of(AttemptOutcome outcome);
 
+// A start of the task to come, and the planned slot it is for (none for a
+// pending --start-now or retry, which is no planned slot).
+struct UpcomingStart {
+  Time start;
+  std::optional<Time> slot;
+};
+
 // The instants at which the scheduler will start the task after `from` and
 // before `until`, at most `limit` of them: its pending next run, then its
 // planned slots, each with its jitter.
-std::vector<Time> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
-                                  std::size_t limit);
+std::vector<UpcomingStart> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
+                                           std::size_t limit);
 
 }  // namespace taskd::core

@@ -862,9 +862,11 @@ Time instant_of(Zone zone, LocalTime local) {
 }
 
 // The earliest wall time whose instant may come after `after`: a wall time in
-// a gap of the past day names an instant an offset change later.
+// a gap of the past day names an instant an offset change later, and the
+// second pass of one repeated in the next day an offset change earlier.
 LocalTime earliest_wall_after(Zone zone, Time after) {
-  return std::min(to_local(zone, after), to_local(zone, after - date::days{1}) + date::days{1});
+  return std::min({to_local(zone, after), to_local(zone, after - date::days{1}) + date::days{1},
+                   to_local(zone, after + date::days{1}) - date::days{1}});
 }
 
 // The earliest instant a wall time names in any zone.
@@ -889,16 +891,43 @@ Result<RRuleSpec> parse_rrule(std::string_view rule, LocalTime dtstart) {
   return RRuleSpec{rule_text(compiled->written), dtstart};
 }
 
+namespace {
+
+// The instants at which a wall time of the rule runs under `rule`, earliest
+// first: none, one or two.
+std::vector<Time> instants_under(Zone zone, LocalTime local, DstRule rule) {
+  auto instants = resolve_local(zone, local);
+  switch (instants.kind) {
+    case LocalKind::unique: return {instants.first};
+    case LocalKind::skipped:
+      if (rule.gap == DstGap::skip) return {};
+      return {instant_of(zone, local)};
+    case LocalKind::repeated:
+      if (rule.repeat == DstRepeat::once) return {instants.first};
+      return {instants.first, instants.second};
+  }
+  return {};
+}
+
+}  // namespace
+
 struct RRuleCursor::State {
   Zone zone;
+  DstRule dst;
   Time floor;  // `after`, then the last instant returned
   std::optional<Until> until;
   std::optional<CompiledRule> rule;
   std::optional<Walk> walk;  // none once the rule has ended
+  // Instants of the wall times walked that are yet to be returned, and the
+  // earliest instant a wall time still to walk can run at: the second pass
+  // of a repeated hour comes after the first pass of the wall times after it.
+  std::set<Time> pending;
+  Time bound;
 };
 
-RRuleCursor::RRuleCursor(const RRuleSpec& spec, Zone zone, Time after)
-    : state_(std::make_unique<State>(State{zone, after, std::nullopt, std::nullopt, std::nullopt})) {
+RRuleCursor::RRuleCursor(const RRuleSpec& spec, Zone zone, Time after, DstPolicy policy)
+    : state_(std::make_unique<State>(
+          State{zone, policy.over(fixed_time_dst), after, std::nullopt, std::nullopt, std::nullopt, {}, after})) {
   auto rule = compile(spec.rule, spec.dtstart);
   if (!rule) return;  // not a spec from parse_rrule: it has no occurrences
   state_->until = rule->written.until;
@@ -910,23 +939,41 @@ RRuleCursor::~RRuleCursor() = default;
 RRuleCursor::RRuleCursor(RRuleCursor&&) noexcept = default;
 RRuleCursor& RRuleCursor::operator=(RRuleCursor&&) noexcept = default;
 
-std::optional<Time> RRuleCursor::next() {
-  if (!state_ || !state_->walk) return std::nullopt;
+void RRuleCursor::walk_one() {
   auto& state = *state_;
-  while (auto local = state.walk->next()) {
-    auto instant = instant_of(state.zone, *local);
-    if (state.until && state.until->excludes(*local, instant)) break;
-    // Before `after`, or a gap time moved onto an occurrence already returned.
-    if (instant <= state.floor) continue;
-    state.floor = instant;
-    return instant;
+  auto local = state.walk->next();
+  // The instants of later wall times never come before this one's RFC 5545
+  // instant (a gap time moved forward lands on one after the gap).
+  auto instant = local ? instant_of(state.zone, *local) : Time{};
+  if (!local || (state.until && state.until->excludes(*local, instant))) {
+    state.walk.reset();
+    return;
   }
-  state.walk.reset();
-  return std::nullopt;
+  state.bound = instant;
+  // Those before `after`, or a gap time moved onto an occurrence already returned, are gone.
+  for (auto run : instants_under(state.zone, *local, state.dst)) {
+    if (run > state.floor) state.pending.insert(run);
+  }
 }
 
-std::optional<Time> rrule_next_after(const RRuleSpec& spec, Zone zone, Time t) {
-  return RRuleCursor(spec, zone, t).next();
+std::optional<Time> RRuleCursor::next() {
+  if (!state_) return std::nullopt;
+  auto& state = *state_;
+  while (state.walk && (state.pending.empty() || *state.pending.begin() > state.bound)) walk_one();
+  if (state.pending.empty()) return std::nullopt;
+  state.floor = *state.pending.begin();
+  state.pending.erase(state.pending.begin());
+  return state.floor;
+}
+
+std::optional<Time> rrule_next_after(const RRuleSpec& spec, Zone zone, Time t, DstPolicy policy) {
+  return RRuleCursor(spec, zone, t, policy).next();
+}
+
+std::optional<LocalTime> rrule_next_wall(const RRuleSpec& spec, LocalTime from) {
+  auto rule = compile(spec.rule, spec.dtstart);
+  if (!rule) return std::nullopt;
+  return Walk(rule->plan, from).next();
 }
 
 }  // namespace taskd::core

@@ -1,6 +1,7 @@
 #include "core/schedule.hpp"
 
 #include <array>
+#include <fmt/format.h>
 
 namespace taskd::core {
 namespace {
@@ -33,16 +34,24 @@ LocalTime next_wall_slot(Seconds interval, Seconds phase, LocalTime from) {
   return LocalTime{phase} + index * interval;
 }
 
-// The wall clock counts whole seconds: the milliseconds of the phase shift
-// every slot after its conversion to UTC (zone offsets are whole seconds).
-std::optional<Time> next_slot_on_wall_clock(const Every& every, Zone zone, Time t) {
-  const auto whole_phase = std::chrono::floor<Seconds>(every.phase);
-  const auto millis = every.phase - whole_phase;
-  auto next_wall = [&every, whole_phase](LocalTime from) -> std::optional<LocalTime> {
-    return next_wall_slot(every.interval, whole_phase, from);
+// The wall times of a fixed-rate grid on a zone's clock: whole seconds.
+NextWallTime wall_slots(const Every& every) {
+  return [interval = every.interval, phase = std::chrono::floor<Seconds>(every.phase)](LocalTime from) {
+    return std::optional<LocalTime>{next_wall_slot(interval, phase, from)};
   };
-  auto slot = every.interval < std::chrono::days{1} ? next_following_clock(zone, t - millis, next_wall)
-                                                    : next_fixed_time(zone, t - millis, next_wall);
+}
+
+// The milliseconds of the phase, which shift every slot on a wall clock
+// after its conversion to UTC (zone offsets are whole seconds).
+Millis phase_millis(const Every& every) { return every.phase - std::chrono::floor<Seconds>(every.phase); }
+
+DstRule every_default_dst(const Every& every) {
+  return every.interval < std::chrono::days{1} ? clock_following_dst : fixed_time_dst;
+}
+
+std::optional<Time> next_slot_on_wall_clock(const Every& every, Zone zone, Time t) {
+  const auto millis = phase_millis(every);
+  auto slot = next_on_wall_clock(zone, t - millis, wall_slots(every), every.dst.over(every_default_dst(every)));
   if (!slot) return std::nullopt;
   return *slot + millis;
 }
@@ -80,8 +89,8 @@ std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time 
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
   return std::visit(Overloaded{
                         [&](const Every& every) { return next_fixed_rate_slot(every, t); },
-                        [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t); },
-                        [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t); },
+                        [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t, cron.dst); },
+                        [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t, rule.dst); },
                         [](const Manual&) -> std::optional<Time> { return std::nullopt; },
                     },
                     schedule);
@@ -95,7 +104,7 @@ bool is_fixed_delay(const Schedule& schedule) {
 bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - Millis{1}) == t; }
 
 SlotCursor::SlotCursor(const Schedule& schedule, Time after) : schedule_(schedule), last_(after) {
-  if (const auto* rule = std::get_if<Recurrence>(&schedule)) recurrence_.emplace(rule->spec, rule->zone, after);
+  if (const auto* rule = std::get_if<Recurrence>(&schedule)) recurrence_.emplace(rule->spec, rule->zone, after, rule->dst);
 }
 
 std::optional<Time> SlotCursor::next() {
@@ -155,6 +164,134 @@ bool fits_wall_clock(Seconds interval) {
 bool has_slot_grid(const Schedule& schedule) {
   const auto* every = std::get_if<Every>(&schedule);
   return every ? !every->after_finish : !std::holds_alternative<Manual>(schedule);
+}
+
+bool follows_wall_clock(const Schedule& schedule) {
+  const auto* every = std::get_if<Every>(&schedule);
+  return every ? every->zone && !every->after_finish : !std::holds_alternative<Manual>(schedule);
+}
+
+DstRule default_dst(const Schedule& schedule) {
+  return std::visit(Overloaded{
+                        [](const Every& every) { return every_default_dst(every); },
+                        [](const Cron& cron) { return cron_default_dst(cron.spec); },
+                        [](const auto&) { return fixed_time_dst; },
+                    },
+                    schedule);
+}
+
+namespace {
+
+// A schedule on a wall clock as dst_adjustment reads it.
+struct WallClock {
+  Zone zone;
+  NextWallTime next_wall;
+  DstPolicy policy;
+  std::string_view default_of;  // the kind of schedule whose default DST rule it has
+  Millis shift{0};              // of each slot from its wall time's instant (--every's phase milliseconds)
+  bool gap_moves_forward = false;  // a recurrence rule: a gap time moves by the gap's length
+};
+
+std::optional<WallClock> wall_clock_of(const Schedule& schedule) {
+  return std::visit(Overloaded{
+                        [](const Every& every) -> std::optional<WallClock> {
+                          if (!every.zone || every.after_finish) return std::nullopt;
+                          const bool under_a_day = every.interval < std::chrono::days{1};
+                          return WallClock{*every.zone, wall_slots(every), every.dst,
+                                           under_a_day ? "--every under a day" : "--every in whole days",
+                                           phase_millis(every)};
+                        },
+                        [](const Cron& cron) -> std::optional<WallClock> {
+                          auto walls = [spec = cron.spec](LocalTime from) { return cron_next_wall(spec, from); };
+                          return WallClock{cron.zone, walls, cron.dst,
+                                           cron.spec.hour_follows_clock ? "an hour field of *" : "a fixed hour"};
+                        },
+                        [](const Recurrence& rule) -> std::optional<WallClock> {
+                          auto walls = [spec = rule.spec](LocalTime from) { return rrule_next_wall(spec, from); };
+                          return WallClock{rule.zone, walls, rule.dst, "--rrule (RFC 5545)", Millis{0}, true};
+                        },
+                        [](const Manual&) -> std::optional<WallClock> { return std::nullopt; },
+                    },
+                    schedule);
+}
+
+LocalTime wall_at(std::chrono::sys_seconds instant, Seconds offset) {
+  return LocalTime{(instant + offset).time_since_epoch()};
+}
+
+// The wall time in the gap that a slot right after it stands for, by the
+// schedule's way of running a gap time (DstGap::run_after); none when the
+// slot stands for no such time.
+std::optional<LocalTime> wall_run_after_gap(const WallClock& clock, std::chrono::sys_seconds instant,
+                                            const OffsetPeriod& period, Seconds before) {
+  const auto gap_end = wall_at(period.begin, period.offset);
+  if (clock.gap_moves_forward) {
+    const auto moved = wall_at(instant, before);
+    if (moved < gap_end && clock.next_wall(moved) == moved) return moved;
+    return std::nullopt;
+  }
+  auto named = clock.next_wall(wall_at(period.begin, before));
+  if (instant == period.begin && named && *named < gap_end) return named;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<DstAdjustment> dst_adjustment(const Schedule& schedule, Time slot) {
+  using Kind = DstAdjustment::Kind;
+  const auto clock = wall_clock_of(schedule);
+  if (!clock) return std::nullopt;
+  const auto rule = clock->policy.over(default_dst(schedule));
+  auto adjustment = [&](Kind kind, LocalTime wall) {
+    const bool gap = kind == Kind::ran_after_gap || kind == Kind::skipped_in_gap;
+    const bool by_default = gap ? !clock->policy.gap : !clock->policy.repeat;
+    return DstAdjustment{kind, wall, clock->zone, rule, by_default, by_default ? clock->default_of : "",
+                         kind == Kind::ran_after_gap && clock->gap_moves_forward};
+  };
+  const auto instant = std::chrono::floor<Seconds>(slot - clock->shift);
+  const auto period = offset_period(clock->zone, instant);
+  const auto wall = wall_at(instant, period.offset);
+  if (auto instants = resolve_local(clock->zone, wall); instants.kind == LocalKind::repeated)
+    return adjustment(instant == instants.first ? Kind::first_pass : Kind::second_pass, wall);
+  const auto before = offset_period(clock->zone, period.begin - Seconds{1}).offset;
+  if (before >= period.offset) return std::nullopt;  // no gap before the slot's period
+  if (rule.gap == DstGap::run_after) {
+    auto skipped = wall_run_after_gap(*clock, instant, period, before);
+    if (skipped) return adjustment(Kind::ran_after_gap, *skipped);
+    return std::nullopt;
+  }
+  auto skipped = clock->next_wall(wall_at(period.begin, before));
+  const bool first_after_gap = next_slot_after(schedule, Time{period.begin} + clock->shift - Millis{1}) == slot;
+  if (skipped && *skipped < wall_at(period.begin, period.offset) && first_after_gap)
+    return adjustment(Kind::skipped_in_gap, *skipped);
+  return std::nullopt;
+}
+
+std::string describe(const DstAdjustment& adjustment) {
+  using Kind = DstAdjustment::Kind;
+  const auto& a = adjustment;
+  const auto seconds = a.wall - std::chrono::floor<std::chrono::minutes>(a.wall);
+  const auto wall = fmt::format("{} {}", date::format(seconds.count() ? "%H:%M:%S" : "%H:%M", a.wall), zone_name(a.zone));
+  std::string what;
+  switch (a.kind) {
+    case Kind::ran_after_gap:
+      what = fmt::format("{} does not exist that day: runs {}", wall,
+                         a.shifted ? "the gap's length later" : "at the end of the gap");
+      break;
+    case Kind::skipped_in_gap:
+      what = fmt::format("{} did not exist on {}: skipped", wall, date::format("%F", a.wall));
+      break;
+    case Kind::first_pass:
+      what = fmt::format("{} happens twice that day: {}", wall,
+                         a.rule.repeat == DstRepeat::once ? "runs at the first only" : "the first of two runs");
+      break;
+    case Kind::second_pass: what = fmt::format("{} happens twice that day: the second of two runs", wall); break;
+  }
+  const bool gap = a.kind == Kind::ran_after_gap || a.kind == Kind::skipped_in_gap;
+  auto rule = gap ? fmt::format("--dst-gap {}", to_string(a.rule.gap))
+                  : fmt::format("--dst-repeat {}", to_string(a.rule.repeat));
+  if (a.by_default) rule += fmt::format(", the default for {}", a.default_of);
+  return fmt::format("{}, {}", what, rule);
 }
 
 }  // namespace taskd::core

@@ -20,11 +20,13 @@ namespace taskd::core {
 // follows the clock at DST changes, a longer one is a fixed time (as cron's
 // jobs are). With `after_finish` it is a fixed delay: the next run is
 // `interval` after the previous one finished, and there is no grid of slots.
+// `dst` changes what the slots on a zone's clock do at DST changes.
 struct Every {
   Seconds interval;
   Millis phase;
   bool after_finish = false;
   std::optional<Zone> zone = std::nullopt;
+  DstPolicy dst = {};
 };
 
 // Whether fixed-rate slots of this interval can be aligned to a wall clock:
@@ -36,12 +38,14 @@ bool fits_wall_clock(Seconds interval);
 struct Cron {
   CronSpec spec;
   Zone zone;
+  DstPolicy dst = {};
 };
 
 // An RFC 5545 recurrence rule on the wall clock of a zone.
 struct Recurrence {
   RRuleSpec spec;
   Zone zone;
+  DstPolicy dst = {};
 };
 
 // Only `taskd trigger` runs the task.
@@ -90,5 +94,42 @@ bool is_fixed_delay(const Schedule& schedule);
 
 // Whether the schedule plans slots on a grid (fixed delay and manual do not).
 bool has_slot_grid(const Schedule& schedule);
+
+// Whether the schedule's slots are wall times of a zone, which DST changes
+// move: --every with a zone, --cron, --rrule.
+bool follows_wall_clock(const Schedule& schedule);
+
+// The DST rule the schedule follows where its task sets none: cronie's
+// (cron_default_dst) for --cron and for --every with a zone (the clock's
+// under a day, a fixed time's for whole days), RFC 5545's for --rrule.
+DstRule default_dst(const Schedule& schedule);
+
+// How a DST change shaped a planned slot, as `preview` and `explain` say.
+struct DstAdjustment {
+  enum class Kind {
+    ran_after_gap,   // the slot stands for `wall`, which the clock skipped that day (DstGap::run_after)
+    skipped_in_gap,  // `wall`, which the clock skipped, did not run; the slot is the first after the gap
+    first_pass,      // the slot is the first instant of `wall`, which the clock showed twice
+    second_pass,     // the slot is its second instant (DstRepeat::twice)
+  };
+  Kind kind;
+  LocalTime wall;  // the first wall time of the gap the schedule names, or the repeated one
+  Zone zone;
+  DstRule rule;                 // the task's rule, each part set or the schedule's default
+  bool by_default;              // the part of `rule` that applied is the schedule's default
+  std::string_view default_of;  // the kind of schedule whose default it is, as "a fixed hour"
+  bool shifted;                 // a recurrence rule's gap time, moved forward by the gap's length
+  bool operator==(const DstAdjustment&) const = default;
+};
+
+// How a DST change shaped `slot`, a planned slot of `schedule`: none when no
+// change did (a slot with no wall time that the clock skipped or showed
+// twice, or any slot of a schedule that does not follow a wall clock).
+std::optional<DstAdjustment> dst_adjustment(const Schedule& schedule, Time slot);
+
+// One line that says what happened and which rule applied: "02:30
+// Europe/Berlin does not exist that day: runs after the gap, --dst-gap
+// run-after, the default for a fixed hour".
+std::string describe(const DstAdjustment& adjustment);
 
 }  // namespace taskd::core

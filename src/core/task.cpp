@@ -149,14 +149,14 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
       if (definition.tz.empty()) return Every{*interval, definition.phase, definition.after_finish};
       auto zone = find_zone(definition.tz);
       if (!zone) return std::unexpected(zone.error());
-      return Every{*interval, definition.phase, definition.after_finish, *zone};
+      return Every{*interval, definition.phase, definition.after_finish, *zone, definition.dst};
     }
     case ScheduleKind::cron: {
       auto zone = find_zone(definition.tz);
       if (!zone) return std::unexpected(zone.error());
       auto spec = parse_cron(definition.schedule_spec, definition.name);
       if (!spec) return std::unexpected(spec.error());
-      return Cron{*spec, *zone};
+      return Cron{*spec, *zone, definition.dst};
     }
     case ScheduleKind::rrule: {
       auto zone = find_zone(definition.tz);
@@ -164,7 +164,7 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
       if (!definition.dtstart) return fail(ErrorKind::bad_input, "--rrule needs a DTSTART");
       auto spec = parse_rrule(definition.schedule_spec, *definition.dtstart);
       if (!spec) return std::unexpected(spec.error());
-      return Recurrence{*spec, *zone};
+      return Recurrence{*spec, *zone, definition.dst};
     }
     case ScheduleKind::manual: return Manual{};
   }

@@ -88,6 +88,7 @@ struct TaskDefinition {
   CatchUp catch_up;
   std::optional<Seconds> catch_up_window;  // missed slots older than this are skipped; none: no limit
   Upstream after;  // --after: a final outcome of its run starts this task
+  DstPolicy dst;  // at DST changes (a schedule on a wall clock only); unset parts: the schedule's default
   bool operator==(const TaskDefinition&) const = default;
 };
 

@@ -206,28 +206,55 @@ LocalInstants resolve_local(Zone zone, LocalTime local) {
   return {LocalKind::skipped, end, end};
 }
 
-std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall) {
-  // Within one offset period wall time and instants advance together.
-  auto instant = std::chrono::floor<std::chrono::seconds>(t) + std::chrono::seconds{1};
-  for (const auto horizon = instant + calendar_search_horizon; instant < horizon;) {
-    const auto period = offset_period(zone, instant);
-    auto wall = next_wall(LocalTime{(instant + period.offset).time_since_epoch()});
-    if (!wall) return std::nullopt;
-    const auto run = date::sys_seconds{wall->time_since_epoch() - period.offset};
-    if (run < period.end) return run;
-    instant = period.end;
+std::string_view to_string(DstGap gap) { return gap == DstGap::run_after ? "run-after" : "skip"; }
+
+std::string_view to_string(DstRepeat repeat) { return repeat == DstRepeat::once ? "once" : "twice"; }
+
+Result<DstGap> parse_dst_gap(std::string_view text) {
+  for (auto gap : {DstGap::run_after, DstGap::skip}) {
+    if (text == to_string(gap)) return gap;
   }
-  return std::nullopt;
+  return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a DST gap rule (run-after or skip)", text));
 }
 
-std::optional<Time> next_fixed_time(Zone zone, Time t, const NextWallTime& next_wall) {
-  // The runs never decrease as the wall time grows, so the first one after
-  // `t` belongs to the first named wall time whose run is after `t`.
-  auto wall = to_local(zone, t);
-  while (auto next = next_wall(wall + std::chrono::seconds{1})) {
-    const Time run = resolve_local(zone, *next).first;
-    if (run > t) return run;
-    wall = *next;
+Result<DstRepeat> parse_dst_repeat(std::string_view text) {
+  for (auto repeat : {DstRepeat::once, DstRepeat::twice}) {
+    if (text == to_string(repeat)) return repeat;
+  }
+  return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a DST repeat rule (once or twice)", text));
+}
+
+namespace {
+
+// The wall time from which a schedule looks for its next run at `instant`:
+// the clock's, but with DstRepeat::once past the wall times the clock showed
+// already before a change that set it back.
+LocalTime first_wall_to_run(Zone zone, const OffsetPeriod& period, sys_seconds instant, DstRepeat repeat) {
+  const LocalTime wall{(instant + period.offset).time_since_epoch()};
+  if (repeat == DstRepeat::twice) return wall;
+  const auto before = offset_period(zone, period.begin - seconds{1}).offset;
+  return std::max(wall, LocalTime{(period.begin + before).time_since_epoch()});
+}
+
+// Whether `wall`, which comes after the period, falls in a gap at its end.
+bool in_gap_at_end(Zone zone, const OffsetPeriod& period, LocalTime wall) {
+  const auto after = offset_period(zone, period.end).offset;
+  return wall < LocalTime{(period.end + after).time_since_epoch()};
+}
+
+}  // namespace
+
+std::optional<Time> next_on_wall_clock(Zone zone, Time t, const NextWallTime& next_wall, DstRule rule) {
+  // Within one offset period wall time and instants advance together.
+  auto instant = std::chrono::floor<seconds>(t) + seconds{1};
+  for (const auto horizon = instant + calendar_search_horizon; instant < horizon;) {
+    const auto period = offset_period(zone, instant);
+    auto wall = next_wall(first_wall_to_run(zone, period, instant, rule.repeat));
+    if (!wall) return std::nullopt;
+    const auto run = sys_seconds{wall->time_since_epoch() - period.offset};
+    if (run < period.end) return run;
+    if (rule.gap == DstGap::run_after && in_gap_at_end(zone, period, *wall)) return period.end;
+    instant = period.end;
   }
   return std::nullopt;
 }

@@ -66,14 +66,46 @@ LocalInstants resolve_local(Zone zone, LocalTime local);
 // none when it names no more.
 using NextWallTime = std::function<std::optional<LocalTime>(LocalTime)>;
 
-// The first instant strictly after `t` at which a schedule that follows the
-// clock runs: every instant whose wall-clock time it names, so a wall time
-// the clock skips never comes and one the clock shows twice comes twice.
-std::optional<Time> next_following_clock(Zone zone, Time t, const NextWallTime& next_wall);
+// What a schedule on a wall clock does at DST changes (--dst-gap,
+// --dst-repeat): a wall time the clock skips (it falls in a gap) runs right
+// after the gap or not at all; one the clock shows twice runs at its first
+// instant only or at both.
+enum class DstGap { run_after, skip };
+enum class DstRepeat { once, twice };
 
-// The first instant strictly after `t` at which a fixed-time schedule runs:
-// once per wall time it names, at the end of the gap when the clock skips it,
-// at its first instant when the clock shows it twice.
-std::optional<Time> next_fixed_time(Zone zone, Time t, const NextWallTime& next_wall);
+struct DstRule {
+  DstGap gap;
+  DstRepeat repeat;
+  bool operator==(const DstRule&) const = default;
+};
+
+// "run-after" or "skip"; "once" or "twice".
+std::string_view to_string(DstGap gap);
+std::string_view to_string(DstRepeat repeat);
+Result<DstGap> parse_dst_gap(std::string_view text);
+Result<DstRepeat> parse_dst_repeat(std::string_view text);
+
+// cronie's rule for a fixed time (and RFC 5545's for a recurrence rule).
+inline constexpr DstRule fixed_time_dst{DstGap::run_after, DstRepeat::once};
+// cronie's rule for a job whose hour field is '*': it follows the clock.
+inline constexpr DstRule clock_following_dst{DstGap::skip, DstRepeat::twice};
+
+// A task's choice; a part left unset is the schedule's own default.
+struct DstPolicy {
+  std::optional<DstGap> gap;
+  std::optional<DstRepeat> repeat;
+  bool operator==(const DstPolicy&) const = default;
+
+  DstRule over(DstRule defaults) const { return {gap.value_or(defaults.gap), repeat.value_or(defaults.repeat)}; }
+  bool any() const { return gap || repeat; }
+};
+
+// The first instant strictly after `t` at which a schedule of wall times
+// runs under `rule`. Within one offset period each named wall time runs at
+// its instant. A named wall time in a gap runs, with DstGap::run_after, at
+// the end of the gap; several of them in one gap run once there, together
+// with a wall time that names the end of the gap itself. A wall time the
+// clock shows twice runs, with DstRepeat::once, at its first instant only.
+std::optional<Time> next_on_wall_clock(Zone zone, Time t, const NextWallTime& next_wall, DstRule rule);
 
 }  // namespace taskd::core

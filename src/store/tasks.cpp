@@ -26,7 +26,8 @@ const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due)
 constexpr const char* task_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, next_run_at, last_run_at, "
+    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, dst_gap, dst_repeat, next_run_at, "
+    "last_run_at, "
     "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
     "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished";
 
@@ -123,6 +124,15 @@ void read_upstream(Columns& c, core::TaskDefinition& d) {
   d.after.on_any_outcome = c.boolean();
 }
 
+// A DST rule column: NULL (or a value this taskd does not know) is the
+// schedule's default.
+template <class Rule>
+std::optional<Rule> optional_rule(const std::optional<std::string>& text, core::Result<Rule> (*parse)(std::string_view)) {
+  if (!text) return std::nullopt;
+  auto rule = parse(*text);
+  return rule ? std::optional<Rule>(*rule) : std::nullopt;
+}
+
 // A task from the columns of task_columns, in order.
 Task task_from(Columns c) {
   Task task;
@@ -149,6 +159,7 @@ Task task_from(Columns c) {
   d.alert_after = c.optional_seconds();
   d.catch_up = core::parse_catch_up(c.text()).value_or(core::CatchUp{});
   d.catch_up_window = c.optional_seconds();
+  d.dst = {optional_rule(c.optional_text(), core::parse_dst_gap), optional_rule(c.optional_text(), core::parse_dst_repeat)};
   s.next_run_at = c.optional_time();
   s.last_run_at = c.optional_time();
   s.last_finished_at = c.optional_time();
@@ -212,15 +223,25 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 constexpr const char* definition_columns =
     "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
     "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, after_task, after_finished";
+    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, after_task, after_finished, dst_gap, "
+    "dst_repeat";
 // How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 31;
+constexpr std::size_t definition_column_count = 33;
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
   std::string out;
   for (std::size_t i = 0; i < count; ++i) out += i == 0 ? "?" : ", ?";
   return out;
+}
+
+template <class Rule>
+void bind_optional_rule(Binder& b, const std::optional<Rule>& rule) {
+  if (rule) {
+    b.text(core::to_string(*rule));
+  } else {
+    b.null();
+  }
 }
 
 void bind_definition(Binder& b, const core::TaskDefinition& d) {
@@ -259,6 +280,8 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.seconds(d.catch_up_window);
   b.text(d.after.task);
   b.int64(d.after.on_any_outcome);
+  bind_optional_rule(b, d.dst.gap);
+  bind_optional_rule(b, d.dst.repeat);
 }
 
 }  // namespace

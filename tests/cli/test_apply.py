@@ -12,7 +12,7 @@ T0 = "2026-11-21 14:00:00"
 DEFINITION_FIELDS = (
     "name", "command", "shell", "schedule", "tz", "dtstart", "after_finish", "phase", "jitter", "timeout",
     "kill_grace", "tolerance", "retry", "permanent_exit", "overlap", "owner", "group", "priority", "cwd", "env",
-    "notify", "after",
+    "notify", "after", "dst_gap", "dst_repeat",
 )
 
 TWO_TASKS = """\
@@ -245,15 +245,17 @@ class ExportTest(TaskdTestCase):
         self.add("delay", "--every", "1h", "--after-finish", "--retry", "none", "--permanent-exit", "none",
                  "--overlap", "replace", "--", "true")
         self.add("nightly", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--catch-up", "all:3",
-                 "--catch-up-window", "2d", "--shell", "--",
+                 "--catch-up-window", "2d", "--dst-gap", "skip", "--shell", "--",
                  "backup && echo '''done''' \\")
         self.add("monthly", "--rrule", "FREQ=MONTHLY;BYMONTHDAY=1", "--tz", "Asia/Tokyo",
-                 "--dtstart", "2026-01-01T06:00:00", "--after", "fetch", "--", "report")
+                 "--dtstart", "2026-01-01T06:00:00", "--dst-repeat", "twice", "--after", "fetch", "--", "report")
         # After a task that the exported file lists later.
         self.add("deploy", "--manual", "--timeout", "20m", "--after", "nightly:finished", "--", "deploy.sh")
         self.add("tokyo-hourly", "--every", "1h", "--phase", "0", "--tz", "Asia/Kolkata", "--", "true")
         self.ok("group", "set", "net", "--concurrency", "4")
         exported = self.ok("export")
+        self.assertEqual((exported.count('dst_gap = "skip"'), exported.count("dst_gap"), exported.count("dst_repeat")),
+                         (1, 1, 1))
         path = os.path.join(self.tmp, "exported.toml")
         with open(path, "w") as f:
             f.write(exported)
