@@ -53,8 +53,8 @@ Result<std::optional<core::Time>> time_asked(const std::string& text, const core
 }
 
 core::PastRun past_run_of(const store::RunRecord& run) {
-  return {run.id,          run.status,      run.trigger,     run.scheduled_at, run.enqueued_at, run.not_before,
-          run.started_at,  run.finished_at, run.deadline_at, run.attempt_no,   run.reason};
+  return {run.id,         run.status,      run.trigger,     run.scheduled_at, run.enqueued_at, run.not_before,
+          run.started_at, run.finished_at, run.deadline_at, run.attempt_no,   run.reason,      run.upstream_run_id};
 }
 
 // The runs whose slots the filter selects, oldest first.
@@ -117,11 +117,31 @@ struct Explanation {
   std::vector<core::Fact> facts;
 };
 
-// The question's own facts: the schedule, and the slot it is about.
-void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule, core::Time now) {
+// The facts not already told: the slot's story and the next run may both
+// say whether a scheduler is running.
+void append_new_facts(std::vector<core::Fact>& facts, std::vector<core::Fact> more) {
+  for (auto& fact : more) {
+    bool told = std::any_of(facts.begin(), facts.end(), [&](const auto& f) { return f.text == fact.text; });
+    if (!told) facts.push_back(std::move(fact));
+  }
+}
+
+// The tasks --after this one, with how they follow it.
+Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Database& db, const core::Task& task) {
+  auto tasks = store::followers_of(db, task.definition.name);
+  if (!tasks) return std::unexpected(tasks.error());
+  std::vector<std::pair<std::string, core::Upstream>> out;
+  for (const auto& follower : *tasks) out.emplace_back(follower.definition.name, follower.definition.after);
+  return out;
+}
+
+// The question's own facts: the schedule, the chain, and the slot it is about.
+void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule,
+                      const std::vector<std::pair<std::string, core::Upstream>>& chained, core::Time now) {
   auto schedule_text = describe_schedule(task.definition);
   out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
                        {{"schedule", schedule_text}}});
+  append_new_facts(out.facts, core::explain_chain(task.definition, chained));
   if (!out.slot) {
     if (core::has_slot_grid(schedule))
       out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",
@@ -135,15 +155,7 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
                                        : fmt::format("{} is no planned slot; the slot in question is {}.",
                                                      core::format_rfc3339(out.asked), slot);
   out.facts.push_back({"slot", std::move(text), {{"slot", *out.slot}}});
-}
-
-// The facts not already told: the slot's story and the next run may both
-// say whether a scheduler is running.
-void append_new_facts(std::vector<core::Fact>& facts, std::vector<core::Fact> more) {
-  for (auto& fact : more) {
-    bool told = std::any_of(facts.begin(), facts.end(), [&](const auto& f) { return f.text == fact.text; });
-    if (!told) facts.push_back(std::move(fact));
-  }
+  if (auto dst = core::explain_dst(schedule, *out.slot)) out.facts.push_back(std::move(*dst));
 }
 
 Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
@@ -153,8 +165,10 @@ Result<Explanation> explain_task(store::Database& db, const core::Task& task, st
   if (!schedule) return std::unexpected(schedule.error());
   auto schedulers = schedulers_seen(db);
   if (!schedulers) return std::unexpected(schedulers.error());
+  auto chained = followers(db, task);
+  if (!chained) return std::unexpected(chained.error());
   Explanation out{asked, !at, core::slot_in_question(*schedule, asked, now), {}};
-  explain_question(out, task, *schedule, now);
+  explain_question(out, task, *schedule, *chained, now);
   std::vector<core::Fact> story;
   if (out.slot) {
     auto history = slot_history(db, task, *schedule, *out.slot);

@@ -71,8 +71,12 @@ Result<std::vector<Time>> plan_backfill(const Task& task, const Schedule& schedu
   return slots;
 }
 
-bool is_backfill(Trigger trigger, Time scheduled_at, Time enqueued_at) {
-  return trigger == Trigger::manual && scheduled_at < enqueued_at;
+bool is_backfill(Trigger trigger, Time scheduled_at, Time enqueued_at, bool queued_by_upstream) {
+  return trigger == Trigger::manual && scheduled_at < enqueued_at && !queued_by_upstream;
+}
+
+bool has_own_ladder(Trigger trigger, Time scheduled_at, Time enqueued_at, bool queued_by_upstream) {
+  return trigger == Trigger::manual && (scheduled_at < enqueued_at || queued_by_upstream);
 }
 
 StartDecision on_backfill_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,

@@ -34,22 +34,29 @@ Result<std::vector<Time>> plan_backfill(const Task& task, const Schedule& schedu
                                         Time now);
 
 // Whether a run is a backfilled one: a manual run serving a slot before it
-// was queued. `taskd trigger` queues its runs for the instant they are
+// was queued, and not queued by an upstream (whose retries keep the time of
+// the first). `taskd trigger` queues its runs for the instant they are
 // queued; backfill windows end at the latest at that instant and exclude it.
-bool is_backfill(Trigger trigger, Time scheduled_at, Time enqueued_at);
+bool is_backfill(Trigger trigger, Time scheduled_at, Time enqueued_at, bool queued_by_upstream);
 
-// A backfilled run starts at `now`: a new attempt token and deadline, as a
+// Whether a manual run is retried by the task's ladder on its own, as a new
+// run of the same slot, leaving the rotation alone: a backfilled run, and a
+// run its upstream queued (--after), so each step of a chain keeps its
+// retries. Such a run counts its attempts itself.
+bool has_own_ladder(Trigger trigger, Time scheduled_at, Time enqueued_at, bool queued_by_upstream);
+
+// A run with its own ladder (a backfilled one, a chain's) starts at `now`: a new attempt token and deadline, as a
 // manual run, but the attempt count of the schedule stays.
 StartDecision on_backfill_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                                 std::string attempt_uid);
 
-// A backfilled run ended: as a manual run's end, but a success does not end
+// A run with its own ladder ended: as a manual run's end, but a success does not end
 // the schedule's failing streak nor move its next run. A permanent failure
 // disables the task as always.
 FinishDecision on_backfill_finish(const Schedule& schedule, TaskState state, Time now, AttemptOutcome outcome,
                                   const std::string& reason);
 
-// When attempt `attempt_no` of a backfilled slot that ended in `outcome` at
+// When attempt `attempt_no` of a run with its own ladder that ended in `outcome` at
 // `now` is tried again: the task's retry ladder at that attempt; none after
 // a success, a permanent failure or the ladder's last rung.
 std::optional<Time> backfill_retry_at(const TaskDefinition& definition, int attempt_no, AttemptOutcome outcome,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "core/backfill.hpp"
 #include "core/policy.hpp"
 
 namespace taskd::core {
@@ -173,21 +174,38 @@ void explain_outcome(std::vector<Fact>& facts, const PastRun& run, const std::ve
   explain_lateness(facts, run, schedulers);
 }
 
+// A manual run: triggered, backfilled, or queued by its upstream; and a
+// retry of one of the last two by the ladder.
+Fact explain_manual_origin(const TaskDefinition& definition, const PastRun& run) {
+  std::vector<std::pair<std::string, FactValue>> data{
+      {"run_id", run.id}, {"slot", run.scheduled_at}, {"enqueued_at", run.enqueued_at}};
+  std::string retry;
+  if (run.attempt_no > 1) {
+    retry = fmt::format(" It is attempt {}, a retry by the ladder (rung {}).", run.attempt_no, run.attempt_no - 1);
+    data.emplace_back("attempt_no", number(run.attempt_no));
+  }
+  if (run.upstream_run_id) {
+    data.emplace_back("upstream_run_id", *run.upstream_run_id);
+    return {"chained",
+            fmt::format("Run {} was queued at {} by run {} of {} (--after {}).{}", run.id, at(run.enqueued_at),
+                        *run.upstream_run_id, definition.after.task, to_string(definition.after), retry),
+            std::move(data)};
+  }
+  if (is_backfill(run.trigger, run.scheduled_at, run.enqueued_at, false))
+    return {"backfilled",
+            fmt::format("Run {} is a backfilled run of slot {}, queued at {} by taskd backfill.{}", run.id,
+                        at(run.scheduled_at), at(run.enqueued_at), retry),
+            std::move(data)};
+  return {"triggered", fmt::format("Run {} was triggered at {}.", run.id, at(run.enqueued_at)), std::move(data)};
+}
+
 void explain_attempt(std::vector<Fact>& facts, const TaskDefinition& definition, const Schedule& schedule,
                      const PastRun& run, const PastRun* previous, const std::vector<SchedulerSeen>& schedulers,
                      Time now) {
   switch (run.trigger) {
     case Trigger::schedule: explain_origin(facts, definition, run, schedulers); break;
     case Trigger::retry: facts.push_back(explain_retry(definition, schedule, run, previous)); break;
-    case Trigger::manual: {
-      bool backfilled = run.scheduled_at < run.enqueued_at;
-      auto text = backfilled ? fmt::format("Run {} is a backfilled run of slot {}, queued at {} by taskd backfill.",
-                                           run.id, at(run.scheduled_at), at(run.enqueued_at))
-                             : fmt::format("Run {} was triggered at {}.", run.id, at(run.enqueued_at));
-      facts.push_back({backfilled ? "backfilled" : "triggered", std::move(text),
-                       {{"run_id", run.id}, {"slot", run.scheduled_at}, {"enqueued_at", run.enqueued_at}}});
-      break;
-    }
+    case Trigger::manual: facts.push_back(explain_manual_origin(definition, run)); break;
   }
   explain_outcome(facts, run, schedulers, now);
 }
@@ -320,6 +338,39 @@ std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, con
   return facts;
 }
 
+std::vector<Fact> explain_chain(const TaskDefinition& definition,
+                                const std::vector<std::pair<std::string, Upstream>>& followers) {
+  std::vector<Fact> facts;
+  const auto& after = definition.after;
+  if (!after.task.empty())
+    facts.push_back({"upstream",
+                     fmt::format("A run of {} that {} starts it (--after {}), with TASKD_UPSTREAM_RUN_ID.", after.task,
+                                 after.on_any_outcome ? "ends, whatever its outcome," : "succeeds", to_string(after)),
+                     {{"upstream", after.task}, {"on_any_outcome", after.on_any_outcome}}});
+  if (followers.empty()) return facts;
+  std::vector<std::string> names;
+  std::vector<std::string> described;
+  for (const auto& [name, how] : followers) {
+    names.push_back(name);
+    described.push_back(name + (how.on_any_outcome ? " (whatever the outcome)" : " (on success)"));
+  }
+  facts.push_back({"followers",
+                   fmt::format("When its run has its final outcome it starts {}.", fmt::join(described, ", ")),
+                   {{"followers", std::move(names)}}});
+  return facts;
+}
+
+std::optional<Fact> explain_dst(const Schedule& schedule, Time slot) {
+  auto adjustment = dst_adjustment(schedule, slot);
+  if (!adjustment) return std::nullopt;
+  bool gap = adjustment->kind == DstAdjustment::Kind::ran_after_gap ||
+             adjustment->kind == DstAdjustment::Kind::skipped_in_gap;
+  std::string rule = gap ? fmt::format("--dst-gap {}", to_string(adjustment->rule.gap))
+                         : fmt::format("--dst-repeat {}", to_string(adjustment->rule.repeat));
+  return Fact{"dst", fmt::format("Daylight saving time: {}.", describe(*adjustment)),
+              {{"dst_rule", std::move(rule)}, {"dst_rule_by_default", adjustment->by_default}}};
+}
+
 namespace {
 
 Fact next_without_a_time(const Task& task, const Schedule& schedule, Time now) {
@@ -411,6 +462,7 @@ std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
     facts.push_back(next_retry(task, schedule, next));
   } else if (is_planned_slot(schedule, next)) {
     facts.push_back(next_planned(task, next));
+    if (auto dst = explain_dst(schedule, next)) facts.push_back(std::move(*dst));
   } else {
     facts.push_back(next_start(task, schedule, next));
   }

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/chain.hpp"
 #include "core/task.hpp"
 
 namespace taskd::core {
@@ -27,6 +28,7 @@ struct PastRun {
   std::optional<Time> deadline_at;
   int attempt_no = 0;
   std::string reason;
+  std::optional<std::int64_t> upstream_run_id;  // the run of the --after task that queued it
 };
 
 // A `taskd run` process registered on the database now.
@@ -36,7 +38,7 @@ struct SchedulerSeen {
   Time heartbeat_at{};
 };
 
-using FactValue = std::variant<std::string, std::int64_t, Time, Millis, bool>;
+using FactValue = std::variant<std::string, std::int64_t, Time, Millis, bool, std::vector<std::string>>;
 
 // One finding: its kind ("ran", "skipped", "late", "next", ...), one plain
 // sentence, and the values behind it by name.
@@ -71,6 +73,13 @@ std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time 
 // For a task without planned slots: its latest run at or before the time asked about.
 std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, const std::optional<PastRun>& run,
                                  const std::vector<SchedulerSeen>& schedulers, Time now);
+
+// Where the task stands in a chain (--after): what starts it, and which
+// tasks its runs start (`followers`, with how they follow it).
+std::vector<Fact> explain_chain(const TaskDefinition& definition, const std::vector<std::pair<std::string, Upstream>>& followers);
+
+// Which daylight-saving rule shaped `slot`, if one did (--dst-gap, --dst-repeat).
+std::optional<Fact> explain_dst(const Schedule& schedule, Time slot);
 
 // When the task runs next, and why then; or why it does not.
 std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,

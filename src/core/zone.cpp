@@ -247,8 +247,11 @@ bool in_gap_at_end(Zone zone, const OffsetPeriod& period, LocalTime wall) {
 std::optional<Time> next_on_wall_clock(Zone zone, Time t, const NextWallTime& next_wall, DstRule rule) {
   // Within one offset period wall time and instants advance together.
   auto instant = std::chrono::floor<seconds>(t) + seconds{1};
-  for (const auto horizon = instant + calendar_search_horizon; instant < horizon;) {
-    const auto period = offset_period(zone, instant);
+  // The period of `t` itself: when a gap ends right after `t`, its wall
+  // times still run at its end (run-after).
+  auto period = offset_period(zone, instant - seconds{1});
+  for (const auto horizon = instant + calendar_search_horizon; instant < horizon;
+       period = offset_period(zone, instant)) {
     auto wall = next_wall(first_wall_to_run(zone, period, instant, rule.repeat));
     if (!wall) return std::nullopt;
     const auto run = sys_seconds{wall->time_since_epoch() - period.offset};

@@ -30,12 +30,12 @@ core::Result<std::vector<std::int64_t>> queue_backfill(store::Database& db, cons
   });
 }
 
-core::Result<core::FinishDecision> finish_backfilled(store::Database& db, const core::Task& task,
-                                                     const core::Schedule& schedule, const store::RunRecord& run,
-                                                     const AttemptEnd& end, core::Time now) {
+core::Result<core::FinishDecision> finish_with_own_ladder(store::Database& db, const core::Task& task,
+                                                          const core::Schedule& schedule, const store::RunRecord& run,
+                                                          const AttemptEnd& end, core::Time now) {
   auto decision = core::on_backfill_finish(schedule, task.state, now, end.outcome, end.reason);
   if (auto retry_at = core::backfill_retry_at(task.definition, run.attempt_no, end.outcome, now)) {
-    auto queued = store::insert_backfill_runs(db, task, {run.scheduled_at}, run.attempt_no + 1, now, *retry_at);
+    auto queued = store::insert_retry_of(db, task, run, run.attempt_no + 1, now, *retry_at);
     if (!queued) return std::unexpected(queued.error());
     decision.retry_pending = true;
   }

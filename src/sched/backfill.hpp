@@ -24,10 +24,10 @@ core::Result<std::vector<std::int64_t>> queue_backfill(store::Database& db, cons
 core::Result<void> check_backfill_not_pending(store::Database& db, const core::Task& task,
                                               const std::vector<core::Time>& slots);
 
-// The end of backfilled run `run`, inside the caller's transaction: the
-// task's new state, and the slot's next attempt queued when the retry
-// ladder gives one.
-core::Result<core::FinishDecision> finish_backfilled(store::Database& db, const core::Task& task,
+// The end of `run`, a run with its own ladder (a backfilled one, a chain's),
+// inside the caller's transaction: the task's new state, and the run's next
+// attempt queued when the retry ladder gives one.
+core::Result<core::FinishDecision> finish_with_own_ladder(store::Database& db, const core::Task& task,
                                                      const core::Schedule& schedule, const store::RunRecord& run,
                                                      const AttemptEnd& end, core::Time now);
 

@@ -30,8 +30,8 @@ struct Followed {
   std::vector<ChildToStop>& to_stop;  // the attempts their runs replaced
 };
 
-// What the policy makes of the attempt's end: a manual run's end, a
-// backfilled run's (which may queue its slot's retry), or a scheduled one's.
+// What the policy makes of the attempt's end: a manual run's end, that of a
+// run with its own ladder (which may queue its retry), or a scheduled one's.
 core::Result<core::FinishDecision> finish_decision(store::Database& db, const core::Task& task,
                                                    const core::Schedule& schedule, const AttemptEnd& end,
                                                    core::Time now) {
@@ -39,8 +39,9 @@ core::Result<core::FinishDecision> finish_decision(store::Database& db, const co
     return core::on_finish(task.definition, schedule, task.state, now, end.outcome, end.reason);
   auto run = store::find_run(db, end.run_id);
   if (!run) return std::unexpected(run.error());
-  if (*run && core::is_backfill((*run)->trigger, (*run)->scheduled_at, (*run)->enqueued_at))
-    return finish_backfilled(db, task, schedule, **run, end, now);
+  if (*run && core::has_own_ladder((*run)->trigger, (*run)->scheduled_at, (*run)->enqueued_at,
+                                   (*run)->upstream_run_id.has_value()))
+    return finish_with_own_ladder(db, task, schedule, **run, end, now);
   return core::on_manual_finish(schedule, task.state, now, end.outcome, end.reason);
 }
 

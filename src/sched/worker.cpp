@@ -107,20 +107,21 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   return verdict;
 }
 
-bool is_backfill(const store::RunRecord& run) {
-  return core::is_backfill(run.trigger, run.scheduled_at, run.enqueued_at);
+bool has_own_ladder(const store::RunRecord& run) {
+  return core::has_own_ladder(run.trigger, run.scheduled_at, run.enqueued_at, run.upstream_run_id.has_value());
 }
 
-// The attempt number of a run that starts with the task in `state`: a
-// backfilled run counts the attempts of its own slot (queued with it).
+// The attempt number of a run that starts with the task in `state`: a run
+// with its own ladder counts its own attempts (queued with it; the first
+// run a chain queues is its first).
 int attempt_no_of(const store::RunRecord& run, const core::TaskState& state) {
-  return is_backfill(run) ? run.attempt_no : state.attempt_no;
+  return has_own_ladder(run) ? std::max(run.attempt_no, 1) : state.attempt_no;
 }
 
-// How a claimed run starts: as a backfilled, a manual or a scheduled run.
+// How a claimed run starts: as a run with its own ladder, a manual or a scheduled run.
 core::StartDecision start_decision(const store::RunRecord& run, const core::Task& task,
                                    const core::Schedule& schedule, Time now) {
-  if (is_backfill(run)) return core::on_backfill_start(task.definition, schedule, task.state, now, new_attempt_uid());
+  if (has_own_ladder(run)) return core::on_backfill_start(task.definition, schedule, task.state, now, new_attempt_uid());
   if (run.trigger == core::Trigger::manual)
     return core::on_manual_start(task.definition, schedule, task.state, now, new_attempt_uid());
   return core::on_start(task.definition, schedule, task.state, run.scheduled_at, now, new_attempt_uid());

@@ -138,6 +138,24 @@ Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Tim
   });
 }
 
+Result<std::int64_t> insert_retry_of(Database& db, const core::Task& task, const RunRecord& run, int attempt_no,
+                                     Time now, Time not_before) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    auto insert = db.cached(
+        "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, not_before, attempt_no, "
+        "upstream_run_id) VALUES (?, 'queued', 'manual', ?, ?, ?, ?, ?, ?) RETURNING id");
+    Binder b(insert);
+    b.int64(task.id);
+    b.int64(task.definition.priority);
+    b.time(run.scheduled_at);
+    b.time(now);
+    b.time(not_before);
+    b.int64(attempt_no);
+    b.optional_int(run.upstream_run_id);
+    return insert.single_int64();
+  });
+}
+
 namespace {
 
 // Slots per INSERT of insert_backfill_runs: well below either engine's
@@ -190,7 +208,8 @@ Result<std::vector<Time>> pending_backfill_slots(Database& db, std::int64_t task
   return guarded(db, [&]() -> Result<std::vector<Time>> {
     auto query = db.prepare(
         "SELECT scheduled_at FROM runs WHERE task_id = ? AND (status = 'queued' OR status = 'running') "
-        "AND trigger = 'manual' AND scheduled_at < enqueued_at AND scheduled_at >= ? AND scheduled_at < ? "
+        "AND trigger = 'manual' AND scheduled_at < enqueued_at AND upstream_run_id IS NULL "
+        "AND scheduled_at >= ? AND scheduled_at < ? "
         "ORDER BY scheduled_at");
     Binder b(query);
     b.int64(task_id);

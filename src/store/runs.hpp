@@ -71,6 +71,12 @@ core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& tas
                                              std::optional<core::Time> not_before = std::nullopt,
                                              std::optional<std::int64_t> upstream_run_id = std::nullopt);
 
+// A QUEUED retry of `run`, a manual run with its own ladder (a backfilled
+// one, a chain's): attempt `attempt_no` of the same slot, for the same
+// upstream run, claimable from `not_before`.
+core::Result<std::int64_t> insert_retry_of(Database& db, const core::Task& task, const RunRecord& run, int attempt_no,
+                                           core::Time now, core::Time not_before);
+
 // QUEUED backfilled runs of `task` (manual runs serving the past `slots`,
 // taskd(1) backfill), each attempt `attempt_no` of its slot, claimable from
 // `not_before`; their ids, in the order of `slots`, which must be distinct

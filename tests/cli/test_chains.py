@@ -54,6 +54,30 @@ class ChainTest(TaskdTestCase):
         self.run_once(faketime=T2)
         self.assertEqual(self.lines(out), [str(a_run["id"]), "-"])
 
+    def test_each_step_keeps_its_own_retries_with_the_same_upstream_run(self):
+        self.add_upstream("a", "true")
+        marker = os.path.join(self.tmp, "b-failed-once")
+        out, command = self.recording("b")
+        self.add_at("b", "--after", "a", "--retry", "1m", "--shell", "--",
+                    "%s; test -e %s || { touch %s; exit 1; }" % (command, marker, marker))
+        after, after_command = self.recording("c")
+        self.add_at("c", "--after", "b", "--shell", "--", after_command)
+        self.run_once(faketime=T1)
+        [a_run] = self.runs("a")
+        failed, queued = self.runs("b")
+        self.assertEqual((failed["status"], failed["attempt_no"]), ("failed", 1))
+        self.assertEqual((queued["status"], queued["upstream_run_id"]), ("queued", a_run["id"]))
+        self.assertEqual(self.lines(after), [])  # b's retry is pending: c waits
+        self.run_once(faketime="2026-11-21 08:00:30")  # the ladder's 1m has not passed
+        self.assertEqual([r["status"] for r in self.runs("b")], ["failed", "queued"])
+        self.run_once(faketime="2026-11-21 08:01:05")
+        first, retry = self.runs("b")
+        self.assertEqual((retry["status"], retry["attempt_no"], retry["trigger"]), ("succeeded", 2, "manual"))
+        self.assertEqual(retry["upstream_run_id"], a_run["id"])
+        self.assertEqual(retry["scheduled_at"], first["scheduled_at"])
+        self.assertEqual(self.lines(out), [str(a_run["id"])] * 2)
+        self.assertEqual(self.lines(after), [str(retry["id"])])
+
     def test_a_final_failure_runs_only_the_finished_follower(self):
         self.add_upstream("a", "exit 3", retry="none")
         on_success, success_command = self.recording("on-success")

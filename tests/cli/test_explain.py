@@ -125,6 +125,29 @@ class ExplainTest(TaskdTestCase):
         self.assertIsNone(out["slot"])
         self.assertEqual(self.kinds(out["facts"])[:4], ["schedule", "no_slots", "triggered", "succeeded"])
 
+    def test_the_chain_is_shown_and_a_chained_run_names_its_upstream_run(self):
+        self.add("extract", "--every", "1h", "--phase", "0", "--", "true", faketime=ADDED)
+        self.add("load", "--after", "extract", "--", "true", faketime=ADDED)
+        self.add("cleanup", "--after", "load:finished", "--", "true", faketime=ADDED)
+        self.run_once(faketime="2026-11-21 08:00:01")
+        [extract_run] = self.history("extract")
+        facts = self.facts("load", now="2026-11-21 08:10:00")
+        self.assertEqual(self.fact(facts, "upstream")["upstream"], "extract")
+        self.assertEqual(self.fact(facts, "followers")["followers"], ["cleanup"])
+        chained = self.fact(facts, "chained")
+        self.assertEqual(chained["upstream_run_id"], extract_run["id"])
+        self.fact(facts, "succeeded")
+        self.assertEqual(self.fact(self.facts("extract", now="2026-11-21 08:10:00"), "followers")["followers"],
+                         ["load"])
+
+    def test_a_slot_shaped_by_daylight_saving_time_names_the_rule(self):
+        self.add("gap", "--cron", "30 2 * * *", "--tz", "Europe/Berlin", "--dst-gap", "skip", "--", "true",
+                 faketime="2026-03-28 12:00:00")
+        out = self.explain("gap", "--at", "2026-03-30T02:30:00", now="2026-03-28 12:00:00")
+        dst = self.fact(out["facts"], "dst")
+        self.assertEqual((dst["dst_rule"], dst["dst_rule_by_default"]), ("--dst-gap skip", False))
+        self.assertIn("02:30", dst["text"])
+
     def test_bad_input_names_what_is_wrong(self):
         code, _, err = self.run_taskd("explain", "missing")
         self.assertEqual(code, 65)

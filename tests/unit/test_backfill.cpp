@@ -92,9 +92,15 @@ TEST_CASE("a manual, fixed-delay or disabled task is not backfilled") {
 }
 
 TEST_CASE("a backfilled run is a manual run serving a slot before it was queued") {
-  CHECK(is_backfill(Trigger::manual, at(3, 0), at(14, 0)));
-  CHECK_FALSE(is_backfill(Trigger::manual, at(14, 0), at(14, 0)));  // taskd trigger
-  CHECK_FALSE(is_backfill(Trigger::schedule, at(3, 0), at(14, 0)));  // a late scheduled run
+  CHECK(is_backfill(Trigger::manual, at(3, 0), at(14, 0), false));
+  CHECK_FALSE(is_backfill(Trigger::manual, at(14, 0), at(14, 0), false));  // taskd trigger
+  CHECK_FALSE(is_backfill(Trigger::schedule, at(3, 0), at(14, 0), false));  // a late scheduled run
+  CHECK_FALSE(is_backfill(Trigger::manual, at(3, 0), at(14, 0), true));     // a chain's retry
+  // Backfilled runs and a chain's runs retry by the ladder on their own.
+  CHECK(has_own_ladder(Trigger::manual, at(3, 0), at(14, 0), false));
+  CHECK(has_own_ladder(Trigger::manual, at(14, 0), at(14, 0), true));
+  CHECK_FALSE(has_own_ladder(Trigger::manual, at(14, 0), at(14, 0), false));
+  CHECK_FALSE(has_own_ladder(Trigger::schedule, at(3, 0), at(14, 0), false));
 }
 
 TEST_CASE("a backfilled run leaves the schedule's attempt count and next run alone") {

@@ -44,6 +44,9 @@ std::vector<std::string> slots(const Schedule& schedule, const char* from, const
   for (auto slot = cursor.next(); slot && *slot <= instant(until); slot = cursor.next()) {
     CHECK(next_slot_after(schedule, walked.empty() ? instant(from) : walked.back()) == *slot);
     CHECK(last_slot_at_or_before(schedule, *slot) == *slot);
+    // Just before a slot, it is the next one (is_planned_slot), also where a gap ends.
+    CHECK(next_slot_after(schedule, *slot - 1ms) == *slot);
+    CHECK(next_slot_after(schedule, *slot - 1s) == *slot);
     CHECK(last_slot_at_or_before(schedule, *slot - 1ms) == (walked.empty() ? last_slot_at_or_before(schedule, instant(from)) : walked.back()));
     walked.push_back(*slot);
     out.push_back(format_rfc3339(*slot));

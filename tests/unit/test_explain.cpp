@@ -239,3 +239,53 @@ TEST_CASE("a task without planned slots explains its latest run") {
   facts = explain_run_at(task, Manual{}, std::nullopt, {}, at(10, 0));
   CHECK(find(facts, "no_run"));
 }
+
+TEST_CASE("the chain: what starts the task and which tasks it starts") {
+  TaskDefinition definition;
+  definition.name = "load";
+  definition.after = {"extract", false};
+  std::vector<std::pair<std::string, Upstream>> followers{{"report", {"load", false}}, {"cleanup", {"load", true}}};
+  auto facts = explain_chain(definition, followers);
+  REQUIRE(find(facts, "upstream"));
+  CHECK(value_of<std::string>(*find(facts, "upstream"), "upstream") == "extract");
+  REQUIRE(find(facts, "followers"));
+  CHECK(value_of<std::vector<std::string>>(*find(facts, "followers"), "followers") ==
+        std::vector<std::string>{"report", "cleanup"});
+  CHECK(find(facts, "followers")->text.find("cleanup (whatever the outcome)") != std::string::npos);
+  CHECK(explain_chain(TaskDefinition{}, {}).empty());
+}
+
+TEST_CASE("a run queued by the upstream, and its retry by the ladder, name the upstream run") {
+  auto task = hourly();
+  task.definition.after = {"extract", false};
+  auto chained = run(5, RunStatus::failed, Trigger::manual, at(9, 10));
+  chained.upstream_run_id = 4;
+  auto retry = run(6, RunStatus::succeeded, Trigger::manual, at(9, 10), 2);
+  retry.enqueued_at = at(9, 11);
+  retry.upstream_run_id = 4;
+  auto facts = explain_slot(task, schedule_for(task), at(9, 0), {.runs = {chained, retry}}, {}, at(9, 30));
+  std::vector<const Fact*> told;
+  for (const auto& fact : facts)
+    if (fact.kind == "chained") told.push_back(&fact);
+  REQUIRE(told.size() == 2);
+  CHECK(value_of<std::int64_t>(*told[0], "upstream_run_id") == 4);
+  CHECK(told[0]->text.find("by run 4 of extract") != std::string::npos);
+  CHECK(told[1]->text.find("attempt 2, a retry by the ladder") != std::string::npos);
+}
+
+TEST_CASE("a slot the DST rules shaped says which rule applied") {
+  TaskDefinition definition;
+  definition.name = "berlin";
+  definition.schedule_kind = ScheduleKind::cron;
+  definition.schedule_spec = "30 2 * * *";
+  definition.tz = "Europe/Berlin";
+  auto schedule = schedule_of(definition).value();
+  // 2026-03-29: 02:30 does not exist in Berlin; cronie runs it at 03:00 CEST.
+  auto slot = next_slot_after(schedule, Time{std::chrono::sys_days{std::chrono::year{2026} / 3 / 29}});
+  REQUIRE(slot);
+  auto fact = explain_dst(schedule, *slot);
+  REQUIRE(fact);
+  CHECK(value_of<std::string>(*fact, "dst_rule") == "--dst-gap run-after");
+  CHECK(value_of<bool>(*fact, "dst_rule_by_default"));
+  CHECK_FALSE(explain_dst(schedule, *slot + std::chrono::days{1} - 1h));
+}
