@@ -23,9 +23,10 @@ struct PreviewOptions {
 };
 
 bool names_a_schedule(const ScheduleOptions& options) {
-  return !options.every.empty() || !options.cron.empty() || !options.rrule.empty() || !options.dst_gap.empty() ||
-         !options.dst_repeat.empty();
+  return !options.every.empty() || !options.cron.empty() || !options.rrule.empty();
 }
+
+bool names_dst_rules(const ScheduleOptions& options) { return !options.dst_gap.empty() || !options.dst_repeat.empty(); }
 
 // "2026-03-29T01:00:00Z", and after it how a DST change shaped its slot.
 std::string preview_line(const core::Schedule& schedule, const core::UpcomingStart& upcoming) {
@@ -39,6 +40,9 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
 Result<core::Task> task_to_preview(const Context& context, const PreviewOptions& options, core::Time now) {
   if (!options.name.empty()) {
     if (names_a_schedule(options.schedule)) return fail(ErrorKind::usage, "preview: give a task NAME or a schedule, not both");
+    if (names_dst_rules(options.schedule))
+      return fail(ErrorKind::usage, "preview: --dst-gap and --dst-repeat go with a schedule (--every, --cron, "
+                                    "--rrule); a task NAME has its own (taskd edit changes them)");
     auto db = context.open_db(store::IfMissing::use_empty);
     if (!db) return std::unexpected(db.error());
     auto task = store::find_task(*db, options.name);

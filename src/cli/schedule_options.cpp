@@ -104,8 +104,20 @@ Result<std::optional<Rule>> optional_dst_rule(const std::string& text, std::stri
   return *rule;
 }
 
+// Refuses DST rules that leave a schedule with slots none (every wall time
+// it names falls in a gap they skip: "30 2 * 3 0L" in Europe/Berlin).
+Result<void> check_still_runs(const core::TaskDefinition& d, const core::Schedule& schedule, core::Time now) {
+  if (!core::next_slot_after(schedule, now)) return {};
+  auto with_rules = core::schedule_of(d);
+  if (!with_rules) return std::unexpected(with_rules.error());
+  if (core::next_slot_after(*with_rules, now)) return {};
+  return fail(ErrorKind::bad_input, "--dst-gap skip: every slot of this schedule falls in a DST gap, so it would "
+                                    "never run (leave --dst-gap at run-after)");
+}
+
 // --dst-gap and --dst-repeat, which only a schedule on a wall clock has.
-Result<void> apply_dst(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule) {
+Result<void> apply_dst(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
+                       core::Time now) {
   auto gap = optional_dst_rule(options.dst_gap, "--dst-gap", core::parse_dst_gap);
   if (!gap) return std::unexpected(gap.error());
   auto repeat = optional_dst_rule(options.dst_repeat, "--dst-repeat", core::parse_dst_repeat);
@@ -116,7 +128,7 @@ Result<void> apply_dst(const ScheduleOptions& options, core::TaskDefinition& d, 
                 fmt::format("{}: only a schedule on a wall clock has DST changes (--cron, --rrule, or --every with "
                             "--tz); this one counts in UTC or has no slots",
                             *gap ? "--dst-gap" : "--dst-repeat"));
-  return {};
+  return d.dst.any() ? check_still_runs(d, schedule, now) : Result<void>{};
 }
 
 }  // namespace
@@ -143,13 +155,13 @@ Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition
   if (options.manual) {
     d.schedule_kind = core::ScheduleKind::manual;
     d.schedule_spec.clear();
-    return apply_dst(options, d, core::Manual{});
+    return apply_dst(options, d, core::Manual{}, now);
   }
   auto kind = options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d);
   if (!kind) return kind;
   auto schedule = core::schedule_of(d);
   if (!schedule) return std::unexpected(schedule.error());
-  if (auto dst = apply_dst(options, d, *schedule); !dst) return dst;
+  if (auto dst = apply_dst(options, d, *schedule, now); !dst) return dst;
   return apply_jitter(options, d, *schedule, now);
 }
 

@@ -950,9 +950,10 @@ void RRuleCursor::walk_one() {
     return;
   }
   state.bound = instant;
-  // Those before `after`, or a gap time moved onto an occurrence already returned, are gone.
+  // Those before `after`, or a gap time moved onto an occurrence already
+  // returned, are gone; so is a second pass past a UTC UNTIL.
   for (auto run : instants_under(state.zone, *local, state.dst)) {
-    if (run > state.floor) state.pending.insert(run);
+    if (run > state.floor && !(state.until && state.until->excludes(*local, run))) state.pending.insert(run);
   }
 }
 

@@ -70,7 +70,7 @@ std::optional<std::string> why_follower_waits(const core::TaskState& state) {
 
 // A manual run of `follower` queued by the upstream's run `end`, as
 // `taskd trigger` queues one; or, when it cannot run, one SKIPPED row that
-// says why.
+// says why (and the follower's history kept within its --keep-runs).
 core::Result<void> start_follower(store::Database& db, core::Task follower, const std::string& upstream,
                                   const AttemptEnd& end, const Followed& followed) {
   auto why = why_follower_waits(follower.state);
@@ -85,19 +85,22 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
   }
   auto reason = fmt::format("not run after {} run {}: {}", upstream, end.run_id, *why);
   core::SkippedSlots skipped{1, followed.now, followed.now, std::move(reason)};
-  return store::insert_skipped_run(db, follower.id, skipped, followed.now, end.run_id);
+  if (auto written = store::insert_skipped_run(db, follower.id, skipped, followed.now, end.run_id); !written)
+    return written;
+  auto pruned = store::prune_history(db, follower.id, follower.definition.keep_runs);
+  if (!pruned) return std::unexpected(pruned.error());
+  return {};
 }
 
 // The upstream's run `end` reached its final outcome: the followers it
 // starts (--after on success, --after TASK:finished on any outcome).
-core::Result<void> start_followers(store::Database& db, const core::Task& upstream, const AttemptEnd& end,
+core::Result<void> start_followers(store::Database& db, const std::string& upstream, const AttemptEnd& end,
                                    const Followed& followed) {
-  auto followers = store::followers_of(db, upstream.definition.name);
+  auto followers = store::followers_of(db, upstream);
   if (!followers) return std::unexpected(followers.error());
   for (auto& follower : *followers) {
     if (!follower.definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded) continue;
-    if (auto started = start_follower(db, std::move(follower), upstream.definition.name, end, followed); !started)
-      return started;
+    if (auto started = start_follower(db, std::move(follower), upstream, end, followed); !started) return started;
   }
   return {};
 }
@@ -127,30 +130,35 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                started.error().message);
 }
 
-// Records one attempt's end inside the caller's transaction; the change to
-// the task when the attempt was its current one.
-core::Result<std::optional<StateChange>> record_in_transaction(store::Database& db, const AttemptEnd& end,
-                                                               const Followed& followed) {
-  auto now = followed.now;
+// The run row of an attempt's end; false for a stale attempt.
+core::Result<bool> finish_attempt_run(store::Database& db, const AttemptEnd& end, core::Time now) {
   store::FinishRecord record{end.run_id, end.attempt_uid,    core::run_status_of(end.outcome),
                              now,        end.exit_code,      end.signal,
                              end.reason, end.output,         end.output_truncated,
                              end.usage};
-  auto finished = store::finish_run(db, record);
-  if (!finished) return std::unexpected(finished.error());
+  return store::finish_run(db, record);
+}
+
+// What recording an attempt's end (its run row already written, `finished`
+// when it was the running attempt) did: the change to the task when the
+// attempt was its current one, and whether its followers are to start.
+struct Recorded {
+  std::optional<StateChange> change;
+  bool final_outcome = false;
+};
+
+core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptEnd& end, bool finished,
+                                             core::Time now) {
   auto task = store::find_task(db, end.task_id);
   if (!task) return std::unexpected(task.error());
-  if (!*task) return std::optional<StateChange>();
+  if (!*task) return Recorded{};
   if (auto pruned = store::prune_history(db, end.task_id, (*task)->definition.keep_runs); !pruned)
     return std::unexpected(pruned.error());
-  bool is_current = *finished && *task && (*task)->state.attempt_uid == end.attempt_uid;
-  if (!is_current) return std::optional<StateChange>();
+  bool is_current = finished && (*task)->state.attempt_uid == end.attempt_uid;
+  if (!is_current) return Recorded{};
   auto decision = apply_policy(db, **task, end, now);
   if (!decision) return std::unexpected(decision.error());
-  if (!decision->retry_pending) {
-    if (auto started = start_followers(db, **task, end, followed); !started) return std::unexpected(started.error());
-  }
-  return std::optional<StateChange>(StateChange{std::move(**task), std::move(decision->state)});
+  return Recorded{StateChange{std::move(**task), std::move(decision->state)}, !decision->retry_pending};
 }
 
 }  // namespace
@@ -177,12 +185,26 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   std::vector<std::int64_t> task_ids;
   for (const auto& end : ends) task_ids.push_back(end.task_id);
   if (auto locked = store::lock_tasks_and_followers(db, task_ids); !locked) return std::unexpected(locked.error());
-  Followed followed{now, host, recorded.to_stop};
+  // Every run of the batch ends before any follower starts: a follower's own
+  // run may have ended in it too, and is then no longer running.
+  std::vector<bool> finished;
   for (const auto& end : ends) {
-    auto change = record_in_transaction(db, end, followed);
-    if (!change) return std::unexpected(change.error());
-    recorded.current.push_back(change->has_value());
-    if (*change) recorded.changes.push_back({&end, std::move(change->value())});
+    auto written = finish_attempt_run(db, end, now);
+    if (!written) return std::unexpected(written.error());
+    finished.push_back(*written);
+  }
+  std::vector<std::pair<std::string, const AttemptEnd*>> final_outcomes;  // by the upstream's name
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    auto result = record_in_transaction(db, ends[i], finished[i], now);
+    if (!result) return std::unexpected(result.error());
+    recorded.current.push_back(result->change.has_value());
+    if (!result->change) continue;
+    if (result->final_outcome) final_outcomes.emplace_back(result->change->task.definition.name, &ends[i]);
+    recorded.changes.push_back({&ends[i], std::move(*result->change)});
+  }
+  Followed followed{now, host, recorded.to_stop};
+  for (const auto& [upstream, end] : final_outcomes) {
+    if (auto started = start_followers(db, upstream, *end, followed); !started) return std::unexpected(started.error());
   }
   return recorded;
 }

@@ -217,13 +217,23 @@ std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std
   return std::nullopt;
 }
 
+// The highest id of a table: of its rows, and on a server of those its
+// identity sequence handed out, which deleted rows do not give back.
+std::string last_id_sql(const Database& db, const char* table) {
+  if (db.dialect() != Dialect::postgresql) return fmt::format("SELECT coalesce(max(id), 0) FROM {}", table);
+  return fmt::format("SELECT greatest(coalesce(max(id), 0), coalesce(pg_sequence_last_value("
+                     "CAST(pg_get_serial_sequence('{0}', 'id') AS regclass)), 0)) FROM {0}",
+                     table);
+}
+
 // After rows were written with their ids: a server's identity sequence
-// goes on after the highest, as SQLite's rowid does.
+// goes on after the highest (never back), as SQLite's rowid does.
 void continue_ids_after_copied(Database& db, const char* table) {
   if (db.dialect() != Dialect::postgresql) return;
-  db.prepare(fmt::format("SELECT setval(pg_get_serial_sequence('{0}', 'id'), coalesce(max(id), 0) + 1, false) FROM {0}",
-                         table))
-      .exec();
+  auto last = db.prepare(last_id_sql(db, table)).single_int64();
+  auto resume = db.prepare(fmt::format("SELECT setval(pg_get_serial_sequence('{}', 'id'), ?, false)", table));
+  Binder(resume).int64(last + 1);
+  resume.exec();
 }
 
 }  // namespace
@@ -249,7 +259,7 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
     auto tasks_there = to.prepare("SELECT count(*) FROM tasks").single_int64();
     if (auto error = refusal(from, to, merge, tasks_there)) return std::unexpected(*error);
     bool keep_ids = tasks_there == 0;
-    auto last_run_there = to.prepare("SELECT coalesce(max(id), 0) FROM runs").single_int64();
+    auto last_run_there = to.prepare(last_id_sql(to, "runs")).single_int64();
     IdMap task_ids;
     CopyCounts counts;
     counts.groups = copy_rows(from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"});

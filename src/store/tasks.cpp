@@ -606,18 +606,6 @@ Result<TickWork> tick_work(Database& db, Time now) {
   });
 }
 
-Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids) {
-  if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
-  return guarded(db, [&]() -> Result<void> {
-    auto lock = db.cached("SELECT id FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])) ORDER BY id FOR UPDATE");
-    Binder b(lock);
-    b.id_array(ids);
-    while (lock.step()) {
-    }
-    return {};
-  });
-}
-
 Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids) {
   if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
   return guarded(db, [&]() -> Result<void> {
@@ -642,24 +630,28 @@ Result<std::vector<Task>> followers_of(Database& db, std::string_view name) {
   });
 }
 
-Result<core::UpstreamOf> task_upstreams(Database& db) {
+namespace {
+
+// The (name, after_task) rows `sql` selects, as each task's upstream.
+Result<core::UpstreamOf> upstreams_selected(Database& db, const char* sql) {
   return guarded(db, [&]() -> Result<core::UpstreamOf> {
-    auto query = db.prepare("SELECT name, after_task FROM tasks WHERE after_task <> ''");
+    auto query = db.prepare(sql);
     core::UpstreamOf upstream_of;
     while (query.step()) upstream_of.emplace(query.query().text(0), query.query().text(1));
     return upstream_of;
   });
 }
 
+}  // namespace
+
+Result<core::UpstreamOf> task_upstreams(Database& db) {
+  return upstreams_selected(db, "SELECT name, after_task FROM tasks WHERE after_task <> ''");
+}
+
 Result<core::UpstreamOf> followers_of_missing_tasks(Database& db) {
-  return guarded(db, [&]() -> Result<core::UpstreamOf> {
-    auto query = db.prepare(
-        "SELECT name, after_task FROM tasks f WHERE after_task <> '' "
-        "AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.name = f.after_task)");
-    core::UpstreamOf upstream_of;
-    while (query.step()) upstream_of.emplace(query.query().text(0), query.query().text(1));
-    return upstream_of;
-  });
+  return upstreams_selected(db,
+                            "SELECT name, after_task FROM tasks f WHERE after_task <> '' "
+                            "AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.name = f.after_task)");
 }
 
 Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, Time now) {

@@ -92,15 +92,11 @@ core::Result<TickWork> tick_work(Database& db, core::Time now);
 const std::string& due_tasks_sql(const Database& db);
 const std::string& tick_work_sql();
 
-// On a server, locks the rows of the tasks `ids` until the transaction
-// ends, in the order of their ids, waiting for the transactions that hold
-// them (WriteScope::rows). Nothing on a SQLite file, whose write
-// transaction has it all.
-core::Result<void> lock_tasks(Database& db, const std::vector<std::int64_t>& ids);
-
-// lock_tasks for the tasks `ids` and their followers (the tasks --after
-// one of them), all in the order of their ids: an attempt's end may queue
-// runs of its task's followers.
+// On a server, locks the rows of the tasks `ids` and of their followers
+// (the tasks --after one of them: an attempt's end may queue their runs)
+// until the transaction ends, all in the order of their ids, waiting for
+// the transactions that hold them (WriteScope::rows). Nothing on a SQLite
+// file, whose write transaction has it all.
 core::Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids);
 
 // The tasks --after the task named `name`, in the order of their ids.

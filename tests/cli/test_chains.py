@@ -2,7 +2,6 @@
 another's run has reached its final outcome, with TASKD_UPSTREAM_RUN_ID."""
 
 import os
-import textwrap
 import unittest
 
 from taskd_test import TaskdTestCase
@@ -120,6 +119,17 @@ class ChainTest(TaskdTestCase):
         [load] = self.runs("load")
         self.assertEqual(load["upstream_run_id"], transform["id"])
 
+    def test_a_paused_followers_skipped_rows_stay_within_its_keep_runs(self):
+        self.add_upstream("a", "true")
+        self.add_at("paused", "--after", "a", "--keep-runs", "2", "--", "true")
+        self.ok("pause", "paused", faketime=ADDED)
+        for hour in range(8, 13):
+            self.run_once(faketime="2026-11-21 %02d:00:01" % hour)
+        self.assertEqual(len(self.runs("a")), 5)
+        kept = self.runs("paused")
+        self.assertEqual([run["status"] for run in kept], ["skipped", "skipped"])
+        self.assertEqual([run["upstream_run_id"] for run in kept], [run["id"] for run in self.runs("a")[-2:]])
+
     def test_a_follower_that_cannot_run_gets_a_skipped_row_naming_the_upstream_run(self):
         self.add_upstream("a", "true")
         # Its runs stay queued here: they are for another host.
@@ -178,56 +188,27 @@ class ChainTest(TaskdTestCase):
     def test_apply_takes_an_upstream_from_the_same_file_and_refuses_cycles_and_pruned_upstreams(self):
         path = os.path.join(self.tmp, "tasks.toml")
 
-        def write(text):
+        def write(report_after, backup_after=None, with_backup=True):
+            """A file with report (after report_after) and, unless left out, backup."""
+            text = '[defaults]\nowner = "me"\n\n[[task]]\nname = "report"\ncommand = ["true"]\n'
+            text += 'after = "%s"\n' % report_after
+            if with_backup:
+                text += '\n[[task]]\nname = "backup"\ncommand = ["true"]\ncron = "0 3 * * *"\n'
+                if backup_after:
+                    text += 'after = "%s"\n' % backup_after
             with open(path, "w") as f:
-                f.write(textwrap.dedent(text))
+                f.write(text)
 
-        write("""\
-            [defaults]
-            owner = "me"
-
-            [[task]]
-            name = "report"
-            command = ["true"]
-            after = "backup:finished"
-
-            [[task]]
-            name = "backup"
-            command = ["true"]
-            cron = "0 3 * * *"
-            """)
+        write("backup:finished")  # an upstream listed after its follower
         self.ok("apply", path)
         self.assertEqual(self.task("report")["after"], "backup:finished")
         self.assertEqual(self.task("report")["schedule"]["kind"], "manual")
-        write("""\
-            [defaults]
-            owner = "me"
-
-            [[task]]
-            name = "report"
-            command = ["true"]
-            after = "backup"
-
-            [[task]]
-            name = "backup"
-            command = ["true"]
-            cron = "0 3 * * *"
-            after = "report"
-            """)
+        write("backup", backup_after="report")
         self.refused("apply", path, fragments=("after: a cycle: backup -> report -> backup",))
         self.assertEqual(self.task("report")["after"], "backup:finished")
-        write("""\
-            [defaults]
-            owner = "me"
-
-            [[task]]
-            name = "report"
-            command = ["true"]
-            after = "backup:finished"
-            """)
+        write("backup:finished", with_backup=False)
         self.refused("apply", "--prune", path, fragments=("apply --prune: backup is the upstream", "report"))
         self.assertEqual(sorted(t["name"] for t in self.tasks()), ["backup", "report"])
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -112,6 +112,26 @@ class CopyDbTest(TaskdTestCase):
         self.copy(source, other)  # ... and the sum into another server
         self.assertEqual(self.views(other), self.views(source))
 
+    def test_merge_into_a_server_never_reuses_a_run_id_and_keeps_a_chains_upstream_run(self):
+        # The server's newest runs are gone with their task, but their ids were handed out.
+        self.add("gone", "--every", "1h", "--start-now", "--", "true", db=self.pg)
+        for _ in range(3):
+            self.ok("trigger", "gone", db=self.pg)
+            self.ok("run-once", db=self.pg)
+        taken = max(run["id"] for run in self.history(db=self.pg))
+        self.ok("rm", "gone", db=self.pg)
+        source = os.path.join(self.tmp, "source.db")
+        self.add("a", "--every", "1h", "--start-now", "--", "true", db=source)
+        self.add("b", "--after", "a", "--", "true", db=source)
+        self.ok("run-once", db=source)
+        self.copy(source, self.pg, "--merge")
+        runs = {run["task"]: run for run in self.history(db=self.pg)}
+        self.assertGreater(min(run["id"] for run in runs.values()), taken)
+        self.assertEqual(runs["b"]["upstream_run_id"], runs["a"]["id"])
+        self.ok("trigger", "a", db=self.pg)
+        newest = self.history(db=self.pg)[0]
+        self.assertGreater(newest["id"], max(run["id"] for run in runs.values()))
+
     def test_merge_refuses_names_on_both_sides_listing_them_and_writes_nothing(self):
         source = os.path.join(self.tmp, "source.db")
         self.fill(source)

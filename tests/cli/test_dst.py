@@ -97,6 +97,18 @@ class DstTest(TaskdTestCase):
         code, _, err = self.run_taskd("preview", "--every", "1h", "--dst-gap", "skip", db=False)
         self.assertEqual(code, 65, err)
 
+    def test_a_rule_that_would_leave_no_slot_is_refused(self):
+        # The last Sunday of March at 02:30 never exists in Berlin.
+        code, _, err = self.run_taskd("add", "never", "--cron", "30 2 * 3 0L", "--tz", "Europe/Berlin",
+                                      "--dst-gap", "skip", "--", "true")
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "--dst-gap skip", "never run")
+        self.assertFalse(os.path.exists(self.db))
+        self.add("last-sunday", "--cron", "30 2 * 3 0L", "--tz", "Europe/Berlin", "--", "true")
+        code, _, err = self.run_taskd("preview", "last-sunday", "--dst-gap", "skip")
+        self.assertEqual(code, 2, err)
+        self.assertOneErrorLine(err, "a task NAME has its own")
+
     def test_a_task_file_value_is_refused_naming_its_key_and_line(self):
         path = os.path.join(self.tmp, "tasks.toml")
         with open(path, "w") as f:

@@ -125,7 +125,7 @@ TEST_CASE("a tick and a claim that pass over a task another host holds wait for 
   test::TempDb temp;
   auto held = queued_run(temp.db, "a");
   store::WriteTransaction open(temp.db, store::WriteScope::rows);
-  REQUIRE(store::lock_tasks(temp.db, {held.task.id}));
+  REQUIRE(store::lock_tasks_and_followers(temp.db, {held.task.id}));
   struct Seen {
     std::size_t due_before = 0, queued_before = 0;
     bool due_held = false, run_held = false;

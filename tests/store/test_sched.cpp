@@ -211,6 +211,21 @@ TEST_CASE("higher priority runs are claimed first") {
   CHECK(env_value(f.runner.started[0], "TASKD_TASK") == "high");
 }
 
+TEST_CASE("a follower whose own run ends with its upstream's, in one batch, runs again after it") {
+  Fixture f;
+  test::add_task(f.temp.db, test::every_definition("upstream", 1h), at(10, 0), true);
+  auto follower = test::every_definition("follower", 1h);
+  follower.after = {"upstream", false};
+  test::add_task(f.temp.db, follower, at(10, 0), true);
+  f.tick_and_work();  // both start at 10:00 and their ends are recorded together
+  std::vector<std::pair<std::string, core::RunStatus>> runs;
+  for (const auto& run : f.runs()) runs.emplace_back(run.task, run.status);
+  // The follower's run had ended: the upstream's success queued (and the worker ran) the next.
+  CHECK(runs == std::vector<std::pair<std::string, core::RunStatus>>{{"follower", core::RunStatus::succeeded},
+                                                                      {"follower", core::RunStatus::succeeded},
+                                                                      {"upstream", core::RunStatus::succeeded}});
+}
+
 TEST_CASE("a program that cannot be executed is a failed run whose reason says so") {
   Fixture f;
   auto d = test::every_definition("missing", 60s);

@@ -150,6 +150,10 @@ TEST_CASE("an RRULE moves a gap time forward by default (RFC 5545), skips it wit
   CHECK(slots(rrule("FREQ=MINUTELY;INTERVAL=30", "America/New_York", twice), "2026-11-01T04:50:00Z",
               "2026-11-01T07:00:00Z") == Strings{"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z", "2026-11-01T06:00:00Z",
                                                  "2026-11-01T06:30:00Z", "2026-11-01T07:00:00Z"});
+  // A UTC UNTIL ends the second pass too.
+  CHECK(slots(rrule("FREQ=MINUTELY;INTERVAL=30;UNTIL=20261101T053000Z", "America/New_York", twice),
+              "2026-11-01T04:50:00Z", "2026-11-01T07:00:00Z") ==
+        Strings{"2026-11-01T05:00:00Z", "2026-11-01T05:30:00Z"});
   CHECK(slots(rrule("FREQ=MINUTELY;INTERVAL=30", "America/New_York", skip), "2026-03-08T06:20:00Z",
               "2026-03-08T07:30:00Z") == Strings{"2026-03-08T06:30:00Z", "2026-03-08T07:00:00Z", "2026-03-08T07:30:00Z"});
 }
