@@ -383,9 +383,14 @@ class PgConnection final : public Connection {
   void connect() {
     // search_path: taskd's tables, unqualified. client_min_messages: the
     // server's notices ("schema taskd already exists, skipping") are not
-    // the user's business; libpq would print them on stderr.
+    // the user's business; libpq would print them on stderr. jit: the
+    // claim's estimated cost (its group-cap subplan, times the queued runs)
+    // passes jit_above_cost once the queue is long, and compiling it took
+    // 30 ms to 0.8 s of the server's CPU at every claim; taskd's statements
+    // read a few rows each and never gain from it.
     const char* keywords[] = {"dbname", "options", "fallback_application_name", nullptr};
-    const char* values[] = {uri_.c_str(), "-c search_path=taskd -c client_min_messages=warning", "taskd", nullptr};
+    const char* values[] = {uri_.c_str(), "-c search_path=taskd -c client_min_messages=warning -c jit=off", "taskd",
+                            nullptr};
     conn_ = PQconnectStartParams(keywords, values, 1);
     if (!conn_) throw Failure(FailureKind::unavailable, fmt::format("database {}: out of memory", display_));
     if (PQstatus(conn_) == CONNECTION_BAD) throw lost("cannot connect");
