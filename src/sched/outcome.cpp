@@ -78,7 +78,9 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
     auto queued = queue_manual_run(db, follower, follower.state, followed.now, followed.host, end.run_id);
     if (!queued) return std::unexpected(queued.error());
     if (queued->queued_run) {
-      if (queued->to_stop) followed.to_stop.push_back(*queued->to_stop);
+      // Only a replaced attempt changes the follower's state.
+      if (!queued->to_stop) return {};
+      followed.to_stop.push_back(*queued->to_stop);
       return store::save_state(db, follower.id, follower.state, followed.now);
     }
     why = fmt::format("its run {} is still queued or running (overlap=skip)", *queued->active_run);
