@@ -7,7 +7,7 @@
 #  2. Failover: two `taskd run --lease 2s` hosts and a task whose child sleeps;
 #     kill -9 of the host running it, then the time until its retry starts on
 #     the other host (the child writes its start). Goal: at most the lease + 2 s
-#     (the lease here counts the kill grace, 1 s, and the recovery margin, 1 s).
+#     (it takes the lease, the kill grace, 1 s, and the recovery margin, 0.5 s).
 #  3. Lateness: 1 000 tasks every 1-10 s on 3 `taskd run` hosts for 60 s; the
 #     start of each scheduled run after its slot, p50/p99/max, of the slots from
 #     2 s after the start to 1 s before the stop (the hosts connect and stop

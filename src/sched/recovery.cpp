@@ -48,7 +48,7 @@ void stop_children(const store::Database& db, const store::InFlightRun& run, con
 
 }  // namespace
 
-std::chrono::seconds lease_margin(const store::Database& db) {
+std::chrono::milliseconds lease_margin(const store::Database& db) {
   return db.file() ? fixed_lease_margin : renewed_lease_margin;
 }
 

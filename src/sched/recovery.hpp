@@ -18,15 +18,18 @@ namespace taskd::sched {
 
 // On a server, a worker renews the leases of its runs (see WorkerOptions::
 // lease) and ends them itself long before a lease it could not renew
-// expires: a lease expired by this margin (the hosts' clocks may tick at
-// slightly different rates) means the worker is gone, cut off or frozen, and
-// its run is lost, whatever host it is on.
-inline constexpr std::chrono::seconds renewed_lease_margin{1};
+// expires: half a lease before, at the least a second (--lease is 2 s or
+// more). A lease expired by this margin as well means the worker is gone,
+// cut off or frozen, and its run is lost, whatever host it is on. The margin
+// only has to cover what that half lease may not: a host's estimate of the
+// server's clock gone stale by a step of its own clock since it last
+// measured it, and the rates of the clocks (a few milliseconds a lease).
+inline constexpr std::chrono::milliseconds renewed_lease_margin{500};
 // On a SQLite file a lease is the run's deadline plus its kill grace, never
 // renewed; a worker under another host id is judged gone this long after.
-inline constexpr std::chrono::seconds fixed_lease_margin{60};
+inline constexpr std::chrono::milliseconds fixed_lease_margin{std::chrono::seconds{60}};
 // The margin for the leases of `db`'s runs.
-std::chrono::seconds lease_margin(const store::Database& db);
+std::chrono::milliseconds lease_margin(const store::Database& db);
 
 // How often a loop refreshes the heartbeat of its row in the workers table.
 inline constexpr std::chrono::seconds heartbeat_interval{10};

@@ -16,7 +16,7 @@ from tcp_proxy import TcpProxy
 
 LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
 KILL_GRACE = 1
-MARGIN = 1  # renewed_lease_margin
+MARGIN = 0.5  # renewed_lease_margin
 # The longest a run may wait for its retry after its host is gone: the lease
 # (with the kill grace it covers) and the margin from the last renewal, and
 # a pass of the host that recovers it.
