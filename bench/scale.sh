@@ -64,6 +64,7 @@ commands=(
   "forecast --window 1d|$many|forecast --window 1d"
   "status|$many|status"
   "metrics|$many|metrics"
+  "check|$many|check"
   "history|$history|history"
   "history --limit 100000|$history|history --limit 100000"
   "history --json --limit 100000|$history|--json history --limit 100000"
@@ -73,6 +74,7 @@ commands=(
   "export (10k tasks, 10M runs)|$history|export"
   "status (10M runs)|$history|status"
   "metrics (10M runs)|$history|metrics"
+  "check (10M runs)|$history|check"
 )
 key() { echo "$1" | tr -c 'a-zA-Z0-9\n' '_'; }
 

@@ -93,11 +93,12 @@ Result<void> check(Context& context, const CheckOptions& options) {
   auto db = open_existing(context);
   if (!db) return std::unexpected(db.error());
   core::Time now = context.clock.now();
-  auto tasks = store::task_facts(*db);
-  if (!tasks) return std::unexpected(tasks.error());
   auto scheduler = read_scheduler(*db, now);
   if (!scheduler) return std::unexpected(scheduler.error());
-  auto report = core::check_report(*tasks, *scheduler, now, *late);
+  core::CheckReportBuilder builder(*scheduler, now, *late);
+  auto read = store::for_each_task_facts(*db, [&builder](const core::TaskFacts& task) { builder.add(task); });
+  if (!read) return std::unexpected(read.error());
+  auto report = std::move(builder).finish();
   print_check_report(report, *scheduler, *late, context);
   context.exit_code = core::exit_code(report.verdict);
   return {};

@@ -142,20 +142,23 @@ std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, 
                        scheduler_silence};
 }
 
-CheckReport check_report(const std::vector<TaskFacts>& tasks, const SchedulerFacts& scheduler, Time now,
-                         std::optional<Millis> late) {
-  CheckReport report;
-  if (auto silent = scheduler_problem(scheduler, now)) report.problems.push_back(std::move(*silent));
-  for (const auto& task : tasks) {
-    auto problems = task_problems(task, now, late);
-    Verdict worst = Verdict::ok;
-    for (const auto& problem : problems) worst = std::max(worst, problem.verdict);
-    ++count_of(report.counts, task.paused, worst);
-    std::ranges::move(problems, std::back_inserter(report.problems));
-  }
-  std::ranges::stable_sort(report.problems, std::greater{}, &HealthProblem::verdict);
-  for (const auto& problem : report.problems) report.verdict = std::max(report.verdict, problem.verdict);
-  return report;
+CheckReportBuilder::CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late)
+    : now_(now), late_(late) {
+  if (auto silent = scheduler_problem(scheduler, now)) report_.problems.push_back(std::move(*silent));
+}
+
+void CheckReportBuilder::add(const TaskFacts& task) {
+  auto problems = task_problems(task, now_, late_);
+  Verdict worst = Verdict::ok;
+  for (const auto& problem : problems) worst = std::max(worst, problem.verdict);
+  ++count_of(report_.counts, task.paused, worst);
+  std::ranges::move(problems, std::back_inserter(report_.problems));
+}
+
+CheckReport CheckReportBuilder::finish() && {
+  std::ranges::stable_sort(report_.problems, std::greater{}, &HealthProblem::verdict);
+  for (const auto& problem : report_.problems) report_.verdict = std::max(report_.verdict, problem.verdict);
+  return std::move(report_);
 }
 
 std::string summary_line(const CheckReport& report) {

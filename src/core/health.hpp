@@ -86,9 +86,20 @@ std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::o
 // has heartbeated for as long.
 std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now);
 
-// Every problem, the counts and the worst verdict.
-CheckReport check_report(const std::vector<TaskFacts>& tasks, const SchedulerFacts& scheduler, Time now,
-                         std::optional<Millis> late);
+// Every problem, the counts and the worst verdict, judged a task at a time:
+// only the problems are kept, so a million tasks need not be in memory.
+class CheckReportBuilder {
+ public:
+  CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late);
+  void add(const TaskFacts& task);
+  // The report: CRITICAL problems first, the scheduler's before the tasks'.
+  CheckReport finish() &&;
+
+ private:
+  Time now_;
+  std::optional<Millis> late_;
+  CheckReport report_;
+};
 
 // The plugin's first line: "TASKD CRITICAL - 2 tasks critical: backup,
 // report | ok=10 warning=0 critical=2 paused=0".

@@ -111,16 +111,15 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
   });
 }
 
-Result<std::vector<core::TaskFacts>> task_facts(Database& db) {
-  return guarded(db, [&]() -> Result<std::vector<core::TaskFacts>> {
+Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit) {
+  return guarded(db, [&]() -> Result<void> {
     static const std::string sql = fmt::format(
         "SELECT t.name, t.paused, t.disabled_until_update, t.disabled_reason, t.alert_after, t.last_succeeded_at, "
         "t.created_at, {}, {} FROM tasks t ORDER BY t.name",
         latest_planned_run("not_before"), latest_planned_run("started_at"));
     auto query = db.prepare(sql);
-    std::vector<core::TaskFacts> tasks;
-    while (query.step()) tasks.push_back(task_facts_from(Columns(query)));
-    return tasks;
+    while (query.step()) visit(task_facts_from(Columns(query)));
+    return {};
   });
 }
 

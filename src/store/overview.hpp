@@ -3,6 +3,7 @@
 // counters kept by the schema's triggers and counts over small indexes, so
 // that none reads the history.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,10 @@ struct NamedTime {
 // When each task last succeeded, by name; a task that never did is left out.
 core::Result<std::vector<NamedTime>> last_successes(Database& db);
 
-// What `taskd check` judges of each task, by name. Its latest planned run
-// is found with the index runs_task, newest first: a probe per task, not a
-// read of the history.
-core::Result<std::vector<core::TaskFacts>> task_facts(Database& db);
+// Calls `visit` with what `taskd check` judges of each task, by name, as the
+// rows are read. Its latest planned run is found with the index runs_task,
+// newest first: a probe per task, not a read of the history.
+core::Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit);
 
 // The space the database takes: the SQLite file and its WAL, or the
 // tables and indexes of the schema "taskd" on a server.

@@ -18,6 +18,13 @@ TaskFacts task(std::string name) {
 
 const SchedulerFacts running{at(14, 0), 0};
 
+CheckReport check_report(const std::vector<TaskFacts>& tasks, const SchedulerFacts& scheduler, Time now,
+                         std::optional<Millis> late) {
+  CheckReportBuilder builder(scheduler, now, late);
+  for (const auto& task : tasks) builder.add(task);
+  return std::move(builder).finish();
+}
+
 }  // namespace
 
 TEST_CASE("verdicts exit as monitoring plugins do: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN") {
