@@ -51,7 +51,7 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
                                       sched::SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
-  if (auto ticked = sched::enqueue_due(db, started, worker.host_id); !ticked) return std::unexpected(ticked.error());
+  if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
   exec::Supervisor supervisor(std::move(contained));
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());

@@ -39,7 +39,7 @@ core::Result<void> trigger(const Context& context, const TriggerOptions& options
   if (!db) return std::unexpected(db.error());
   auto task = find_named_task(*db, options.name, "trigger");
   if (!task) return std::unexpected(task.error());
-  auto triggered = sched::trigger_run(*db, *task, options.force, context.clock.now(), {});
+  auto triggered = sched::trigger_run(*db, *task, options.force, context.clock.now());
   if (!triggered) return std::unexpected(triggered.error());
   if (context.json) {
     print_json(triggered_json(task->definition.name, *triggered));

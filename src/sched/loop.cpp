@@ -45,10 +45,10 @@ core::Result<void> recover(store::Database& db, Time now, Logger& log, const sto
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, Time now, std::string_view host, Logger& log,
+core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
                            const std::function<void()>& before_commit = {}) {
   auto ticked = enqueue_due(
-      db, now, host, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
+      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
       before_commit);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
@@ -155,7 +155,7 @@ class Loop {
     bool enqueues = options_.role == Role::tick_and_work && work->due;
     if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
-      if (auto enqueued = enqueue(db_, now, self_.host, log_, before_commit); !enqueued) return enqueued;
+      if (auto enqueued = enqueue(db_, now, log_, before_commit); !enqueued) return enqueued;
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     if (auto pruned = prune_batch(now); !pruned) return pruned;
@@ -284,6 +284,7 @@ class Loop {
       if (auto waited_out = wait_out(changed.error()); !waited_out) return std::unexpected(waited_out.error());
     }
     wake.db_change = changed.value_or(false);
+    if (wake.db_change && !db_.file()) worker_.look_for_stop_requests();
     wake.timer = (!stopping_ && (queue_left_ || prune_left_)) || clock_.now() >= next_pass_at_ || renewal_due();
     return wake;
   }
@@ -374,7 +375,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   if (enqueue_needed(*work)) {
-    if (auto enqueued = enqueue(db, now, host_id, log); !enqueued) return enqueued;
+    if (auto enqueued = enqueue(db, now, log); !enqueued) return enqueued;
   }
   if (!retention) return {};
   return prune(db, now, log, *retention);

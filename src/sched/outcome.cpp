@@ -26,7 +26,6 @@ constexpr auto notify_time_limit = 60s;
 // Where the ends of a transaction queue their followers' runs.
 struct Followed {
   core::Time now;
-  std::string_view host;                // the caller's host id (see replace_active_runs)
   std::vector<ChildToStop>& to_stop;  // the attempts their runs replaced
 };
 
@@ -75,7 +74,7 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
                                   const AttemptEnd& end, const Followed& followed) {
   auto why = why_follower_waits(follower.state);
   if (!why) {
-    auto queued = queue_manual_run(db, follower, follower.state, followed.now, followed.host, end.run_id);
+    auto queued = queue_manual_run(db, follower, follower.state, followed.now, end.run_id);
     if (!queued) return std::unexpected(queued.error());
     if (queued->queued_run) {
       // Only a replaced attempt changes the follower's state.
@@ -165,24 +164,23 @@ core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptE
 
 }  // namespace
 
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now,
-                                      std::string_view host) {
-  auto current = record_attempt_ends(db, {end}, now, host);
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
+  auto current = record_attempt_ends(db, {end}, now);
   if (!current) return std::unexpected(current.error());
   return current->front();
 }
 
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now, std::string_view host) {
+                                                    core::Time now) {
   auto recorded =
-      store::write(db, [&]() { return record_attempt_ends_within(db, ends, now, host); }, store::WriteScope::rows);
+      store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows);
   if (!recorded) return std::unexpected(recorded.error());
   after_commit(*recorded, now);
   return std::move(recorded->current);
 }
 
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now, std::string_view host) {
+                                                      core::Time now) {
   RecordedEnds recorded;
   std::vector<std::int64_t> task_ids;
   for (const auto& end : ends) task_ids.push_back(end.task_id);
@@ -204,7 +202,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
     if (result->final_outcome) final_outcomes.emplace_back(result->change->task.definition.name, &ends[i]);
     recorded.changes.push_back({&ends[i], std::move(*result->change)});
   }
-  Followed followed{now, host, recorded.to_stop};
+  Followed followed{now, recorded.to_stop};
   for (const auto& [upstream, end] : final_outcomes) {
     if (auto started = start_followers(db, upstream, *end, followed); !started) return std::unexpected(started.error());
   }

@@ -34,15 +34,13 @@ struct AttemptEnd {
 // slot (no retry of it comes) the runs of the task's followers (--after)
 // queued as by `taskd trigger`, each with the run's id as its
 // upstream_run_id (or a SKIPPED row when one cannot run). Returns false for
-// a stale attempt, which changes nothing but history. `host`: the caller's
-// host id (see replace_active_runs).
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now,
-                                      std::string_view host = {});
+// a stale attempt, which changes nothing but history.
+core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
 
 // The same for several attempts, in one transaction (one commit for every
 // child that ended since the worker last looked); one flag per attempt.
 core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now, std::string_view host = {});
+                                                    core::Time now);
 
 // What recording an attempt's end did to its task, when it was the task's
 // current attempt: the task as it was, and its state after.
@@ -69,7 +67,7 @@ struct RecordedEnds {
 // (WriteScope::rows), waiting for the transactions that hold them. The
 // caller commits, then calls after_commit. `ends` must outlive the result.
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                      core::Time now, std::string_view host = {});
+                                                      core::Time now);
 
 // Once the ends are committed: stops the attempts their followers' runs
 // replaced, and starts the --notify commands of the tasks whose state they

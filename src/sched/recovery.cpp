@@ -101,7 +101,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     end.trigger = run.trigger;
     end.outcome = core::AttemptOutcome::lost;
     end.reason = *reason;
-    auto recorded = record_attempt_end(db, end, now, self.host);
+    auto recorded = record_attempt_end(db, end, now);
     if (!recorded) return std::unexpected(recorded.error());
     lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }

@@ -4,14 +4,13 @@
 #include <fmt/format.h>
 
 #include "core/policy.hpp"
-#include "sched/worker.hpp"
 #include "store/runs.hpp"
 
 namespace taskd::sched {
 
 core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db, std::int64_t task_id,
                                                              core::TaskState& state, core::Time slot,
-                                                             core::Time now, std::string_view host) {
+                                                             core::Time now) {
   auto why = fmt::format("replaced by the run of slot {} (overlap=replace)", core::format_rfc3339(slot));
   if (auto dropped = store::drop_queued_runs(db, task_id, why, now); !dropped) return std::unexpected(dropped.error());
   auto running = store::running_run_of(db, task_id);
@@ -19,7 +18,7 @@ core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db
   if (!*running) return std::optional<ChildToStop>();
   const auto& run = **running;
   if (state.attempt_uid == run.attempt_uid) state = core::on_replace(std::move(state));
-  if (!db.file() && run.worker.host != host_id_or_hostname(host)) {
+  if (!db.file()) {
     auto asked = store::ask_to_stop(db, run.id, run.attempt_uid, why);
     if (!asked) return std::unexpected(asked.error());
     return std::optional<ChildToStop>(ChildToStop{});

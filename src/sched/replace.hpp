@@ -19,17 +19,17 @@ struct ChildToStop {
 };
 
 // Inside the caller's transaction: older queued runs are dropped, and the
-// task's running attempt is ended. One of the caller's host (`host`; any on
-// a SQLite file, one machine) ends as FAILED "replaced" at once (fenced on
-// its attempt_uid, so its worker's late report is stale), and its child is
-// returned, to stop. One of another host is asked to stop: its own worker
-// ends it at its next lease renewal and records it, and until then it is
-// still running, so the new run waits (never two attempts at once). Either
-// way `state` forgets the attempt. Returns the attempt's child, if one was
-// running.
+// task's running attempt is ended. On a SQLite file, one machine, it ends
+// as FAILED "replaced" at once (fenced on its attempt_uid, so its worker's
+// late report is stale), and its child is returned, to stop. On a server,
+// whatever host runs it, it is asked to stop: its own worker ends it at its
+// next lease renewal and records it, and until then it is still running, so
+// the new run waits (never two attempts at once, on any two hosts). Either
+// way `state` forgets the attempt. Returns the attempt's child (none on a
+// server), if one was running.
 core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db, std::int64_t task_id,
                                                              core::TaskState& state, core::Time slot,
-                                                             core::Time now, std::string_view host);
+                                                             core::Time now);
 
 // SIGTERM to each child's process group (those here); its own worker's
 // timebox kills it if it lingers.

@@ -19,7 +19,7 @@ struct TaskEnqueued {
 // Applies the enqueue decision for one due task; returns what it wrote and
 // adds it to `reports`.
 core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now,
-                                        std::string_view host, std::vector<RunReport>& reports) {
+                                        std::vector<RunReport>& reports) {
   TaskEnqueued result;
   auto schedule = core::schedule_of(task.definition);
   if (!schedule) return std::unexpected(schedule.error());
@@ -34,7 +34,7 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
   }
   if (decision.run_slot) {
     if (*active && task.definition.overlap == core::Overlap::replace) {
-      auto replaced = replace_active_runs(db, task.id, decision.state, *decision.run_slot, now, host);
+      auto replaced = replace_active_runs(db, task.id, decision.state, *decision.run_slot, now);
       if (!replaced) return std::unexpected(replaced.error());
       result.replaced_child = *replaced;
       result.counts.replaced = replaced->has_value();
@@ -62,7 +62,7 @@ constexpr int herd = 1000;
 // task that tick then takes, unless a third host took it first.
 constexpr int waits_for_held = 64;
 
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::string_view host, int batch,
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch,
                                      const ReportSink& sink,
                                      const ProcessTable& processes, const std::function<void()>& before_commit) {
   TickResult total;
@@ -74,7 +74,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::s
       if (!due) return std::unexpected(due.error());
       BatchResult result{static_cast<int>(due->size()), {}};
       for (const auto& task : *due) {
-        auto enqueued = enqueue_task(db, task, now, host, reports);
+        auto enqueued = enqueue_task(db, task, now, reports);
         if (!enqueued) return std::unexpected(enqueued.error());
         total.enqueued += enqueued->counts.enqueued;
         total.skipped += enqueued->counts.skipped;

@@ -24,10 +24,7 @@ struct TickResult {
 // SIGTERM (through `processes`) once their end is committed.
 // `before_commit` is called inside each transaction that found due tasks,
 // before its commit (a crash test's hook).
-// `host`: the caller's host id (empty: the hostname), which tells the
-// attempts it may stop itself from those whose own host must (see
-// replace_active_runs).
-core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, std::string_view host, int batch = 500,
+core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
                                      const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes(),
                                      const std::function<void()>& before_commit = {});

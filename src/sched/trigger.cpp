@@ -25,8 +25,7 @@ core::Result<std::optional<std::int64_t>> active_run_of(store::Database& db, std
 }  // namespace
 
 core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& task, core::TaskState& state,
-                                         core::Time now, std::string_view host,
-                                         std::optional<std::int64_t> upstream_run_id) {
+                                         core::Time now, std::optional<std::int64_t> upstream_run_id) {
   ManualRun result;
   auto active = active_run_of(db, task.id);
   if (!active) return std::unexpected(active.error());
@@ -35,7 +34,7 @@ core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& 
     return result;  // nothing written
   }
   if (*active && task.definition.overlap == core::Overlap::replace) {
-    auto replaced = replace_active_runs(db, task.id, state, now, now, host);
+    auto replaced = replace_active_runs(db, task.id, state, now, now);
     if (!replaced) return std::unexpected(replaced.error());
     result.to_stop = *replaced;
   }
@@ -46,7 +45,7 @@ core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& 
 }
 
 core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
-                                    std::string_view host, const ProcessTable& processes) {
+                                    const ProcessTable& processes) {
   const auto& name = task.definition.name;
   if (task.state.disabled_until_update && !force)
     return core::fail(core::ErrorKind::bad_input,
@@ -68,7 +67,7 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
       skipped = enabled.skipped;
       result.enabled = true;
     }
-    auto queued = queue_manual_run(db, **current, state, now, host);
+    auto queued = queue_manual_run(db, **current, state, now);
     if (!queued) return std::unexpected(queued.error());
     if (queued->active_run) {
       result.active_run = queued->active_run;

@@ -31,13 +31,11 @@ struct ManualRun {
 // writes, forgets the replaced attempt), the rotation untouched.
 // `upstream_run_id`: the run of the task's upstream (--after) that queues it.
 core::Result<ManualRun> queue_manual_run(store::Database& db, const core::Task& task, core::TaskState& state,
-                                         core::Time now, std::string_view host,
-                                         std::optional<std::int64_t> upstream_run_id = std::nullopt);
+                                         core::Time now, std::optional<std::int64_t> upstream_run_id = std::nullopt);
 
 // Queues a manual run of `task` at `now`, in one transaction. A disabled task
 // is refused (bad input) unless `force`, which enables it first.
-// `host`: the caller's host id (see enqueue_due).
 core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task, bool force, core::Time now,
-                                    std::string_view host, const ProcessTable& processes = system_processes());
+                                    const ProcessTable& processes = system_processes());
 
 }  // namespace taskd::sched

@@ -218,7 +218,7 @@ class WorkerImpl {
       ClaimBatch refill;
     };
     auto written = store::write(db_, [&]() -> Result<Written> {
-      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now, identity_.host);
+      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now);
       if (!recorded) return std::unexpected(recorded.error());
       auto refill = claim(free_slots(), at);
       if (!refill) return std::unexpected(refill.error());
@@ -247,13 +247,17 @@ class WorkerImpl {
       runner_.hold_lease(key, ends_now ? at.steady : fencing_point(at.steady));
     }
     renewed_at_ = at.steady;
+    stop_asked_ = false;
     return {};
   }
 
   std::optional<exec::SteadyTime> next_renewal_at() const {
     if (!options_.lease || in_flight_.empty()) return std::nullopt;
-    return renewed_at_ + *options_.lease / 4;
+    auto interval = *options_.lease / 4;
+    return renewed_at_ + (stop_asked_ ? std::min<exec::SteadyTime::duration>(interval, stop_request_delay) : interval);
   }
+
+  void look_for_stop_requests() { stop_asked_ = true; }
 
  private:
   Instant instant() const { return {clock_.now(), std::chrono::steady_clock::now()}; }
@@ -383,7 +387,7 @@ class WorkerImpl {
     if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
-    auto current = record_attempt_end(db_, end, now, identity_.host);
+    auto current = record_attempt_end(db_, end, now);
     if (!current) return std::unexpected(current.error());
     report_end(claimed, end, *current, now);
     return std::optional<Spawned>();
@@ -460,6 +464,7 @@ class WorkerImpl {
   std::vector<AttemptEnd> unrecorded_ends_;
   std::vector<Claimed> unrecorded_runs_;
   exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
+  bool stop_asked_ = false;        // see look_for_stop_requests
   std::vector<RunReport> reports_;
   bool claiming_ = true;
 };
@@ -476,6 +481,8 @@ Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { ret
 Result<void> Worker::keep_leases() { return impl_->keep_leases(); }
 
 std::optional<exec::SteadyTime> Worker::next_renewal_at() const { return impl_->next_renewal_at(); }
+
+void Worker::look_for_stop_requests() { impl_->look_for_stop_requests(); }
 
 void Worker::stop_claiming() { impl_->stop_claiming(); }
 
@@ -501,12 +508,9 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
   return reports;
 }
 
-std::string host_id_or_hostname(std::string_view host_id) {
-  return host_id.empty() ? exec::host_name() : std::string(host_id);
-}
-
 store::WorkerIdentity current_worker(std::string_view host_id) {
-  return {host_id_or_hostname(host_id), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
+  std::string host = host_id.empty() ? exec::host_name() : std::string(host_id);
+  return {std::move(host), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
 }
 
 std::string new_attempt_uid() {

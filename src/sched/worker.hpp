@@ -36,6 +36,11 @@ struct WorkerOptions {
   std::optional<core::Millis> lease;
 };
 
+// How soon a worker that may have been asked to stop a run renews its
+// leases, which tells it: a second after the last renewal, so that a busy
+// server's stream of changes costs a renewal a second at most.
+inline constexpr std::chrono::seconds stop_request_delay{1};
+
 class WorkerImpl;
 
 // The worker one step at a time, for a loop that waits for more than its
@@ -59,6 +64,10 @@ class Worker {
   core::Result<void> keep_leases();
   // When the next renewal is due; none while no lease is held.
   std::optional<exec::SteadyTime> next_renewal_at() const;
+  // Another process may have asked for a run in flight to be stopped
+  // (overlap=replace): the next renewal, which tells, comes within
+  // stop_request_delay of the last.
+  void look_for_stop_requests();
   // From now on, no run is claimed.
   void stop_claiming();
   std::size_t running() const;
@@ -74,11 +83,8 @@ class Worker {
 core::Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                      const WorkerOptions& options);
 
-// The host this process goes by: `host_id`, or the hostname when empty.
-std::string host_id_or_hostname(std::string_view host_id);
-
-// This process as a worker: host (host_id_or_hostname), boot, pid and
-// start time.
+// This process as a worker: host (`host_id`, or the hostname when empty),
+// boot, pid and start time.
 store::WorkerIdentity current_worker(std::string_view host_id = {});
 
 // A fresh attempt token: 128 random bits in hex.

@@ -193,6 +193,27 @@ class FailoverTest(LoopTestCase):
         self.assertIn("replaced by the run of slot", rows[0][3])
         self.assertEqual(self.stop(proc)[0], 0)
 
+    def test_overlap_replace_of_a_run_of_this_host_also_waits_for_its_worker_to_end_it(self):
+        # The child lingers a second after SIGTERM; another host may take
+        # the replacing run, but only once the replaced one has ended.
+        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", "5s",
+                 "--overlap", "replace", "--shell", "--",
+                 f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; '
+                 f'trap "sleep 1; exit 143" TERM; sleep {self.marker} & wait')
+        here, _ = self.start("run", "--lease", f"{LEASE}s", log_name="here.log")  # the hostname, as trigger's
+        pid, _, _, _ = self.wait_for_start(1, 20)
+        other, _ = self.host("other")
+        triggered = self.json_of("trigger", "long")
+        self.assertTrue(triggered["replaced"])
+        gone_at = self.wait_gone(pid, 10)
+        _, restarted_at, _, _ = self.wait_for_start(2, 10)
+        self.assertGreater(restarted_at, gone_at, "the replacing run started while the replaced one ran")
+        rows = self.run_rows()
+        self.assertEqual(rows[0][1], "failed")
+        self.assertIn("replaced by the run of slot", rows[0][3])
+        for proc in (here, other):
+            self.assertEqual(self.stop(proc)[0], 0)
+
     def test_a_host_whose_clock_is_off_keeps_the_servers_time_and_status_shows_its_offset(self):
         slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
         self.add("soon", "--every", "1m", "--phase", f"{slot % 60}s", "--", "true")

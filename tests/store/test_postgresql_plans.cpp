@@ -96,7 +96,7 @@ TEST_CASE("after a herd is queued, the claim walks the queue's index instead of 
       .exec();
   temp.db.prepare("ANALYZE").exec();  // the statistics of a quiet store: no run queued
   auto now = core::from_unix_ms(base_ms + 1000);
-  REQUIRE(sched::enqueue_due(temp.db, now, {}).value().enqueued == 2000);
+  REQUIRE(sched::enqueue_due(temp.db, now).value().enqueued == 2000);
   auto plan = plan_of(temp.db, store::next_queued_runs_sql(temp.db), fmt::format("{}, 8, 'here'", base_ms + 1000), "force_custom_plan");
   INFO(plan);
   CHECK(plan.find("Index Scan using runs_queue") != std::string::npos);
