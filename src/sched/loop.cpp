@@ -46,10 +46,11 @@ core::Result<void> recover(store::Database& db, Time now, Logger& log, const sto
 }
 
 core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
-                           const std::function<void()>& before_commit = {}) {
+                           const std::function<void()>& before_commit = {},
+                           const std::function<core::Result<void>()>& between_batches = {}) {
   auto ticked = enqueue_due(
       db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
-      before_commit);
+      before_commit, between_batches);
   if (!ticked) return std::unexpected(ticked.error());
   return {};
 }
@@ -155,7 +156,8 @@ class Loop {
     bool enqueues = options_.role == Role::tick_and_work && work->due;
     if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
-      if (auto enqueued = enqueue(db_, now, log_, before_commit); !enqueued) return enqueued;
+      auto keep_leases = [this] { return worker_.keep_leases(); };
+      if (auto enqueued = enqueue(db_, now, log_, before_commit, keep_leases); !enqueued) return enqueued;
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     if (auto pruned = prune_batch(now); !pruned) return pruned;

@@ -64,7 +64,8 @@ constexpr int waits_for_held = 64;
 
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch,
                                      const ReportSink& sink,
-                                     const ProcessTable& processes, const std::function<void()>& before_commit) {
+                                     const ProcessTable& processes, const std::function<void()>& before_commit,
+                                     const std::function<core::Result<void>()>& between_batches) {
   TickResult total;
   int waits = 0;
   while (true) {
@@ -87,6 +88,9 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
     if (!batch_result) return std::unexpected(batch_result.error());
     stop_children(processes, batch_result->to_stop);
     if (sink) std::ranges::for_each(reports, sink);
+    if (between_batches) {
+      if (auto kept = between_batches(); !kept) return std::unexpected(kept.error());
+    }
     if (batch_result->due >= batch) continue;
     if (waits++ < waits_for_held) {
       auto held = store::wait_for_held_due_task(db, now);

@@ -23,11 +23,14 @@ struct TickResult {
 // hears of each run queued and each SKIPPED row. Replaced attempts get
 // SIGTERM (through `processes`) once their end is committed.
 // `before_commit` is called inside each transaction that found due tasks,
-// before its commit (a crash test's hook).
+// before its commit (a crash test's hook); `between_batches` after each
+// commit (a loop keeps its runs' leases while a herd of due
+// tasks takes longer than half a lease to queue).
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
                                      const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes(),
-                                     const std::function<void()>& before_commit = {});
+                                     const std::function<void()>& before_commit = {},
+                                     const std::function<core::Result<void>()>& between_batches = {});
 
 // Whether a tick whose probe found `work` has anything to enqueue once it
 // recovered as probed: a task due, or a run running, which recovery may

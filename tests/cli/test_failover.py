@@ -214,6 +214,24 @@ class FailoverTest(LoopTestCase):
         for proc in (here, other):
             self.assertEqual(self.stop(proc)[0], 0)
 
+    def test_a_host_keeps_its_leases_while_it_queues_a_herd_of_due_tasks(self):
+        # Queuing 20 000 due tasks takes longer than half a lease (1 s):
+        # between its batches the host renews, or it would fence its own run.
+        self.add_long_task()
+        proc, log = self.start("run", "--host-id", "busy", "--lease", f"{LEASE}s", "--concurrency", "1")
+        pid, _, _, _ = self.wait_for_start(1, 20)
+        herd = os.path.join(self.tmp, "herd.toml")
+        with open(herd, "w") as f:
+            for i in range(20000):
+                f.write(f'[[task]]\nname = "h{i}"\nevery = "1w"\nstart_now = true\ncommand = ["true"]\n\n')
+        self.ok("apply", herd)
+        queued = lambda: self.sql("SELECT count(*) FROM runs WHERE status = 'queued'") == [(20000,)]
+        wait_for(lambda: queued() or not alive(pid), 120, "the herd to be queued")
+        self.assertTrue(alive(pid), "the host fenced its own run while it queued the herd")
+        self.assertEqual(self.run_rows()[0][1], "running")
+        self.assertEqual(self.events(log, "run.lost") + self.events(log, "database.unreachable"), [])
+        self.assertEqual(self.stop(proc)[0], 0)
+
     def test_a_host_whose_clock_is_off_keeps_the_servers_time_and_status_shows_its_offset(self):
         slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
         self.add("soon", "--every", "1m", "--phase", f"{slot % 60}s", "--", "true")
