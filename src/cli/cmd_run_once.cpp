@@ -5,6 +5,7 @@
 #include "cli/context.hpp"
 #include "cli/json.hpp"
 #include "exec/supervisor.hpp"
+#include "sched/presence.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
 #include "sched/worker.hpp"
@@ -45,10 +46,13 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 // and no run running or claimable, at most the workers' rows are checked.
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
                                            const sched::WorkerOptions& worker, exec::ContainmentChoice contained) {
+  auto self = sched::current_worker(worker.host_id);
+  if (!db.file()) {
+    if (auto free = sched::check_host_id_free(db, self, started); !free) return std::unexpected(free.error());
+  }
   auto work = store::tick_work(db, started);
   if (!work) return std::unexpected(work.error());
-  auto lost = sched::recover_as_probed(db, *work, started, sched::current_worker(worker.host_id),
-                                      sched::SystemProcessTable{});
+  auto lost = sched::recover_as_probed(db, *work, started, self, sched::SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
   if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());

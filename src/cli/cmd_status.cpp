@@ -33,7 +33,7 @@ WorkerKey key_of(const store::WorkerIdentity& identity) {
   return {identity.host, identity.pid, identity.started_at};
 }
 
-std::vector<WorkerSeen> workers_of(const std::vector<store::WorkerRow>& rows,
+std::vector<WorkerSeen> workers_of(bool one_machine, const std::vector<store::WorkerRow>& rows,
                                    const std::vector<store::InFlightRun>& runs, core::Time now) {
   auto self = sched::current_worker();
   const auto& processes = sched::system_processes();
@@ -41,12 +41,12 @@ std::vector<WorkerSeen> workers_of(const std::vector<store::WorkerRow>& rows,
   std::map<WorkerKey, std::size_t> index;
   for (const auto& row : rows) {
     index.emplace(key_of(row.identity), workers.size());
-    workers.push_back({row, row.identity, 0, sched::liveness_of(row.identity, row.heartbeat_at, now, self, processes)});
+    workers.push_back({row, row.identity, 0, sched::liveness_of(one_machine, row.identity, row.heartbeat_at, now, self, processes)});
   }
   for (const auto& run : runs) {
     auto [found, added] = index.emplace(key_of(run.worker), workers.size());
     if (added)
-      workers.push_back({std::nullopt, run.worker, 0, sched::liveness_of(run.worker, std::nullopt, now, self, processes)});
+      workers.push_back({std::nullopt, run.worker, 0, sched::liveness_of(one_machine, run.worker, std::nullopt, now, self, processes)});
     workers[found->second].runs += 1;
   }
   return workers;
@@ -146,6 +146,7 @@ struct DisabledTask {
 };
 
 struct Status {
+  bool one_machine = true;  // a SQLite file (see sched::liveness_of)
   std::vector<store::WorkerRow> workers;
   std::vector<store::InFlightRun> running;
   std::vector<store::NamedCount> queue;
@@ -171,6 +172,7 @@ Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
 
 Result<Status> read_status(store::Database& db) {
   Status status;
+  status.one_machine = db.file().has_value();
   auto workers = store::list_workers(db);
   if (!workers) return std::unexpected(workers.error());
   status.workers = std::move(*workers);
@@ -206,7 +208,7 @@ Result<Status> read_status(store::Database& db) {
 
 Json status_json(const Status& status, core::Time now) {
   Json out;
-  auto workers = workers_of(status.workers, status.running, now);
+  auto workers = workers_of(status.one_machine, status.workers, status.running, now);
   out["workers"] = Json::array();
   for (const auto& worker : workers) out["workers"].push_back(worker_json(worker));
   out["running"] = Json::array();
@@ -239,7 +241,7 @@ Json status_json(const Status& status, core::Time now) {
 
 void print_status(const Status& status, core::Time now) {
   std::vector<std::vector<std::string>> rows;
-  auto workers = workers_of(status.workers, status.running, now);
+  auto workers = workers_of(status.one_machine, status.workers, status.running, now);
   for (const auto& worker : workers) {
     const auto& row = worker.row;
     rows.push_back({row ? row->role : "-", std::to_string(worker.identity.pid), worker.identity.host,

@@ -371,9 +371,13 @@ Time next_pass_at(Time now, const store::Upcoming& upcoming, Time heartbeat_due,
 Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, const std::optional<Retention>& retention,
                        std::string_view host_id) {
   Time now = clock.now();
+  auto self = current_worker(host_id);
+  if (!db.file()) {
+    if (auto free = check_host_id_free(db, self, now); !free) return free;
+  }
   auto work = store::tick_work(db, now);
   if (!work) return std::unexpected(work.error());
-  auto lost = recover_as_probed(db, *work, now, current_worker(host_id), SystemProcessTable{});
+  auto lost = recover_as_probed(db, *work, now, self, SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   if (enqueue_needed(*work)) {

@@ -1,8 +1,14 @@
 #include "sched/presence.hpp"
 
+#include "exec/process_identity.hpp"
 #include "sched/recovery.hpp"
 
 namespace taskd::sched {
+
+core::Result<void> check_host_id_free(store::Database& db, const store::WorkerIdentity& self, core::Time now) {
+  return store::check_host_id_free(db, {.identity = self, .machine_id = exec::machine_id()},
+                                   now - heartbeat_alive_window);
+}
 
 core::Result<void> Presence::follow_clock() {
   auto offset = follow_server_clock(*db_, *clock_);

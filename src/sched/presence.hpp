@@ -11,6 +11,11 @@
 
 namespace taskd::sched {
 
+// Refuses the host id of `self`, a taskd that claims or recovers runs
+// without registering (run-once, tick), while a live taskd of another
+// machine goes by it (see store::register_worker).
+core::Result<void> check_host_id_free(store::Database& db, const store::WorkerIdentity& self, core::Time now);
+
 class Presence {
  public:
   // Registers `worker` (its role, identity and concurrency), at the time

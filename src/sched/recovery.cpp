@@ -15,17 +15,27 @@ bool rebooted_since(const store::WorkerIdentity& worker, const store::WorkerIden
   return !worker.boot_id.empty() && worker.boot_id != self.boot_id;
 }
 
+// Whether `worker` ran on this machine, whose processes this one sees: on a
+// SQLite file, one machine's, any worker under this host id; on a server,
+// one under this host id since this boot. Another boot id under this host
+// id is this machine before a reboot or another machine given the same
+// host id (a clone, a run-once elsewhere): its runs are told by their
+// leases, so that a live worker elsewhere is never taken for a dead one.
+bool on_this_machine(bool one_machine, const store::WorkerIdentity& worker, const store::WorkerIdentity& self) {
+  return worker.host == self.host && (one_machine || !rebooted_since(worker, self));
+}
+
 // Why the run's worker is gone, or nothing when it may still be working.
 std::optional<std::string> gone_reason(const store::Database& db, const store::InFlightRun& run, core::Time now,
                                        const store::WorkerIdentity& self, const ProcessTable& processes) {
   const auto& worker = run.worker;
-  bool this_host = worker.host == self.host;
-  if (this_host && rebooted_since(worker, self))
+  bool here = on_this_machine(db.file().has_value(), worker, self);
+  if (here && rebooted_since(worker, self))
     return fmt::format("lost: the machine rebooted while worker pid {} ran it", worker.pid);
-  if (this_host && !processes.is_running(worker.pid, worker.started_at))
+  if (here && !processes.is_running(worker.pid, worker.started_at))
     return fmt::format("lost: worker pid {} on {} is gone (killed or crashed)", worker.pid, worker.host);
   bool leases_renewed = !db.file();
-  if (this_host && !leases_renewed) return std::nullopt;
+  if (here && !leases_renewed) return std::nullopt;
   if (!run.lease_expires_at || now < *run.lease_expires_at + lease_margin(db)) return std::nullopt;
   return fmt::format("lost: the lease of worker pid {} on {} expired at {}{}", worker.pid, worker.host,
                      core::format_rfc3339(*run.lease_expires_at, core::Precision::milliseconds),
@@ -52,9 +62,9 @@ std::chrono::milliseconds lease_margin(const store::Database& db) {
   return db.file() ? fixed_lease_margin : renewed_lease_margin;
 }
 
-Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
-                     const store::WorkerIdentity& self, const ProcessTable& processes) {
-  if (worker.host == self.host) {
+Liveness liveness_of(bool one_machine, const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at,
+                     core::Time now, const store::WorkerIdentity& self, const ProcessTable& processes) {
+  if (on_this_machine(one_machine, worker, self)) {
     bool lives = !rebooted_since(worker, self) && processes.is_running(worker.pid, worker.started_at);
     return lives ? Liveness::alive : Liveness::gone;
   }
@@ -68,7 +78,7 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
   if (!workers) return std::unexpected(workers.error());
   int removed = 0;
   for (const auto& worker : *workers) {
-    auto liveness = liveness_of(worker.identity, worker.heartbeat_at, now, self, processes);
+    auto liveness = liveness_of(db.file().has_value(), worker.identity, worker.heartbeat_at, now, self, processes);
     bool silent_too_long = liveness == Liveness::stale && now - worker.heartbeat_at >= silent_worker_removal;
     if (liveness != Liveness::gone && !silent_too_long) continue;
     if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
@@ -89,7 +99,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     auto reason = gone_reason(db, run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
-    if (run.worker.host == self.host) {
+    if (on_this_machine(db.file().has_value(), run.worker, self)) {
       stop_children(db, run, processes);
       // A worker that lives (frozen past its lease) still writes its ledger.
       if (!processes.is_running(run.worker.pid, run.worker.started_at)) dead_ledgers.insert(ledger_of(db, run.worker));

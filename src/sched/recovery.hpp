@@ -40,13 +40,14 @@ inline constexpr std::chrono::seconds heartbeat_alive_window = 3 * heartbeat_int
 // is removed (a loop that wakes up after that registers again).
 inline constexpr std::chrono::hours silent_worker_removal{1};
 
-// What this process can tell of a worker: on this host, whether its process
-// lives (`gone`: it died, its pid was reused, or the machine rebooted); on
-// another host, whether its heartbeat is recent (`alive`, `stale`), or
-// `unknown` without a heartbeat.
+// What this process can tell of a worker: on this machine (this host id; on
+// a server, since this boot too), whether its process lives (`gone`: it
+// died, its pid was reused, or the machine rebooted); elsewhere, whether its
+// heartbeat is recent (`alive`, `stale`), or `unknown` without a heartbeat.
+// `one_machine`: the database is a SQLite file.
 enum class Liveness { alive, gone, stale, unknown };
-Liveness liveness_of(const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at, core::Time now,
-                     const store::WorkerIdentity& self, const ProcessTable& processes);
+Liveness liveness_of(bool one_machine, const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at,
+                     core::Time now, const store::WorkerIdentity& self, const ProcessTable& processes);
 
 // Records as LOST every running run whose worker is gone: on this host (same
 // host name) at once when its process is dead or the machine rebooted; on

@@ -35,6 +35,10 @@ Result<void> check_host_name_free(Database& db, const WorkerRow& worker, core::T
 
 }  // namespace
 
+Result<void> check_host_id_free(Database& db, const WorkerRow& worker, core::Time alive_since) {
+  return guarded(db, [&]() { return check_host_name_free(db, worker, alive_since); });
+}
+
 Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std::optional<core::Time> alive_since) {
   return write(db, [&]() -> Result<std::int64_t> {
     if (alive_since) {

@@ -33,6 +33,9 @@ struct WorkerRow {
 core::Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker,
                                            std::optional<core::Time> alive_since = std::nullopt);
 
+// The same refusal, for a taskd that does not register (run-once, tick).
+core::Result<void> check_host_id_free(Database& db, const WorkerRow& worker, core::Time alive_since);
+
 // Sets the row's heartbeat to `now` and its clock offset; false when the
 // row is gone (someone judged the worker dead, or removed a long-silent
 // one). Takes no write lock.
