@@ -60,12 +60,15 @@ Translated translate(std::string_view sql) {
 
 // The SQLSTATE classes that mean the server cannot serve us now: connection
 // (08), resources (53), operator intervention (57), authorization (28),
-// permission (42501), a missing database (3D000), and a deadlock (40P01:
-// the server rolled this transaction back to break a cycle of waits among
-// hosts, which the next try does not meet).
+// permission (42501), a missing database (3D000), a deadlock (40P01: the
+// server rolled this transaction back to break a cycle of waits among
+// hosts, which the next try does not meet), and a server that takes no
+// writes (25006: a standby, or a primary demoted by a failover; the next
+// connection may reach the new primary).
+constexpr std::string_view read_only_server = "25006";
 bool is_unavailable(std::string_view state) {
   return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
-         state == "42501" || state == "3D000" || state == "40P01";
+         state == "42501" || state == "3D000" || state == "40P01" || state == read_only_server;
 }
 
 // libpq's message on one line: its lines (a hint is indented with a tab)
@@ -276,6 +279,7 @@ class PgConnection final : public Connection {
     std::string_view code = state ? state : "";
     std::string message = fmt::format("database {}: {}", display_, one_line(PQresultErrorMessage(result)));
     if (code == "23505") throw Failure(FailureKind::duplicate, message);
+    if (code == read_only_server) reconnect_ = true;
     if (is_unavailable(code) || PQstatus(conn_) != CONNECTION_OK) throw Failure(FailureKind::unavailable, message);
     throw Failure(FailureKind::internal, message);
   }
@@ -371,9 +375,14 @@ class PgConnection final : public Connection {
     }
   }
 
-  // A connection in use, or a new one: a connection given up is made again
-  // (outside a transaction only: a transaction dies with its connection).
+  // A connection in use, or a new one: a connection given up, or to a
+  // server that took no writes, is made again (outside a transaction only:
+  // a transaction dies with its connection).
   void usable() {
+    if (reconnect_ && !in_transaction_) {
+      drop();
+      reconnect_ = false;
+    }
     if (conn_ && PQstatus(conn_) == CONNECTION_OK) return;
     if (in_transaction_) throw lost("the connection broke in a transaction");
     drop();
@@ -425,6 +434,7 @@ class PgConnection final : public Connection {
   int generation_ = 0;  // counts connections: a statement prepared on an earlier one is prepared again
   int statements_ = 0;
   bool in_transaction_ = false;
+  bool reconnect_ = false;  // the server took no writes: the next query connects again
   bool listening_ = false;
   std::int64_t notifications_ = 0;
 };

@@ -179,6 +179,28 @@ class FailoverTest(LoopTestCase):
             self.assertEqual(len(self.events(log, "database.unreachable")), 1)
             self.assertEqual(self.stop(proc)[0], 0)
 
+    def test_a_host_waits_out_a_server_that_takes_no_writes_and_goes_on_once_it_does(self):
+        # As on a standby, or a primary demoted by a failover (SQLSTATE
+        # 25006): the host keeps trying, on a new connection each time.
+        import pg_server
+        self.add("often", "--every", "1s", "--", "true")
+        proc, log = self.host("h")
+        succeeded = "SELECT count(*) FROM runs WHERE status = 'succeeded'"
+        wait_for(lambda: self.sql(succeeded)[0][0] >= 1, 20, "a first run")
+        database = self.db.split("/")[3].split("?")[0]
+        self.sql(f"ALTER DATABASE {database} SET default_transaction_read_only = on")
+        self.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                 "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        wait_for(lambda: self.events(log, "database.unreachable"), 20, "the host to find the server read-only")
+        self.assertIn("read-only", self.events(log, "database.unreachable")[0]["error"])
+        writable = self.db + "&options=-c%20default_transaction_read_only%3Doff"
+        pg_server.server().psql_uri(writable, f"ALTER DATABASE {database} RESET default_transaction_read_only")
+        before = self.sql(succeeded)[0][0]
+        wait_for(lambda: self.sql(succeeded)[0][0] > before, 20, "a run once the server takes writes again")
+        self.assertIsNone(proc.poll())
+        self.assertEqual(len(self.events(log, "database.unreachable")), 1)
+        self.assertEqual(self.stop(proc)[0], 0)
+
     def test_overlap_replace_of_another_hosts_run_waits_for_its_worker_to_end_it(self):
         self.add_long_task("--overlap", "replace")
         proc, log = self.host("a")
