@@ -1,13 +1,32 @@
 #include "sched/clock.hpp"
 
+#include <ctime>
+
 namespace taskd::sched {
 namespace {
 
 core::Time system_now() { return std::chrono::floor<core::Millis>(std::chrono::system_clock::now()); }
 
+// Milliseconds since this machine booted, its sleeps included.
+std::int64_t boot_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
 }  // namespace
 
-core::Time SystemClock::now() const { return system_now() - core::Millis{offset_ms_.load()}; }
+core::Time SystemClock::now() const {
+  auto server_minus_boot = server_minus_boot_ms_.load();
+  if (server_minus_boot == uncorrected) return system_now();
+  return core::Time{core::Millis{boot_ms() + server_minus_boot}};
+}
+
+void SystemClock::correct_by(core::Millis offset) const {
+  if (source_ != ClockSource::server) return;
+  auto server_now = system_now() - offset;
+  server_minus_boot_ms_.store(server_now.time_since_epoch().count() - boot_ms());
+}
 
 core::Result<std::optional<core::Millis>> follow_server_clock(store::Database& db, const Clock& clock) {
   auto before = system_now();

@@ -1,9 +1,13 @@
 #pragma once
 // The one place taskd reads the wall clock; tests and previews pass another.
-// On a server store the clock is the server's: every host reads its own
-// clock corrected by the offset it last measured to the server's, so that
-// due times, leases and history agree whatever the hosts' clocks say.
+// On a server store the clock is the server's: every host reads the
+// server's time it last measured, plus the time elapsed since by its own
+// boot-time clock (which neither steps nor stops while the machine sleeps),
+// so that due times, leases and history agree whatever the hosts' wall
+// clocks say, and a step of one between two measurements changes nothing.
 #include <atomic>
+#include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "core/time.hpp"
@@ -28,14 +32,16 @@ enum class ClockSource { server, host };
 class SystemClock final : public Clock {
  public:
   explicit SystemClock(ClockSource source = ClockSource::server) : source_(source) {}
+  // The wall clock until the first correction (and always with
+  // ClockSource::host); after it, the server's time.
   core::Time now() const override;
-  void correct_by(core::Millis offset) const override {
-    if (source_ == ClockSource::server) offset_ms_.store(offset.count());
-  }
+  void correct_by(core::Millis offset) const override;
 
  private:
+  static constexpr std::int64_t uncorrected = std::numeric_limits<std::int64_t>::min();
   ClockSource source_;
-  mutable std::atomic<std::int64_t> offset_ms_{0};
+  // The server's time minus this machine's boot-time clock, in ms.
+  mutable std::atomic<std::int64_t> server_minus_boot_ms_{uncorrected};
 };
 
 // A host whose clock is further than this from the server's is logged by

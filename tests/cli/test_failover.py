@@ -5,6 +5,7 @@ The hosts are taskd processes of this machine with distinct host ids and
 short leases; the tasks' children write when they start, and the test sees
 when they end, so that no two attempts of a task may overlap unseen."""
 
+import glob
 import os
 import signal
 import time
@@ -13,6 +14,8 @@ import unittest
 from loop_helpers import LoopTestCase, wait_for
 from taskd_test import STORE, parse_time
 from tcp_proxy import TcpProxy
+
+LIBFAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + [""])[0]
 
 LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
 KILL_GRACE = 1
@@ -253,6 +256,31 @@ class FailoverTest(LoopTestCase):
         self.assertEqual(self.run_rows()[0][1], "running")
         self.assertEqual(self.events(log, "run.lost") + self.events(log, "database.unreachable"), [])
         self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_a_step_of_a_hosts_clock_between_two_measures_of_the_servers_changes_nothing(self):
+        # Its wall clock jumps 20 s ahead. Until its next heartbeat measures
+        # the server's clock again it keeps time by its boot-time clock, so it
+        # takes no live run of another host for lost; then it knows the offset.
+        self.add_long_task()
+        other, _ = self.host("other")
+        self.wait_for_start(1, 20)
+        step = os.path.join(self.tmp, "step")
+        with open(step, "w") as f:
+            f.write("+0\n")
+        env = dict(self.env, LD_PRELOAD=LIBFAKETIME, FAKETIME_TIMESTAMP_FILE=step, FAKETIME_NO_CACHE="1",
+                   FAKETIME_DONT_FAKE_MONOTONIC="1")
+        log = os.path.join(self.tmp, "stepper.log")
+        stepper = self.popen_taskd("run", "--host-id", "stepper", "--lease", f"{LEASE}s", "--log-file", log,
+                                   "--log-level", "debug", env=env)
+        self.addCleanup(self.reap, stepper)
+        wait_for(lambda: self.events(log, "loop.started"), 20, "the stepping host to start")
+        with open(step, "w") as f:
+            f.write("+20s\n")
+        wait_for(lambda: self.events(log, "clock.offset"), 20, "the stepping host to measure its offset")
+        self.assertEqual([r[1:3] for r in self.run_rows()], [("running", "other")])
+        self.assertEqual(self.events(log, "run.lost"), [])
+        for proc in (stepper, other):
+            self.assertEqual(self.stop(proc)[0], 0)
 
     def test_a_host_whose_clock_is_off_keeps_the_servers_time_and_status_shows_its_offset(self):
         slot = int(time.time()) + 8  # the task's next slot, by the server's clock (this machine's)
