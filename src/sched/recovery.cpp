@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "exec/spawn_ledger.hpp"
@@ -76,10 +77,18 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
                                       const ProcessTable& processes) {
   auto workers = store::list_workers(db);
   if (!workers) return std::unexpected(workers.error());
+  std::map<std::string, core::Time> last_heard_of;  // by host
+  for (const auto& worker : *workers) {
+    auto& last = last_heard_of[worker.identity.host];
+    last = std::max(last, worker.heartbeat_at);
+  }
   int removed = 0;
   for (const auto& worker : *workers) {
     auto liveness = liveness_of(db.file().has_value(), worker.identity, worker.heartbeat_at, now, self, processes);
-    bool silent_too_long = liveness == Liveness::stale && now - worker.heartbeat_at >= silent_worker_removal;
+    bool hosts_last = worker.heartbeat_at == last_heard_of[worker.identity.host];
+    auto silent = now - worker.heartbeat_at;
+    bool silent_too_long = liveness == Liveness::stale &&
+                           silent >= (hosts_last ? core::Millis{silent_host_forgotten} : core::Millis{silent_worker_removal});
     if (liveness != Liveness::gone && !silent_too_long) continue;
     if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
     if (liveness == Liveness::gone) exec::remove_spawn_ledger(ledger_of(db, worker.identity));

@@ -37,8 +37,11 @@ inline constexpr std::chrono::seconds heartbeat_interval{10};
 // most this old, and as stale after.
 inline constexpr std::chrono::seconds heartbeat_alive_window = 3 * heartbeat_interval;
 // A worker on another host silent for this long is taken for gone: its row
-// is removed (a loop that wakes up after that registers again).
+// is removed (a loop that wakes up after that registers again), but for the
+// newest row of its host, which stays until silent_host_forgotten, so that
+// `status` still lists the host, dead, and when it was last seen.
 inline constexpr std::chrono::hours silent_worker_removal{1};
+inline constexpr std::chrono::days silent_host_forgotten{7};
 
 // What this process can tell of a worker: on this machine (this host id; on
 // a server, since this boot too), whether its process lives (`gone`: it
@@ -66,7 +69,8 @@ core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, cons
 
 // Deletes the rows of the workers table whose process is gone: on this host
 // when it is provably dead, on another host when it has been silent for
-// silent_worker_removal. Returns how many.
+// silent_worker_removal (silent_host_forgotten for the newest row of its
+// host). Returns how many.
 core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const store::WorkerIdentity& self,
                                       const ProcessTable& processes);
 

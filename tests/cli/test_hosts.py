@@ -32,6 +32,16 @@ class HostsTest(TaskdTestCase):
         self.assertEqual((pinned["host"], pinned["queued"], pinned["waiting"]), ("web1", 1, True))
         self.assertIn("waiting for web1 (never seen)", self.ok("status"))
 
+        # web1's loop last beat two hours ago: the host is listed and named
+        # as last seen then (a tick keeps its row, the last of the host).
+        beat_ms = int(time.time() * 1000) - 2 * 3600_000
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at) VALUES ('run', 'web1', 4242, 'another-boot', 1, 1, ?, ?)", (beat_ms, beat_ms))
+        self.ok("tick")
+        self.assertIn("waiting for web1 (last seen 2h ago)", self.ok("status"))
+        self.assertEqual([w["host"] for w in self.json_of("status")["workers"]], ["web1"])
+        self.sql("DELETE FROM workers")
+
         self.ok("run-once", "--host-id", "web1")
         self.assertEqual(sorted((r["task"], r["status"]) for r in self.history()),
                          [("free", "succeeded"), ("pinned", "succeeded")])

@@ -106,7 +106,12 @@ class WorkersTest(LoopTestCase):
         self.assertIn("stale (last heartbeat 5m ago)", self.ok("status"))
         self.ok("tick")  # silent for less than an hour: kept
         self.assertEqual(len(self.workers()), 1)
+        # Silent for over an hour, but the host's last: listed for a week.
         self.sql("UPDATE workers SET heartbeat_at = ?", (now_ms - 3600_000 - 1000,))
+        self.ok("tick")
+        self.assertEqual(len(self.workers()), 1)
+        self.assertIn("stale (last heartbeat 1h", self.ok("status"))
+        self.sql("UPDATE workers SET heartbeat_at = ?", (now_ms - 7 * 86400_000 - 1000,))
         self.ok("tick")
         self.assertEqual(self.workers(), [])
 

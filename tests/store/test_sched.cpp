@@ -624,24 +624,33 @@ TEST_CASE("recovery removes the rows of this host's dead workers and keeps the l
   processes.alive = {{11, 1100}, {12, 9999}, {13, 1300}};
   REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 11, 1100}, at(10, 0))));  // alive
   REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 12, 1200}, at(10, 0))));  // pid reused
-  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-0", 13, 1300}, at(10, 0))));  // before a reboot
+  // Before a reboot; on a server maybe another machine under this host id,
+  // told by its heartbeat: silent for over an hour, and older than another.
+  REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-0", 13, 1300}, at(9, 0))));
   REQUIRE(store::register_worker(temp.db, worker_row({"here", "boot-1", 14, 1400}, at(10, 0))));  // dead
   // However old its heartbeat, a living worker of this host stays.
   CHECK(sched::remove_gone_workers(temp.db, at(14, 0), self, processes).value() == 3);
   CHECK(listed_pids(temp.db) == std::vector<pid_t>{11});
 }
 
-TEST_CASE("another host's worker is alive while it beats, stale after three intervals, removed after an hour") {
+TEST_CASE("another host's worker is alive while it beats, stale after three intervals, removed after an hour "
+          "unless it is the last of its host, which stays a week") {
   test::TempDb temp;
   FakeProcessTable processes;
+  bool one_machine = temp.db.file().has_value();
+  store::WorkerIdentity earlier{"elsewhere", "boot-x", 20, 2000};
   store::WorkerIdentity remote{"elsewhere", "boot-x", 21, 2100};
+  REQUIRE(store::register_worker(temp.db, worker_row(earlier, at(9, 0))));
   REQUIRE(store::register_worker(temp.db, worker_row(remote, at(10, 0))));
   auto beat = at(10, 0);
-  CHECK(sched::liveness_of(temp.db.file().has_value(), remote, beat, beat + 30s, self, processes) == sched::Liveness::alive);
-  CHECK(sched::liveness_of(temp.db.file().has_value(), remote, beat, beat + 31s, self, processes) == sched::Liveness::stale);
-  CHECK(sched::liveness_of(temp.db.file().has_value(), remote, std::nullopt, beat, self, processes) == sched::Liveness::unknown);
-  CHECK(sched::remove_gone_workers(temp.db, beat + 59min, self, processes).value() == 0);
-  CHECK(sched::remove_gone_workers(temp.db, beat + 1h, self, processes).value() == 1);
+  CHECK(sched::liveness_of(one_machine, remote, beat, beat + 30s, self, processes) == sched::Liveness::alive);
+  CHECK(sched::liveness_of(one_machine, remote, beat, beat + 31s, self, processes) == sched::Liveness::stale);
+  CHECK(sched::liveness_of(one_machine, remote, std::nullopt, beat, self, processes) == sched::Liveness::unknown);
+  CHECK(sched::remove_gone_workers(temp.db, at(9, 59), self, processes).value() == 0);
+  CHECK(sched::remove_gone_workers(temp.db, beat + 1h, self, processes).value() == 1);  // the earlier one
+  CHECK(listed_pids(temp.db) == std::vector<pid_t>{21});
+  CHECK(sched::remove_gone_workers(temp.db, beat + std::chrono::days{7} - 1ms, self, processes).value() == 0);
+  CHECK(sched::remove_gone_workers(temp.db, beat + std::chrono::days{7}, self, processes).value() == 1);
   CHECK(store::list_workers(temp.db).value().empty());
 }
 
