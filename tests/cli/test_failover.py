@@ -115,10 +115,13 @@ class FailoverTest(LoopTestCase):
         self.assertEqual(host, "frozen")
         other, _ = self.host("other")
         frozen.send_signal(signal.SIGSTOP)
+        stopped_at = time.time()
         try:
             retry_pid, retried_at, retry_host, retry_uid = self.wait_for_start(2, FAILOVER_BOUND + 10)
             self.assertEqual(retry_host, "other")
             self.assertTrue(alive(pid))  # a frozen taskd cannot end it: it ends as the host wakes
+            # The fault itself: the host stays frozen for twice its lease.
+            time.sleep(max(0.0, stopped_at + 2 * LEASE - time.time()))
         finally:
             resumed_at = time.time()
             frozen.send_signal(signal.SIGCONT)
