@@ -265,7 +265,17 @@ class Loop {
     return renewal && std::chrono::steady_clock::now() >= *renewal;
   }
 
+  // A run asked to stop, by this process or another (overlap=replace on a
+  // server): the worker renews soon, which tells it which.
+  void follow_stop_announcements() {
+    auto stops = store::stop_announcements(db_);
+    if (stops == stop_announcements_seen_) return;
+    stop_announcements_seen_ = stops;
+    worker_.look_for_stop_requests();
+  }
+
   Result<Wake> wait() {
+    follow_stop_announcements();
     std::array<pollfd, 2> watched{{{signals_.fd(), POLLIN, 0}, {changes_.fd(), POLLIN, 0}}};
     auto ended = supervisor_.wait_until(wake_deadline(), watched);
     Wake wake;
@@ -286,7 +296,7 @@ class Loop {
       if (auto waited_out = wait_out(changed.error()); !waited_out) return std::unexpected(waited_out.error());
     }
     wake.db_change = changed.value_or(false);
-    if (wake.db_change && !db_.file()) worker_.look_for_stop_requests();
+    follow_stop_announcements();
     wake.timer = (!stopping_ && (queue_left_ || prune_left_)) || clock_.now() >= next_pass_at_ || renewal_due();
     return wake;
   }
@@ -350,6 +360,7 @@ class Loop {
   };
   std::optional<Outage> outage_;  // the server is out of reach
   bool clock_off_ = false;        // the clock offset is over the tolerance (and was logged)
+  std::int64_t stop_announcements_seen_ = 0;  // see store::stop_announcements
   bool queue_left_ = false;  // the last fill stopped with queued runs left to look at
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;

@@ -91,7 +91,10 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
                            silent >= (hosts_last ? core::Millis{silent_host_forgotten} : core::Millis{silent_worker_removal});
     if (liveness != Liveness::gone && !silent_too_long) continue;
     if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
-    if (liveness == Liveness::gone) exec::remove_spawn_ledger(ledger_of(db, worker.identity));
+    // A ledger is this machine's: a dead worker's here, or one of an earlier
+    // boot under this host id (on a server, told by its silence).
+    if (liveness == Liveness::gone || worker.identity.host == self.host)
+      exec::remove_spawn_ledger(ledger_of(db, worker.identity));
     ++removed;
   }
   return removed;

@@ -21,9 +21,9 @@ namespace taskd::sched {
 // expires: half a lease before, at the least a second (--lease is 2 s or
 // more). A lease expired by this margin as well means the worker is gone,
 // cut off or frozen, and its run is lost, whatever host it is on. The margin
-// only has to cover what that half lease may not: a host's estimate of the
-// server's clock gone stale by a step of its own clock since it last
-// measured it, and the rates of the clocks (a few milliseconds a lease).
+// only has to cover what that half lease may not: the error of a host's
+// reading of the server's clock (half a round trip) and the rates of the
+// clocks (a few milliseconds a lease; see SystemClock).
 inline constexpr std::chrono::milliseconds renewed_lease_margin{500};
 // On a SQLite file a lease is the run's deadline plus its kill grace, never
 // renewed; a worker under another host id is judged gone this long after.
@@ -52,11 +52,12 @@ enum class Liveness { alive, gone, stale, unknown };
 Liveness liveness_of(bool one_machine, const store::WorkerIdentity& worker, std::optional<core::Time> heartbeat_at,
                      core::Time now, const store::WorkerIdentity& self, const ProcessTable& processes);
 
-// Records as LOST every running run whose worker is gone: on this host (same
-// host name) at once when its process is dead or the machine rebooted; on
-// another host, or on a server whatever the host, once its lease has
-// expired by the margin. Then removes the
-// rows of the workers that are gone (see remove_gone_workers).
+// Records as LOST every running run whose worker is gone: on this machine
+// (this host name; on a server, since this boot too) at once when its
+// process is dead, or on a SQLite file when the machine rebooted; elsewhere,
+// or on a server whatever the host, once its lease has expired by the
+// margin. Then removes the rows of the workers that are gone (see
+// remove_gone_workers).
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
                                                        const ProcessTable& processes);

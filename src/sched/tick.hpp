@@ -21,11 +21,12 @@ struct TickResult {
 // Enqueues what is due at `now`, in short transactions of at most `batch`
 // tasks each, so other processes are never locked out for long. `sink`
 // hears of each run queued and each SKIPPED row. Replaced attempts get
-// SIGTERM (through `processes`) once their end is committed.
-// `before_commit` is called inside each transaction that found due tasks,
-// before its commit (a crash test's hook); `between_batches` after each
-// commit (a loop keeps its runs' leases while a herd of due
-// tasks takes longer than half a lease to queue).
+// SIGTERM (through `processes`) once their end is committed, on a SQLite
+// file (on a server their workers are asked to stop them: see
+// replace_active_runs). `before_commit` is called inside each transaction
+// that found due tasks, before its commit (a crash test's hook);
+// `between_batches` after each commit (a loop keeps its runs' leases while
+// a herd of due tasks takes longer than half a lease to queue).
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
                                      const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes(),

@@ -94,6 +94,13 @@ class Connection {
   virtual int notice_socket() = 0;
   // Reads the notices that came; true if one was another connection's commit.
   virtual bool take_notices() = 0;
+  // Inside a write: tells every listener, at the commit, that a run was
+  // asked to stop (overlap=replace on a server), so that its worker looks
+  // soon; this connection counts it too. Nothing on a SQLite file, where
+  // the asking process stops the run itself.
+  virtual void announce_stop() = 0;
+  // How many such announcements this connection has heard or made.
+  virtual std::int64_t stop_announcements() const = 0;
   // What is unsafe in how the database is reached, for `status` to warn
   // of (a server over TCP whose certificate is not verified); empty: nothing.
   virtual std::string transport_warning() = 0;

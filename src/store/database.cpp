@@ -105,6 +105,8 @@ core::Result<int> notice_socket(Database& db) {
   return guarded(db, [&]() -> core::Result<int> { return db.connection().notice_socket(); });
 }
 
+std::int64_t stop_announcements(Database& db) { return db.connection().stop_announcements(); }
+
 core::Result<bool> take_notices(Database& db) {
   return guarded(db, [&]() -> core::Result<bool> { return db.connection().take_notices(); });
 }

@@ -97,6 +97,9 @@ class Database {
 // last call. Not for a SQLite file, whose writes show as file events.
 core::Result<int> notice_socket(Database& db);
 core::Result<bool> take_notices(Database& db);
+// How many runs this connection heard or told were asked to stop (see
+// Connection::announce_stop).
+std::int64_t stop_announcements(Database& db);
 
 // Bounds every later wait on a server by `limit` too (see Connection).
 void limit_waits(Database& db, WaitLimit limit);

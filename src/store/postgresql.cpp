@@ -66,6 +66,10 @@ Translated translate(std::string_view sql) {
 // writes (25006: a standby, or a primary demoted by a failover; the next
 // connection may reach the new primary).
 constexpr std::string_view read_only_server = "25006";
+
+// The payload of the notice that a run was asked to stop (announce_stop);
+// a commit's own notice has none.
+constexpr std::string_view stop_payload = "stop";
 bool is_unavailable(std::string_view state) {
   return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
          state == "42501" || state == "3D000" || state == "40P01" || state == read_only_server;
@@ -193,6 +197,7 @@ class PgConnection final : public Connection {
   void rollback() noexcept override {
     in_transaction_ = false;
     if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
+    if (reconnect_) return drop();  // the transaction ends with its connection
     try {
       run("ROLLBACK");
     } catch (const Failure&) {
@@ -329,12 +334,19 @@ class PgConnection final : public Connection {
     }
     bool other = false;
     while (PGnotify* notify = PQnotifies(conn)) {
-      if (notify->be_pid != PQbackendPID(conn)) other = true;
+      bool own = notify->be_pid == PQbackendPID(conn);
+      if (!own) other = true;
+      if (!own && std::string_view(notify->extra) == stop_payload) ++stop_announcements_;
       PQfreemem(notify);
     }
     if (other) ++notifications_;
     return other;
   }
+  void announce_stop() override {
+    run(fmt::format("SELECT pg_notify('taskd', '{}')", stop_payload));
+    ++stop_announcements_;
+  }
+  std::int64_t stop_announcements() const override { return stop_announcements_; }
   // Listens from the first call on. The round trip first: a notice sent
   // before it (by a commit that returned before this call) is then read.
   std::int64_t data_version() override {
@@ -437,6 +449,7 @@ class PgConnection final : public Connection {
   bool reconnect_ = false;  // the server took no writes: the next query connects again
   bool listening_ = false;
   std::int64_t notifications_ = 0;
+  std::int64_t stop_announcements_ = 0;
 };
 
 bool PgQuery::step() {

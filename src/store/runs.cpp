@@ -412,6 +412,7 @@ Result<void> ask_to_stop(Database& db, std::int64_t run_id, const std::string& a
     b.int64(run_id);
     b.text(attempt_uid);
     update.exec();
+    db.connection().announce_stop();
     return {};
   });
 }

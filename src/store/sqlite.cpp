@@ -128,6 +128,8 @@ class SqliteConnection final : public Connection {
   }
   int notice_socket() override { return -1; }
   bool take_notices() override { return false; }
+  void announce_stop() override {}
+  std::int64_t stop_announcements() const override { return 0; }
   std::string transport_warning() override { return {}; }
   void limit_waits(WaitLimit) override {}
   SQLite::Database& handle() { return *db_; }
