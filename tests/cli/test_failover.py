@@ -263,9 +263,11 @@ class FailoverTest(LoopTestCase):
         proc, log = self.start("run", "--host-id", "busy", "--lease", "4s", "--concurrency", "1")
         pid, _, _, _ = self.wait_for_start(1, 20)
         herd = os.path.join(self.tmp, "herd.toml")
+        phase = (int(time.time()) + 302400) % 604800  # their next slots half a week away
         with open(herd, "w") as f:
             for i in range(20000):
-                f.write(f'[[task]]\nname = "h{i}"\nevery = "1w"\nstart_now = true\ncommand = ["true"]\n\n')
+                f.write(f'[[task]]\nname = "h{i}"\nevery = "1w"\nphase = "{phase}s"\nstart_now = true\n'
+                        f'command = ["true"]\n\n')
         self.ok("apply", herd)
         queued = lambda: self.sql("SELECT count(*) FROM runs WHERE status = 'queued'") == [(20000,)]
         wait_for(lambda: queued() or not alive(pid), 120, "the herd to be queued")
