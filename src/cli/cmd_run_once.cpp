@@ -47,9 +47,7 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
                                            const sched::WorkerOptions& worker, exec::ContainmentChoice contained) {
   auto self = sched::current_worker(worker.host_id);
-  if (!db.file()) {
-    if (auto free = sched::check_host_id_free(db, self, started); !free) return std::unexpected(free.error());
-  }
+  if (auto free = sched::check_host_id_free(db, self, started); !free) return std::unexpected(free.error());
   auto work = store::tick_work(db, started);
   if (!work) return std::unexpected(work.error());
   auto lost = sched::recover_as_probed(db, *work, started, self, sched::SystemProcessTable{});

@@ -383,9 +383,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
                        std::string_view host_id) {
   Time now = clock.now();
   auto self = current_worker(host_id);
-  if (!db.file()) {
-    if (auto free = check_host_id_free(db, self, now); !free) return free;
-  }
+  if (auto free = check_host_id_free(db, self, now); !free) return free;
   auto work = store::tick_work(db, now);
   if (!work) return std::unexpected(work.error());
   auto lost = recover_as_probed(db, *work, now, self, SystemProcessTable{});

@@ -11,9 +11,10 @@
 
 namespace taskd::sched {
 
-// Refuses the host id of `self`, a taskd that claims or recovers runs
-// without registering (run-once, tick), while a live taskd of another
-// machine goes by it (see store::register_worker).
+// On a server, refuses the host id of `self`, a taskd that claims or
+// recovers runs without registering (run-once, tick), while a live taskd of
+// another machine goes by it (see store::register_worker). A SQLite file is
+// one machine's: nothing to check.
 core::Result<void> check_host_id_free(store::Database& db, const store::WorkerIdentity& self, core::Time now);
 
 class Presence {

@@ -37,8 +37,8 @@ struct WorkerOptions {
 };
 
 // How soon a worker that may have been asked to stop a run renews its
-// leases, which tells it: a second after the last renewal, so that a busy
-// server's stream of changes costs a renewal a second at most.
+// leases, which tells it: a second after the last renewal, so that a stream
+// of stop requests costs a renewal a second at most.
 inline constexpr std::chrono::seconds stop_request_delay{1};
 
 class WorkerImpl;
@@ -64,7 +64,7 @@ class Worker {
   core::Result<void> keep_leases();
   // When the next renewal is due; none while no lease is held.
   std::optional<exec::SteadyTime> next_renewal_at() const;
-  // Another process may have asked for a run in flight to be stopped
+  // A run in flight may have been asked to stop, by this process or another
   // (overlap=replace): the next renewal, which tells, comes within
   // stop_request_delay of the last.
   void look_for_stop_requests();
