@@ -29,7 +29,12 @@ class TcpProxy:
             except OSError:
                 return  # closed
             server = socket.socket(socket.AF_UNIX)
-            server.connect(self.unix_path)
+            try:
+                server.connect(self.unix_path)
+            except OSError:  # the server is down: refused, as a host that is down refuses
+                server.close()
+                client.close()
+                continue
             threading.Thread(target=self._pump, args=(client, server), daemon=True).start()
 
     def _pump(self, a, b):
@@ -41,7 +46,10 @@ class TcpProxy:
                 for key, _ in selector.select(timeout=0.05):
                     if not self.forwarding.is_set():
                         break
-                    data = key.fileobj.recv(65536)
+                    try:
+                        data = key.fileobj.recv(65536)
+                    except OSError:  # reset by the other side
+                        data = b""
                     if not data:
                         a.close()
                         b.close()
