@@ -5,7 +5,7 @@ Four hosts (distinct --host-id, --lease 2s), each reaching a throwaway server
 through a TCP proxy of its own, run a mix of tasks (every 2-5 s, children that
 sleep and leave grandchildren behind, one overlap=replace task). Faults are
 injected one at a time, each kind in turn, for real: kill -9 of a host (started
-again 3 s later), SIGSTOP for two leases, a proxy that stops forwarding for two
+again four leases later), SIGSTOP for three leases, a proxy that stops forwarding for two
 leases, a psql session holding a task's row lock for three leases, and a crash
 of the server. A sampler reads /proc every 100 ms for the processes of the runs
 (each carries its TASKD_RUN_ID in its environment).
@@ -129,11 +129,13 @@ class Campaign:
         if kind == "kill9":
             self.hosts[host].kill()
             self.hosts[host].wait()
-            time.sleep(3)
+            # longer than a lease and its recovery: the next taskd on this
+            # machine would otherwise find what the dead one left
+            time.sleep(4 * LEASE)
             self.start_host(host)
         elif kind == "stop":
             self.hosts[host].send_signal(signal.SIGSTOP)
-            time.sleep(2 * LEASE)
+            time.sleep(3 * LEASE)
             self.hosts[host].send_signal(signal.SIGCONT)
         elif kind == "blackhole":
             self.proxies[host].stop_forwarding()
