@@ -1,13 +1,24 @@
-"""The database's secrets: never printed, in whatever spelling libpq reads a
-server's location."""
+"""The database's secrets: kept from the tasks' environment, and never
+printed, in whatever spelling libpq reads a server's location."""
 
+import json
 import os
 import socket
 import unittest
 
-from taskd_test import TaskdTestCase
+from taskd_test import STORE, TaskdTestCase
 
+PYTHON = "/usr/bin/python3"
 SECRET = "s3cret-Pa55"
+# The variables that would hand a command the database.
+WITHHELD = ("TASKD_DB", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY")
+
+# Prints the child's environment as one JSON line, then fails (for --notify).
+REPORT_AND_FAIL = r"""
+import json, os, sys
+print(json.dumps(dict(os.environ)))
+sys.exit(1)
+"""
 
 
 def closed_port():
@@ -18,6 +29,38 @@ def closed_port():
 
 
 class SecretsTest(TaskdTestCase):
+    def database_with_password(self):
+        """The test's database, named with a password that taskd needs: on a
+        server, a role that logs in with it; a SQLite file needs none."""
+        if STORE == "sqlite":
+            return self.db
+        import pg_server
+        server = pg_server.server()
+        database = self.db.split("///", 1)[1].split("?", 1)[0]
+        server.add_password_role("secretive", SECRET)
+        server.psql(f"GRANT CREATE ON DATABASE {database} TO secretive")
+        return f"postgresql://secretive:{SECRET}@/{database}?host={server.socket_dir}"
+
+    def test_a_child_gets_neither_the_database_nor_libpq_passwords(self):
+        inherited = {name: os.path.join(self.tmp, "home", name.lower()) for name in WITHHELD}
+        inherited.update(TASKD_DB=self.database_with_password(), PGPASSWORD=SECRET, PGAPPNAME="kept")
+        env = dict(self.env, **inherited)
+        notified = os.path.join(self.tmp, "notify-env")
+        self.add("reporter", "--every", "1h", "--start-now", "--env", "PGPASSFILE=/given/by/the/task",
+                 "--notify", f"env > {notified}.tmp && mv {notified}.tmp {notified}",
+                 "--", PYTHON, "-c", REPORT_AND_FAIL, db=None, env=env)
+        self.ok("run-once", db=None, env=env)
+        seen = json.loads(self.logs("reporter", db=None, env=env).strip().splitlines()[-1])
+        self.wait_for_file(notified)
+        with open(notified) as f:
+            notify_seen = dict(line.split("=", 1) for line in f.read().splitlines() if "=" in line)
+        for child, environment in (("run", seen), ("notify", notify_seen)):
+            with self.subTest(child=child):
+                self.assertEqual([name for name in WITHHELD if name in environment], ["PGPASSFILE"])
+                self.assertEqual(environment["PGPASSFILE"], "/given/by/the/task")
+                self.assertEqual(environment["PGAPPNAME"], "kept")
+                self.assertNotIn(SECRET, json.dumps(environment))
+
     def test_an_unreachable_server_never_shows_its_password(self):
         port = closed_port()
         server = f"127.0.0.1:{port}"
