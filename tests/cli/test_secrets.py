@@ -1,5 +1,6 @@
-"""The database's secrets: kept from the tasks' environment, and never
-printed, in whatever spelling libpq reads a server's location."""
+"""The database's secrets: kept from the tasks' environment, warned of and
+hidden on the command line, and never printed, in whatever spelling libpq
+reads a server's location."""
 
 import json
 import os
@@ -60,6 +61,38 @@ class SecretsTest(TaskdTestCase):
                 self.assertEqual(environment["PGPASSFILE"], "/given/by/the/task")
                 self.assertEqual(environment["PGAPPNAME"], "kept")
                 self.assertNotIn(SECRET, json.dumps(environment))
+
+    def test_a_password_in_db_is_warned_of_and_hidden_from_ps(self):
+        # A server that takes the connection and never answers: taskd waits
+        # for it, and its command line can be read meanwhile.
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            listener.settimeout(30)
+            uri = f"postgresql://taskd:{SECRET}@127.0.0.1:{listener.getsockname()[1]}/taskd?connect_timeout=30"
+            proc = self.popen_taskd("status", db=uri)
+            try:
+                connection, _ = listener.accept()
+                connection.close()
+                with open(f"/proc/{proc.pid}/cmdline", "rb") as f:
+                    cmdline = f.read().decode().split("\0")
+            finally:
+                proc.kill()
+                out, err = proc.communicate(timeout=60)
+        self.assertIn("--db", cmdline)
+        self.assertNotIn(SECRET, " ".join(cmdline))
+        self.assertIn(uri.replace(SECRET, "*" * len(SECRET)), cmdline)
+        self.assertNotIn(SECRET, out + err)
+        self.assertOneErrorLine(err, "warning", "--db holds a password", "~/.pgpass", "PGPASSFILE", "TASKD_DB")
+
+    def test_a_password_in_copy_db_locations_is_warned_of(self):
+        port = closed_port()
+        uri = f"host=127.0.0.1 port={port} connect_timeout=2 password={SECRET}"
+        code, out, err = self.run_taskd("copy-db", f"--from={uri}", "--to", os.path.join(self.tmp, "copy.db"),
+                                        db=None)
+        self.assertEqual(code, 69, err)
+        self.assertNotIn(SECRET, out + err)
+        self.assertIn("taskd: warning: --from holds a password", err)
 
     def test_an_unreachable_server_never_shows_its_password(self):
         port = closed_port()
