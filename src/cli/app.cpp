@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "cli/context.hpp"
+#include "store/location.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -97,6 +101,41 @@ std::optional<AddCommands> named_command(int argc, char** argv) {
   return std::nullopt;
 }
 
+// The options whose value may name a server with its password: --db, and
+// copy-db's --from and --to.
+constexpr std::string_view database_options[] = {"--db", "--from", "--to"};
+
+// The value of `option` if `argv[index]` gives it, as "--db VALUE" or
+// "--db=VALUE"; none otherwise.
+char* option_value(std::string_view option, int index, int argc, char** argv) {
+  std::string_view word = argv[index];
+  if (word == option) return index + 1 < argc ? argv[index + 1] : nullptr;
+  if (word.starts_with(option) && word.size() > option.size() && word[option.size()] == '=')
+    return argv[index] + option.size() + 1;
+  return nullptr;
+}
+
+// Overwrites the secrets of the databases named on the command line with
+// '*', in argv itself: ps and /proc show them only for the moment taskd
+// takes to get here, not for as long as `taskd run` lives. It cannot hide
+// them from that moment, nor from a shell's history or a service's
+// definition, so each is warned of. The words after "--" are a task's command.
+void hide_passwords(int argc, char** argv) {
+  for (int index = 1; index < argc && std::string_view(argv[index]) != "--"; ++index) {
+    for (auto option : database_options) {
+      char* value = option_value(option, index, argc, argv);
+      auto spans = value ? store::secret_spans(value) : std::vector<store::Span>();
+      if (spans.empty()) continue;
+      for (auto span : spans) std::fill_n(value + span.offset, span.size, '*');
+      fmt::print(stderr,
+                 "taskd: warning: {} holds a password, which other users of this machine can see (ps, a "
+                 "service's command line); keep it in ~/.pgpass or the file PGPASSFILE names, or set TASKD_DB "
+                 "from an environment file only you can read\n",
+                 option);
+    }
+  }
+}
+
 // Parses argv with only the commands `add` defines and runs the command. None
 // when that parse fails: help, version and every usage error come from the
 // whole command tree, word for word as before. A parse that succeeds here
@@ -146,10 +185,16 @@ int run_with_every_command(int argc, char** argv) {
 }  // namespace
 
 int taskd_main(int argc, char** argv) {
-  if (auto add = named_command(argc, argv)) {
-    if (auto exit_code = run_alone(*add, argc, argv)) return *exit_code;
+  // Parsed from a copy: the passwords in argv are hidden first.
+  std::vector<std::string> words(argv, argv + argc);
+  std::vector<char*> args;
+  for (auto& word : words) args.push_back(word.data());
+  args.push_back(nullptr);
+  hide_passwords(argc, argv);
+  if (auto add = named_command(argc, args.data())) {
+    if (auto exit_code = run_alone(*add, argc, args.data())) return *exit_code;
   }
-  return run_with_every_command(argc, argv);
+  return run_with_every_command(argc, args.data());
 }
 
 }  // namespace taskd::cli

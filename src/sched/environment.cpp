@@ -8,6 +8,16 @@ extern char** environ;
 namespace taskd::sched {
 namespace {
 
+// What of taskd's own environment would hand a command the database: the
+// database itself (TASKD_DB, a server's maybe with its password), and
+// libpq's variables that hold a password or name the file it reads one or
+// a client key from. A task that needs the database gets them from --env.
+constexpr std::string_view withheld_variables[] = {"TASKD_DB", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY"};
+
+bool withheld(std::string_view entry) {
+  return std::ranges::find(withheld_variables, entry.substr(0, entry.find('='))) != std::end(withheld_variables);
+}
+
 // Sets NAME=value in `env`, in place of an earlier value of NAME. (A linear
 // search: a map of taskd's whole environment for every run was a noticeable
 // part of a run's cost in bench/dispatch.sh.)
@@ -26,7 +36,8 @@ std::vector<std::string> command_environment(const core::TaskDefinition& definit
                                              const std::vector<core::EnvVar>& variables) {
   std::vector<std::string> env;
   for (char** entry = environ; entry && *entry; ++entry) {
-    if (std::string_view(*entry).find('=') != std::string_view::npos) env.emplace_back(*entry);
+    std::string_view variable = *entry;
+    if (variable.find('=') != std::string_view::npos && !withheld(variable)) env.emplace_back(variable);
   }
   for (const auto& [name, value] : definition.env) put(env, name, value);
   for (const auto& [name, value] : variables) put(env, name, value);

@@ -1,6 +1,8 @@
 #pragma once
 // The environment of a command taskd starts for a task (its run, or its
-// --notify command): taskd's own, then the task's --env, then `variables`.
+// --notify command): taskd's own but for what would hand it the database
+// (TASKD_DB, libpq's password variables), then the task's --env, then
+// `variables`.
 #include <string>
 #include <vector>
 

@@ -31,31 +31,6 @@ void make_private_directory(const fs::path& dir) {
     throw Failure(FailureKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
 }
 
-bool is_server_uri(std::string_view location) {
-  return location.starts_with("postgresql://") || location.starts_with("postgres://");
-}
-
-std::string without_password(std::string_view location) {
-  if (!is_server_uri(location)) return std::string(location);
-  std::string out(location);
-  // postgresql://user:PASSWORD@host/...
-  auto authority = out.find("://") + 3;
-  auto at = out.find('@', authority);
-  auto slash = out.find('/', authority);
-  if (at != std::string::npos && (slash == std::string::npos || at < slash)) {
-    auto colon = out.find(':', authority);
-    if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "****");
-  }
-  // ...?password=PASSWORD&...
-  for (std::size_t key = out.find("password=", authority); key != std::string::npos;
-       key = out.find("password=", key + 1)) {
-    if (out[key - 1] != '?' && out[key - 1] != '&') continue;
-    auto value = key + 9;
-    out.replace(value, std::min(out.find('&', value), out.size()) - value, "****");
-  }
-  return out;
-}
-
 Database::Database(std::string name, std::optional<fs::path> file, fs::path local_stem,
                    std::unique_ptr<Connection> connection)
     : name_(std::move(name)), file_(std::move(file)), local_stem_(std::move(local_stem)),
@@ -67,6 +42,7 @@ Database& Database::operator=(Database&&) noexcept = default;
 core::Result<Database> Database::open(const std::string& location, const OpenOptions& options) {
   try {
     if (is_server_uri(location)) {
+      if (auto checked = check_server_location(location); !checked) return std::unexpected(checked.error());
       auto state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
       make_private_directory(state_dir);
       return Database(without_password(location), std::nullopt, state_dir / "taskd",

@@ -1,10 +1,10 @@
 #pragma once
 // The database: the queue, the lock and the history. It is a SQLite file
-// (a path, or nothing: the default) or a PostgreSQL server (a libpq URI,
-// postgresql://...). Opening it creates it (a SQLite file 0600 in a 0700
-// directory; the PostgreSQL schema "taskd") and migrates an older schema
-// forward; a database that is not taskd's, or is newer than this taskd, is
-// refused.
+// (a path, or nothing: the default) or a PostgreSQL server (a libpq
+// connection string, postgresql://... or host=...; see location.hpp).
+// Opening it creates it (a SQLite file 0600 in a 0700 directory; the
+// PostgreSQL schema "taskd") and migrates an older schema forward; a
+// database that is not taskd's, or is newer than this taskd, is refused.
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/time.hpp"
+#include "store/location.hpp"
 
 namespace taskd::store {
 
@@ -47,12 +48,6 @@ struct OpenOptions {
   std::filesystem::path state_dir;
 };
 
-// Whether `location` names a PostgreSQL server (postgresql:// or postgres://).
-bool is_server_uri(std::string_view location);
-
-// `location` as taskd prints it: a URI's password replaced by "****".
-std::string without_password(std::string_view location);
-
 class Database {
  public:
   static core::Result<Database> open(const std::string& location, const OpenOptions& options = {});
@@ -61,7 +56,7 @@ class Database {
   Database& operator=(Database&&) noexcept;
 
   Dialect dialect() const;
-  // The database as messages name it: the file, or the URI without its password.
+  // The database as messages name it: the file, or the server without its secrets.
   const std::string& name() const { return name_; }
   // The SQLite file; none for a server.
   const std::optional<std::filesystem::path>& file() const { return file_; }
