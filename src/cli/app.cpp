@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cli/context.hpp"
+#include "core/text.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -71,8 +72,34 @@ void let_commands_fall_through(CLI::App& app) {
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 }
 
-int run(const Action& action, const Context& context) {
+// Options whose values name a file or a database: a file name is bytes,
+// and taskd keeps none of these.
+bool names_a_file(const CLI::App& command, const CLI::Option& option) {
+  const auto& name = option.get_name();
+  if (name == "--db" || name == "--state-dir" || name == "--log-file" || name == "file") return true;
+  return command.get_name() == "copy-db" && (name == "--from" || name == "--to");
+}
+
+// Bad input unless every value given on the command line to `command` and
+// the commands under it, file names aside, is UTF-8: taskd keeps text as
+// UTF-8 (JSON, a server and task files need it), and refuses the rest here,
+// before anything is written.
+core::Result<void> require_utf8_values(const CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (names_a_file(command, *option)) continue;
+    for (const auto& value : option->results()) {
+      if (auto checked = core::require_utf8(option->get_name(), value); !checked) return checked;
+    }
+  }
+  for (const CLI::App* subcommand : command.get_subcommands()) {
+    if (auto checked = require_utf8_values(*subcommand); !checked) return checked;
+  }
+  return {};
+}
+
+int run(const CLI::App& app, const Action& action, const Context& context) {
   try {
+    if (auto checked = require_utf8_values(app); !checked) return report(checked.error(), context);
     auto done = action();
     return done ? context.exit_code : report(done.error(), context);
   } catch (const std::exception& e) {
@@ -114,7 +141,7 @@ std::optional<int> run_alone(AddCommands add, int argc, char** argv) {
   } catch (const CLI::ParseError&) {
     return std::nullopt;
   }
-  return run(action, context);
+  return run(app, action, context);
 }
 
 int run_with_every_command(int argc, char** argv) {
@@ -140,7 +167,7 @@ int run_with_every_command(int argc, char** argv) {
     fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", message);
     return exit_code_of({core::ErrorKind::usage, message}, context);
   }
-  return run(action, context);
+  return run(app, action, context);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
+#include "cli/task_options.hpp"
 #include "core/crontab.hpp"
 #include "core/policy.hpp"
 #include "store/tasks.hpp"
@@ -132,6 +133,7 @@ Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& n
   d.retry = core::default_retry_ladder();
   d.owner = owner;
   d.env = entry.env;
+  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
   task.state = core::on_create(core::schedule_of(d).value(), now, false);
   return task;
 }

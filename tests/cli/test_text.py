@@ -1,0 +1,97 @@
+"""Text a user gives: bytes that are not UTF-8 are refused where they come
+in (exit 65, naming the option and the byte), before anything is written."""
+
+import os
+import subprocess
+import unittest
+
+from taskd_test import TaskdTestCase
+
+NOW = "2026-11-21 14:00:00"
+# Bytes that are not UTF-8 travel through Python's str as lone surrogates
+# (os.fsencode): "\udcff" is the byte 0xff on the command line.
+BAD = "\udcff"
+
+
+class InvalidUtf8RefusedTest(TaskdTestCase):
+    # (options before --, command after --, the option named, the bad byte counted from 1)
+    BAD_ADDS = [
+        (["--owner", "ops" + BAD], ["true"], "--owner", 4),
+        (["--notify", "echo " + BAD], ["true"], "--notify", 6),
+        (["--group", "g" + BAD], ["true"], "--group", 2),
+        (["--cwd", "/tmp/" + BAD], ["true"], "--cwd", 6),
+        (["--env", "A=" + BAD], ["true"], "--env", 3),
+        (["--env", "A=b", "--env", "C=caf\udce9"], ["true"], "--env", 6),
+        ([], ["echo", "caf\udce9"], "command", 4),
+        (["--shell"], ["echo caf\udce9"], "command", 9),
+    ]
+
+    def assertRefused(self, args, option, byte, **kwargs):
+        code, out, err = self.run_taskd(*args, **kwargs)
+        self.assertEqual(code, 65, "taskd %r\nstdout: %s\nstderr: %s" % (args, out, err))
+        line = self.assertOneErrorLine(err, option, "not valid UTF-8 at byte %d" % byte)
+        self.assertNotIn(BAD, line)  # the message shows the byte escaped (\xff), not raw
+        return line
+
+    def test_add_refuses_each_text_option_that_is_not_utf8_and_writes_nothing(self):
+        for options, command, option, byte in self.BAD_ADDS:
+            with self.subTest(option=option, options=options):
+                self.assertRefused(["add", "t", "--every", "1h", *options, "--", *command], option, byte)
+                self.assertFalse(os.path.exists(self.db), "a refused add created the database")
+
+    def test_edit_refuses_it_and_leaves_the_task_as_it_was(self):
+        self.add("t", "--every", "1h", "--owner", "ops", "--", "true")
+        before = self.task("t")
+        for options, command, option, byte in self.BAD_ADDS:
+            with self.subTest(option=option, options=options):
+                if command == ["true"]:
+                    self.assertRefused(["edit", "t", *options], option, byte)
+                else:
+                    self.assertRefused(["edit", "t", *options, "--", *command], option, byte)
+                self.assertEqual(self.task("t"), before)
+
+    def test_every_command_refuses_it_in_its_options(self):
+        self.add("t", "--every", "1h", "--owner", "ops", "--", "true")
+        line = self.assertRefused(["list", "--owner", "o" + BAD], "--owner", 2)
+        self.assertIn('"o\\xff"', line)
+        self.assertRefused(["rm", "--owner", "ops" + BAD], "--owner", 4)
+        self.assertRefused(["group", "set", "g" + BAD, "--concurrency", "2"], "group", 2)
+        self.assertRefused(["import-crontab", "-", "--owner", BAD], "--owner", 1, input="@hourly true\n")
+        self.assertEqual([task["name"] for task in self.tasks()], ["t"])
+
+    def test_a_cwd_made_absolute_from_a_directory_whose_name_is_not_utf8_is_refused(self):
+        here = os.path.join(os.fsencode(self.tmp), b"d\xe9")
+        os.mkdir(here)
+        proc = subprocess.run(self.command_line(["add", "t", "--every", "1h", "--cwd", ".", "--", "true"]),
+                              env=self.env, cwd=here, capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+        err = proc.stderr.decode(errors="surrogateescape")
+        self.assertEqual(proc.returncode, 65, err)
+        bad_byte = len(os.fsencode(os.path.realpath(self.tmp))) + 3  # the é of /…/dé, counted from 1
+        self.assertOneErrorLine(err, "--cwd", "d\\xe9", "not valid UTF-8 at byte %d" % bad_byte)
+        self.assertEqual(self.tasks(), [])
+
+    def test_a_task_file_whose_path_would_be_the_owner_is_refused_when_the_path_is_not_utf8(self):
+        folder = os.path.join(os.fsencode(self.tmp), b"d\xe9")
+        os.mkdir(folder)
+        path = os.path.join(folder, b"tasks.toml")
+        with open(path, "w") as f:
+            f.write('[[task]]\nname = "t"\nevery = "1h"\ncommand = ["true"]\n')
+        code, _, err = self.run_taskd("apply", os.fsdecode(path))
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "tasks.toml:1:1", "--owner", "d\\xe9", "not valid UTF-8")
+        self.assertEqual(self.tasks(), [])
+
+    def test_a_crontab_line_that_is_not_utf8_is_not_converted_and_skip_bad_skips_it(self):
+        crontab = "0 * * * * echo caf\udce9\n5 * * * * true\n"
+        code, out, err = self.run_taskd("import-crontab", "-", "--owner", "mine", input=crontab, faketime=NOW)
+        self.assertEqual(code, 65, err)
+        self.assertIn("<stdin>:1: cannot convert: command", err)
+        self.assertIn("not valid UTF-8 at byte", err)
+        self.assertNotIn("\udce9", err)
+        self.assertEqual(self.tasks(), [])
+        self.ok("import-crontab", "-", "--owner", "mine", "--skip-bad", input=crontab, faketime=NOW)
+        self.assertEqual([task["command"] for task in self.tasks()], ["true"])
+
+
+if __name__ == "__main__":
+    unittest.main()
