@@ -1,11 +1,13 @@
-"""Text a user gives: bytes that are not UTF-8 are refused where they come
-in (exit 65, naming the option and the byte), before anything is written."""
+"""Text a user gives and text taskd shows: bytes that are not UTF-8 are
+refused where they come in (exit 65, naming the option and the byte) and,
+where a database holds them already, shown escaped instead of breaking a
+command."""
 
 import os
 import subprocess
 import unittest
 
-from taskd_test import TaskdTestCase
+from taskd_test import STORE, TaskdTestCase
 
 NOW = "2026-11-21 14:00:00"
 # Bytes that are not UTF-8 travel through Python's str as lone surrogates
@@ -91,6 +93,56 @@ class InvalidUtf8RefusedTest(TaskdTestCase):
         self.assertEqual(self.tasks(), [])
         self.ok("import-crontab", "-", "--owner", "mine", "--skip-bad", input=crontab, faketime=NOW)
         self.assertEqual([task["command"] for task in self.tasks()], ["true"])
+
+
+@unittest.skipIf(STORE == "postgresql", "a server refuses text that is not UTF-8: only a file can hold it")
+class StoredInvalidUtf8Test(TaskdTestCase):
+    """A row written by another program (sqlite3) with bytes that are not UTF-8."""
+
+    def setUp(self):
+        super().setUp()
+        self.add("t", "--every", "1h", "--retry", "none", "--", "false", faketime=NOW)
+        self.run_once(faketime="2026-11-21 15:00:00")
+        self.sql("UPDATE tasks SET owner = CAST(X'6f70ff' AS TEXT), notify = CAST(X'6563686f20e9' AS TEXT), "
+                 "cwd = CAST(X'2f746d702fe9' AS TEXT) WHERE name = 't'")
+        self.sql("UPDATE runs SET reason = CAST(X'657869742033ff' AS TEXT)")
+
+    def test_listings_and_show_print_the_bytes_escaped_and_json_as_u_fffd(self):
+        self.assertIn(" t ", self.ok("list", faketime=NOW).replace("\n", " "))
+        task = self.tasks(faketime=NOW)[0]
+        self.assertEqual((task["owner"], task["notify"], task["cwd"]), ("op\ufffd", "echo \ufffd", "/tmp/\ufffd"))
+        shown = self.ok("show", "t", faketime=NOW)
+        for line in ("owner             op\\xff", "notify            echo \\xe9", "cwd               /tmp/\\xe9"):
+            self.assertIn(line, shown)
+        self.assertEqual(self.task("t", faketime=NOW)["owner"], "op\ufffd")
+        self.assertIn("exit 3\\xff", self.ok("history"))
+        self.assertEqual(self.history()[0]["reason"], "exit 3\ufffd")
+
+    def test_export_writes_u_fffd_with_a_warning_and_apply_reads_the_file_back(self):
+        code, out, err = self.run_taskd("export")
+        self.assertEqual(code, 0, err)
+        self.assertIn("warning: export: task t: --cwd", err)
+        self.assertIn('owner = "op\ufffd"', out)
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(out)
+        other = os.path.join(self.tmp, "other.db")
+        self.ok("apply", path, db=other, faketime=NOW)
+        self.assertEqual(self.json_of("show", "t", db=other)["owner"], "op\ufffd")
+
+
+class RunTextTest(TaskdTestCase):
+    def test_a_status_line_that_is_not_utf8_is_kept_with_u_fffd_for_its_bad_bytes(self):
+        # Latin-1 "café"; and a line of "x" and 300 "é", which the reason's 500 bytes cut in the 250th "é".
+        self.add("latin", "--every", "1h", "--phase", "0", "--retry", "none", "--shell", "--",
+                 "printf 'caf\\351\\n' > \"$TASKD_STATUS\"; exit 1", faketime=NOW)
+        self.add("long", "--every", "1h", "--phase", "0", "--retry", "none", "--shell", "--",
+                 "printf '%%s' 'x%s' >&2; exit 1" % ("\u00e9" * 300), faketime=NOW)
+        out = self.run_once(faketime="2026-11-21 15:00:00")
+        self.assertRegex(out, "taskd: latin run [0-9]+ failed: exit code 1: caf\ufffd\n")
+        reasons = {run["task"]: run["reason"] for run in self.history()}
+        self.assertEqual(reasons["latin"], "exit code 1: caf\ufffd")
+        self.assertEqual(reasons["long"], "exit code 1: x" + "\u00e9" * 249)
 
 
 if __name__ == "__main__":
