@@ -51,8 +51,10 @@ int exit_code_of(const core::Error& error, const Context& context) {
   return context.on_error ? context.on_error(error) : core::exit_code(error.kind);
 }
 
+// Messages quote what the user gave and what rows hold: shown printable,
+// they cannot move the cursor or retitle the terminal.
 int report(const core::Error& error, const Context& context) {
-  fmt::print(stderr, "taskd: error: {}\n", error.message);
+  fmt::print(stderr, "taskd: error: {}\n", core::printable(error.message));
   return exit_code_of(error, context);
 }
 
@@ -164,7 +166,7 @@ int run_with_every_command(int argc, char** argv) {
     auto leftover = app.remaining();
     bool unknown_command = app.get_subcommands().empty() && !leftover.empty();
     std::string message = unknown_command ? fmt::format("unknown command \"{}\"", leftover.front()) : e.what();
-    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", message);
+    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", core::printable(message));
     return exit_code_of({core::ErrorKind::usage, message}, context);
   }
   return run(app, action, context);

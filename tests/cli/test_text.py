@@ -1,7 +1,7 @@
 """Text a user gives and text taskd shows: bytes that are not UTF-8 are
 refused where they come in (exit 65, naming the option and the byte) and,
 where a database holds them already, shown escaped instead of breaking a
-command."""
+command; and control characters never reach a terminal from human output."""
 
 import os
 import subprocess
@@ -10,6 +10,10 @@ import unittest
 from taskd_test import STORE, TaskdTestCase
 
 NOW = "2026-11-21 14:00:00"
+# A window title, then a cleared screen: what a hostile owner, env value,
+# notify command or status line would do to whoever reads `show`.
+HOSTILE = "\x1b]0;owned\x07\x1b[2J"
+SHOWN = "\\x1b]0;owned\\x07\\x1b[2J"
 # Bytes that are not UTF-8 travel through Python's str as lone surrogates
 # (os.fsencode): "\udcff" is the byte 0xff on the command line.
 BAD = "\udcff"
@@ -143,6 +147,56 @@ class RunTextTest(TaskdTestCase):
         reasons = {run["task"]: run["reason"] for run in self.history()}
         self.assertEqual(reasons["latin"], "exit code 1: caf\ufffd")
         self.assertEqual(reasons["long"], "exit code 1: x" + "\u00e9" * 249)
+
+
+class ControlCharactersTest(TaskdTestCase):
+    """ESC sequences in what users and runs wrote reach no terminal, but through `logs`."""
+
+    def setUp(self):
+        super().setUp()
+        script = 'printf "out %s\\n" "$A"; printf "%s\\n" "$A" > "$TASKD_STATUS"; exit 1'
+        self.add("noisy", "--every", "1h", "--phase", "0", "--retry", "none", "--owner", HOSTILE, "--env",
+                 "A=" + HOSTILE, "--notify", "true '%s'" % HOSTILE, "--shell", "--", script, faketime=NOW)
+
+    def assertEscaped(self, text, what):
+        self.assertNotIn("\x1b", text, what)
+        self.assertNotIn("\x07", text, what)
+
+    def test_run_once_show_explain_status_and_check_print_them_escaped(self):
+        code, out, err = self.run_taskd("run-once", faketime="2026-11-21 15:00:00")
+        self.assertEqual(code, 0, err)
+        self.assertEscaped(out + err, "run-once")
+        self.assertIn("taskd: noisy run 1 failed: exit code 1: " + SHOWN, out)
+        shown = self.ok("show", "noisy", faketime="2026-11-21 15:00:00")
+        self.assertEscaped(shown, "show")
+        for line in ("owner             " + SHOWN, "env               A=" + SHOWN, "notify            true '%s'" % SHOWN):
+            self.assertIn(line, shown)
+        explained = self.ok("explain", "noisy", "--at", "2026-11-21T15:00:00Z", faketime="2026-11-21 15:00:10")
+        self.assertEscaped(explained, "explain")
+        self.assertIn(SHOWN, explained)
+        for command in (["status"], ["check"], ["history"], ["list"]):
+            code, out, err = self.run_taskd(*command, faketime="2026-11-21 15:00:10")
+            self.assertEscaped(out + err, command)
+        self.assertEqual(self.task("noisy")["owner"], HOSTILE)  # kept as given; JSON escapes it itself
+        # `logs` is the one exception: it prints what the run wrote, as it wrote it.
+        self.assertEqual(self.logs("noisy"), "out " + HOSTILE + "\n")
+
+    def test_a_permanent_failure_reason_is_shown_escaped_where_the_task_is_disabled(self):
+        self.ok("edit", "noisy", "--permanent-exit", "1", faketime=NOW)
+        self.run_once(faketime="2026-11-21 15:00:00")
+        shown = self.ok("show", "noisy", faketime="2026-11-21 15:00:10")
+        self.assertEscaped(shown, "show")
+        self.assertIn("state             disabled: " + SHOWN, shown)
+        for command in (["status"], ["check"]):
+            code, out, err = self.run_taskd(*command, faketime="2026-11-21 15:00:10")
+            self.assertEscaped(out + err, command)
+            self.assertIn(SHOWN, out)
+
+    def test_an_error_message_quoting_the_input_shows_it_escaped(self):
+        code, out, err = self.run_taskd("show", "no" + HOSTILE)
+        self.assertEqual(code, 65, err)
+        self.assertEscaped(err, "error")
+        self.assertIn("no" + SHOWN, err)
 
 
 if __name__ == "__main__":
