@@ -1,10 +1,13 @@
 """Text a user gives and text taskd shows: bytes that are not UTF-8 are
 refused where they come in (exit 65, naming the option and the byte) and,
 where a database holds them already, shown escaped instead of breaking a
-command; and control characters never reach a terminal from human output."""
+command; control characters never reach a terminal from human output; and
+`preview` prints its start times as it computes them."""
 
 import os
+import select
 import subprocess
+import time
 import unittest
 
 from taskd_test import STORE, TaskdTestCase
@@ -197,6 +200,58 @@ class ControlCharactersTest(TaskdTestCase):
         self.assertEqual(code, 65, err)
         self.assertEscaped(err, "error")
         self.assertIn("no" + SHOWN, err)
+
+
+class PreviewStreamsTest(TaskdTestCase):
+    LINES = 200_000
+    # Far above what the lines of one block and the program need; far below
+    # what a buffered billion (or the lines read here) would take.
+    PEAK_RSS_KIB = 64 * 1024
+
+    def start_preview(self, *args):
+        env = dict(self.env)
+        # ASan keeps freed memory in quarantine (256 MB by default): the bound
+        # is on what taskd holds, not on what the sanitizer keeps back.
+        env["ASAN_OPTIONS"] = env["ASAN_OPTIONS"] + ":quarantine_size_mb=1"
+        proc = self.popen_taskd(*args, "preview", "--every", "1s", "--phase", "0", "--from", "2026-11-21T14:00:00Z",
+                                "--count", "1000000000", db=None, env=env)
+        self.addCleanup(proc.communicate)  # reaps it and closes its pipes
+        self.addCleanup(proc.kill)
+        return proc
+
+    def read_lines(self, proc, count, first_within=10, all_within=60):
+        """The first `count` lines: the first within `first_within` seconds (a
+        buffered billion would print nothing for hours), all within `all_within`."""
+        started = time.monotonic()
+        data = b""
+        while data.count(b"\n") < count:
+            within = all_within if data else first_within
+            left = started + within - time.monotonic()
+            self.assertGreater(left, 0, "%d of %d lines came in %ds" % (data.count(b"\n"), count, within))
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+            self.assertTrue(chunk, "preview ended after %d lines" % data.count(b"\n"))
+            data += chunk
+        return data.decode().split("\n")[:count]
+
+    def peak_rss_kib(self, proc):
+        with open("/proc/%d/status" % proc.pid) as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+    def test_a_huge_count_prints_its_first_lines_at_once_in_bounded_memory(self):
+        proc = self.start_preview()
+        lines = self.read_lines(proc, self.LINES)
+        self.assertEqual(lines[:2], ["2026-11-21T14:00:01Z", "2026-11-21T14:00:02Z"])
+        self.assertEqual(lines[-1], "2026-11-23T21:33:20Z")  # 200 000 s later
+        self.assertLess(self.peak_rss_kib(proc), self.PEAK_RSS_KIB)
+
+    def test_json_streams_the_array_too(self):
+        proc = self.start_preview("--json")
+        lines = self.read_lines(proc, self.LINES)
+        self.assertEqual(lines[:3], ["[", '  "2026-11-21T14:00:01Z",', '  "2026-11-21T14:00:02Z",'])
+        self.assertLess(self.peak_rss_kib(proc), self.PEAK_RSS_KIB)
 
 
 if __name__ == "__main__":
