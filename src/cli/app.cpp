@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/context.hpp"
+#include "core/text.hpp"
 #include "store/location.hpp"
 
 namespace taskd::cli {
@@ -54,8 +55,10 @@ int exit_code_of(const core::Error& error, const Context& context) {
   return context.on_error ? context.on_error(error) : core::exit_code(error.kind);
 }
 
+// Messages quote what the user gave and what rows hold: shown printable,
+// they cannot move the cursor or retitle the terminal.
 int report(const core::Error& error, const Context& context) {
-  fmt::print(stderr, "taskd: error: {}\n", error.message);
+  fmt::print(stderr, "taskd: error: {}\n", core::printable(error.message));
   return exit_code_of(error, context);
 }
 
@@ -75,8 +78,34 @@ void let_commands_fall_through(CLI::App& app) {
   for (auto* command : app.get_subcommands({})) command->fallthrough();
 }
 
-int run(const Action& action, const Context& context) {
+// Options whose values name a file or a database: a file name is bytes,
+// and taskd keeps none of these.
+bool names_a_file(const CLI::App& command, const CLI::Option& option) {
+  const auto& name = option.get_name();
+  if (name == "--db" || name == "--state-dir" || name == "--log-file" || name == "file") return true;
+  return command.get_name() == "copy-db" && (name == "--from" || name == "--to");
+}
+
+// Bad input unless every value given on the command line to `command` and
+// the commands under it, file names aside, is UTF-8: taskd keeps text as
+// UTF-8 (JSON, a server and task files need it), and refuses the rest here,
+// before anything is written.
+core::Result<void> require_utf8_values(const CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (names_a_file(command, *option)) continue;
+    for (const auto& value : option->results()) {
+      if (auto checked = core::require_utf8(option->get_name(), value); !checked) return checked;
+    }
+  }
+  for (const CLI::App* subcommand : command.get_subcommands()) {
+    if (auto checked = require_utf8_values(*subcommand); !checked) return checked;
+  }
+  return {};
+}
+
+int run(const CLI::App& app, const Action& action, const Context& context) {
   try {
+    if (auto checked = require_utf8_values(app); !checked) return report(checked.error(), context);
     auto done = action();
     return done ? context.exit_code : report(done.error(), context);
   } catch (const std::exception& e) {
@@ -153,7 +182,7 @@ std::optional<int> run_alone(AddCommands add, int argc, char** argv) {
   } catch (const CLI::ParseError&) {
     return std::nullopt;
   }
-  return run(action, context);
+  return run(app, action, context);
 }
 
 int run_with_every_command(int argc, char** argv) {
@@ -176,10 +205,10 @@ int run_with_every_command(int argc, char** argv) {
     auto leftover = app.remaining();
     bool unknown_command = app.get_subcommands().empty() && !leftover.empty();
     std::string message = unknown_command ? fmt::format("unknown command \"{}\"", leftover.front()) : e.what();
-    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", message);
+    fmt::print(stderr, "taskd: error: {}\nRun 'taskd --help' for usage.\n", core::printable(message));
     return exit_code_of({core::ErrorKind::usage, message}, context);
   }
-  return run(action, context);
+  return run(app, action, context);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "exec/spawn.hpp"
 #include "store/tasks.hpp"
 
@@ -34,7 +35,8 @@ void warn_if_missing(const core::TaskDefinition& d) {
   }
   auto program = exec::find_program(d.command.argv.front(), path_list);
   if (program.empty() || ::access(program.c_str(), X_OK) != 0)
-    fmt::print(stderr, "taskd: warning: {}: program \"{}\" is not found in PATH now\n", d.name, d.command.argv.front());
+    fmt::print(stderr, "taskd: warning: {}: program \"{}\" is not found in PATH now\n", d.name,
+               core::printable(d.command.argv.front()));
 }
 
 Result<void> add_task(const AddOptions& options, const Context& context) {

@@ -10,6 +10,7 @@
 #include "cli/json.hpp"
 #include "cli/task_file.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "store/groups.hpp"
 #include "store/tasks.hpp"
 
@@ -213,8 +214,8 @@ void print_plan(const Plan& plan, const ApplyOptions& options) {
     fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", group.name, group.concurrency,
                cap_text(group.was));
   }
-  fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", options.file, count(plan, Step::add),
-             count(plan, Step::change), count(plan, Step::remove), plan.unchanged,
+  fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", core::printable(options.file),
+             count(plan, Step::add), count(plan, Step::change), count(plan, Step::remove), plan.unchanged,
              options.dry_run ? " (dry run: nothing written)" : "");
 }
 

@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "cli/json.hpp"
 #include "core/health.hpp"
+#include "core/text.hpp"
 #include "store/overview.hpp"
 #include "store/tasks.hpp"
 #include "store/workers.hpp"
@@ -57,7 +58,7 @@ int unknown(const core::Error& error, const Context& context) {
                 {"exit_code", core::exit_code(Verdict::unknown)},
                 {"summary", summary}});
   } else {
-    fmt::print("{}\n", summary);
+    fmt::print("{}\n", core::printable(summary));
   }
   return core::exit_code(Verdict::unknown);
 }
@@ -83,8 +84,8 @@ Result<core::SchedulerFacts> read_scheduler(store::Database& db, core::Time now)
 void print_check_report(const core::CheckReport& report, const core::SchedulerFacts& scheduler,
                   std::optional<core::Millis> late, const Context& context) {
   if (context.json) return print_json(check_report_json(report, scheduler, late));
-  fmt::print("{}\n", core::summary_line(report));
-  for (const auto& problem : report.problems) fmt::print("{}\n", core::detail_line(problem));
+  fmt::print("{}\n", core::printable(core::summary_line(report)));
+  for (const auto& problem : report.problems) fmt::print("{}\n", core::printable(core::detail_line(problem)));
 }
 
 Result<void> check(Context& context, const CheckOptions& options) {

@@ -52,6 +52,11 @@ Result<void> copy_db(const Context& context, const CopyOptions& options) {
   if (!to) return std::unexpected(to.error());
   auto copied = store::copy_database(*from, *to, options.merge);
   if (!copied) return std::unexpected(copied.error());
+  if (copied->texts_repaired > 0)
+    fmt::print(stderr,
+               "taskd: warning: copy-db: {} text{} held bytes that are not UTF-8, which {} refuses; copied with "
+               "U+FFFD in place of each such byte\n",
+               copied->texts_repaired, copied->texts_repaired == 1 ? "" : "s", to->name());
   if (context.json) {
     print_json(Json{{"from", from->name()}, {"to", to->name()}, {"tasks", copied->tasks}, {"runs", copied->runs},
                     {"groups", copied->groups}});

@@ -6,6 +6,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/explain.hpp"
+#include "core/text.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 #include "store/workers.hpp"
@@ -215,7 +216,8 @@ void print_explanation_json(const core::Task& task, const Explanation& explanati
 
 void print_explanation_text(const Explanation& explanation) {
   fmt::memory_buffer text;
-  for (const auto& fact : explanation.facts) fmt::format_to(std::back_inserter(text), "{}\n", fact.text);
+  for (const auto& fact : explanation.facts)
+    fmt::format_to(std::back_inserter(text), "{}\n", core::printable(fact.text));
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/context.hpp"
 #include "cli/task_file.hpp"
+#include "core/text.hpp"
 #include "store/groups.hpp"
 #include "store/tasks.hpp"
 
@@ -13,6 +14,15 @@ namespace taskd::cli {
 namespace {
 
 using core::Result;
+
+// A row that another program wrote may hold bytes that are not UTF-8, which
+// a task file cannot: the file gets U+FFFD for each, and the user is told.
+void warn_if_not_utf8(const core::TaskDefinition& definition) {
+  auto text = require_utf8_text(definition);
+  if (!text)
+    fmt::print(stderr, "taskd: warning: export: task {}: {}; written with U+FFFD in place of each such byte\n",
+               core::printable(definition.name), text.error().message);
+}
 
 Result<void> export_tasks(const Context& context, const std::string& owner) {
   auto db = context.open_db(store::IfMissing::use_empty);
@@ -22,6 +32,7 @@ Result<void> export_tasks(const Context& context, const std::string& owner) {
   fmt::print("{}", task_file_head(*caps));
   std::string text;
   return store::for_each_task(*db, {.owner = owner}, [&](const core::Task& task) -> Result<void> {
+    warn_if_not_utf8(task.definition);
     text.clear();
     write_task(text, task.definition);
     fmt::print("{}", text);

@@ -78,8 +78,9 @@ Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds
   auto counted = store::for_each_task_starting_before(db, until, [&](const core::Task& task) -> Result<void> {
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
-    for (auto upcoming : core::upcoming_starts(task, *schedule, from, until, SIZE_MAX))
-      forecast.starts[static_cast<std::size_t>((upcoming.start - from) / bucket)] += 1;
+    core::UpcomingStarts starts(task, *schedule, from);
+    for (auto upcoming = starts.next(); upcoming && upcoming->start < until; upcoming = starts.next())
+      forecast.starts[static_cast<std::size_t>((upcoming->start - from) / bucket)] += 1;
     return {};
   });
   if (!counted) return std::unexpected(counted.error());

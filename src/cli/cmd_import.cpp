@@ -14,8 +14,10 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
+#include "cli/task_options.hpp"
 #include "core/crontab.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::cli {
@@ -132,6 +134,7 @@ Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& n
   d.retry = core::default_retry_ladder();
   d.owner = owner;
   d.env = entry.env;
+  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
   task.state = core::on_create(core::schedule_of(d).value(), now, false);
   return task;
 }
@@ -190,12 +193,14 @@ void print_report(const std::string& where, const ImportPlan& plan, const std::s
                                    task.definition.name, describe_schedule(task.definition)));
   }
   std::ranges::stable_sort(lines, {}, &std::pair<int, std::string>::first);
-  for (const auto& [line, text] : lines) fmt::print("{}\n", text);
+  for (const auto& [line, text] : lines) fmt::print("{}\n", core::printable(text));
+  auto shown_owner = core::printable(owner);
   if (dry_run == DryRun::yes) {
-    fmt::print("would import {} task(s) with owner {}; nothing was written (--dry-run)\n", plan.tasks.size(), owner);
+    fmt::print("would import {} task(s) with owner {}; nothing was written (--dry-run)\n", plan.tasks.size(),
+               shown_owner);
   } else {
-    fmt::print("imported {} task(s) with owner {}; taskd rm --owner {} removes them\n", plan.tasks.size(), owner,
-               shell_word(owner));
+    fmt::print("imported {} task(s) with owner {}; taskd rm --owner {} removes them\n", plan.tasks.size(), shown_owner,
+               core::printable(shell_word(owner)));
   }
 }
 
@@ -233,7 +238,7 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   if (!plan) return std::unexpected(plan.error());
   if (auto bad = plan->not_converted(); bad > 0 && !options.skip_bad) {
     for (const auto& problem : plan->problems)
-      fmt::print(stderr, "{}\n", problem_text(where, problem, "cannot convert"));
+      fmt::print(stderr, "{}\n", core::printable(problem_text(where, problem, "cannot convert")));
     return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; nothing was "
                                                   "imported (--skip-bad imports the rest)",
                                                   bad, where));
@@ -250,7 +255,7 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
       fmt::print(
           "{}: read as a system crontab: every command starts with a user name (--user if they are "
           "commands)\n",
-          where);
+          core::printable(where));
     print_report(where, *plan, owner, options.dry_run ? DryRun::yes : DryRun::no);
   }
   return {};

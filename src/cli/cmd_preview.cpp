@@ -36,6 +36,36 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
   return line;
 }
 
+// Lines are written in blocks of this many bytes as the starts are
+// computed: the first come at once, and --count 1000000000 takes the memory
+// of one block.
+constexpr std::size_t block_size = 64 * 1024;
+
+void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count) {
+  fmt::memory_buffer text;
+  for (int i = 0; i < count; ++i) {
+    auto upcoming = starts.next();
+    if (!upcoming) break;
+    auto line = preview_line(schedule, *upcoming);
+    text.append(line.data(), line.data() + line.size());
+    text.push_back('\n');
+    if (text.size() < block_size) continue;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    text.clear();
+  }
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+void print_starts_json(core::UpcomingStarts& starts, int count) {
+  JsonArrayWriter out;
+  for (int i = 0; i < count; ++i) {
+    auto upcoming = starts.next();
+    if (!upcoming) break;
+    out.add(core::format_rfc3339(upcoming->start));
+  }
+  out.finish();
+}
+
 // The task to preview: a stored one by name, or one made of the options.
 Result<core::Task> task_to_preview(const Context& context, const PreviewOptions& options, core::Time now) {
   if (!options.name.empty()) {
@@ -69,20 +99,12 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (!task) return std::unexpected(task.error());
   auto schedule = core::schedule_of(task->definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto starts = core::upcoming_starts(*task, *schedule, from, core::Time::max(), static_cast<std::size_t>(options.count));
+  core::UpcomingStarts starts(*task, *schedule, from);
   if (context.json) {
-    Json out = Json::array();
-    for (const auto& upcoming : starts) out.push_back(core::format_rfc3339(upcoming.start));
-    print_json(out);
-    return {};
+    print_starts_json(starts, options.count);
+  } else {
+    print_starts(starts, *schedule, options.count);
   }
-  fmt::memory_buffer text;
-  for (const auto& upcoming : starts) {
-    auto line = preview_line(*schedule, upcoming);
-    text.append(line.data(), line.data() + line.size());
-    text.push_back('\n');
-  }
-  std::fwrite(text.data(), 1, text.size(), stdout);
   return {};
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
+#include "core/text.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/presence.hpp"
 #include "sched/recovery.hpp"
@@ -96,11 +97,14 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
     print_reports_json(*reports);
     return {};
   }
-  // Silent when all went well, as cron mails any output.
+  // Silent when all went well, as cron mails any output; printable, as a
+  // reason is the last line a run wrote.
   for (const auto& report : *reports) {
-    if (report.stale) fmt::print(stderr, "taskd: run {} of {}: {}\n", report.run_id, report.task, report.reason);
+    auto task = core::printable(report.task);
+    auto reason = core::printable(report.reason);
+    if (report.stale) fmt::print(stderr, "taskd: run {} of {}: {}\n", report.run_id, task, reason);
     if (is_failure(report.status))
-      fmt::print("taskd: {} run {} {}: {}\n", report.task, report.run_id, core::to_string(report.status), report.reason);
+      fmt::print("taskd: {} run {} {}: {}\n", task, report.run_id, core::to_string(report.status), reason);
   }
   return {};
 }

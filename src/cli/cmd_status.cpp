@@ -7,6 +7,7 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
+#include "core/text.hpp"
 #include "sched/recovery.hpp"
 #include "store/overview.hpp"
 #include "store/workers.hpp"
@@ -284,7 +285,7 @@ Result<void> status(const Context& context) {
   if (!db) return std::unexpected(db.error());
   auto read = read_status(*db);
   if (!read) return std::unexpected(read.error());
-  for (const auto& warning : read->warnings) fmt::print(stderr, "taskd: warning: {}\n", warning);
+  for (const auto& warning : read->warnings) fmt::print(stderr, "taskd: warning: {}\n", core::printable(warning));
   core::Time now = context.clock.now();
   if (context.json) print_json(status_json(*read, now));
   else print_status(*read, now);

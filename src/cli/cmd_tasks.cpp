@@ -6,6 +6,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
@@ -221,7 +222,10 @@ void print_task(const core::Task& task, core::Time now) {
   const auto& d = task.definition;
   const auto& s = task.state;
   auto schedule = core::schedule_of(d);
-  auto line = [](std::string_view key, const std::string& value) { fmt::print("{:<18}{}\n", key, value); };
+  // Every value printable: owners, commands, env values and reasons are anyone's text.
+  auto line = [](std::string_view key, const std::string& value) {
+    fmt::print("{:<18}{}\n", key, core::printable(value));
+  };
   line("name", d.name);
   line("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""));
   line("schedule", describe_schedule(d));

@@ -11,6 +11,8 @@
 #include <tuple>
 #include <unistd.h>
 
+#include "core/text.hpp"
+
 namespace taskd::cli {
 
 namespace {
@@ -24,33 +26,10 @@ std::size_t display_width(std::string_view text) {
   return text.size() - continuations;
 }
 
-bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }
-
-bool has_control(std::string_view text) {
-  bool found = false;
-  for (char c : text) found |= is_control(c);  // no branch per character: cells are short
-  return found;
-}
-
-// `text` with control characters shown as \n, \t or ?.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += is_control(c) ? '?' : c;
-    }
-  }
-  return out;
-}
-
 // Appends `text`, printable, cut to `width` (its end replaced by "…");
 // returns the width appended.
 std::size_t append_fitted(std::string& out, std::string_view text, std::size_t width) {
-  if (has_control(text)) return append_fitted(out, printable(text), width);
+  if (core::needs_escaping(text)) return append_fitted(out, core::printable(text), width);
   auto text_width = display_width(text);
   if (text_width <= width) {
     out += text;
@@ -201,7 +180,8 @@ Layout layout_of(const std::vector<Column>& columns, const std::vector<std::vect
   std::vector<std::vector<std::string>> texts;
   for (const auto& row : rows) {
     texts.emplace_back();
-    for (const auto& cell : row) texts.back().push_back(has_control(cell.text) ? printable(cell.text) : cell.text);
+    for (const auto& cell : row)
+      texts.back().push_back(core::needs_escaping(cell.text) ? core::printable(cell.text) : cell.text);
   }
   return layout(columns, texts, width);
 }

@@ -36,8 +36,9 @@ struct Output {
 Output stdout_output();
 
 // The table as text: each column as wide as its widest cell, cut and
-// dropped (see Column) to fit the output's width; control characters shown
-// as \n, \t or ?.
+// dropped (see Column) to fit the output's width; each cell as
+// core::printable shows it (control characters and bytes that are not UTF-8
+// escaped).
 std::string render_table(const std::vector<Column>& columns, const std::vector<std::vector<Cell>>& rows,
                          const Output& output);
 

@@ -19,7 +19,8 @@ Json seconds_json(const std::optional<core::Millis>& duration);
 Json task_json(const core::Task& task);
 Json run_json(const store::RunRecord& run);
 
-// Prints a JSON document and a newline.
+// Prints a JSON document and a newline; a byte of a string that is not
+// UTF-8 is printed as U+FFFD.
 void print_json(const Json& document);
 
 // Prints a JSON array element by element, as print_json would print the

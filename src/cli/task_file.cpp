@@ -13,6 +13,8 @@
 #include <set>
 #include <type_traits>
 
+#include "core/text.hpp"
+
 namespace taskd::cli {
 namespace {
 
@@ -474,12 +476,13 @@ std::vector<std::string> changed_fields(const core::TaskDefinition& before, cons
 
 namespace {
 
-// A TOML basic string with everything escaped that TOML requires. (toml++
+// A TOML basic string with everything escaped that TOML requires, and
+// U+FFFD for each byte that is not UTF-8, which TOML cannot hold. (toml++
 // 3.3 writes a string that starts with a newline as a multi-line literal,
 // which loses that newline when read back.)
 std::string toml_string(std::string_view text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (char c : core::valid_utf8(text)) {
     switch (c) {
       case '"':
         out += "\\\"";

@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "exec/cgroup.hpp"
 #include "sched/outcome.hpp"
 #include "store/tasks.hpp"
@@ -164,6 +165,25 @@ Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
 
 }  // namespace
 
+Result<void> require_utf8_text(const core::TaskDefinition& d) {
+  for (const auto& argument : d.command.argv) {
+    if (auto checked = core::require_utf8("command", argument); !checked) return checked;
+  }
+  for (const auto& [name, value] : d.env) {
+    if (auto checked = core::require_utf8("--env", name + "=" + value); !checked) return checked;
+  }
+  const std::pair<std::string, const std::string*> texts[] = {
+      {fmt::format("--{}", core::to_string(d.schedule_kind)), &d.schedule_spec},
+      {"--cwd", &d.cwd},
+      {"--owner", &d.owner},
+      {"--group", &d.group},
+      {"--notify", &d.notify}};
+  for (const auto& [option, text] : texts) {
+    if (auto checked = core::require_utf8(option, *text); !checked) return checked;
+  }
+  return {};
+}
+
 Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
   core::TaskDefinition d;
   auto name = core::validate_task_name(options.name);
@@ -200,6 +220,9 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   auto limits = parse_limits(options);
   if (!limits) return std::unexpected(limits.error());
   d.limits = *limits;
+  // The command line was checked as it came; a --cwd made absolute, or a
+  // task file's owner and cwd taken from its path, may still not be UTF-8.
+  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
   return d;
 }
 

@@ -43,6 +43,10 @@ struct TaskOptions {
 // Registers every option of a task definition but its name.
 void add_definition_options(CLI::App& command, TaskOptions& options);
 
+// Bad input unless every text of the definition (command, env, schedule,
+// cwd, owner, group, notify) is UTF-8; the message names the option.
+core::Result<void> require_utf8_text(const core::TaskDefinition& definition);
+
 // Checks the options and builds the definition they describe.
 core::Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now);
 

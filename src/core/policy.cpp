@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <utility>
 
 #include "core/hash.hpp"
 
@@ -375,28 +376,37 @@ FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   return decision;
 }
 
-std::vector<UpcomingStart> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
-                                           std::size_t limit) {
-  std::vector<UpcomingStart> starts;
-  auto run_index = task.state.run_index;
-  // A pending --start-now or retry is not a planned slot: it is not jittered.
-  auto keep = [&](Time at, bool planned) {
-    const Time start = at + (planned ? jitter_delay(task.definition, ++run_index) : Millis{0});
-    if (start >= until || starts.size() >= limit) return false;
-    starts.push_back({start, planned ? std::optional<Time>(at) : std::nullopt});
-    return true;
-  };
-  Time after = from;
+namespace {
+
+// The pending next run of `task` if it comes after `from`.
+std::optional<Time> pending_after(const Task& task, Time from) {
   const auto& pending = task.state.next_run_at;
-  if (pending && *pending > from) {
-    if (!keep(*pending, is_planned_slot(schedule, *pending))) return starts;
-    after = *pending;
+  return pending && *pending > from ? pending : std::nullopt;
+}
+
+}  // namespace
+
+UpcomingStarts::UpcomingStarts(const Task& task, const Schedule& schedule, Time from)
+    : task_(task),
+      schedule_(schedule),
+      run_index_(task.state.run_index),
+      pending_(pending_after(task, from)),
+      slots_(schedule, pending_.value_or(from)) {}
+
+std::optional<UpcomingStart> UpcomingStarts::next() {
+  if (pending_) {
+    auto at = *std::exchange(pending_, std::nullopt);
+    return start_at(at, is_planned_slot(schedule_, at));
   }
-  SlotCursor cursor(schedule, after);
-  while (auto slot = cursor.next()) {
-    if (!keep(*slot, true)) break;
-  }
-  return starts;
+  auto slot = slots_.next();
+  if (!slot) return std::nullopt;
+  return start_at(*slot, true);
+}
+
+// A pending --start-now or retry is not a planned slot: it is not jittered.
+UpcomingStart UpcomingStarts::start_at(Time at, bool planned) {
+  if (!planned) return {at, std::nullopt};
+  return {at + jitter_delay(task_.definition, ++run_index_), at};
 }
 
 FinishDecision on_enable(const Schedule& schedule, TaskState state, Time now) {

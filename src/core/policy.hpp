@@ -124,10 +124,24 @@ struct UpcomingStart {
   std::optional<Time> slot;
 };
 
-// The instants at which the scheduler will start the task after `from` and
-// before `until`, at most `limit` of them: its pending next run, then its
-// planned slots, each with its jitter.
-std::vector<UpcomingStart> upcoming_starts(const Task& task, const Schedule& schedule, Time from, Time until,
-                                           std::size_t limit);
+// Walks the instants at which the scheduler will start the task after
+// `from`, in order: its pending next run, then its planned slots, each with
+// its jitter. It holds one slot at a time, so a billion starts cost the
+// memory of one; the task and schedule must outlive it.
+class UpcomingStarts {
+ public:
+  UpcomingStarts(const Task& task, const Schedule& schedule, Time from);
+  // The next start; none when the schedule has no more slots.
+  std::optional<UpcomingStart> next();
+
+ private:
+  UpcomingStart start_at(Time at, bool planned);
+
+  const Task& task_;
+  const Schedule& schedule_;
+  std::int64_t run_index_;
+  std::optional<Time> pending_;  // the pending next run, until it is given
+  SlotCursor slots_;
+};
 
 }  // namespace taskd::core

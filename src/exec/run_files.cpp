@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <utility>
 
+#include "core/text.hpp"
+
 namespace taskd::exec {
 namespace {
 
@@ -163,8 +165,14 @@ std::string last_line(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
   auto start = text.find_last_of('\n');
   std::string_view line = start == std::string_view::npos ? text : text.substr(start + 1);
-  if (line.size() > 500) line = line.substr(0, 500);
-  return std::string(line);
+  constexpr std::size_t most = 500;
+  if (line.size() > most) {
+    // Cut before a character, not in it: back over up to 3 continuation bytes.
+    std::size_t end = most;
+    for (int i = 0; i < 3 && end > 0 && (static_cast<unsigned char>(line[end]) & 0xC0) == 0x80; ++i) --end;
+    line = line.substr(0, end);
+  }
+  return core::valid_utf8(line);
 }
 
 }  // namespace taskd::exec

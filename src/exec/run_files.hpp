@@ -79,7 +79,9 @@ class RunFiles {
   std::string status_path_;
 };
 
-// The last non-empty line of `text`, without its newline, at most 500 bytes.
+// The last non-empty line of `text`, without its newline, at most 500 bytes
+// cut between characters, with each byte that is not UTF-8 as U+FFFD: it is
+// kept as text (a reason), which a server refuses unless it is UTF-8.
 std::string last_line(std::string_view text);
 
 }  // namespace taskd::exec

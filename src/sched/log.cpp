@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "core/text.hpp"
+
 namespace taskd::sched {
 namespace {
 
@@ -16,25 +18,28 @@ bool needs_quotes(std::string_view value) {
   for (unsigned char c : value) {
     if (c <= ' ' || c == '=' || c == '"' || c == 0x7f) return true;
   }
-  return false;
+  return core::needs_escaping(value);
 }
 
+// Quoted, with \", \\ and \r escapes, and the rest as core::printable shows it
+// (\n, \t, \xNN): a reason is whatever a run wrote, and the log may be a
+// terminal.
 void append_value(std::string& line, std::string_view value) {
   if (!needs_quotes(value)) {
     line += value;
     return;
   }
-  line += '"';
+  std::string quoted;
   for (char c : value) {
     switch (c) {
-      case '"': line += "\\\""; break;
-      case '\\': line += "\\\\"; break;
-      case '\n': line += "\\n"; break;
-      case '\r': line += "\\r"; break;
-      case '\t': line += "\\t"; break;
-      default: line += c;
+      case '"': quoted += "\\\""; break;
+      case '\\': quoted += "\\\\"; break;
+      case '\r': quoted += "\\r"; break;
+      default: quoted += c;
     }
   }
+  line += '"';
+  line += core::printable(quoted);
   line += '"';
 }
 

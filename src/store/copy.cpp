@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "core/text.hpp"
 #include "store/columns.hpp"
 #include "store/runs.hpp"
 
@@ -109,6 +110,9 @@ class BatchInsert {
     return written_;
   }
 
+  // The texts written with U+FFFD for their bytes that were not UTF-8.
+  std::int64_t texts_repaired() const { return repaired_; }
+
  private:
   std::string sql(std::size_t rows) const {
     std::string row = "(";
@@ -132,15 +136,24 @@ class BatchInsert {
     ids_.clear();
   }
 
-  Value copied_value(const Query& row, int column) const {
+  Value copied_value(const Query& row, int column) {
     if (column == task_id_column_) return copy_.task_ids->at(row.int64(column));
     bool shifted = column == id_column_ || column == upstream_column_;
     if (shifted && copy_.id_shift && row.type(column) != ValueType::null) return row.int64(column) + copy_.id_shift;
-    return value_of(row, column);
+    auto value = value_of(row, column);
+    if (auto* text = std::get_if<std::string>(&value); text && to_server_ && core::invalid_utf8_at(*text)) {
+      *text = core::valid_utf8(*text);
+      ++repaired_;
+    }
+    return value;
   }
 
   Database& to_;
   const TableCopy& copy_;
+  // A server refuses text that is not UTF-8, which a SQLite file may hold
+  // (written by another program): copied there with U+FFFD.
+  bool to_server_ = to_.dialect() == Dialect::postgresql;
+  std::int64_t repaired_ = 0;
   std::size_t batch_;
   int id_column_;
   int task_id_column_;
@@ -152,15 +165,19 @@ class BatchInsert {
   std::int64_t written_ = 0;
 };
 
-// Copies the table's rows, never more than a batch of them in memory; the rows written.
-std::int64_t copy_rows(Database& from, Database& to, const TableCopy& copy) {
+// Copies the table's rows, never more than a batch of them in memory; the
+// rows written. Adds the texts it repaired to `repaired`.
+std::int64_t copy_rows(Database& from, Database& to, const TableCopy& copy, std::int64_t& repaired) {
   auto rows = from.prepare(fmt::format("SELECT * FROM {} ORDER BY {}", copy.table, copy.order));
   std::optional<BatchInsert> insert;
   while (rows.step()) {
     if (!insert) insert.emplace(to, copy, rows.query());
     insert->add(rows.query());
   }
-  return insert ? insert->finish() : 0;
+  if (!insert) return 0;
+  auto written = insert->finish();
+  repaired += insert->texts_repaired();
+  return written;
 }
 
 // The names of tasks both databases hold: the two name-ordered lists read
@@ -262,11 +279,15 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
     auto last_run_there = to.prepare(last_id_sql(to, "runs")).single_int64();
     IdMap task_ids;
     CopyCounts counts;
-    counts.groups = copy_rows(from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"});
-    counts.tasks = copy_rows(from, to, {.table = "tasks", .order = "id", .keep_ids = keep_ids,
-                                        .new_ids = keep_ids ? nullptr : &task_ids});
+    auto& repaired = counts.texts_repaired;
+    counts.groups = copy_rows(
+        from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"}, repaired);
+    counts.tasks = copy_rows(
+        from, to, {.table = "tasks", .order = "id", .keep_ids = keep_ids, .new_ids = keep_ids ? nullptr : &task_ids},
+        repaired);
     counts.runs = copy_rows(from, to, {.table = "runs", .order = "id", .keep_ids = true,
-                                       .task_ids = keep_ids ? nullptr : &task_ids, .id_shift = last_run_there});
+                                       .task_ids = keep_ids ? nullptr : &task_ids, .id_shift = last_run_there},
+                            repaired);
     if (keep_ids) continue_ids_after_copied(to, "tasks");
     continue_ids_after_copied(to, "runs");
     tx.commit();

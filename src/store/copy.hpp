@@ -13,6 +13,9 @@ struct CopyCounts {
   std::int64_t tasks = 0;
   std::int64_t runs = 0;
   std::int64_t groups = 0;  // caps written; a cap the destination has already is not counted
+  // Texts that were not UTF-8 (a SQLite file written by another program),
+  // copied to a server with U+FFFD for each bad byte: it refuses them as they are.
+  std::int64_t texts_repaired = 0;
 };
 
 // Copies everything of `from` into `to` in one transaction on `to`, while

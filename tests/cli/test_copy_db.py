@@ -163,6 +163,19 @@ class CopyDbTest(TaskdTestCase):
         self.assertOneErrorLine(err, "has a running run (by-hand)", "tick", "nothing written")
         self.assertFalse(os.path.exists(destination))
 
+    def test_text_that_is_not_utf8_reaches_a_server_with_u_fffd_and_a_warning(self):
+        source = os.path.join(self.tmp, "source.db")
+        self.fill(source)
+        with sqlite3.connect(source) as db:  # as another program may write it
+            db.execute("UPDATE tasks SET owner = CAST(X'6f70ff' AS TEXT) WHERE name = 'by-hand'")
+            db.execute("UPDATE runs SET reason = CAST(X'657869742033ff' AS TEXT) WHERE id = 1")
+        code, out, err = self.run_taskd("copy-db", "--from", source, "--to", self.pg, db=None)
+        self.assertEqual(code, 0, err)
+        self.assertIn("warning: copy-db: 2 texts held bytes that are not UTF-8", err)
+        self.assertEqual(self.json_of("show", "by-hand", db=self.pg)["owner"], "op\ufffd")
+        reasons = [run["reason"] for run in self.json_of("history", "--limit", "1000", db=self.pg) if run["id"] == 1]
+        self.assertEqual(reasons, ["exit 3\ufffd"])
+
     def test_a_missing_source_or_the_same_database_twice_is_refused(self):
         missing = os.path.join(self.tmp, "missing.db")
         code, out, err = self.run_taskd("copy-db", "--from", missing, "--to", self.pg, db=None)

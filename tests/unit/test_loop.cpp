@@ -81,6 +81,14 @@ TEST_CASE("logfmt values with spaces, quotes, equals signs or newlines are quote
                 "reason=\"exit code 3: \\\"bad\\\" a=b\\\\c\\nnext\" empty=\"\"");
 }
 
+TEST_CASE("logfmt values never carry a control character or a byte that is not UTF-8 to the log") {
+  auto line = sched::logfmt_line(at(1, 0), sched::LogLevel::warn, "run.finished",
+                                 {{"reason", "\x1b]0;owned\x07\x1b[2J"}, {"task", "caf\xc3\xa9"}, {"owner", "o\xff"}});
+  CHECK(line ==
+        "ts=2026-11-21T01:00:00.000Z level=warn event=run.finished "
+        "reason=\"\\x1b]0;owned\\x07\\x1b[2J\" task=caf\xc3\xa9 owner=\"o\\xff\"");
+}
+
 TEST_CASE("log levels are parsed by name; others are a usage error") {
   CHECK(sched::parse_log_level("debug") == sched::LogLevel::debug);
   CHECK(sched::parse_log_level("error") == sched::LogLevel::error);

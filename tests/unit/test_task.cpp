@@ -52,3 +52,11 @@ TEST_CASE("the last line of a child's output") {
   CHECK(last_line("").empty());
   CHECK(last_line(std::string(600, 'x')).size() == 500);
 }
+
+TEST_CASE("the last line of a child's output is kept as UTF-8: cut between characters, bad bytes as U+FFFD") {
+  using taskd::exec::last_line;
+  std::string euros;
+  for (int i = 0; i < 200; ++i) euros += "\xe2\x82\xac";  // 600 bytes; byte 500 is inside the 167th
+  CHECK(last_line(euros) == euros.substr(0, 498));
+  CHECK(last_line("done\nbad \xff byte\n") == "bad \xef\xbf\xbd byte");
+}
