@@ -1,0 +1,51 @@
+"""What the hosts of one server log in normal operation: a replacement
+(overlap=replace) is no outage. The hosts are taskd processes of this
+machine with distinct host ids and short leases."""
+
+import os
+import unittest
+
+from loop_helpers import LoopTestCase, wait_for
+from taskd_test import STORE
+
+LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
+
+
+@unittest.skipUnless(STORE == "postgresql", "several hosts share a server")
+class HostEventsTest(LoopTestCase):
+    def setUp(self):
+        super().setUp()
+        self.starts = os.path.join(self.tmp, "starts")
+        self.marker = self.unique_sleep()
+
+    def started(self):
+        """Each start so far: (pid, host)."""
+        try:
+            with open(self.starts) as f:
+                return [(int(pid), host) for pid, host in (line.split() for line in f)]
+        except FileNotFoundError:
+            return []
+
+    def host(self, host_id):
+        return self.start("run", "--host-id", host_id, "--lease", f"{LEASE}s", log_name=f"{host_id}.log")
+
+    def test_a_replacement_every_period_is_no_outage_and_no_reconnection(self):
+        # Each run lasts longer than the 2 s period, so that every slot
+        # replaces the run of the one before.
+        self.add("often", "--every", "2s", "--timeout", "1h", "--overlap", "replace", "--shell", "--",
+                 f'echo "$$ $TASKD_HOST" >> {self.starts}; exec sleep {self.marker}')
+        proc, log = self.host("solo")
+        sessions = lambda: self.sql("SELECT pid FROM pg_stat_activity WHERE application_name = 'taskd' "
+                                    "AND datname = current_database()")
+        wait_for(self.started, 20, "the first run")
+        first_sessions = sessions()
+        wait_for(lambda: len(self.started()) >= 5, 30, "four replacements")
+        replaced = self.sql("SELECT count(*) FROM runs WHERE reason LIKE 'replaced by the run of slot%'")[0][0]
+        self.assertGreaterEqual(replaced, 3)
+        self.assertEqual(sessions(), first_sessions)  # the same session throughout, never made again
+        self.assertEqual(self.events(log, "database.unreachable"), [])
+        self.assertEqual(self.events(log, "database.reachable"), [])
+        self.assertEqual(self.stop(proc)[0], 0)
+
+if __name__ == "__main__":
+    unittest.main()
