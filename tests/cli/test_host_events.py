@@ -1,12 +1,14 @@
 """What the hosts of one server log in normal operation: a replacement
-(overlap=replace) is no outage. The hosts are taskd processes of this
-machine with distinct host ids and short leases."""
+(overlap=replace) is no outage, and a lost run is logged once across the
+hosts. The hosts are taskd processes of this machine with distinct host ids
+and short leases."""
 
 import os
+import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import STORE
+from taskd_test import STORE, parse_time
 
 LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
 
@@ -46,6 +48,28 @@ class HostEventsTest(LoopTestCase):
         self.assertEqual(self.events(log, "database.unreachable"), [])
         self.assertEqual(self.events(log, "database.reachable"), [])
         self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_a_lost_run_is_logged_once_across_the_hosts(self):
+        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", "1s", "--shell", "--",
+                 f'echo "$$ $TASKD_HOST" >> {self.starts}; exec sleep {self.marker}')
+        victim, _ = self.host("victim")
+        [(_, host)] = wait_for(self.started, 20, "the run to start")
+        self.assertEqual(host, "victim")
+        witnesses = [self.host(name) for name in ("w1", "w2")]
+        victim.send_signal(signal.SIGKILL)
+        victim.communicate(timeout=30)
+        wait_for(lambda: self.sql("SELECT status FROM runs ORDER BY id LIMIT 1") == [("lost",)], 20,
+                 "the run to be recorded as lost")
+        [(lost_ms,)] = self.sql("SELECT finished_at FROM runs ORDER BY id LIMIT 1")
+        # Both witnesses looked at the run as its lease ended: let each pass
+        # once more after, to log whatever it would of it.
+        passed_since = lambda log: any(parse_time(e["ts"]).timestamp() * 1000 > lost_ms
+                                       for e in self.events(log, "loop.sleep"))
+        wait_for(lambda: all(passed_since(log) for _, log in witnesses), 20, "every witness to pass after the loss")
+        lines = [event for _, log in witnesses for event in self.events(log, "run.lost")]
+        self.assertEqual(len(lines), 1, lines)
+        for proc, _ in witnesses:
+            self.assertEqual(self.stop(proc)[0], 0)
 
 if __name__ == "__main__":
     unittest.main()
