@@ -1,16 +1,27 @@
-"""What the hosts of one server log in normal operation: a replacement
-(overlap=replace) is no outage, and a lost run is logged once across the
-hosts. The hosts are taskd processes of this machine with distinct host ids
-and short leases."""
+"""What the hosts of one server log and spend in normal operation: a
+replacement (overlap=replace) is no outage, a lost run is logged once
+across the hosts, and a storm of change notices (NOTIFY taskd, which any
+role that can connect may send) costs a bounded number of passes. The hosts
+are taskd processes of this machine with distinct host ids and short
+leases."""
 
 import os
 import signal
+import subprocess
+import time
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
 from taskd_test import STORE, parse_time
 
 LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
+
+
+def cpu_ticks(pid):
+    """The CPU time (user + system) of process pid so far, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 @unittest.skipUnless(STORE == "postgresql", "several hosts share a server")
@@ -70,6 +81,29 @@ class HostEventsTest(LoopTestCase):
         self.assertEqual(len(lines), 1, lines)
         for proc, _ in witnesses:
             self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_a_storm_of_change_notices_costs_an_idle_loop_a_bounded_number_of_passes(self):
+        self.add("far", "--every", "1d", "--", "true")
+        proc, log = self.host("idle")
+        wait_for(lambda: self.events(log, "loop.sleep"), 20, "the loop to go to sleep")
+        passes_before = len(self.events(log, "loop.sleep"))
+        ticks_before = cpu_ticks(proc.pid)
+        started = time.monotonic()
+        # 20 000 notices, each its own transaction, as fast as psql sends them.
+        storm = subprocess.run(["psql", "-X", "-q", "-d", self.db], input="NOTIFY taskd;\n" * 20000,
+                               capture_output=True, text=True, timeout=120)
+        self.assertEqual(storm.returncode, 0, storm.stderr)
+        lasted = time.monotonic() - started
+        # A change made as the storm ends is still seen at once.
+        self.add("now", "--every", "1d", "--start-now", "--", "true")
+        wait_for(lambda: self.sql("SELECT status FROM runs") == [("succeeded",)], 10, "the new task's run")
+        passes = len(self.events(log, "loop.sleep")) - passes_before
+        spent = cpu_ticks(proc.pid) - ticks_before
+        # One pass per tenth of a second at the most (two counted generously;
+        # one per notice, a few hundred a second, without the rest).
+        self.assertLess(passes, 20 * lasted + 10, f"{passes} passes in {lasted:.1f} s")
+        self.assertLess(spent, os.sysconf("SC_CLK_TCK") * (lasted / 10 + 0.2), f"{spent} CPU ticks in {lasted:.1f} s")
+        self.assertEqual(self.stop(proc)[0], 0)
 
 if __name__ == "__main__":
     unittest.main()
