@@ -51,7 +51,8 @@ class Runner {
   // The child's run is leased until `until`, by the worker's monotonic
   // clock: unless extended again, the child is ended then as by its
   // timebox (SIGTERM, SIGKILL after the grace; at once when `until` is a
-  // grace or more past) and its result says `fenced`.
+  // grace or more past) and its result says `fenced`. An `until` that has
+  // come is acted on before this returns.
   virtual void hold_lease(std::uint64_t key, SteadyTime until) = 0;
   // When the next lease runs out, or the next fenced child is to be killed;
   // none while no lease is held.

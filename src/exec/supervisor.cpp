@@ -166,6 +166,10 @@ void Supervisor::hold_lease(std::uint64_t key, SteadyTime until) {
   for (auto& child : children_) {
     if (child.key == key && !child.terminated) child.lease_end = until;
   }
+  // A lease that has run out (a run asked to stop ends its lease now) is
+  // acted on now: left to the next wait, its past end would bound, and cut
+  // short, every wait on the server until then.
+  enforce_deadlines(std::chrono::steady_clock::now());
 }
 
 std::optional<SteadyTime> Supervisor::next_lease_action() const {

@@ -27,6 +27,11 @@ using namespace std::chrono_literals;
 // An inotify event without a new data_version may be a commit still being
 // written: look at data_version once more after this delay.
 constexpr auto settle_delay = 50ms;
+// After another process's commit woke the loop, the change watch rests this
+// long (its events wait, and are looked at together as it ends), so that a
+// storm of them (on a server, any role that can connect may send NOTIFY
+// taskd) costs at most a pass per rest; a lone change is seen at once.
+constexpr auto change_rest = 100ms;
 
 // A server out of reach is tried again after this, doubled at each failed
 // try up to a quarter of the lease (so that a renewal is never far behind
@@ -274,9 +279,14 @@ class Loop {
     worker_.look_for_stop_requests();
   }
 
+  bool changes_rest() const {
+    return changes_rest_until_ && std::chrono::steady_clock::now() < *changes_rest_until_;
+  }
+
   Result<Wake> wait() {
     follow_stop_announcements();
-    std::array<pollfd, 2> watched{{{signals_.fd(), POLLIN, 0}, {changes_.fd(), POLLIN, 0}}};
+    int changes_fd = changes_rest() ? -1 : changes_.fd();  // poll() passes over a negative one
+    std::array<pollfd, 2> watched{{{signals_.fd(), POLLIN, 0}, {changes_fd, POLLIN, 0}}};
     auto ended = supervisor_.wait_until(wake_deadline(), watched);
     Wake wake;
     wake.child_exit = !ended.empty();
@@ -301,18 +311,26 @@ class Loop {
     return wake;
   }
 
-  // Whether another process committed: after an inotify event, or when a
-  // recheck after an event without a new data_version is due.
+  // Whether another process committed: after an inotify event or a notice,
+  // or when a recheck is due (after an event without a new data_version, or
+  // as the change watch's rest ends); never while it rests.
   Result<bool> noticed_change() {
+    if (changes_rest()) return false;
     bool about_database = changes_.drain();
-    bool recheck_due = recheck_at_ && std::chrono::steady_clock::now() >= *recheck_at_;
+    auto now = std::chrono::steady_clock::now();
+    bool recheck_due = recheck_at_ && now >= *recheck_at_;
     if (!about_database && !recheck_due) return false;
     if (recheck_due) recheck_at_.reset();
     auto version = store::data_version(db_);
     if (!version) return std::unexpected(version.error());
     bool changed = *version != seen_version_;
     seen_version_ = *version;
-    if (!changed && about_database && !recheck_at_) recheck_at_ = std::chrono::steady_clock::now() + settle_delay;
+    if (changed) {
+      changes_rest_until_ = now + change_rest;
+      recheck_at_ = changes_rest_until_;  // what came meanwhile
+    } else if (about_database && !recheck_at_) {
+      recheck_at_ = now + settle_delay;
+    }
     return changed;
   }
 
@@ -354,6 +372,7 @@ class Loop {
   SteadyTime next_recovery_{};
   std::optional<Time> recover_at_;  // a lease's end plus the margin: its run may be lost then
   std::optional<SteadyTime> recheck_at_;
+  std::optional<SteadyTime> changes_rest_until_;  // see change_rest
   struct Outage {
     SteadyTime since;
     int tries;

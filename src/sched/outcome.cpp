@@ -164,19 +164,21 @@ core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptE
 
 }  // namespace
 
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
-  auto current = record_attempt_ends(db, {end}, now);
-  if (!current) return std::unexpected(current.error());
-  return current->front();
+core::Result<EndRecorded> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
+  auto recorded = record_attempt_ends(db, {end}, now);
+  if (!recorded) return std::unexpected(recorded.error());
+  return recorded->front();
 }
 
-core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now) {
+core::Result<std::vector<EndRecorded>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                           core::Time now) {
   auto recorded =
       store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows);
   if (!recorded) return std::unexpected(recorded.error());
   after_commit(*recorded, now);
-  return std::move(recorded->current);
+  std::vector<EndRecorded> each;
+  for (std::size_t i = 0; i < ends.size(); ++i) each.push_back({recorded->written[i], recorded->current[i]});
+  return each;
 }
 
 core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const std::vector<AttemptEnd>& ends,
@@ -197,6 +199,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   for (std::size_t i = 0; i < ends.size(); ++i) {
     auto result = record_in_transaction(db, ends[i], finished[i], now);
     if (!result) return std::unexpected(result.error());
+    recorded.written.push_back(finished[i]);
     recorded.current.push_back(result->change.has_value());
     if (!result->change) continue;
     if (result->final_outcome) final_outcomes.emplace_back(result->change->task.definition.name, &ends[i]);

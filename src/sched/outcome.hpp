@@ -28,19 +28,28 @@ struct AttemptEnd {
   core::ResourceUsage usage;
 };
 
+// What recording an attempt's end did: `written`, its run was still
+// running under this attempt and this write ended it (not so when another
+// process recorded it first, as every host may find a lost run); `current`,
+// the attempt was also the task's current one, whose state the policy
+// changed. A stale attempt (neither) changes nothing but history.
+struct EndRecorded {
+  bool written = false;
+  bool current = false;
+};
+
 // In one transaction: the run row (only if it is still running under this
 // attempt) and, if the attempt is still the task's current one, the task's
 // new state from the policy, and when that is the final outcome of its
 // slot (no retry of it comes) the runs of the task's followers (--after)
 // queued as by `taskd trigger`, each with the run's id as its
-// upstream_run_id (or a SKIPPED row when one cannot run). Returns false for
-// a stale attempt, which changes nothing but history.
-core::Result<bool> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
+// upstream_run_id (or a SKIPPED row when one cannot run).
+core::Result<EndRecorded> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
 
 // The same for several attempts, in one transaction (one commit for every
-// child that ended since the worker last looked); one flag per attempt.
-core::Result<std::vector<bool>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
-                                                    core::Time now);
+// child that ended since the worker last looked); one result per attempt.
+core::Result<std::vector<EndRecorded>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
+                                                           core::Time now);
 
 // What recording an attempt's end did to its task, when it was the task's
 // current attempt: the task as it was, and its state after.
@@ -49,13 +58,15 @@ struct StateChange {
   core::TaskState after;
 };
 
-// Ends recorded inside a transaction: one flag per attempt (whether it was
-// current), and the changes to tell once it is committed.
+// Ends recorded inside a transaction: two flags per attempt (whether its
+// run was written, and whether it was current; see EndRecorded), and the
+// changes to tell once it is committed.
 struct RecordedEnds {
   struct Change {
     const AttemptEnd* end;
     StateChange change;
   };
+  std::vector<bool> written;
   std::vector<bool> current;
   std::vector<Change> changes;
   std::vector<ChildToStop> to_stop;  // attempts that followers' runs replaced (overlap=replace)

@@ -125,7 +125,8 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     end.reason = *reason;
     auto recorded = record_attempt_end(db, end, now);
     if (!recorded) return std::unexpected(recorded.error());
-    lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
+    // Every host may find the run lost at once: the one whose write ended it reports it.
+    if (recorded->written) lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
   std::ranges::for_each(dead_ledgers, exec::remove_spawn_ledger);
   if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());

@@ -387,9 +387,9 @@ class WorkerImpl {
     if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
-    auto current = record_attempt_end(db_, end, now);
-    if (!current) return std::unexpected(current.error());
-    report_end(claimed, end, *current, now);
+    auto recorded = record_attempt_end(db_, end, now);
+    if (!recorded) return std::unexpected(recorded.error());
+    report_end(claimed, end, recorded->current, now);
     return std::optional<Spawned>();
   }
 

@@ -79,7 +79,7 @@ TEST_CASE("two hosts record their attempts' ends at once, and both ends are coun
   store::WriteTransaction open(temp.db, store::WriteScope::rows);
   REQUIRE(sched::record_attempt_ends_within(temp.db, firsts, at(10, 1)).value().current == std::vector<bool>{true});
   // While the first is open: neither the write lock nor the counters keep it waiting.
-  CHECK(sched::record_attempt_end(other, second, at(10, 1)).value());
+  CHECK(sched::record_attempt_end(other, second, at(10, 1)).value().current);
   open.commit();
   CHECK(store::history_size(temp.db).value().runs == 2);
   auto ended = store::ended_runs_by_status(temp.db).value();

@@ -391,8 +391,12 @@ class FakeProcessTable final : public sched::ProcessTable {
   mutable std::vector<pid_t> killed;
   mutable std::vector<pid_t> terminated;
   mutable std::vector<std::pair<std::string, pid_t>> attempts_killed;  // (token, the pid a spawn ledger told)
+  std::function<void()> as_killed;  // what another process does as recovery kills a group
   bool is_running(pid_t pid, std::int64_t start_ticks) const override { return alive.contains({pid, start_ticks}); }
-  void kill_group(pid_t pid, std::int64_t) const override { killed.push_back(pid); }
+  void kill_group(pid_t pid, std::int64_t) const override {
+    killed.push_back(pid);
+    if (as_killed) as_killed();
+  }
   void terminate_group(pid_t pid, std::int64_t) const override { terminated.push_back(pid); }
   void kill_attempt(const std::string& attempt_uid, pid_t spawned) const override {
     attempts_killed.emplace_back(attempt_uid, spawned);
@@ -436,6 +440,22 @@ TEST_CASE("a run whose worker died on this host is LOST at once, and its child's
   CHECK(task.state.last_status == core::RunStatus::lost);
   CHECK(task.state.next_run_at == at(10, 0, 5));  // the ladder's first retry: 0s
   CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("a lost run that another host records first, between this one's look and its write, is reported there only") {
+  test::TempDb temp;
+  auto run_id = running_under(temp, {"here", "boot-1", 321, 3000});
+  sched::AttemptEnd elsewhere;
+  elsewhere.run_id = run_id;
+  elsewhere.task_id = store::find_task(temp.db, "r").value()->id;
+  elsewhere.attempt_uid = "uid-r";
+  elsewhere.outcome = core::AttemptOutcome::lost;
+  elsewhere.reason = "lost: recovered by another host";
+  FakeProcessTable processes;
+  processes.as_killed = [&] { CHECK(sched::record_attempt_end(temp.db, elsewhere, at(10, 0, 5)).value().written); };
+  CHECK(sched::recover_lost_runs(temp.db, at(10, 0, 5), self, processes).value().empty());
+  CHECK(processes.killed == std::vector<pid_t>{4242});
+  CHECK(store::find_run(temp.db, run_id).value()->reason == elsewhere.reason);
 }
 
 TEST_CASE("a run whose worker died before recording its child has the attempt's processes killed by its token") {
@@ -788,7 +808,7 @@ TEST_CASE("overlap=replace: the next slot ends the running attempt, stops its ch
   late.attempt_uid = "uid-r";
   late.outcome = core::AttemptOutcome::failed;
   late.reason = "killed by SIGTERM";
-  CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1)).value());
+  CHECK_FALSE(sched::record_attempt_end(temp.db, late, at(11, 0, 1)).value().current);
   CHECK(store::find_run(temp.db, run_id).value()->reason.find("replaced") != std::string::npos);
   CHECK(store::find_task(temp.db, "r").value()->state.last_status != core::RunStatus::failed);
 }
@@ -819,7 +839,7 @@ TEST_CASE("overlap=replace on a server asks the run's worker to stop it, whateve
   end.attempt_uid = "uid-r";
   end.outcome = core::AttemptOutcome::failed;
   end.reason = renewed[0].stop_reason;
-  CHECK_FALSE(sched::record_attempt_end(temp.db, end, at(11, 0, 2)).value());  // not the task's attempt any more
+  CHECK_FALSE(sched::record_attempt_end(temp.db, end, at(11, 0, 2)).value().current);  // not the task's attempt any more
   CHECK(store::find_run(temp.db, run_id).value()->status == core::RunStatus::failed);
   CHECK(store::next_queued_runs(temp.db, at(11, 0, 2), 10, self.host).value().size() == 1);
 }

@@ -75,6 +75,22 @@ TEST_CASE("a child whose lease runs out is ended as by its timebox, and at once 
   CHECK_FALSE(supervisor.next_lease_action());
 }
 
+TEST_CASE("a lease that has run out is acted on as it is held, so that it bounds no later wait on the server") {
+  // A run asked to stop has its lease ended now; until the child is sent
+  // SIGTERM, its lease's end would be the next action, already past.
+  NoSubreaperAfter reset;
+  exec::Supervisor supervisor;
+  REQUIRE(supervisor.start(1, {{"/bin/sleep", "60"}, {}, ""}, an_hour_with_grace(5s)));
+  auto now = std::chrono::steady_clock::now();
+  supervisor.hold_lease(1, now);
+  auto next = supervisor.next_lease_action();
+  REQUIRE(next);
+  CHECK(*next == now + 5s);  // SIGTERM sent: its SIGKILL after the grace comes next
+  auto ended = supervisor.wait_for_exits(now + 4s);
+  REQUIRE(ended.size() == 1);
+  CHECK((ended[0].fenced && ended[0].signal == SIGTERM));
+}
+
 TEST_CASE("a lease held further keeps its child running, and one that ends after the timebox is not a fence") {
   NoSubreaperAfter reset;
   exec::Supervisor supervisor;
