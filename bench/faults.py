@@ -209,7 +209,7 @@ class Campaign:
                             if s <= end + 1 and float(started) - LEASE <= u]
                     self.healthy_lost.append((rid, task, status, host, reason[:60], near))
         twice = sum(n - 1 for n in starts.values() if n > 1)
-        overlapping = sum(len(groups) for task, groups in sampler.alive_together.items() if task != "fc-replace")
+        overlapping = sum(len(groups) for task, groups in sampler.alive_together.items())
         past = []
         for rid, (task, first, last) in sampler.seen.items():
             finished = runs.get(rid, (None, None, None))[2]
