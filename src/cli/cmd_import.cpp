@@ -2,16 +2,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 
 #include "cli/context.hpp"
 #include "cli/format.hpp"
+#include "cli/input_file.hpp"
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "core/crontab.hpp"
@@ -42,17 +37,9 @@ Result<std::string> read_crontab(const std::string& file) {
     if (::isatty(STDIN_FILENO))
       return fail(ErrorKind::usage,
                   "import-crontab: give a FILE, or pipe a crontab in: crontab -l | taskd import-crontab -");
-    return std::string(std::istreambuf_iterator<char>(std::cin), {});
+    return read_standard_input();
   }
-  std::error_code error;
-  if (fs::is_directory(file, error))
-    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} is a directory", file));
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return fail(ErrorKind::bad_input, fmt::format("import-crontab: cannot read {}: {}", file, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(file);
 }
 
 bool is_system_path(const std::string& file) {
