@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/cron.hpp"
 #include "core/zone.hpp"
@@ -383,11 +384,19 @@ Command crontab_command(const CrontabEntry& entry) {
 
 std::vector<std::string> crontab_task_names(const std::vector<CrontabEntry>& entries) {
   std::vector<std::string> names;
-  std::set<std::string> taken;
+  std::unordered_set<std::string> taken;
+  // The number to try first after a name met again: every lower one is
+  // taken already, so each number is tried once, not once per repeat.
+  std::unordered_map<std::string, int> next_number;
   for (const auto& entry : entries) {
     auto base = slug(main_command(entry.command));
     auto name = base;
-    for (int n = 2; taken.contains(name); ++n) name = fmt::format("{}-{}", base, n);
+    if (taken.contains(base)) {
+      int& number = next_number.try_emplace(base, 2).first->second;
+      do {
+        name = fmt::format("{}-{}", base, number++);
+      } while (taken.contains(name));
+    }
     taken.insert(name);
     names.push_back(name);
   }

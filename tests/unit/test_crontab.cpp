@@ -186,6 +186,13 @@ TEST_CASE("the same command twice gets numbered names, in the order of the file"
         std::vector<std::string>{"backup", "backup-2", "backup-2-2", "backup-3"});
 }
 
+TEST_CASE("a name met many times is numbered in order, around the numbers other lines took") {
+  std::string text = "@daily backup-3\n";
+  for (int i = 0; i < 5; ++i) text += "@daily backup\n";
+  CHECK(names_of(text) ==
+        std::vector<std::string>{"backup-3", "backup", "backup-2", "backup-4", "backup-5", "backup-6"});
+}
+
 TEST_CASE("a command of nothing but punctuation is still named") {
   auto names = names_of("* * * * * : > /tmp/x");
   CHECK(names == std::vector<std::string>{"cron"});
