@@ -104,7 +104,8 @@ struct ImportPlan {
   }
 };
 
-Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& name, const std::string& owner,
+// The entry's task; its environment moves into the task.
+Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
                            core::Time now) {
   core::Task task;
   auto& d = task.definition;
@@ -118,18 +119,17 @@ Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& n
   if (auto applied = apply_schedule(schedule, d, now); !applied) return std::unexpected(applied.error());
   d.retry = core::default_retry_ladder();
   d.owner = owner;
-  d.env = entry.env;
+  d.env = std::move(entry.env);
   task.state = core::on_create(core::schedule_of(d).value(), now, false);
   return task;
 }
 
-Result<ImportPlan> plan_import(store::Database& db, const core::Crontab& crontab, const std::string& owner,
-                               core::Time now) {
+Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, const std::string& owner, core::Time now) {
   ImportPlan plan{{}, crontab.problems};
   auto names = core::crontab_task_names(crontab.entries);
   std::string user = current_user();
   for (std::size_t i = 0; i < crontab.entries.size(); ++i) {
-    const auto& entry = crontab.entries[i];
+    auto& entry = crontab.entries[i];
     auto problem = [&](ProblemKind kind, std::string message) { plan.problems.push_back({entry.line, kind, message}); };
     auto task = to_task(entry, names[i], owner, now);
     if (!task) {

@@ -16,6 +16,9 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 MAN_EXAMPLE = os.path.join(FIXTURES, "crontab.5-example")
 DEBIAN_CRONTAB = os.path.join(FIXTURES, "debian-etc-crontab")
 NOW = "2026-11-21 14:07:00"
+# What the environment copied into one crontab's tasks may come to, counted as
+# execve(2) counts an environment (NAME=VALUE, a null byte, a pointer).
+CARRIED_ENVIRONMENT = 16 * 1024 * 1024
 
 
 def cron_times(expression, start, count):
@@ -215,6 +218,28 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertReports(out, "would import %d task(s)" % (backups + reports), path + ":2: would add backup-all: ",
                            path + ":50000: would add backup-all-%d: " % backups,
                            path + ":49995: would add report-day-49994: ")
+
+    def test_environment_lines_between_jobs_are_copied_up_to_a_limit(self):
+        # A variable of its own above each of 5 000 jobs: job k carries k
+        # variables, 12.5 million copies in all, which took 1.6 GB before. The
+        # copies stop at the limit, and the lines below it do not convert.
+        lines, carried, environment, within = [], 0, 0, None
+        for i in range(5000):
+            lines += ["V%d=value%d" % (i, i), "%d * * * * job%d" % (i % 60, i)]
+            environment += len("V%d=value%d" % (i, i)) + 1 + 8
+            if within is None and carried + environment > CARRIED_ENVIRONMENT:
+                within, refused_with = i, environment
+            carried += environment
+        path = self.write_crontab("\n".join(lines) + "\n")
+        code, out, err = self.run_taskd("import-crontab", "--dry-run", "--skip-bad", path, faketime=NOW, timeout=600)
+        # The largest child of this test process so far, in KiB: within a
+        # bound that N*N copies pass by far.
+        self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 1024 * 1024)
+        self.assertEqual(code, 0, err[-2000:])
+        self.assertReports(
+            out, "would import %d task(s)" % within, "%s:%d: would add job%d: " % (path, 2 * within, within - 1),
+            "%s:%d: skipped: the %d variable(s) set above this line (%d bytes) would bring the environment copied "
+            "into the tasks of this crontab past 16 MiB in all" % (path, 2 * within + 2, within + 1, refused_with))
 
 
 if __name__ == "__main__":
