@@ -2,16 +2,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <memory>
-#include <sstream>
 
 #include "cli/context.hpp"
 #include "cli/format.hpp"
+#include "cli/input_file.hpp"
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "cli/task_options.hpp"
@@ -44,17 +39,9 @@ Result<std::string> read_crontab(const std::string& file) {
     if (::isatty(STDIN_FILENO))
       return fail(ErrorKind::usage,
                   "import-crontab: give a FILE, or pipe a crontab in: crontab -l | taskd import-crontab -");
-    return std::string(std::istreambuf_iterator<char>(std::cin), {});
+    return read_standard_input();
   }
-  std::error_code error;
-  if (fs::is_directory(file, error))
-    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} is a directory", file));
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    return fail(ErrorKind::bad_input, fmt::format("import-crontab: cannot read {}: {}", file, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_file(file);
 }
 
 bool is_system_path(const std::string& file) {
@@ -119,7 +106,8 @@ struct ImportPlan {
   }
 };
 
-Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& name, const std::string& owner,
+// The entry's task; its environment moves into the task.
+Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
                            core::Time now) {
   core::Task task;
   auto& d = task.definition;
@@ -133,19 +121,18 @@ Result<core::Task> to_task(const core::CrontabEntry& entry, const std::string& n
   if (auto applied = apply_schedule(schedule, d, now); !applied) return std::unexpected(applied.error());
   d.retry = core::default_retry_ladder();
   d.owner = owner;
-  d.env = entry.env;
+  d.env = std::move(entry.env);
   if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
   task.state = core::on_create(core::schedule_of(d).value(), now, false);
   return task;
 }
 
-Result<ImportPlan> plan_import(store::Database& db, const core::Crontab& crontab, const std::string& owner,
-                               core::Time now) {
+Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, const std::string& owner, core::Time now) {
   ImportPlan plan{{}, crontab.problems};
   auto names = core::crontab_task_names(crontab.entries);
   std::string user = current_user();
   for (std::size_t i = 0; i < crontab.entries.size(); ++i) {
-    const auto& entry = crontab.entries[i];
+    auto& entry = crontab.entries[i];
     auto problem = [&](ProblemKind kind, std::string message) { plan.problems.push_back({entry.line, kind, message}); };
     auto task = to_task(entry, names[i], owner, now);
     if (!task) {

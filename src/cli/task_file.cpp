@@ -5,14 +5,11 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 #include <type_traits>
 
+#include "cli/input_file.hpp"
 #include "core/text.hpp"
 
 namespace taskd::cli {
@@ -374,13 +371,9 @@ Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::p
 }
 
 Result<TaskFile> read_task_file(const std::filesystem::path& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    return fail(ErrorKind::bad_input, fmt::format("cannot read {}: it is a directory", path.string()));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorKind::bad_input, fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_task_file(text, path);
+  auto text = read_input_file(path.string());
+  if (!text) return std::unexpected(text.error());
+  return parse_task_file(*text, path);
 }
 
 namespace {

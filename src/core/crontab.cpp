@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <array>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "core/cron.hpp"
 #include "core/zone.hpp"
@@ -123,21 +124,41 @@ void split_at_percent(std::string_view text, CrontabEntry& entry) {
   entry.input = input;
 }
 
+// What a variable adds to an environment as execve(2) counts it: its
+// NAME=VALUE string, that string's terminating null byte and a pointer to it.
+std::size_t environment_bytes(const EnvVar& variable) {
+  return variable.first.size() + 1 + variable.second.size() + 1 + sizeof(char*);
+}
+
+// The variables of the environment lines read so far, in the order of their
+// first assignment, and their size.
+class Environment {
+ public:
+  void set(const Assignment& assignment) {
+    auto [place, added] = index_.try_emplace(assignment.name, variables_.size());
+    if (added) {
+      variables_.emplace_back(assignment.name, assignment.value);
+    } else {
+      bytes_ -= environment_bytes(variables_[place->second]);
+      variables_[place->second].second = assignment.value;
+    }
+    bytes_ += environment_bytes(variables_[place->second]);
+  }
+  const std::vector<EnvVar>& variables() const { return variables_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::vector<EnvVar> variables_;
+  std::unordered_map<std::string, std::size_t> index_;  // a name's place in variables_
+  std::size_t bytes_ = 0;
+};
+
 // The settings of the environment lines read so far.
 struct Settings {
-  std::vector<EnvVar> env;
+  Environment env;
   std::string shell = "/bin/sh";
   std::string tz;
 };
-
-void set_env(std::vector<EnvVar>& env, const Assignment& assignment) {
-  auto same = std::ranges::find(env, assignment.name, &EnvVar::first);
-  if (same != env.end()) {
-    same->second = assignment.value;
-  } else {
-    env.emplace_back(assignment.name, assignment.value);
-  }
-}
 
 // Applies an environment line; returns what the user should know about it.
 std::optional<CrontabProblem> apply_assignment(Settings& settings, const Assignment& assignment, int line) {
@@ -160,7 +181,7 @@ std::optional<CrontabProblem> apply_assignment(Settings& settings, const Assignm
     return CrontabProblem{line, ProblemKind::not_converted,
                           fmt::format("\"{}\" is not an environment variable name (letters, digits and _)", name)};
   if (name == "SHELL") settings.shell = value;
-  set_env(settings.env, assignment);
+  settings.env.set(assignment);
   return std::nullopt;
 }
 
@@ -191,8 +212,14 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
   if (trim_trailing_blanks(entry.command).empty()) return fail(ErrorKind::bad_input, "no command");
   entry.shell = settings.shell;
   entry.tz = settings.tz;
-  entry.env = settings.env;
   return entry;
+}
+
+Error too_much_environment(const Environment& env) {
+  return {ErrorKind::bad_input,
+          fmt::format("the {} variable(s) set above this line ({} bytes) would bring the environment copied into "
+                      "the tasks of this crontab past {} MiB in all (each task keeps a copy of them)",
+                      env.variables().size(), env.bytes(), max_carried_environment >> 20)};
 }
 
 bool is_comment_or_blank(std::string_view line) {
@@ -343,6 +370,7 @@ std::string slug(const std::vector<std::string>& words) {
 Crontab parse_crontab(std::string_view text, CrontabFormat format) {
   Crontab crontab;
   Settings settings;
+  std::size_t carried = 0;  // the environment bytes of the entries so far
   int number = 0;
   for (std::size_t start = 0; start < text.size();) {
     auto end = std::min(text.find('\n', start), text.size());
@@ -366,7 +394,14 @@ Crontab parse_crontab(std::string_view text, CrontabFormat format) {
       report(entry.error());
       continue;
     }
+    // Checked before the copy: past the limit, a line costs no more than its own length.
+    if (carried + settings.env.bytes() > max_carried_environment) {
+      report(too_much_environment(settings.env));
+      continue;
+    }
+    carried += settings.env.bytes();
     entry->line = number;
+    entry->env = settings.env.variables();
     crontab.entries.push_back(std::move(*entry));
   }
   return crontab;
@@ -383,11 +418,19 @@ Command crontab_command(const CrontabEntry& entry) {
 
 std::vector<std::string> crontab_task_names(const std::vector<CrontabEntry>& entries) {
   std::vector<std::string> names;
-  std::set<std::string> taken;
+  std::unordered_set<std::string> taken;
+  // The number to try first after a name met again: every lower one is
+  // taken already, so each number is tried once, not once per repeat.
+  std::unordered_map<std::string, int> next_number;
   for (const auto& entry : entries) {
     auto base = slug(main_command(entry.command));
     auto name = base;
-    for (int n = 2; taken.contains(name); ++n) name = fmt::format("{}-{}", base, n);
+    if (taken.contains(base)) {
+      int& number = next_number.try_emplace(base, 2).first->second;
+      do {
+        name = fmt::format("{}-{}", base, number++);
+      } while (taken.contains(name));
+    }
     taken.insert(name);
     names.push_back(name);
   }

@@ -2,6 +2,7 @@
 // Crontab files as crontab(5) describes them: a user's crontab, or a system
 // one (/etc/crontab, /etc/cron.d/*) with a user field after the five time
 // fields. Pure: text in, entries and problems out, each with its line number.
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,10 +44,17 @@ struct Crontab {
   std::vector<CrontabProblem> problems;
 };
 
+// The most environment, counted as execve(2) counts it, that the entries of
+// one crontab carry in all. Each entry gets its own copy of the variables set
+// above it, so N variables and N entries would otherwise take N*N/2 copies; a
+// real crontab carries a few kilobytes.
+inline constexpr std::size_t max_carried_environment = std::size_t{16} << 20;
+
 // Reads a crontab. Environment lines (NAME = VALUE, the value optionally in
 // matching quotes) apply to the entries below them; SHELL picks the shell,
 // CRON_TZ the zone, MAILTO and MAILFROM are reported (taskd sends no mail);
-// @reboot and malformed lines are reported as not converted.
+// @reboot, malformed lines and the entries past max_carried_environment are
+// reported as not converted.
 Crontab parse_crontab(std::string_view text, CrontabFormat format);
 
 // The command of the entry's task: the shell line run by the entry's shell,

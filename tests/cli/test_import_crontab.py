@@ -4,6 +4,7 @@ bad lines write nothing, and that the tasks run when cron would run them."""
 
 import datetime
 import os
+import resource
 import shutil
 import unittest
 
@@ -15,6 +16,9 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 MAN_EXAMPLE = os.path.join(FIXTURES, "crontab.5-example")
 DEBIAN_CRONTAB = os.path.join(FIXTURES, "debian-etc-crontab")
 NOW = "2026-11-21 14:07:00"
+# What the environment copied into one crontab's tasks may come to, counted as
+# execve(2) counts an environment (NAME=VALUE, a null byte, a pointer).
+CARRIED_ENVIRONMENT = 16 * 1024 * 1024
 
 
 def cron_times(expression, start, count):
@@ -37,6 +41,12 @@ class ImportCrontabTest(TaskdTestCase):
         with open(path, "w") as f:
             f.write(text)
         return path
+
+    def assertReports(self, out, *starts):
+        """Each of `starts` begins a line of the report `out`."""
+        lines = out.splitlines()
+        for start in starts:
+            self.assertTrue(any(line.startswith(start) for line in lines), "no line starts with %r" % start)
 
     def assertPreviewIsCron(self, task):
         start = datetime.datetime(2026, 11, 21, 14, 7)
@@ -179,6 +189,57 @@ class ImportCrontabTest(TaskdTestCase):
         code, _, err = self.run_taskd("import-crontab", os.path.join(self.tmp, "nope"))
         self.assertEqual(code, 65)
         self.assertOneErrorLine(err, "cannot read", "nope", "No such file")
+
+    def test_many_repeated_lines_import_in_linear_work(self):
+        # 50 000 lines: an environment line every tenth line, a report line of
+        # its own every seventh, and the same backup line everywhere else.
+        # Numbering each repeat by trying every number below it took 6.7 s of
+        # CPU for 10 000 repeats here, growing with their square (about 140 s
+        # for these 45 000); the import takes about 2 s, and the kernel ends it
+        # past 60 s (RLIMIT_CPU): a bound only quadratic work reaches.
+        lines, backups, reports = [], 0, 0
+        for i in range(50000):
+            if i % 10 == 0:
+                lines.append("%s=/value/%d" % (("PATH", "MAILFROM", "LANG", "DIR", "HINT")[i // 10 % 5], i))
+            elif i % 7 == 0:
+                lines.append("%d %d * * * /usr/local/bin/report --day %d" % (i % 60, i % 24, i))
+                reports += 1
+            else:
+                lines.append("*/5 * * * * /usr/local/bin/backup --all >/dev/null 2>&1")
+                backups += 1
+        path = self.write_crontab("\n".join(lines) + "\n")
+
+        def limit_cpu():
+            resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+
+        code, out, err = self.run_taskd("import-crontab", "--dry-run", path, faketime=NOW, timeout=600,
+                                        preexec_fn=limit_cpu)
+        self.assertEqual(code, 0, err[-2000:])
+        self.assertReports(out, "would import %d task(s)" % (backups + reports), path + ":2: would add backup-all: ",
+                           path + ":50000: would add backup-all-%d: " % backups,
+                           path + ":49995: would add report-day-49994: ")
+
+    def test_environment_lines_between_jobs_are_copied_up_to_a_limit(self):
+        # A variable of its own above each of 5 000 jobs: job k carries k
+        # variables, 12.5 million copies in all, which took 1.6 GB before. The
+        # copies stop at the limit, and the lines below it do not convert.
+        lines, carried, environment, within = [], 0, 0, None
+        for i in range(5000):
+            lines += ["V%d=value%d" % (i, i), "%d * * * * job%d" % (i % 60, i)]
+            environment += len("V%d=value%d" % (i, i)) + 1 + 8
+            if within is None and carried + environment > CARRIED_ENVIRONMENT:
+                within, refused_with = i, environment
+            carried += environment
+        path = self.write_crontab("\n".join(lines) + "\n")
+        code, out, err = self.run_taskd("import-crontab", "--dry-run", "--skip-bad", path, faketime=NOW, timeout=600)
+        # The largest child of this test process so far, in KiB: within a
+        # bound that N*N copies pass by far.
+        self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 1024 * 1024)
+        self.assertEqual(code, 0, err[-2000:])
+        self.assertReports(
+            out, "would import %d task(s)" % within, "%s:%d: would add job%d: " % (path, 2 * within, within - 1),
+            "%s:%d: skipped: the %d variable(s) set above this line (%d bytes) would bring the environment copied "
+            "into the tasks of this crontab past 16 MiB in all" % (path, 2 * within + 2, within + 1, refused_with))
 
 
 if __name__ == "__main__":

@@ -118,6 +118,23 @@ TEST_CASE("MAILTO is reported, not passed on") {
   CHECK(crontab.entries[0].env.empty());
 }
 
+TEST_CASE("the environment copied into the entries stops at max_carried_environment") {
+  // BIG comes to exactly 1 MiB as execve counts it: sixteen entries carry the
+  // limit and the seventeenth would pass it; setting BIG again counts once.
+  std::string big =
+      "BIG=" + std::string((std::size_t{1} << 20) - std::string_view("BIG=").size() - 1 - sizeof(char*), 'x') + "\n";
+  std::string text = big + big;
+  for (int i = 0; i < 17; ++i) text += "@daily job\n";
+  auto crontab = parse(text);
+  CHECK(crontab.entries.size() == 16);
+  REQUIRE(crontab.problems.size() == 1);
+  CHECK(crontab.problems[0].line == 19);
+  CHECK(crontab.problems[0].kind == ProblemKind::not_converted);
+  CHECK(crontab.problems[0].message ==
+        "the 1 variable(s) set above this line (1048576 bytes) would bring the environment copied into the tasks of "
+        "this crontab past 16 MiB in all (each task keeps a copy of them)");
+}
+
 TEST_CASE("@reboot is not converted") {
   auto problem = only_problem("@reboot /usr/local/bin/start-things\n");
   CHECK(problem.kind == ProblemKind::not_converted);
@@ -184,6 +201,13 @@ TEST_CASE("a name cut right at the end of a word keeps that word") {
 TEST_CASE("the same command twice gets numbered names, in the order of the file") {
   CHECK(names_of("0 * * * * backup\n30 * * * * backup\n@daily backup-2\n@weekly backup") ==
         std::vector<std::string>{"backup", "backup-2", "backup-2-2", "backup-3"});
+}
+
+TEST_CASE("a name met many times is numbered in order, around the numbers other lines took") {
+  std::string text = "@daily backup-3\n";
+  for (int i = 0; i < 5; ++i) text += "@daily backup\n";
+  CHECK(names_of(text) ==
+        std::vector<std::string>{"backup-3", "backup", "backup-2", "backup-4", "backup-5", "backup-6"});
 }
 
 TEST_CASE("a command of nothing but punctuation is still named") {
