@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "store/columns.hpp"
+#include "store/file_trust.hpp"
 #include "store/postgresql.hpp"
 #include "store/sqlite.hpp"
 
@@ -123,6 +124,12 @@ core::Result<std::optional<core::Time>> server_time(Database& db) {
 
 core::Result<std::string> transport_warning(Database& db) {
   return guarded(db, [&]() -> core::Result<std::string> { return db.connection().transport_warning(); });
+}
+
+core::Result<void> check_safe_to_run(const Database& db) {
+  auto safe = db.file() ? check_opened_file_safe(db) : check_private_directory(db.local_stem().parent_path());
+  if (!safe) return core::fail(safe.error().kind, "refusing to run tasks: " + safe.error().message);
+  return {};
 }
 
 WriteTransaction::WriteTransaction(Database& db, WriteScope scope) : db_(db) { db_.connection().begin_write(scope); }

@@ -8,6 +8,9 @@ import unittest
 
 from taskd_test import TaskdTestCase
 
+# A user other than the one running the tests: nobody, on Debian.
+ANOTHER_UID = 65534
+
 
 def mode_of(path):
     return stat.S_IMODE(os.stat(path).st_mode)
@@ -59,10 +62,10 @@ class UnsafeDatabaseTest(TaskdTestCase):
         self.marker = os.path.join(self.tmp, "ran")
         self.add("touch", "--every", "1h", "--start-now", "--", "touch", self.marker)
 
-    def assertRefusedToRun(self, path, mode):
+    def assertRefusedToRun(self, path, *why):
         code, out, err = self.run_taskd("run-once")
         self.assertEqual(code, 69, "stdout: %s\nstderr: %s" % (out, err))
-        self.assertOneErrorLine(err, path, mode)
+        self.assertOneErrorLine(err, path, *why)
         self.assertFalse(os.path.exists(self.marker))
         self.assertEqual(self.history(), [])
 
@@ -80,6 +83,47 @@ class UnsafeDatabaseTest(TaskdTestCase):
 
     def test_private_database_runs(self):
         # The control for the tests above: the same setup with safe modes runs.
+        self.run_once()
+        self.assertTrue(os.path.exists(self.marker))
+
+    def move_state_dir_into(self, name, mode):
+        """Moves the database's directory into a new directory `name` of mode
+        `mode` in tmp; returns that directory."""
+        outer = os.path.join(self.tmp, name)
+        os.mkdir(outer)
+        os.chmod(outer, mode)
+        os.rename(self.state_dir, os.path.join(outer, "state"))
+        self.db = os.path.join(outer, "state", "taskd.db")
+        return outer
+
+    @unittest.skipUnless(os.geteuid() == 0, "giving a file to another user needs root")
+    def test_symbolic_link_on_the_way_owned_by_another_user_is_refused(self):
+        # Its owner can point it at a database of theirs at any moment, the
+        # moment between taskd's open and its check included.
+        link = os.path.join(self.tmp, "link")
+        os.symlink(self.state_dir, link)
+        os.lchown(link, ANOTHER_UID, ANOTHER_UID)
+        self.db = os.path.join(link, "taskd.db")
+        self.assertRefusedToRun(link, "symbolic link", "uid %d" % ANOTHER_UID)
+
+    @unittest.skipUnless(os.geteuid() == 0, "giving a file to another user needs root")
+    def test_directory_on_the_way_owned_by_another_user_is_refused(self):
+        theirs = self.move_state_dir_into("theirs", 0o755)
+        os.chown(theirs, ANOTHER_UID, ANOTHER_UID)
+        self.assertRefusedToRun(theirs, "uid %d" % ANOTHER_UID)
+
+    def test_directory_on_the_way_that_others_can_write_is_refused_unless_sticky(self):
+        shared = self.move_state_dir_into("shared", 0o777)
+        self.assertRefusedToRun(shared, "0777")
+        # Sticky, as /tmp: only an entry's owner may rename or replace it.
+        os.chmod(shared, 0o1777)
+        self.run_once()
+        self.assertTrue(os.path.exists(self.marker))
+
+    def test_symbolic_link_of_your_own_is_followed(self):
+        link = os.path.join(self.tmp, "link")
+        os.symlink(self.state_dir, link)
+        self.db = os.path.join(link, "taskd.db")
         self.run_once()
         self.assertTrue(os.path.exists(self.marker))
 
