@@ -189,7 +189,7 @@ void migrate(SQLite::Database& db, int version) {
 // see a file without its schema (switching a shared file to WAL takes a lock
 // that SQLite does not wait for).
 void create_database(const fs::path& path) {
-  if (fs::exists(path)) return;
+  if (path_exists(path)) return;
   make_private_directory(path.parent_path());
   fs::path staging = path;
   staging += fmt::format(".new-{}", ::getpid());
@@ -219,7 +219,7 @@ void create_database(const fs::path& path) {
 int schema_version() { return migrations(taskd_schema_sql).back().version; }
 
 std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions& options) {
-  bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);
+  bool stand_in = options.if_missing == IfMissing::use_empty && !path_exists(path);
   if (!stand_in) create_database(path);
   try {
     // A connection is only ever used by the thread that opened it: SQLite's

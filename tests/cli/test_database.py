@@ -158,6 +158,40 @@ class NotATaskdDatabaseTest(TaskdTestCase):
         self.assertEqual((tables, rows), (["invoices"], [(42,)]))
 
 
+def files_under(top):
+    return sorted(os.path.join(d, name) for d, dirs, files in os.walk(top) for name in dirs + files)
+
+
+class DatabaseNameTest(TaskdTestCase):
+    """Names that name no database file are refused before anything is made."""
+
+    def assertRefusedAndNothingMade(self, db, code, *fragments, option="--db"):
+        before = files_under(self.tmp)
+        got, out, err = self.run_taskd(option, db, "add", "a", "--every", "1h", "--", "true", db=None)
+        self.assertEqual((got, out), (code, ""), err)
+        self.assertOneErrorLine(err, *fragments)
+        self.assertEqual(files_under(self.tmp), before)
+
+    def test_sqlite_in_memory_database_is_refused(self):
+        self.assertRefusedAndNothingMade(":memory:", 65, '":memory:"', "in memory")
+
+    def test_sqlite_uri_is_refused(self):
+        for uri in ("file::memory:", "file:tasks.db?mode=memory"):
+            with self.subTest(uri=uri):
+                self.assertRefusedAndNothingMade(uri, 65, uri, "URI")
+
+    def test_empty_db_is_a_usage_error_not_the_default_database(self):
+        self.assertRefusedAndNothingMade("", 2, "--db", "empty")
+
+    def test_empty_state_dir_is_a_usage_error_not_the_default_one(self):
+        self.assertRefusedAndNothingMade("", 2, "--state-dir", "empty", option="--state-dir")
+
+    def test_path_component_longer_than_a_file_name_is_bad_input(self):
+        long_name = "a" * 256
+        self.assertRefusedAndNothingMade(os.path.join(self.tmp, long_name, "taskd.db"), 65, "256 bytes", "255")
+        self.assertRefusedAndNothingMade(os.path.join(self.tmp, long_name), 65, "256 bytes", "255")
+
+
 class LockedDatabaseTest(TaskdTestCase):
     def test_write_command_gives_up_on_a_locked_database(self):
         self.add("existing", "--every", "1h", "--", "true")

@@ -46,6 +46,11 @@ class LogFileTest(LoopTestCase):
         os.chown(self.target, 65534, 65534)
         self.assertRefusedAndTargetUntouched(self.target, "uid 65534")
 
+    def test_empty_path_is_a_usage_error(self):
+        code, out, err = self.run_taskd("tick", "--log-file", "")
+        self.assertEqual((code, out), (2, ""), err)
+        self.assertOneErrorLine(err, "--log-file", "empty")
+
 
 class RunTest(LoopTestCase):
     def test_daemon_is_woken_by_the_commit_of_an_added_task(self):
