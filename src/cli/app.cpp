@@ -66,9 +66,11 @@ void define_global_options(CLI::App& app, Context& context) {
   app.set_version_flag("--version", "taskd " TASKD_VERSION);
   app.add_option("--db", context.db_option,
                  "Database: a file, or a PostgreSQL URI postgresql://... (default: $TASKD_DB, else "
-                 "$XDG_STATE_HOME/taskd/taskd.db)");
+                 "$XDG_STATE_HOME/taskd/taskd.db)")
+      ->check(non_empty_path());
   app.add_option("--state-dir", context.state_dir,
-                 "Where this host keeps its own files when the database is a server (default: $XDG_STATE_HOME/taskd)");
+                 "Where this host keeps its own files when the database is a server (default: $XDG_STATE_HOME/taskd)")
+      ->check(non_empty_path());
   app.add_flag("--json", context.json, "Print data as JSON");
   app.require_subcommand(1);
   app.fallthrough();

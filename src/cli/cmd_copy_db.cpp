@@ -34,7 +34,8 @@ Result<void> check_locations(const CopyOptions& options) {
   if (options.from == options.to || (!store::is_server_uri(options.from) && same_file(options.from, options.to)))
     return fail(ErrorKind::usage, fmt::format("copy-db: --from and --to name the same database ({})",
                                               store::without_password(options.from)));
-  if (!store::is_server_uri(options.from) && !fs::exists(options.from))
+  std::error_code error;  // a path that cannot be looked at is no database either
+  if (!store::is_server_uri(options.from) && !fs::exists(options.from, error))
     return fail(ErrorKind::bad_input, fmt::format("copy-db --from: no database at {}", options.from));
   return {};
 }

@@ -39,7 +39,8 @@ struct LoopCommandOptions {
 };
 
 void add_log_options(CLI::App* command, LogOptions& options) {
-  command->add_option("--log-file", options.file, "Append the event log to PATH (default: stderr); SIGHUP reopens it");
+  command->add_option("--log-file", options.file, "Append the event log to PATH (default: stderr); SIGHUP reopens it")
+      ->check(non_empty_path());
   command->add_option("--log-level", options.level, "debug, info, warn or error (default: info)");
 }
 

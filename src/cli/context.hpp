@@ -42,6 +42,9 @@ struct Context {
 // run after parsing, so its errors map to exit codes in one place.
 using Action = std::function<core::Result<void>()>;
 
+// Refuses an empty path, which would silently mean the option's default.
+CLI::Validator non_empty_path();
+
 // --db > $TASKD_DB > $XDG_STATE_HOME/taskd/taskd.db > ~/.local/state/taskd/taskd.db;
 // a file's path, or a PostgreSQL URI (postgresql://...)
 std::filesystem::path default_db_path(const std::string& db_option);

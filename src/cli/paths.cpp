@@ -19,6 +19,14 @@ fs::path default_db_path(const std::string& db_option) {
   return fs::path(home.empty() ? "." : home) / ".local" / "state" / "taskd" / "taskd.db";
 }
 
+CLI::Validator non_empty_path() {
+  return {[](const std::string& value) {
+            return value.empty() ? std::string("empty (name a path, or leave the option out for its default)")
+                                 : std::string();
+          },
+          ""};
+}
+
 fs::path Context::db_path() const { return default_db_path(db_option); }
 
 namespace {

@@ -12,8 +12,12 @@
 
 namespace taskd::exec {
 
+// A file already at `path` is a crashed process's, that had the same pid
+// and start, or was put there for taskd to write into: it is unlinked, never
+// opened, and the ledger is a new file of its own.
 core::Result<SpawnLedger> SpawnLedger::create(std::string path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  ::unlink(path.c_str());
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot create the spawn ledger {}: {}", path, std::strerror(errno)));

@@ -24,7 +24,8 @@ namespace taskd::exec {
 
 class SpawnLedger {
  public:
-  // Creates (or empties) the ledger at `path`, readable by this user only.
+  // Creates the ledger at `path` anew, readable by this user only (whatever
+  // was at `path` is unlinked, never opened).
   static core::Result<SpawnLedger> create(std::string path);
   SpawnLedger(SpawnLedger&& other) noexcept;
   SpawnLedger& operator=(SpawnLedger&&) = delete;

@@ -4,9 +4,11 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/text.hpp"
+#include "store/file_trust.hpp"
 
 namespace taskd::sched {
 namespace {
@@ -43,10 +45,41 @@ void append_value(std::string& line, std::string_view value) {
   line += '"';
 }
 
+std::unexpected<core::Error> cannot_open_log_file(const std::string& path, int error) {
+  return core::fail(core::ErrorKind::unavailable,
+                    fmt::format("cannot open the log file {}: {}", path, std::strerror(error)));
+}
+
+std::unexpected<core::Error> refuse_log_file(std::string_view why) {
+  return core::fail(core::ErrorKind::unavailable, fmt::format("refusing the log file: {}", why));
+}
+
+// The log file open at `fd` is one this user or root owns; then writes
+// block again, as they did before into a pipe.
+core::Result<void> check_opened_log_file(const std::string& path, int fd) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return cannot_open_log_file(path, errno);
+  if (auto owned = store::check_owner(path, info); !owned) return refuse_log_file(owned.error().message);
+  if (::fcntl(fd, F_SETFL, O_APPEND) != 0) return cannot_open_log_file(path, errno);
+  return {};
+}
+
+// Appends to the file itself: never through a symbolic link, nor to a file
+// another user owns (either could send taskd's lines into a file of their
+// choosing); a FIFO with no reader is refused, not waited for.
 core::Result<int> open_log_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return core::fail(core::ErrorKind::unavailable, fmt::format("cannot open the log file {}: {}", path, std::strerror(errno)));
+  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+  if (fd < 0) {
+    int error = errno;
+    struct stat link {};
+    if (error == ELOOP && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode))
+      return refuse_log_file(fmt::format("{} is a symbolic link (name the file it leads to)", path));
+    return cannot_open_log_file(path, error);
+  }
+  if (auto checked = check_opened_log_file(path, fd); !checked) {
+    ::close(fd);
+    return std::unexpected(checked.error());
+  }
   return fd;
 }
 

@@ -28,7 +28,9 @@ std::string logfmt_line(core::Time ts, LogLevel level, std::string_view event, c
 
 class Logger {
  public:
-  // Logs to stderr when `path` is empty, else appends to the file (0600 when created).
+  // Logs to stderr when `path` is empty, else appends to the file (0600 when
+  // created); a symbolic link, or a file that neither this user nor root
+  // owns, is refused.
   static core::Result<Logger> open(std::string path, LogLevel threshold, const Clock& clock);
   Logger(Logger&& other) noexcept;
   Logger& operator=(Logger&&) = delete;

@@ -71,6 +71,10 @@ class Query {
 // Makes `dir` and its missing parents, 0700 (a Failure if it cannot).
 void make_private_directory(const std::filesystem::path& dir);
 
+// Whether anything is at `path`; a Failure (unavailable) when that cannot be
+// told (a directory on the way that cannot be searched, a loop of links).
+bool path_exists(const std::filesystem::path& path);
+
 class Connection {
  public:
   virtual ~Connection() = default;

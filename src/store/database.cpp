@@ -1,12 +1,14 @@
 #include "store/database.hpp"
 
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include "store/columns.hpp"
+#include "store/file_trust.hpp"
 #include "store/postgresql.hpp"
 #include "store/sqlite.hpp"
 
@@ -22,10 +24,47 @@ fs::path default_state_dir() {
   return fs::path(home && *home ? home : ".") / ".local" / "state" / "taskd";
 }
 
+// The spellings SQLite takes for no file: a database in memory, gone when
+// the command ends, and URIs, whose options it obeys; and names the kernel
+// refuses. Checked before anything is created.
+core::Result<void> check_file_name(const std::string& location) {
+  if (location.empty()) return core::fail(ErrorKind::bad_input, "the database path is empty");
+  if (location == ":memory:")
+    return core::fail(ErrorKind::bad_input,
+                      "\":memory:\" is a database in memory, gone when the command ends: "
+                      "name a file (./:memory: for a file of that name)");
+  if (location.starts_with("file:"))
+    return core::fail(
+        ErrorKind::bad_input,
+        fmt::format("\"{}\" is a SQLite URI: name a file (./{} for a file of that name)", location, location));
+  if (location.size() >= PATH_MAX)
+    return core::fail(ErrorKind::bad_input, fmt::format("the database path is {} bytes long, more than the {} a "
+                                                        "path may have",
+                                                        location.size(), PATH_MAX - 1));
+  int index = 0;
+  for (const auto& component : fs::path(location)) {
+    ++index;
+    if (component.native().size() > NAME_MAX)
+      return core::fail(ErrorKind::bad_input,
+                        fmt::format("the database path's component {} is {} bytes long, more than the {} a file "
+                                    "name may have",
+                                    index, component.native().size(), NAME_MAX));
+  }
+  return {};
+}
+
 }  // namespace
 
+bool path_exists(const fs::path& path) {
+  std::error_code error;
+  bool found = fs::exists(path, error);
+  if (error)
+    throw Failure(FailureKind::unavailable, fmt::format("cannot look at {}: {}", path.string(), error.message()));
+  return found;
+}
+
 void make_private_directory(const fs::path& dir) {
-  if (dir.empty() || fs::exists(dir)) return;
+  if (dir.empty() || path_exists(dir)) return;
   make_private_directory(dir.parent_path());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
     throw Failure(FailureKind::unavailable, fmt::format("cannot create directory {}: {}", dir.string(), std::strerror(errno)));
@@ -48,6 +87,7 @@ core::Result<Database> Database::open(const std::string& location, const OpenOpt
       return Database(without_password(location), std::nullopt, state_dir / "taskd",
                       open_postgresql(location, options));
     }
+    if (auto named = check_file_name(location); !named) return std::unexpected(named.error());
     return Database(location, fs::path(location), fs::path(location), open_sqlite(location, options));
   } catch (const Failure& failure) {
     return core::fail(failure.kind() == FailureKind::internal ? ErrorKind::internal : ErrorKind::unavailable,
@@ -99,6 +139,12 @@ core::Result<std::optional<core::Time>> server_time(Database& db) {
 
 core::Result<std::string> transport_warning(Database& db) {
   return guarded(db, [&]() -> core::Result<std::string> { return db.connection().transport_warning(); });
+}
+
+core::Result<void> check_safe_to_run(const Database& db) {
+  auto safe = db.file() ? check_opened_file_safe(db) : check_private_directory(db.local_stem().parent_path());
+  if (!safe) return core::fail(safe.error().kind, "refusing to run tasks: " + safe.error().message);
+  return {};
 }
 
 WriteTransaction::WriteTransaction(Database& db, WriteScope scope) : db_(db) { db_.connection().begin_write(scope); }

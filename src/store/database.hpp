@@ -74,6 +74,7 @@ class Database {
   // A statement for one use.
   Statement prepare(const std::string& sql);
   Connection& connection() { return *connection_; }
+  const Connection& connection() const { return *connection_; }
 
  private:
   Database(std::string name, std::optional<std::filesystem::path> file, std::filesystem::path local_stem,
@@ -106,9 +107,13 @@ core::Result<std::optional<core::Time>> server_time(Database& db);
 // What is unsafe in how the database is reached (see Connection); empty: nothing.
 core::Result<std::string> transport_warning(Database& db);
 
-// Refuses a database that someone else could use to make taskd run commands:
-// the file or its directory writable by group or others, or owned by another
-// user (as sshd refuses loose key files). A server's access is its roles'.
+// Refuses a database that someone else could use to make taskd run commands
+// (as sshd refuses loose key files): the file or its directory writable by
+// group or others or owned by another user, a path to it that another user
+// could redirect (see store/file_trust.hpp), or a path that no longer leads
+// to the file opened. On a server, whose access is its roles', the same of
+// the state directory, where this host's spawn ledgers tell it whose process
+// groups to end.
 core::Result<void> check_safe_to_run(const Database& db);
 
 // Which other write transactions one keeps out while it runs.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "taskd_schema_sql.hpp"
+#include "store/file_trust.hpp"
 #include "store/migrations.hpp"
 
 namespace taskd::store {
@@ -133,6 +134,7 @@ class SqliteConnection final : public Connection {
   std::string transport_warning() override { return {}; }
   void limit_waits(WaitLimit) override {}
   SQLite::Database& handle() { return *db_; }
+  sqlite3* raw() const { return db_->getHandle(); }
 
  private:
   void run(std::unique_ptr<Query>& statement, const char* sql) {
@@ -145,8 +147,6 @@ class SqliteConnection final : public Connection {
   std::unique_ptr<SQLite::Database> db_;
   std::unique_ptr<Query> begin_, commit_, rollback_, data_version_;
 };
-
-std::string mode_string(mode_t mode) { return fmt::format("{:04o}", mode & 07777); }
 
 bool is_empty(SQLite::Database& db) { return db.execAndGet("SELECT count(*) FROM sqlite_schema").getInt() == 0; }
 
@@ -189,7 +189,7 @@ void migrate(SQLite::Database& db, int version) {
 // see a file without its schema (switching a shared file to WAL takes a lock
 // that SQLite does not wait for).
 void create_database(const fs::path& path) {
-  if (fs::exists(path)) return;
+  if (path_exists(path)) return;
   make_private_directory(path.parent_path());
   fs::path staging = path;
   staging += fmt::format(".new-{}", ::getpid());
@@ -219,7 +219,7 @@ void create_database(const fs::path& path) {
 int schema_version() { return migrations(taskd_schema_sql).back().version; }
 
 std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions& options) {
-  bool stand_in = options.if_missing == IfMissing::use_empty && !fs::exists(path);
+  bool stand_in = options.if_missing == IfMissing::use_empty && !path_exists(path);
   if (!stand_in) create_database(path);
   try {
     // A connection is only ever used by the thread that opened it: SQLite's
@@ -240,25 +240,25 @@ std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions&
 
 SQLite::Database& sqlite_handle(Database& db) { return dynamic_cast<SqliteConnection&>(db.connection()).handle(); }
 
-core::Result<void> check_safe_to_run(const Database& db) {
+core::Result<void> check_opened_file_safe(const Database& db) {
   using core::ErrorKind;
   using core::fail;
-  if (!db.file()) return {};
-  const fs::path& path = *db.file();
-  for (const fs::path& checked : {path, fs::absolute(path).parent_path()}) {
-    struct stat info {};
-    if (::stat(checked.c_str(), &info) != 0)
-      return fail(ErrorKind::unavailable, fmt::format("cannot check {}: {}", checked.string(), std::strerror(errno)));
-    if (info.st_mode & (S_IWGRP | S_IWOTH))
-      return fail(ErrorKind::unavailable,
-                  fmt::format("refusing to run tasks: {} is writable by group or others (mode {}); whoever can "
-                              "write it can make taskd run any command (fix: chmod go-w {})",
-                              checked.string(), mode_string(info.st_mode), checked.string()));
-    if (info.st_uid != ::getuid() && info.st_uid != 0)
-      return fail(ErrorKind::unavailable,
-                  fmt::format("refusing to run tasks: {} is owned by uid {}, not by you (uid {}) or root",
-                              checked.string(), info.st_uid, ::getuid()));
-  }
+  sqlite3* handle = dynamic_cast<const SqliteConnection&>(db.connection()).raw();
+  // The path SQLite opened, its symbolic links resolved as it opened it; its
+  // WAL and shared-memory files are found beside it.
+  fs::path opened = sqlite3_db_filename(handle, "main");
+  auto used = check_private_file(opened);
+  if (!used) return std::unexpected(used.error());
+  auto named = check_private_file(*db.file());
+  if (!named) return std::unexpected(named.error());
+  // Both paths are out of other users' reach now: the file SQLite holds must
+  // be the one they lead to (the unix VFS compares its inode with the path's).
+  int moved = 0;
+  if (sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || moved ||
+      used->st_dev != named->st_dev || used->st_ino != named->st_ino)
+    return fail(ErrorKind::unavailable,
+                fmt::format("{} does not lead to the file taskd opened ({}): it was moved or replaced meanwhile",
+                            db.file()->string(), opened.string()));
   return {};
 }
 

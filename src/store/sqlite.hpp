@@ -19,6 +19,11 @@ namespace taskd::store {
 // memory standing in for a missing one.
 std::unique_ptr<Connection> open_sqlite(const std::filesystem::path& path, const OpenOptions& options);
 
+// Refuses a database file that someone else could write or swap (see
+// check_safe_to_run): the file SQLite holds open, the path it was opened
+// by, and the path the user named, which must lead to that same file.
+core::Result<void> check_opened_file_safe(const Database& db);
+
 // The SQLite connection of a database on a file (tests and benchmarks).
 SQLite::Database& sqlite_handle(Database& db);
 

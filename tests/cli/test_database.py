@@ -8,6 +8,9 @@ import unittest
 
 from taskd_test import TaskdTestCase
 
+# A user other than the one running the tests: nobody, on Debian.
+ANOTHER_UID = 65534
+
 
 def mode_of(path):
     return stat.S_IMODE(os.stat(path).st_mode)
@@ -59,10 +62,10 @@ class UnsafeDatabaseTest(TaskdTestCase):
         self.marker = os.path.join(self.tmp, "ran")
         self.add("touch", "--every", "1h", "--start-now", "--", "touch", self.marker)
 
-    def assertRefusedToRun(self, path, mode):
+    def assertRefusedToRun(self, path, *why):
         code, out, err = self.run_taskd("run-once")
         self.assertEqual(code, 69, "stdout: %s\nstderr: %s" % (out, err))
-        self.assertOneErrorLine(err, path, mode)
+        self.assertOneErrorLine(err, path, *why)
         self.assertFalse(os.path.exists(self.marker))
         self.assertEqual(self.history(), [])
 
@@ -80,6 +83,47 @@ class UnsafeDatabaseTest(TaskdTestCase):
 
     def test_private_database_runs(self):
         # The control for the tests above: the same setup with safe modes runs.
+        self.run_once()
+        self.assertTrue(os.path.exists(self.marker))
+
+    def move_state_dir_into(self, name, mode):
+        """Moves the database's directory into a new directory `name` of mode
+        `mode` in tmp; returns that directory."""
+        outer = os.path.join(self.tmp, name)
+        os.mkdir(outer)
+        os.chmod(outer, mode)
+        os.rename(self.state_dir, os.path.join(outer, "state"))
+        self.db = os.path.join(outer, "state", "taskd.db")
+        return outer
+
+    @unittest.skipUnless(os.geteuid() == 0, "giving a file to another user needs root")
+    def test_symbolic_link_on_the_way_owned_by_another_user_is_refused(self):
+        # Its owner can point it at a database of theirs at any moment, the
+        # moment between taskd's open and its check included.
+        link = os.path.join(self.tmp, "link")
+        os.symlink(self.state_dir, link)
+        os.lchown(link, ANOTHER_UID, ANOTHER_UID)
+        self.db = os.path.join(link, "taskd.db")
+        self.assertRefusedToRun(link, "symbolic link", "uid %d" % ANOTHER_UID)
+
+    @unittest.skipUnless(os.geteuid() == 0, "giving a file to another user needs root")
+    def test_directory_on_the_way_owned_by_another_user_is_refused(self):
+        theirs = self.move_state_dir_into("theirs", 0o755)
+        os.chown(theirs, ANOTHER_UID, ANOTHER_UID)
+        self.assertRefusedToRun(theirs, "uid %d" % ANOTHER_UID)
+
+    def test_directory_on_the_way_that_others_can_write_is_refused_unless_sticky(self):
+        shared = self.move_state_dir_into("shared", 0o777)
+        self.assertRefusedToRun(shared, "0777")
+        # Sticky, as /tmp: only an entry's owner may rename or replace it.
+        os.chmod(shared, 0o1777)
+        self.run_once()
+        self.assertTrue(os.path.exists(self.marker))
+
+    def test_symbolic_link_of_your_own_is_followed(self):
+        link = os.path.join(self.tmp, "link")
+        os.symlink(self.state_dir, link)
+        self.db = os.path.join(link, "taskd.db")
         self.run_once()
         self.assertTrue(os.path.exists(self.marker))
 
@@ -112,6 +156,40 @@ class NotATaskdDatabaseTest(TaskdTestCase):
         rows = conn.execute("SELECT amount FROM invoices").fetchall()
         conn.close()
         self.assertEqual((tables, rows), (["invoices"], [(42,)]))
+
+
+def files_under(top):
+    return sorted(os.path.join(d, name) for d, dirs, files in os.walk(top) for name in dirs + files)
+
+
+class DatabaseNameTest(TaskdTestCase):
+    """Names that name no database file are refused before anything is made."""
+
+    def assertRefusedAndNothingMade(self, db, code, *fragments, option="--db"):
+        before = files_under(self.tmp)
+        got, out, err = self.run_taskd(option, db, "add", "a", "--every", "1h", "--", "true", db=None)
+        self.assertEqual((got, out), (code, ""), err)
+        self.assertOneErrorLine(err, *fragments)
+        self.assertEqual(files_under(self.tmp), before)
+
+    def test_sqlite_in_memory_database_is_refused(self):
+        self.assertRefusedAndNothingMade(":memory:", 65, '":memory:"', "in memory")
+
+    def test_sqlite_uri_is_refused(self):
+        for uri in ("file::memory:", "file:tasks.db?mode=memory"):
+            with self.subTest(uri=uri):
+                self.assertRefusedAndNothingMade(uri, 65, uri, "URI")
+
+    def test_empty_db_is_a_usage_error_not_the_default_database(self):
+        self.assertRefusedAndNothingMade("", 2, "--db", "empty")
+
+    def test_empty_state_dir_is_a_usage_error_not_the_default_one(self):
+        self.assertRefusedAndNothingMade("", 2, "--state-dir", "empty", option="--state-dir")
+
+    def test_path_component_longer_than_a_file_name_is_bad_input(self):
+        long_name = "a" * 256
+        self.assertRefusedAndNothingMade(os.path.join(self.tmp, long_name, "taskd.db"), 65, "256 bytes", "255")
+        self.assertRefusedAndNothingMade(os.path.join(self.tmp, long_name), 65, "256 bytes", "255")
 
 
 class LockedDatabaseTest(TaskdTestCase):

@@ -20,6 +20,38 @@ class TickTest(LoopTestCase):
         self.assertFalse(os.path.exists(out_file))
 
 
+class LogFileTest(LoopTestCase):
+    """The log file is appended to only when it is the user's own file."""
+
+    def setUp(self):
+        super().setUp()
+        self.target = os.path.join(self.tmp, "precious")
+        with open(self.target, "w") as f:
+            f.write("someone else's file\n")
+
+    def assertRefusedAndTargetUntouched(self, log, *fragments):
+        code, out, err = self.run_taskd("tick", "--log-file", log)
+        self.assertEqual((code, out), (69, ""), err)
+        self.assertOneErrorLine(err, log, *fragments)
+        with open(self.target) as f:
+            self.assertEqual(f.read(), "someone else's file\n")
+
+    def test_symbolic_link_is_refused(self):
+        log = os.path.join(self.tmp, "taskd.log")
+        os.symlink(self.target, log)
+        self.assertRefusedAndTargetUntouched(log, "symbolic link")
+
+    @unittest.skipUnless(os.geteuid() == 0, "giving a file to another user needs root")
+    def test_file_owned_by_another_user_is_refused(self):
+        os.chown(self.target, 65534, 65534)
+        self.assertRefusedAndTargetUntouched(self.target, "uid 65534")
+
+    def test_empty_path_is_a_usage_error(self):
+        code, out, err = self.run_taskd("tick", "--log-file", "")
+        self.assertEqual((code, out), (2, ""), err)
+        self.assertOneErrorLine(err, "--log-file", "empty")
+
+
 class RunTest(LoopTestCase):
     def test_daemon_is_woken_by_the_commit_of_an_added_task(self):
         out_file = os.path.join(self.tmp, "ran")

@@ -128,6 +128,22 @@ class ServerStoreTest(TaskdTestCase):
         with open(os.path.join(self.tmp, "seen")) as f:
             self.assertRegex(f.read(), r"taskd-spawns\.\d+\.\d+")
 
+    def test_a_state_directory_others_can_write_is_refused_to_run_tasks(self):
+        # Whoever can write it can plant a spawn ledger that names any
+        # process group for recovery to end.
+        state = os.path.join(self.tmp, "state")
+        os.mkdir(state)
+        os.chmod(state, 0o777)
+        marker = os.path.join(self.tmp, "ran")
+        self.ok("add", "touch", "--every", "1h", "--start-now", "--", "touch", marker)
+        code, out, err = self.run_taskd("--state-dir", state, "run-once")
+        self.assertEqual((code, out), (69, ""), err)
+        self.assertOneErrorLine(err, state, "0777")
+        self.assertFalse(os.path.exists(marker))
+        os.chmod(state, 0o700)
+        self.ok("--state-dir", state, "run-once")
+        self.assertTrue(os.path.exists(marker))
+
 
 if __name__ == "__main__":
     unittest.main()

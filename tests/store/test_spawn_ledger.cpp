@@ -1,6 +1,8 @@
 // Real processes, as few as the spawn ledger needs: the child's own line in
 // the ledger, and the group of a leader that is gone.
 #include <doctest/doctest.h>
+#include <fstream>
+#include <sstream>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +47,23 @@ TEST_CASE("a spawn ledger is removed with its worker; a missing one lists nothin
   { auto ledger = exec::SpawnLedger::create(path).value(); }
   CHECK_FALSE(std::filesystem::exists(path));
   CHECK(exec::find_in_spawn_ledger(path, "attempt-1") == 0);
+}
+
+TEST_CASE("a spawn ledger is a new file: whatever was at its path is left alone") {
+  test::TempDir dir;
+  auto precious = dir.path() / "precious";
+  std::ofstream(precious) << "someone's file\n";
+  auto path = exec::spawn_ledger_path(dir.path() / "taskd.db", 7, 8);
+  SUBCASE("a hard link") { std::filesystem::create_hard_link(precious, path); }
+  SUBCASE("a symbolic link") { std::filesystem::create_symlink(precious, path); }
+  auto ledger = exec::SpawnLedger::create(path);
+  REQUIRE(ledger);
+  pid_t child = start({"true"}, ledger->fd(), "attempt-1");
+  ::waitpid(child, nullptr, 0);
+  CHECK(exec::find_in_spawn_ledger(path, "attempt-1") == child);
+  std::stringstream kept;
+  kept << std::ifstream(precious).rdbuf();
+  CHECK(kept.str() == "someone's file\n");
 }
 
 TEST_CASE("the group of a leader that is gone is killed; a living leader's group is not") {

@@ -2,7 +2,9 @@
 
 #include <SQLiteCpp/Statement.h>
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../unit/test_helpers.hpp"
 #include "store/columns.hpp"
@@ -44,6 +46,73 @@ TEST_CASE("a new database is 0600 in a new 0700 directory" * doctest::test_suite
   REQUIRE_FALSE(loose);
   CHECK(loose.error().kind == core::ErrorKind::unavailable);
   CHECK(loose.error().message.find("0664") != std::string::npos);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The message of the refusal to run tasks from `db`; empty when it runs them.
+std::string refusal(const store::Database& db) {
+  auto safe = store::check_safe_to_run(db);
+  if (safe) return "";
+  CHECK(safe.error().kind == core::ErrorKind::unavailable);
+  return safe.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("the database file opened is judged, not the one its path leads to later" * doctest::test_suite("sqlite")) {
+  test::TempDir dir;
+  fs::path theirs = dir.path() / "theirs";
+  fs::path mine = dir.path() / "mine";
+  fs::path link = dir.path() / "db";
+  REQUIRE(store::Database::open(theirs / "taskd.db"));
+  REQUIRE(store::Database::open(mine / "taskd.db"));
+  fs::create_directory_symlink(theirs, link);
+  SUBCASE("a file that others can write") {
+    fs::permissions(theirs / "taskd.db", fs::perms::others_write, fs::perm_options::add);
+    auto db = store::Database::open((link / "taskd.db").string()).value();
+    fs::remove(link);
+    fs::create_directory_symlink(mine, link);
+    auto refused = refusal(db);
+    CHECK(refused.find((theirs / "taskd.db").string() + " is writable by group or others") != std::string::npos);
+  }
+  SUBCASE("a private file, but not the one the path leads to now") {
+    auto db = store::Database::open((link / "taskd.db").string()).value();
+    fs::remove(link);
+    fs::create_directory_symlink(mine, link);
+    CHECK(refusal(db).find("moved or replaced") != std::string::npos);
+    fs::remove(link);
+    fs::create_directory_symlink(theirs, link);
+    CHECK(refusal(db) == "");
+  }
+}
+
+TEST_CASE("a database file replaced after it was opened is refused" * doctest::test_suite("sqlite")) {
+  test::TempDir dir;
+  fs::path path = dir.path() / "taskd.db";
+  auto db = store::Database::open(path).value();
+  CHECK(refusal(db) == "");
+  fs::rename(path, dir.path() / "old.db");
+  REQUIRE(store::Database::open(path));
+  CHECK(refusal(db).find("moved or replaced") != std::string::npos);
+}
+
+TEST_CASE("checking the database file leaves SQLite's locks on it" * doctest::test_suite("sqlite")) {
+  test::TempDb temp;
+  // A read: in WAL mode SQLite keeps a shared lock on the file from then on,
+  // by which the last connection to close knows it may remove the WAL.
+  store::sqlite_handle(temp.db).exec("SELECT count(*) FROM tasks");
+  REQUIRE(store::check_safe_to_run(temp.db));
+  int fd = ::open(temp.path.c_str(), O_RDWR | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  REQUIRE(::fcntl(fd, F_OFD_GETLK, &probe) == 0);
+  CHECK(probe.l_type != F_UNLCK);
+  ::close(fd);
 }
 
 TEST_CASE("opening again leaves a current database as it is") {
