@@ -236,6 +236,18 @@ class TaskdTestCase(unittest.TestCase):
         self.addCleanup(kill_leftovers)
         return marker
 
+    def kill_watchdog_of(self, taskd_pid):
+        """SIGKILL to the watchdog of the taskd process taskd_pid; returns once it is gone. What
+        a taskd killed after it leaves running is then for the next taskd's recovery."""
+        title = "taskd: watchdog of pid %d" % taskd_pid
+        watchdogs = lambda: [pid for pid, cmdline in processes_matching(title) if cmdline == title]
+        [watchdog] = watchdogs()
+        os.kill(watchdog, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while watchdogs():
+            self.assertLess(time.monotonic(), deadline, "the watchdog outlived its SIGKILL")
+            time.sleep(0.01)
+
     # -- assertions ----------------------------------------------------------
 
     def assertOneErrorLine(self, err, *fragments):
