@@ -14,7 +14,7 @@ import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import cgroup2_mount, processes_matching
+from taskd_test import cgroup2_mount, processes_matching, watchdogs_of
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -111,8 +111,7 @@ class ContainmentTest(LoopTestCase):
                 os.kill(taskd, signal.SIGKILL)
                 # No other taskd starts: the killed one's watchdog ends them.
                 wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
-                watchdog = "taskd: watchdog of pid %d" % taskd
-                wait_for(lambda: not processes_matching(watchdog), 5, "the watchdog to exit")
+                wait_for(lambda: not watchdogs_of(taskd), 5, "the watchdog to exit")
                 worker.wait(timeout=10)
                 worker.stdout.close()
                 worker.stderr.close()
