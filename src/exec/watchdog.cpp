@@ -92,10 +92,8 @@ void end_watched(const std::vector<WatchedRun>& runs) {
   }
 }
 
+// The watchdog's life, from the fork (with every signal blocked) to its exit.
 [[noreturn]] void keep_watch(int taskd_end, pid_t taskd, const WatchedRuns& runs, const CgroupTree* cgroups) {
-  sigset_t all;
-  sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, nullptr);
   ::setpgid(0, 0);
   show_as("taskd-watchdog", fmt::format("taskd: watchdog of pid {}", taskd));
   taskd_end = keep_only(taskd_end);
@@ -162,8 +160,15 @@ core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups) {
     return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
   pid_t taskd = ::getpid();
+  // Blocked from the start: a signal to taskd's group (Ctrl-C) must not end
+  // the watchdog before it has blocked it itself.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &before);
   pid_t pid = ::fork();
   if (pid == 0) keep_watch(fds[0], taskd, *runs, cgroups);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  if (pid > 0) ::setpgid(pid, pid);  // as the watchdog does itself, whichever comes first
   ::close(fds[0]);
   if (pid < 0) {
     auto error =
