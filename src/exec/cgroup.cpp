@@ -328,7 +328,10 @@ CgroupTree::CgroupTree(CgroupTree&& other) noexcept
 
 CgroupTree::~CgroupTree() {
   idle_.clear();
-  if (path_.empty()) return;
+  if (!path_.empty()) take_down();
+}
+
+void CgroupTree::take_down() const {
   // Back home, which takes a process only with its controllers off again.
   if (!home_.empty()) {
     switch_limit_controllers(path_, '-');

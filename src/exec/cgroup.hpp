@@ -87,8 +87,12 @@ class CgroupTree {
   // as it is, while a process is left in it.
   bool release(RunCgroup& cgroup);
   // Kills what is left in the trees of taskd processes that died beside
-  // this one (kill -9: no destructor ran), and removes them.
+  // this one (kill -9, and their watchdogs with them), and removes them.
   void end_abandoned() const;
+  // Kills what is in the runs' cgroups and removes the tree, the calling
+  // process leaving it first: taskd as it exits, or its watchdog once taskd
+  // is gone.
+  void take_down() const;
   const std::filesystem::path& path() const { return path_; }
 
  private:

@@ -116,11 +116,11 @@ bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit) {
 
 namespace {
 
-bool environment_holds(const std::string& pid, std::string_view entry) {
+bool environment_holds(const std::string& pid, std::span<const std::string> entries) {
   std::ifstream in("/proc/" + pid + "/environ");
   std::string variable;
   while (std::getline(in, variable, '\0')) {
-    if (variable == entry) return true;
+    if (std::ranges::find(entries, variable) != entries.end()) return true;
   }
   return false;
 }
@@ -128,11 +128,16 @@ bool environment_holds(const std::string& pid, std::string_view entry) {
 }  // namespace
 
 std::vector<pid_t> groups_with_environment(std::string_view entry) {
+  const std::string entries[] = {std::string(entry)};
+  return groups_with_environment(entries);
+}
+
+std::vector<pid_t> groups_with_environment(std::span<const std::string> entries) {
   std::vector<pid_t> groups;
   std::error_code error;
   for (const auto& process : std::filesystem::directory_iterator("/proc", error)) {
     std::string pid = process.path().filename();
-    if (pid.find_first_not_of("0123456789") != std::string::npos || !environment_holds(pid, entry)) continue;
+    if (pid.find_first_not_of("0123456789") != std::string::npos || !environment_holds(pid, entries)) continue;
     pid_t group = ::getpgid(std::stoi(pid));
     if (group > 1 && group != ::getpgrp() && std::ranges::find(groups, group) == groups.end()) groups.push_back(group);
   }

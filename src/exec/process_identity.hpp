@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <sys/types.h>
@@ -45,6 +46,9 @@ bool wait_for_group_gone(pid_t group, std::chrono::milliseconds limit);
 // processes of a child whose pid was never recorded. Only the processes this
 // user may read are seen; one pass over /proc.
 std::vector<pid_t> groups_with_environment(std::string_view entry);
+// The same for the processes whose environment holds any of `entries`, in
+// one pass.
+std::vector<pid_t> groups_with_environment(std::span<const std::string> entries);
 
 // SIGKILL to each of groups_with_environment(entry).
 void kill_groups_with_environment(std::string_view entry);

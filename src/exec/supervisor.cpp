@@ -90,6 +90,8 @@ void drain(int& fd, OutputBuffer& output) {
 
 Supervisor::Supervisor(ContainmentChoice containment)
     : cgroups_(std::move(containment.cgroups)), containment_(std::move(containment.description)) {
+  // Forked first: a subreaper and short slices are taskd's, not the watchdog's.
+  if (auto started = Watchdog::start(cgroups_ ? &*cgroups_ : nullptr)) watchdog_.emplace(std::move(*started));
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
 }
@@ -127,6 +129,9 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
   auto token = std::ranges::find_if(request.env, [](const std::string& entry) {
     return entry.starts_with(attempt_token_name);
   });
+  std::string token_entry = token == request.env.end() ? "" : *token;
+  std::optional<std::size_t> watched;
+  if (!cgroup && watchdog_) watched = watchdog_->watch(pid, spawned->process.start_ticks, token_entry);
   children_.push_back(Child{.key = key,
                             .pid = pid,
                             .output_fd = spawned->output_fd,
@@ -134,8 +139,9 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
                             .deadline = std::chrono::steady_clock::now() + limits.timeout,
                             .kill_grace = limits.kill_grace,
                             .output = OutputBuffer(limits.output_limit),
-                            .token = token == request.env.end() ? "" : *token,
-                            .cgroup = std::move(cgroup)});
+                            .token = std::move(token_entry),
+                            .cgroup = std::move(cgroup),
+                            .watched = watched});
   return spawned->process;
 }
 
@@ -225,7 +231,8 @@ void Supervisor::stop_escaped(const Child& child, SteadyTime now) {
   for (pid_t group : groups_with_environment(child.token)) {
     if (group == child.pid) continue;
     ::kill(-group, grace_over ? SIGKILL : SIGTERM);
-    if (!grace_over) lingering_.push_back(Lingering{group, child.deadline + child.kill_grace});
+    if (!grace_over)
+      lingering_.push_back(Lingering{group, child.deadline + child.kill_grace, std::nullopt, child.watched});
   }
 }
 
@@ -250,7 +257,19 @@ void Supervisor::enforce_deadlines(SteadyTime now) {
       child.killed = true;
     }
   }
-  std::erase_if(lingering_, [&](Lingering& group) { return finish(group, now); });
+  std::vector<std::optional<std::size_t>> finished;
+  std::erase_if(lingering_, [&](Lingering& group) {
+    if (!finish(group, now)) return false;
+    finished.push_back(group.watched);
+    return true;
+  });
+  for (auto watched : finished) forget_if_over(watched);
+}
+
+void Supervisor::forget_if_over(std::optional<std::size_t> watched) {
+  if (!watched) return;
+  auto of_run = [&](const auto& waited_for) { return waited_for.watched == watched; };
+  if (std::ranges::none_of(children_, of_run) && std::ranges::none_of(lingering_, of_run)) watchdog_->forget(*watched);
 }
 
 bool Supervisor::finish(Lingering& lingering, SteadyTime now) {
@@ -270,6 +289,7 @@ bool Supervisor::finish(Lingering& lingering, SteadyTime now) {
 
 std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
   std::vector<ChildResult> ended;
+  std::vector<std::optional<std::size_t>> reaped;
   std::erase_if(children_, [&](Child& child) {
     int status = 0;
     struct rusage used {};
@@ -295,7 +315,7 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     bool contained = child.cgroup.has_value();
     if (group_exists(child.pid)) {
       ::kill(-child.pid, SIGTERM);
-      if (!contained) lingering_.push_back(Lingering{child.pid, kill_at, std::nullopt});
+      if (!contained) lingering_.push_back(Lingering{child.pid, kill_at, std::nullopt, child.watched});
     }
     if (contained && !cgroups_->release(*child.cgroup)) {
       child.cgroup->signal_all(SIGTERM);
@@ -305,8 +325,10 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     // child killed from outside (overlap=replace) takes its escapees along.
     if (!contained && (child.terminated || result.signal)) stop_escaped(child, now);
     ended.push_back(std::move(result));
+    reaped.push_back(child.watched);
     return true;
   });
+  for (auto watched : reaped) forget_if_over(watched);
   return ended;
 }
 

@@ -6,7 +6,8 @@
 // signal from outside, takes with it the processes that left its group
 // (setsid, a double fork): with a CgroupTree, every process in the run's
 // cgroup; without, those that kept its $TASKD_ATTEMPT_UID, in their own
-// groups. They get the same signals.
+// groups. They get the same signals. If taskd dies without ending them, its
+// watchdog (see watchdog.hpp) ends them all.
 #include <chrono>
 #include <cstdint>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include "exec/cgroup.hpp"
 #include "exec/output_buffer.hpp"
 #include "exec/runner.hpp"
+#include "exec/watchdog.hpp"
 
 namespace taskd::exec {
 
@@ -26,11 +28,14 @@ class Supervisor final : public Runner {
   // behind can be waited for and counted as gone, and asks for short time
   // slices (see scheduling.hpp). With the containment's cgroups, each run has
   // a cgroup of its own in them; without, a run with resource limits is not
-  // started (its error says why, with the containment's description).
+  // started (its error says why, with the containment's description). Forks
+  // the watchdog first (if the system refuses a process, the runs go without
+  // one, and will hardly start either).
   explicit Supervisor(ContainmentChoice containment = {std::nullopt, "subreaper"});
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
-  // Kills (SIGKILL) and reaps every child and group still there.
+  // Kills (SIGKILL) and reaps every child and group still there, then lets
+  // the watchdog go.
   ~Supervisor();
 
   core::Result<StartedProcess> start(std::uint64_t key, const SpawnRequest& request, const ChildLimits& limits) override;
@@ -64,6 +69,7 @@ class Supervisor final : public Runner {
     OutputBuffer output;
     std::string token;  // its "TASKD_ATTEMPT_UID=..." environment entry; empty if none
     std::optional<RunCgroup> cgroup;  // its run's cgroup, with a CgroupTree
+    std::optional<std::size_t> watched;  // its run's entry with the watchdog, without a CgroupTree
   };
   // A group (or a run's cgroup) whose leader has ended but whose other
   // members may not have.
@@ -71,6 +77,7 @@ class Supervisor final : public Runner {
     pid_t group;
     SteadyTime kill_at;
     std::optional<RunCgroup> cgroup;
+    std::optional<std::size_t> watched;  // the watchdog's entry of the run it is of
   };
 
   // The cgroup of a run with `resources` (none without cgroups), or why the
@@ -93,11 +100,16 @@ class Supervisor final : public Runner {
   void reap_strays();
   void poll_once(SteadyTime now, SteadyTime until, std::span<pollfd> watched);
   SteadyTime next_action_time() const;
+  // Tells the watchdog that a run is over once neither its child nor a
+  // group it left is waited for.
+  void forget_if_over(std::optional<std::size_t> watched);
 
   std::optional<CgroupTree> cgroups_;
   std::string containment_;  // as ContainmentChoice describes it
   std::vector<Child> children_;
   std::vector<Lingering> lingering_;
+  // After cgroups_: gone (and told goodbye) before the tree is taken down.
+  std::optional<Watchdog> watchdog_;
 };
 
 }  // namespace taskd::exec

@@ -236,6 +236,16 @@ class TaskdTestCase(unittest.TestCase):
         self.addCleanup(kill_leftovers)
         return marker
 
+    def kill_watchdog_of(self, taskd_pid):
+        """SIGKILL to the watchdog of the taskd process taskd_pid; returns once it is gone. What
+        a taskd killed after it leaves running is then for the next taskd's recovery."""
+        [watchdog] = watchdogs_of(taskd_pid)
+        os.kill(watchdog, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while watchdogs_of(taskd_pid):
+            self.assertLess(time.monotonic(), deadline, "the watchdog outlived its SIGKILL")
+            time.sleep(0.01)
+
     # -- assertions ----------------------------------------------------------
 
     def assertOneErrorLine(self, err, *fragments):
@@ -310,6 +320,12 @@ def cgroup2_mount():
             if rest.startswith("cgroup2 "):
                 return fields.split()[4]
     return None
+
+
+def watchdogs_of(taskd_pid):
+    """The pids of the live watchdog of the taskd process taskd_pid (none or one)."""
+    title = "taskd: watchdog of pid %d" % taskd_pid
+    return [pid for pid, cmdline in processes_matching(title) if cmdline == title]
 
 
 def processes_matching(marker):

@@ -1,7 +1,8 @@
 """What a run starts outside its own process group ends with the run: a
 child that calls setsid, a double fork, `nohup ... &`, and a child that
-ignores SIGTERM and keeps forking, after the timebox and after taskd was
-killed with SIGKILL and the next run-once recovered the run. In both modes
+ignores SIGTERM and keeps forking, after the timebox, within a second of a
+SIGKILL of taskd (its watchdog ends them), and, when the watchdog was killed
+too, once the next run-once recovered the run. In both modes
 (taskd(1), CONTAINMENT): subreaper, where taskd finds them by the
 $TASKD_ATTEMPT_UID they inherited, always; cgroup, where the run's cgroup
 holds them (a cleared environment too), where this machine lets taskd make
@@ -13,7 +14,7 @@ import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import cgroup2_mount, processes_matching
+from taskd_test import cgroup2_mount, processes_matching, watchdogs_of
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -38,6 +39,10 @@ def escapees(marker):
 
 # Only a cgroup holds a process that also cleared its environment.
 CLEARED_ENVIRONMENT = 'env -i setsid sh -c "sleep {m}" & sleep 30'
+
+# Three `sleep MARKER` that a SIGKILL of taskd leaves running: one that
+# called setsid, one double-forked, and the one the child waits for.
+LEFT_BY_SIGKILL = 'setsid sleep {m} & (sleep {m} &); sleep {m}'
 
 
 class ContainmentTest(LoopTestCase):
@@ -87,16 +92,41 @@ class ContainmentTest(LoopTestCase):
         enter.home = home
         return enter
 
+    def run_once_until(self, mode, escaped, start_in):
+        """Starts run-once in `mode` and waits until escaped() is true; returns it and taskd's pid."""
+        worker = self.popen_taskd("run-once", "--containment", mode, faketime=T1, **start_in)
+        self.addCleanup(worker.kill)
+        wait_for(escaped, 20, "the escaped sleeps")
+        [taskd] = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
+        return worker, taskd[0]
+
+    def test_a_sigkill_of_taskd_leaves_no_process_of_its_runs_alive_two_seconds_later(self):
+        for mode, _ in self.modes():
+            with self.subTest(mode=mode):
+                marker = self.unique_sleep()
+                task = "killed-" + mode
+                self.add_escaping(task, LEFT_BY_SIGKILL, marker, "10m")
+                start_in = {"preexec_fn": self.own_cgroup()} if mode == "cgroup" else {}
+                worker, taskd = self.run_once_until(mode, lambda: len(escapees(marker)) == 3, start_in)
+                os.kill(taskd, signal.SIGKILL)
+                # No other taskd starts: the killed one's watchdog ends them.
+                wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
+                wait_for(lambda: not watchdogs_of(taskd), 5, "the watchdog to exit")
+                worker.wait(timeout=10)
+                worker.stdout.close()
+                worker.stderr.close()
+                if mode == "cgroup":  # and taken the tree down, as taskd would have
+                    home = start_in["preexec_fn"].home
+                    self.assertEqual([e for e in os.listdir(home) if os.path.isdir(os.path.join(home, e))], [])
+
     def recover_after_sigkill(self, mode, name, script):
         marker = self.unique_sleep()
         task = name.replace(" ", "-")
         self.add_escaping(task, script, marker, "10m")
         start_in = {"preexec_fn": self.own_cgroup()} if mode == "cgroup" else {}
-        worker = self.popen_taskd("run-once", "--containment", mode, faketime=T1, **start_in)
-        self.addCleanup(worker.kill)
-        wait_for(lambda: escapees(marker), 20, "the escaped sleep")
-        [taskd] = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
-        os.kill(taskd[0], signal.SIGKILL)
+        worker, taskd = self.run_once_until(mode, lambda: escapees(marker), start_in)
+        self.kill_watchdog_of(taskd)  # which would end the escapee at once: this is about recovery
+        os.kill(taskd, signal.SIGKILL)
         worker.wait(timeout=10)
         worker.stdout.close()
         worker.stderr.close()

@@ -1,5 +1,6 @@
-"""A taskd killed with SIGKILL in the middle of a run: the next run-once
-records the run LOST, kills what it left running, and runs the task again.
+"""A taskd killed with SIGKILL in the middle of a run, its watchdog with it:
+the next run-once records the run LOST, kills what it left running, and runs
+the task again.
 The row of a loop that died goes at the next tick too, even an idle one."""
 
 import os
@@ -34,6 +35,8 @@ class RecoveryTest(TaskdTestCase):
         workers = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
         self.assertEqual(len(workers), 1, workers)
         worker_pid = workers[0][0]
+        # Its watchdog first, which would end the orphan at once: this is about what is left to recovery.
+        self.kill_watchdog_of(worker_pid)
         os.kill(worker_pid, signal.SIGKILL)
         worker.wait(timeout=10)
         worker.stdout.close()

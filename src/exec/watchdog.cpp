@@ -1,0 +1,198 @@
+#include "exec/watchdog.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <utility>
+
+#include "exec/cgroup.hpp"
+#include "exec/process_identity.hpp"
+
+namespace taskd::exec {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long the watchdog keeps looking for processes that carry a run's token:
+// what it killed may have forked meanwhile.
+constexpr auto search_limit = 1s;
+
+std::uint32_t load(const std::uint32_t& flag) {
+  return std::atomic_ref(const_cast<std::uint32_t&>(flag)).load(std::memory_order_acquire);
+}
+
+void store(std::uint32_t& flag, std::uint32_t value) { std::atomic_ref(flag).store(value, std::memory_order_release); }
+
+// Shows `title` as this process's command line (ps, /proc/PID/cmdline),
+// which would otherwise be taskd's and pass for taskd itself (pgrep -f, a
+// kill by command line): written over the strings of taskd's, which lie end
+// to end from argv[0] (glibc's program_invocation_name), the rest zeroed, as
+// setproctitle(3) does. They are the watchdog's own copy since the fork.
+void show_as(const char* name, std::string_view title) {
+  ::prctl(PR_SET_NAME, name);
+  char* strings = program_invocation_name;
+  if (!strings) return;
+  int fd = ::open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  std::size_t length = 0;
+  std::array<char, 4096> buffer;
+  for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) length += static_cast<std::size_t>(n);
+  ::close(fd);
+  if (length == 0) return;
+  std::memset(strings, 0, length);
+  std::memcpy(strings, title.data(), std::min(title.size(), length - 1));
+}
+
+// Keeps the pipe's read end (as descriptor 3) and nothing else of taskd's:
+// not its database connection, not the pipes of whoever reads its output.
+int keep_only(int taskd_end) {
+  int kept = ::fcntl(taskd_end, F_DUPFD, 3);  // out of the way of stdin, stdout and stderr
+  int null = ::open("/dev/null", O_RDWR);
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) ::dup2(null, fd);
+  ::dup2(kept, 3);
+  ::close_range(4, ~0U, 0);
+  return 3;
+}
+
+// Waits for the end of file that says taskd is gone.
+void wait_for_end(int taskd_end) {
+  char byte;
+  while (true) {
+    ssize_t n = ::read(taskd_end, &byte, 1);
+    if (n == 0 || (n < 0 && errno != EINTR)) return;
+  }
+}
+
+// What the runs of a taskd without cgroups left: each child's group, then
+// the groups of the processes that carry a run's token, until none is left.
+void end_watched(const std::vector<WatchedRun>& runs) {
+  std::vector<std::string> tokens;
+  for (const auto& run : runs) {
+    kill_group_if_running(run.leader, run.start_ticks, SIGKILL);
+    if (!run.token.empty()) tokens.push_back(run.token);
+  }
+  auto give_up = std::chrono::steady_clock::now() + search_limit;
+  while (!tokens.empty() && std::chrono::steady_clock::now() < give_up) {
+    auto groups = groups_with_environment(tokens);
+    if (groups.empty()) return;
+    for (pid_t group : groups) ::kill(-group, SIGKILL);
+    std::this_thread::sleep_for(5ms);  // the killed take a moment to go
+  }
+}
+
+// The watchdog's life, from the fork (with every signal blocked) to its exit.
+[[noreturn]] void keep_watch(int taskd_end, pid_t taskd, const WatchedRuns& runs, const CgroupTree* cgroups) {
+  ::setpgid(0, 0);
+  show_as("taskd-watchdog", fmt::format("taskd: watchdog of pid {}", taskd));
+  taskd_end = keep_only(taskd_end);
+  wait_for_end(taskd_end);
+  if (!runs.said_goodbye()) {
+    if (cgroups)
+      cgroups->take_down();
+    else
+      end_watched(runs.live());
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
+std::optional<std::size_t> WatchedRuns::add(pid_t leader, std::int64_t start_ticks, std::string_view token) {
+  std::uint32_t index = first_free_;
+  if (index != no_entry) {
+    first_free_ = entries_[index].next_free;
+  } else if (used_ < capacity) {
+    index = used_++;
+  } else {
+    return std::nullopt;
+  }
+  Entry& entry = entries_[index];
+  entry.leader = leader;
+  entry.start_ticks = start_ticks;
+  if (token.size() > token_capacity) token = {};
+  std::ranges::copy(token, entry.token.begin());
+  entry.token[token.size()] = '\0';
+  store(entry.in_use, 1);
+  return index;
+}
+
+void WatchedRuns::remove(std::size_t index) {
+  Entry& entry = entries_[index];
+  store(entry.in_use, 0);
+  entry.next_free = first_free_;
+  first_free_ = static_cast<std::uint32_t>(index);
+}
+
+std::vector<WatchedRun> WatchedRuns::live() const {
+  std::vector<WatchedRun> runs;
+  for (std::uint32_t index = 0; index < used_; ++index) {
+    const Entry& entry = entries_[index];
+    if (load(entry.in_use)) runs.push_back({entry.leader, entry.start_ticks, entry.token.data()});
+  }
+  return runs;
+}
+
+void WatchedRuns::say_goodbye() { store(goodbye_, 1); }
+
+bool WatchedRuns::said_goodbye() const { return load(goodbye_) != 0; }
+
+core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups) {
+  void* memory = ::mmap(nullptr, sizeof(WatchedRuns), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED)
+    return core::fail(core::ErrorKind::internal,
+                      fmt::format("cannot map the watchdog's table: {}", std::strerror(errno)));
+  auto* runs = new (memory) WatchedRuns;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    ::munmap(memory, sizeof(WatchedRuns));
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  pid_t taskd = ::getpid();
+  // Blocked from the start: a signal to taskd's group (Ctrl-C) must not end
+  // the watchdog before it has blocked it itself.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &before);
+  pid_t pid = ::fork();
+  if (pid == 0) keep_watch(fds[0], taskd, *runs, cgroups);
+  ::sigprocmask(SIG_SETMASK, &before, nullptr);
+  if (pid > 0) ::setpgid(pid, pid);  // as the watchdog does itself, whichever comes first
+  ::close(fds[0]);
+  if (pid < 0) {
+    auto error =
+        core::fail(core::ErrorKind::internal, fmt::format("cannot start the watchdog: {}", std::strerror(errno)));
+    ::close(fds[1]);
+    ::munmap(memory, sizeof(WatchedRuns));
+    return error;
+  }
+  return Watchdog(pid, fds[1], runs);
+}
+
+Watchdog::Watchdog(Watchdog&& other) noexcept
+    : pid_(std::exchange(other.pid_, -1)),
+      taskd_end_(std::exchange(other.taskd_end_, -1)),
+      runs_(std::exchange(other.runs_, nullptr)) {}
+
+Watchdog::~Watchdog() {
+  if (!runs_) return;
+  runs_->say_goodbye();
+  ::close(taskd_end_);
+  // Gone already if the Supervisor reaped it as a stray (it was killed).
+  while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  ::munmap(runs_, sizeof(WatchedRuns));
+}
+
+}  // namespace taskd::exec

@@ -1,0 +1,108 @@
+#pragma once
+// The watchdog of a taskd process that runs tasks: a process forked from it
+// that waits for it to end and, when it ends without saying goodbye (SIGKILL,
+// a crash, any signal), ends every process of its runs at once, on this
+// machine, without waiting for the next taskd's recovery. Its children die
+// with taskd by themselves (PR_SET_PDEATHSIG); what they started would not.
+// With cgroups the watchdog kills every cgroup of taskd's tree and removes it,
+// as taskd does when it exits; without, it kills the process group of each
+// run's child and every group of a process that carries the run's
+// $TASKD_ATTEMPT_UID (setsid, a double fork), which taskd listed for it in
+// memory they share: no system call per run.
+//
+// It learns of taskd's end from a pipe of which taskd alone holds the write
+// end (close-on-exec: no child inherits it), and nothing is ever written to;
+// end of file is taskd's end. It blocks every signal it can, so that what
+// reaches taskd's process group (Ctrl-C, a SIGTERM to the group) leaves it
+// there for the moment taskd is gone, and it sits in a process group of its
+// own, out of reach of a SIGKILL to taskd's. It shows itself as
+// "taskd: watchdog of pid PID" (ps, /proc/PID/cmdline).
+#include <sys/types.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace taskd::exec {
+
+class CgroupTree;
+
+// A run as the watchdog ends it: the process group its child leads (told
+// from a later one by the child's start time) and the processes that carry
+// its token, the "TASKD_ATTEMPT_UID=..." environment entry (empty: none).
+struct WatchedRun {
+  pid_t leader;
+  std::int64_t start_ticks;
+  std::string token;
+};
+
+// The runs a watchdog ends: a fixed table that taskd writes and the watchdog
+// reads once taskd is gone. An entry counts once it is marked in use, which
+// taskd does last, so one that taskd was killed while writing is not read.
+// It lives in memory mapped for both (default-initialized there: the pages of
+// entries never used are never touched).
+class WatchedRuns {
+ public:
+  static constexpr std::size_t capacity = 16384;
+  static constexpr std::size_t token_capacity = 63;
+
+  // Records a run; returns its entry, or none when every entry is in use. A
+  // token longer than token_capacity is not kept (the group still is).
+  std::optional<std::size_t> add(pid_t leader, std::int64_t start_ticks, std::string_view token);
+  // Forgets the run of `entry`, which serves another one later.
+  void remove(std::size_t entry);
+  // The runs recorded and not forgotten.
+  std::vector<WatchedRun> live() const;
+  // Marks that taskd ended by itself, having ended its runs.
+  void say_goodbye();
+  bool said_goodbye() const;
+
+ private:
+  struct Entry {
+    std::uint32_t in_use;  // read and written atomically (std::atomic_ref)
+    std::uint32_t next_free;
+    pid_t leader;
+    std::int64_t start_ticks;
+    std::array<char, token_capacity + 1> token;  // NUL-terminated
+  };
+  static constexpr std::uint32_t no_entry = UINT32_MAX;
+
+  std::uint32_t goodbye_ = 0;  // read and written atomically
+  std::uint32_t first_free_ = no_entry;
+  std::uint32_t used_ = 0;  // the entries ever handed out: [0, used_)
+  std::array<Entry, capacity> entries_;
+};
+
+class Watchdog {
+ public:
+  // Forks the watchdog of this process. `cgroups`: the tree of its runs'
+  // cgroups, or nullptr for runs it is told of with watch(). An error when
+  // the system refuses a process or the memory.
+  static core::Result<Watchdog> start(const CgroupTree* cgroups);
+  Watchdog(Watchdog&& other) noexcept;
+  Watchdog& operator=(Watchdog&&) = delete;
+  Watchdog(const Watchdog&) = delete;
+  // Says goodbye and waits for the watchdog to exit: the runs are taskd's
+  // own business again.
+  ~Watchdog();
+
+  // See WatchedRuns::add and remove.
+  std::optional<std::size_t> watch(pid_t leader, std::int64_t start_ticks, std::string_view token) {
+    return runs_->add(leader, start_ticks, token);
+  }
+  void forget(std::size_t entry) { runs_->remove(entry); }
+
+ private:
+  Watchdog(pid_t pid, int taskd_end, WatchedRuns* runs) : pid_(pid), taskd_end_(taskd_end), runs_(runs) {}
+  pid_t pid_;
+  int taskd_end_;      // the pipe's write end
+  WatchedRuns* runs_;  // shared with the watchdog
+};
+
+}  // namespace taskd::exec
