@@ -167,16 +167,16 @@ core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups) {
   ::sigprocmask(SIG_SETMASK, &all, &before);
   pid_t pid = ::fork();
   if (pid == 0) keep_watch(fds[0], taskd, *runs, cgroups);
+  int fork_error = errno;
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
-  if (pid > 0) ::setpgid(pid, pid);  // as the watchdog does itself, whichever comes first
   ::close(fds[0]);
   if (pid < 0) {
-    auto error =
-        core::fail(core::ErrorKind::internal, fmt::format("cannot start the watchdog: {}", std::strerror(errno)));
     ::close(fds[1]);
     ::munmap(memory, sizeof(WatchedRuns));
-    return error;
+    return core::fail(core::ErrorKind::internal,
+                      fmt::format("cannot start the watchdog: {}", std::strerror(fork_error)));
   }
+  ::setpgid(pid, pid);  // as the watchdog does itself, whichever comes first
   return Watchdog(pid, fds[1], runs);
 }
 
