@@ -157,6 +157,11 @@ std::vector<std::string> child_argv(const core::Command& command) {
 // between them.
 constexpr int batches_per_fill = 16;
 
+// How often a lease whose run's row another transaction held is tried
+// again, in parts of the lease: the holder, ended by the server a quarter
+// lease after it stopped, lets go well before the lease's fencing point.
+constexpr int held_lease_retries_per_lease = 16;
+
 }  // namespace
 
 class WorkerImpl {
@@ -240,8 +245,13 @@ class WorkerImpl {
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
     if (!renewed) return std::unexpected(renewed.error());
+    lease_held_ = false;
     for (auto& [key, flight] : in_flight_) {
       auto kept = std::ranges::find(*renewed, flight.claimed.run.id, &store::RenewedLease::run_id);
+      if (kept != renewed->end() && kept->held) {
+        lease_held_ = true;  // its fencing point stays that of its last renewal
+        continue;
+      }
       if (kept != renewed->end()) flight.claimed.stop_reason = kept->stop_reason;
       bool ends_now = kept == renewed->end() || !kept->stop_reason.empty();
       runner_.hold_lease(key, ends_now ? at.steady : fencing_point(at.steady));
@@ -253,8 +263,11 @@ class WorkerImpl {
 
   std::optional<exec::SteadyTime> next_renewal_at() const {
     if (!options_.lease || in_flight_.empty()) return std::nullopt;
-    auto interval = *options_.lease / 4;
-    return renewed_at_ + (stop_asked_ ? std::min<exec::SteadyTime::duration>(interval, stop_request_delay) : interval);
+    exec::SteadyTime::duration interval = *options_.lease / 4;
+    if (stop_asked_) interval = std::min<exec::SteadyTime::duration>(interval, stop_request_delay);
+    if (lease_held_)
+      interval = std::min<exec::SteadyTime::duration>(interval, *options_.lease / held_lease_retries_per_lease);
+    return renewed_at_ + interval;
   }
 
   void look_for_stop_requests() { stop_asked_ = true; }
@@ -465,6 +478,7 @@ class WorkerImpl {
   std::vector<Claimed> unrecorded_runs_;
   exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
   bool stop_asked_ = false;        // see look_for_stop_requests
+  bool lease_held_ = false;        // the last renewal found a run's row held by another transaction
   std::vector<RunReport> reports_;
   bool claiming_ = true;
 };

@@ -62,7 +62,9 @@ class Worker {
   core::Result<void> record(const std::vector<exec::ChildResult>& results);
   // Renews the leases of the runs in flight, when due.
   core::Result<void> keep_leases();
-  // When the next renewal is due; none while no lease is held.
+  // When the next renewal is due; none while no lease is held. Sooner when
+  // the last one found a run's row held by another transaction: that lease
+  // is renewed as soon as it is free, its fencing point unchanged meanwhile.
   std::optional<exec::SteadyTime> next_renewal_at() const;
   // A run in flight may have been asked to stop, by this process or another
   // (overlap=replace): the next renewal, which tells, comes within
