@@ -170,7 +170,10 @@ class WorkerImpl {
       : db_(db), clock_(clock), runner_(runner), options_(options),
         identity_(current_worker(options.host_id)) {
     // No wait on the server past the moment a lease must be acted on.
-    if (options_.lease) store::limit_waits(db_, [this] { return runner_.next_lease_action(); });
+    if (options_.lease) {
+      store::limit_waits(db_, [this] { return runner_.next_lease_action(); });
+      store::bound_session(db_, session_bounds(*options_.lease));
+    }
   }
   ~WorkerImpl() {
     if (options_.lease) store::limit_waits(db_, {});
@@ -183,24 +186,26 @@ class WorkerImpl {
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
   // Claims and launches runs until every slot is busy, the queue is empty or
-  // `max_batches` claims were made; true in the last case, when the queue
+  // `max_batches` claims were made; `more` in the last case, when the queue
   // may hold more for free slots (drops take no slot: a long queue of them
   // is taken a bounded piece at a time).
-  Result<bool> fill(int max_batches) {
+  Result<Filled> fill(int max_batches) {
     for (int round = 0; round < max_batches; ++round) {
+      // A claim may wait for locks: the leases are not left to wait with it.
+      if (auto kept = keep_leases(); !kept) return std::unexpected(kept.error());
       int slots = free_slots();
-      if (slots <= 0) return false;
+      if (slots <= 0) return Filled::done;
       auto batch = store::write(db_, [&]() { return claim(slots, instant()); }, store::WriteScope::rows);
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) {
         auto held = store::wait_for_held_claimable_run(db_, clock_.now(), identity_.host);
-        if (!held) return std::unexpected(held.error());
-        if (!*held) return false;
-        continue;  // another host's transaction held it: it has ended
+        if (held && *held) continue;  // another host's transaction held it: it has ended
+        if (!held && held.error().kind != core::ErrorKind::busy) return std::unexpected(held.error());
+        return held ? Filled::done : Filled::held;
       }
       if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
     }
-    return true;
+    return Filled::more;
   }
 
   // Records the ends of the children in `results` and, in the same
@@ -488,7 +493,7 @@ Worker::Worker(store::Database& db, const Clock& clock, exec::Runner& runner, co
 
 Worker::~Worker() = default;
 
-Result<bool> Worker::fill() { return impl_->fill(batches_per_fill); }
+Result<Filled> Worker::fill() { return impl_->fill(batches_per_fill); }
 
 Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { return impl_->record(results); }
 
@@ -508,9 +513,9 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
   while (true) {
-    auto more = worker.fill();
-    if (!more) return std::unexpected(more.error());
-    if (*more) continue;
+    auto filled = worker.fill();
+    if (!filled) return std::unexpected(filled.error());
+    if (*filled == Filled::more) continue;
     if (worker.running() == 0) break;
     auto ended = runner.wait_for_exits(worker.next_renewal_at().value_or(exec::SteadyTime::max()));
     if (auto recorded = worker.record(ended); !recorded) return std::unexpected(recorded.error());
@@ -520,6 +525,11 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
   auto reports = worker.take_reports();
   std::erase_if(reports, [](const RunReport& report) { return report.status == core::RunStatus::running; });
   return reports;
+}
+
+store::SessionBounds session_bounds(core::Millis lease) {
+  using namespace std::chrono_literals;
+  return {.lock_wait = std::min<core::Millis>(lease / 16, 1s), .idle_in_transaction = lease / 4, .unacknowledged = 10s};
 }
 
 store::WorkerIdentity current_worker(std::string_view host_id) {

@@ -22,6 +22,18 @@ fs::path default_state_dir() {
   return fs::path(home && *home ? home : ".") / ".local" / "state" / "taskd";
 }
 
+// A duplicate that reaches the caller is a bug: the writes that may meet
+// one handle it.
+ErrorKind error_kind_of(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::unavailable: return ErrorKind::unavailable;
+    case FailureKind::busy: return ErrorKind::busy;
+    case FailureKind::duplicate:
+    case FailureKind::internal: break;
+  }
+  return ErrorKind::internal;
+}
+
 }  // namespace
 
 void make_private_directory(const fs::path& dir) {
@@ -74,8 +86,7 @@ core::Result<Database> Database::open(const std::string& location, const OpenOpt
     }
     return Database(location, fs::path(location), fs::path(location), open_sqlite(location, options));
   } catch (const Failure& failure) {
-    return core::fail(failure.kind() == FailureKind::internal ? ErrorKind::internal : ErrorKind::unavailable,
-                      failure.what());
+    return core::fail(error_kind_of(failure.kind()), failure.what());
   }
 }
 
@@ -93,7 +104,7 @@ core::Error current_error(const Database& db) {
   try {
     throw;
   } catch (const Failure& failure) {
-    return {failure.kind() == FailureKind::unavailable ? ErrorKind::unavailable : ErrorKind::internal, failure.what()};
+    return {error_kind_of(failure.kind()), failure.what()};
   } catch (const std::exception& e) {
     return {ErrorKind::internal, "database " + db.name() + " holds a malformed value: " + e.what()};
   } catch (...) {
@@ -112,6 +123,8 @@ core::Result<bool> take_notices(Database& db) {
 }
 
 void limit_waits(Database& db, WaitLimit limit) { db.connection().limit_waits(std::move(limit)); }
+
+void bound_session(Database& db, const SessionBounds& bounds) { db.connection().bound_session(bounds); }
 
 core::Result<std::optional<core::Time>> server_time(Database& db) {
   if (db.file()) return std::nullopt;

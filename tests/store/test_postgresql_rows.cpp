@@ -187,3 +187,21 @@ TEST_CASE("a renewal passes over a run whose row another host holds, without wai
   CHECK(lease_of(held.run_id) == held_lease);
   CHECK(lease_of(free.run_id) == at(11, 0) + 10s);
 }
+
+TEST_CASE("a wait for a task another host holds ends as busy after the session's lock wait, and the session goes on" *
+          doctest::test_suite("postgresql")) {
+  test::TempDb temp;
+  auto held = queued_run(temp.db, "a");
+  auto other = another_connection(temp);
+  store::bound_session(other, {.lock_wait = 200ms, .idle_in_transaction = 1s});
+  store::WriteTransaction open(temp.db, store::WriteScope::rows);
+  REQUIRE(store::lock_tasks_and_followers(temp.db, {held.task.id}));
+  auto began = std::chrono::steady_clock::now();
+  auto waited = store::wait_for_held_claimable_run(other, at(10, 0), "here");
+  auto took = std::chrono::steady_clock::now() - began;
+  open.commit();
+  REQUIRE_FALSE(waited);
+  CHECK(waited.error().kind == core::ErrorKind::busy);
+  CHECK(took < 2s);
+  CHECK(store::wait_for_held_claimable_run(other, at(10, 0), "here").value());  // let go: the same session goes on
+}
