@@ -9,6 +9,7 @@ enum class ErrorKind {
   usage,        // the command line is wrong (exit 2)
   bad_input,    // a malformed schedule, duration, file or name (exit 65)
   unavailable,  // the database is locked, unreadable or unsafe (exit 69)
+  busy,         // a lock another session of a server held past the lock timeout: look again later (exit 69)
   internal,     // a bug or an unexpected system failure (exit 70)
 };
 
@@ -29,7 +30,8 @@ constexpr int exit_code(ErrorKind kind) {
   switch (kind) {
     case ErrorKind::usage: return 2;
     case ErrorKind::bad_input: return 65;
-    case ErrorKind::unavailable: return 69;
+    case ErrorKind::unavailable:
+    case ErrorKind::busy: return 69;
     case ErrorKind::internal: return 70;
   }
   return 70;

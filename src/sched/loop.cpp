@@ -50,14 +50,12 @@ core::Result<void> recover(store::Database& db, Time now, Logger& log, const sto
   return {};
 }
 
-core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
-                           const std::function<void()>& before_commit = {},
-                           const std::function<core::Result<void>()>& between_batches = {}) {
-  auto ticked = enqueue_due(
-      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
-      before_commit, between_batches);
-  if (!ticked) return std::unexpected(ticked.error());
-  return {};
+core::Result<TickResult> enqueue(store::Database& db, Time now, Logger& log,
+                                 const std::function<void()>& before_commit = {},
+                                 const std::function<core::Result<void>()>& between_batches = {}) {
+  return enqueue_due(
+      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(), before_commit,
+      between_batches);
 }
 
 // Deletes every run the retention expired, logging how many when any.
@@ -147,6 +145,7 @@ class Loop {
   // The probe spares the write transactions of the enqueue and the claim
   // when they would find nothing.
   Result<void> pass() {
+    held_ = false;
     if (auto kept = keep_up(); !kept) return kept;
     Time now = clock_.now();
     if (auto beat = presence_.beat_if_due(now); !beat) return beat;
@@ -162,13 +161,16 @@ class Loop {
     if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
       auto keep_leases = [this] { return worker_.keep_leases(); };
-      if (auto enqueued = enqueue(db_, now, log_, before_commit, keep_leases); !enqueued) return enqueued;
+      auto enqueued = enqueue(db_, now, log_, before_commit, keep_leases);
+      if (!enqueued) return std::unexpected(enqueued.error());
+      held_ = enqueued->held;
     }
     if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
     if (auto pruned = prune_batch(now); !pruned) return pruned;
     auto upcoming = store::upcoming_after(db_, now, self_.host);
     if (!upcoming) return std::unexpected(upcoming.error());
     next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
+    if (held_) next_pass_at_ = std::min(next_pass_at_, clock_.now() + lock_wait());
     // A lease that ends is looked at a margin after: its run may be lost.
     recover_at_.reset();
     if (upcoming->earliest_lease_end && *upcoming->earliest_lease_end + lease_margin(db_) > now) {
@@ -193,8 +195,12 @@ class Loop {
   // A server out of reach (down, restarting, cut off, or slower than a
   // lease allows) is waited out: the children go on, or are fenced by their
   // leases; the ends wait in memory; the loop tries again after a delay
-  // that doubles. Logged once, at the start. Anything else ends the loop.
+  // that doubles. Logged once, at the start. A lock another session held
+  // past the lock wait (a host frozen in a transaction, until the server
+  // ends its session) is no outage: the loop looks again soon. Anything
+  // else ends the loop.
   Result<void> wait_out(const core::Error& error) {
+    if (!db_.file() && error.kind == core::ErrorKind::busy) return look_again_soon(error);
     if (db_.file() || error.kind != core::ErrorKind::unavailable) return std::unexpected(error);
     if (!outage_) {
       outage_ = Outage{std::chrono::steady_clock::now(), 0};
@@ -207,6 +213,19 @@ class Loop {
     next_pass_at_ = clock_.now() + delay;
     queue_left_ = prune_left_ = false;
     return {};
+  }
+
+  Result<void> look_again_soon(const core::Error& busy) {
+    end_outage();  // the server answered
+    log_.log(LogLevel::debug, "database.busy", {{"error", busy.message}});
+    next_pass_at_ = clock_.now() + lock_wait();
+    queue_left_ = prune_left_ = false;
+    return {};
+  }
+
+  // How long a statement of this loop waits for a lock another session holds.
+  core::Millis lock_wait() const {
+    return options_.worker.lease ? session_bounds(*options_.worker.lease).lock_wait : first_retry_delay;
   }
 
   void end_outage() {
@@ -237,7 +256,8 @@ class Loop {
     auto filled = worker_.fill();
     log_reports();
     if (!filled) return std::unexpected(filled.error());
-    queue_left_ = *filled;
+    queue_left_ = *filled == Filled::more;
+    held_ = held_ || *filled == Filled::held;
     return {};
   }
 
@@ -381,6 +401,9 @@ class Loop {
   bool clock_off_ = false;        // the clock offset is over the tolerance (and was logged)
   std::int64_t stop_announcements_seen_ = 0;  // see store::stop_announcements
   bool queue_left_ = false;  // the last fill stopped with queued runs left to look at
+  // This pass left a due task or a claimable run that another session held
+  // past the lock wait: the next pass comes a lock wait later.
+  bool held_ = false;
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool aborted_ = false;
@@ -409,7 +432,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   if (!lost) return std::unexpected(lost.error());
   log_reports(log, *lost);
   if (enqueue_needed(*work)) {
-    if (auto enqueued = enqueue(db, now, log); !enqueued) return enqueued;
+    if (auto enqueued = enqueue(db, now, log); !enqueued) return std::unexpected(enqueued.error());
   }
   if (!retention) return {};
   return prune(db, now, log, *retention);

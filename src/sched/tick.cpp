@@ -94,8 +94,9 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
     if (batch_result->due >= batch) continue;
     if (waits++ < waits_for_held) {
       auto held = store::wait_for_held_due_task(db, now);
-      if (!held) return std::unexpected(held.error());
-      if (*held) continue;  // another host's transaction held it: it has ended
+      if (held && *held) continue;  // another host's transaction held it: it has ended
+      if (!held && held.error().kind != core::ErrorKind::busy) return std::unexpected(held.error());
+      total.held = !held;
     }
     if (total.enqueued >= herd) {
       if (auto refreshed = store::refresh_run_statistics(db); !refreshed) return std::unexpected(refreshed.error());

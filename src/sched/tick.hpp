@@ -16,6 +16,9 @@ struct TickResult {
   int enqueued = 0;
   int skipped = 0;
   int replaced = 0;  // running attempts stopped by overlap=replace
+  // A due task another session held past the lock timeout (a host frozen
+  // in the middle of a transaction) was left for a later tick.
+  bool held = false;
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`

@@ -157,6 +157,11 @@ std::vector<std::string> child_argv(const core::Command& command) {
 // between them.
 constexpr int batches_per_fill = 16;
 
+// How often a lease whose run's row another transaction held is tried
+// again, in parts of the lease: the holder, ended by the server a quarter
+// lease after it stopped, lets go well before the lease's fencing point.
+constexpr int held_lease_retries_per_lease = 16;
+
 }  // namespace
 
 class WorkerImpl {
@@ -165,7 +170,10 @@ class WorkerImpl {
       : db_(db), clock_(clock), runner_(runner), options_(options),
         identity_(current_worker(options.host_id)) {
     // No wait on the server past the moment a lease must be acted on.
-    if (options_.lease) store::limit_waits(db_, [this] { return runner_.next_lease_action(); });
+    if (options_.lease) {
+      store::limit_waits(db_, [this] { return runner_.next_lease_action(); });
+      store::bound_session(db_, session_bounds(*options_.lease));
+    }
   }
   ~WorkerImpl() {
     if (options_.lease) store::limit_waits(db_, {});
@@ -178,24 +186,26 @@ class WorkerImpl {
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
   // Claims and launches runs until every slot is busy, the queue is empty or
-  // `max_batches` claims were made; true in the last case, when the queue
+  // `max_batches` claims were made; `more` in the last case, when the queue
   // may hold more for free slots (drops take no slot: a long queue of them
   // is taken a bounded piece at a time).
-  Result<bool> fill(int max_batches) {
+  Result<Filled> fill(int max_batches) {
     for (int round = 0; round < max_batches; ++round) {
+      // A claim may wait for locks: the leases are not left to wait with it.
+      if (auto kept = keep_leases(); !kept) return std::unexpected(kept.error());
       int slots = free_slots();
-      if (slots <= 0) return false;
+      if (slots <= 0) return Filled::done;
       auto batch = store::write(db_, [&]() { return claim(slots, instant()); }, store::WriteScope::rows);
       if (!batch) return std::unexpected(batch.error());
       if (batch->queued_seen == 0) {
         auto held = store::wait_for_held_claimable_run(db_, clock_.now(), identity_.host);
-        if (!held) return std::unexpected(held.error());
-        if (!*held) return false;
-        continue;  // another host's transaction held it: it has ended
+        if (held && *held) continue;  // another host's transaction held it: it has ended
+        if (!held && held.error().kind != core::ErrorKind::busy) return std::unexpected(held.error());
+        return held ? Filled::done : Filled::held;
       }
       if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
     }
-    return true;
+    return Filled::more;
   }
 
   // Records the ends of the children in `results` and, in the same
@@ -240,8 +250,13 @@ class WorkerImpl {
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
     if (!renewed) return std::unexpected(renewed.error());
+    lease_held_ = false;
     for (auto& [key, flight] : in_flight_) {
       auto kept = std::ranges::find(*renewed, flight.claimed.run.id, &store::RenewedLease::run_id);
+      if (kept != renewed->end() && kept->held) {
+        lease_held_ = true;  // its fencing point stays that of its last renewal
+        continue;
+      }
       if (kept != renewed->end()) flight.claimed.stop_reason = kept->stop_reason;
       bool ends_now = kept == renewed->end() || !kept->stop_reason.empty();
       runner_.hold_lease(key, ends_now ? at.steady : fencing_point(at.steady));
@@ -253,8 +268,11 @@ class WorkerImpl {
 
   std::optional<exec::SteadyTime> next_renewal_at() const {
     if (!options_.lease || in_flight_.empty()) return std::nullopt;
-    auto interval = *options_.lease / 4;
-    return renewed_at_ + (stop_asked_ ? std::min<exec::SteadyTime::duration>(interval, stop_request_delay) : interval);
+    exec::SteadyTime::duration interval = *options_.lease / 4;
+    if (stop_asked_) interval = std::min<exec::SteadyTime::duration>(interval, stop_request_delay);
+    if (lease_held_)
+      interval = std::min<exec::SteadyTime::duration>(interval, *options_.lease / held_lease_retries_per_lease);
+    return renewed_at_ + interval;
   }
 
   void look_for_stop_requests() { stop_asked_ = true; }
@@ -465,6 +483,7 @@ class WorkerImpl {
   std::vector<Claimed> unrecorded_runs_;
   exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
   bool stop_asked_ = false;        // see look_for_stop_requests
+  bool lease_held_ = false;        // the last renewal found a run's row held by another transaction
   std::vector<RunReport> reports_;
   bool claiming_ = true;
 };
@@ -474,7 +493,7 @@ Worker::Worker(store::Database& db, const Clock& clock, exec::Runner& runner, co
 
 Worker::~Worker() = default;
 
-Result<bool> Worker::fill() { return impl_->fill(batches_per_fill); }
+Result<Filled> Worker::fill() { return impl_->fill(batches_per_fill); }
 
 Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { return impl_->record(results); }
 
@@ -494,9 +513,9 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
   while (true) {
-    auto more = worker.fill();
-    if (!more) return std::unexpected(more.error());
-    if (*more) continue;
+    auto filled = worker.fill();
+    if (!filled) return std::unexpected(filled.error());
+    if (*filled == Filled::more) continue;
     if (worker.running() == 0) break;
     auto ended = runner.wait_for_exits(worker.next_renewal_at().value_or(exec::SteadyTime::max()));
     if (auto recorded = worker.record(ended); !recorded) return std::unexpected(recorded.error());
@@ -506,6 +525,11 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
   auto reports = worker.take_reports();
   std::erase_if(reports, [](const RunReport& report) { return report.status == core::RunStatus::running; });
   return reports;
+}
+
+store::SessionBounds session_bounds(core::Millis lease) {
+  using namespace std::chrono_literals;
+  return {.lock_wait = std::min<core::Millis>(lease / 16, 1s), .idle_in_transaction = lease / 4, .unacknowledged = 10s};
 }
 
 store::WorkerIdentity current_worker(std::string_view host_id) {

@@ -41,6 +41,25 @@ struct WorkerOptions {
 // of stop requests costs a renewal a second at most.
 inline constexpr std::chrono::seconds stop_request_delay{1};
 
+// How a worker with `lease` bounds its session on a server, so that no host
+// waits on another: a lock another session holds is waited for a sixteenth
+// of the lease (a second at the most), then looked at again later, so that
+// the few waits a claim may meet fit well within the quarter lease between
+// a renewal's due time and the fencing point; a session of its left idle in
+// a transaction (its process frozen, or cut off) is ended by the server
+// after a quarter of the lease, which frees its locks long before its runs'
+// leases end and they are recovered; one whose machine leaves the server's
+// data unacknowledged for 10 s (paused, or cut off) is given up by the
+// server's TCP, a lease-independent time that a lossy network survives.
+store::SessionBounds session_bounds(core::Millis lease);
+
+// How a call of Worker::fill ended.
+enum class Filled {
+  done,  // every slot is busy, or nothing is claimable
+  more,  // it stopped after a bounded number of claims: call again once signals and exits were looked at
+  held,  // a claimable run's task was held by another session past the lock wait: look again later
+};
+
 class WorkerImpl;
 
 // The worker one step at a time, for a loop that waits for more than its
@@ -53,16 +72,17 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   // Claims and launches queued runs until every slot is busy or the queue
-  // is empty; true when it stopped before, after a bounded number of claims
-  // (call it again once signals and exits have been looked at).
-  core::Result<bool> fill();
+  // is empty, or a bounded number of claims were made.
+  core::Result<Filled> fill();
   // Records the end of children that ended, with the ends an earlier call
   // could not write (the database out of reach): those are kept until
   // written, by the next call.
   core::Result<void> record(const std::vector<exec::ChildResult>& results);
   // Renews the leases of the runs in flight, when due.
   core::Result<void> keep_leases();
-  // When the next renewal is due; none while no lease is held.
+  // When the next renewal is due; none while no lease is held. Sooner when
+  // the last one found a run's row held by another transaction: that lease
+  // is renewed as soon as it is free, its fencing point unchanged meanwhile.
   std::optional<exec::SteadyTime> next_renewal_at() const;
   // A run in flight may have been asked to stop, by this process or another
   // (overlap=replace): the next renewal, which tells, comes within

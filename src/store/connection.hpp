@@ -23,6 +23,7 @@ enum class Dialect { sqlite, postgresql };
 // What a failure of the engine means to taskd.
 enum class FailureKind {
   unavailable,  // the database cannot be reached, is locked past the timeout, or is not taskd's (exit 69)
+  busy,         // a server: another session held a lock this one needed past the lock timeout
   duplicate,    // a unique constraint refused the write
   internal,     // anything else: a bug, or a value taskd cannot read
 };
@@ -113,6 +114,10 @@ class Connection {
   // caller with a deadline of its own is back in time for it. A SQLite
   // file, on this machine, has no such wait: ignored.
   virtual void limit_waits(WaitLimit limit) = 0;
+  // Bounds this session, and every later one, on a server as `bounds`
+  // says; a connection that cannot take them is given up, and the next one
+  // is made with them. Nothing on a SQLite file.
+  virtual void bound_session(const SessionBounds& bounds) = 0;
 };
 
 }  // namespace taskd::store

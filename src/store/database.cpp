@@ -53,6 +53,18 @@ core::Result<void> check_file_name(const std::string& location) {
   return {};
 }
 
+// A duplicate that reaches the caller is a bug: the writes that may meet
+// one handle it.
+ErrorKind error_kind_of(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::unavailable: return ErrorKind::unavailable;
+    case FailureKind::busy: return ErrorKind::busy;
+    case FailureKind::duplicate:
+    case FailureKind::internal: break;
+  }
+  return ErrorKind::internal;
+}
+
 }  // namespace
 
 bool path_exists(const fs::path& path) {
@@ -90,8 +102,7 @@ core::Result<Database> Database::open(const std::string& location, const OpenOpt
     if (auto named = check_file_name(location); !named) return std::unexpected(named.error());
     return Database(location, fs::path(location), fs::path(location), open_sqlite(location, options));
   } catch (const Failure& failure) {
-    return core::fail(failure.kind() == FailureKind::internal ? ErrorKind::internal : ErrorKind::unavailable,
-                      failure.what());
+    return core::fail(error_kind_of(failure.kind()), failure.what());
   }
 }
 
@@ -109,7 +120,7 @@ core::Error current_error(const Database& db) {
   try {
     throw;
   } catch (const Failure& failure) {
-    return {failure.kind() == FailureKind::unavailable ? ErrorKind::unavailable : ErrorKind::internal, failure.what()};
+    return {error_kind_of(failure.kind()), failure.what()};
   } catch (const std::exception& e) {
     return {ErrorKind::internal, "database " + db.name() + " holds a malformed value: " + e.what()};
   } catch (...) {
@@ -128,6 +139,8 @@ core::Result<bool> take_notices(Database& db) {
 }
 
 void limit_waits(Database& db, WaitLimit limit) { db.connection().limit_waits(std::move(limit)); }
+
+void bound_session(Database& db, const SessionBounds& bounds) { db.connection().bound_session(bounds); }
 
 core::Result<std::optional<core::Time>> server_time(Database& db) {
   if (db.file()) return std::nullopt;

@@ -39,9 +39,12 @@ enum class IfMissing { create, use_empty };
 
 struct OpenOptions {
   IfMissing if_missing = IfMissing::create;
-  // SQLite: how long a write waits for another process's. PostgreSQL: how
-  // long taskd waits for the server to answer before it gives the
-  // connection up (a hung server never hangs taskd).
+  // SQLite: how long a write waits for another process's. PostgreSQL: as
+  // long, a statement waits for a lock another session holds (then fails
+  // as busy), and a session may sit idle in a transaction (then the server
+  // ends it), until bound_session says otherwise; and taskd waits at least
+  // 30 s for the server to answer before it gives the connection up (a
+  // hung server never hangs taskd).
   std::chrono::milliseconds busy_timeout{5000};
   // Where a server store keeps this host's files (the spawn ledger); empty:
   // $XDG_STATE_HOME/taskd, or ~/.local/state/taskd.
@@ -99,6 +102,24 @@ std::int64_t stop_announcements(Database& db);
 
 // Bounds every later wait on a server by `limit` too (see Connection).
 void limit_waits(Database& db, WaitLimit limit);
+
+// What a server lets a session of taskd's hold up others with: a statement
+// waits at most `lock_wait` for a lock another session holds, then fails as
+// busy (ErrorKind::busy: look again later); a session idle in a transaction
+// for `idle_in_transaction` (its taskd frozen or cut off) is ended by the
+// server, which rolls the transaction back and frees its locks; and one
+// whose taskd has left what the server sent unacknowledged for
+// `unacknowledged` (its machine paused or cut off; 0: the system's time,
+// minutes) is given up by the server's TCP. Not for a command whose output
+// a pager may hold back: that time also ends a session whose reader stops.
+struct SessionBounds {
+  std::chrono::milliseconds lock_wait;
+  std::chrono::milliseconds idle_in_transaction;
+  std::chrono::milliseconds unacknowledged{0};
+};
+// Bounds this and every later session of a server by `bounds` (see
+// Connection); nothing on a SQLite file.
+void bound_session(Database& db, const SessionBounds& bounds);
 
 // The database server's clock, read in one round trip; none for a SQLite
 // file, which has only this machine's.

@@ -1,5 +1,6 @@
 #include "store/postgresql.hpp"
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -62,17 +63,35 @@ Translated translate(std::string_view sql) {
 // (08), resources (53), operator intervention (57), authorization (28),
 // permission (42501), a missing database (3D000), a deadlock (40P01: the
 // server rolled this transaction back to break a cycle of waits among
-// hosts, which the next try does not meet), and a server that takes no
-// writes (25006: a standby, or a primary demoted by a failover; the next
-// connection may reach the new primary).
+// hosts, which the next try does not meet), a server that takes no writes
+// (25006: a standby, or a primary demoted by a failover; the next
+// connection may reach the new primary), and this session ended by the
+// server for sitting idle in a transaction past its bound (25P03: this
+// taskd was frozen or starved of CPU).
 constexpr std::string_view read_only_server = "25006";
+constexpr std::string_view idle_session_ended = "25P03";
+// A lock another session held past lock_timeout: busy, not out of reach.
+constexpr std::string_view lock_not_available = "55P03";
+
+// TCP keepalives on both ends of taskd's sessions (libpq's may be set
+// otherwise in the URI): an idle connection whose other end went away
+// without a word (a machine paused, or cut off) is given up in about 10 s
+// rather than the system's two hours, so that abandoned sessions do not
+// pile up towards max_connections, and a server that went away is noticed
+// by a taskd that only listens.
+constexpr std::string_view server_keepalives =
+    "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=5";
+constexpr std::array<const char*, 3> client_keepalive_keywords{"keepalives_idle", "keepalives_interval",
+                                                               "keepalives_count"};
+constexpr std::array<const char*, 3> client_keepalive_values{"5", "1", "5"};
 
 // The payload of the notice that a run was asked to stop (announce_stop);
 // a commit's own notice has none.
 constexpr std::string_view stop_payload = "stop";
 bool is_unavailable(std::string_view state) {
   return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
-         state == "42501" || state == "3D000" || state == "40P01" || state == read_only_server;
+         state == "42501" || state == "3D000" || state == "40P01" || state == read_only_server ||
+         state == idle_session_ended;
 }
 
 // libpq's message on one line: its lines (a hint is indented with a tab)
@@ -170,8 +189,8 @@ class PgQuery final : public Query {
 
 class PgConnection final : public Connection {
  public:
-  PgConnection(std::string uri, std::string display, milliseconds reply_timeout)
-      : uri_(std::move(uri)), display_(std::move(display)), reply_timeout_(reply_timeout) {
+  PgConnection(std::string uri, std::string display, milliseconds reply_timeout, SessionBounds bounds)
+      : uri_(std::move(uri)), display_(std::move(display)), reply_timeout_(reply_timeout), bounds_(bounds) {
     connect();
   }
   ~PgConnection() override {
@@ -284,6 +303,9 @@ class PgConnection final : public Connection {
     std::string_view code = state ? state : "";
     std::string message = fmt::format("database {}: {}", display_, one_line(PQresultErrorMessage(result)));
     if (code == "23505") throw Failure(FailureKind::duplicate, message);
+    if (code == lock_not_available)
+      throw Failure(FailureKind::busy, fmt::format("{} (another session held a lock for {} ms; try again)", message,
+                                                   bounds_.lock_wait.count()));
     if (code == read_only_server) reconnect_ = true;
     if (is_unavailable(code) || PQstatus(conn_) != CONNECTION_OK) throw Failure(FailureKind::unavailable, message);
     throw Failure(FailureKind::internal, message);
@@ -323,6 +345,18 @@ class PgConnection final : public Connection {
                        sslmode);
   }
   void limit_waits(WaitLimit limit) override { wait_limit_ = std::move(limit); }
+  // Called outside a transaction. A new connection takes the bounds with
+  // its options, at no cost; this one is told in one round trip.
+  void bound_session(const SessionBounds& bounds) override {
+    bounds_ = bounds;
+    if (!conn_) return;
+    try {
+      run(fmt::format("SET lock_timeout = {}; SET idle_in_transaction_session_timeout = {}; SET tcp_user_timeout = {}",
+                      bounds.lock_wait.count(), bounds.idle_in_transaction.count(), bounds.unacknowledged.count()));
+    } catch (const Failure&) {
+      drop();
+    }
+  }
   // A connection given up is not made again here: the caller's next query does.
   bool take_notices() override {
     if (!conn_) return false;
@@ -401,18 +435,31 @@ class PgConnection final : public Connection {
     connect();
   }
 
+  // search_path: taskd's tables, unqualified. client_min_messages: the
+  // server's notices ("schema taskd already exists, skipping") are not the
+  // user's business; libpq would print them on stderr. jit: the claim's
+  // estimated cost (its group-cap subplan, times the queued runs) passes
+  // jit_above_cost once the queue is long, and compiling it took 30 ms to
+  // 0.8 s of the server's CPU at every claim; taskd's statements read a few
+  // rows each and never gain from it. Then the session's bounds, and the
+  // keepalives.
+  std::string session_options() const {
+    return fmt::format(
+        "-c search_path=taskd -c client_min_messages=warning -c jit=off -c lock_timeout={} "
+        "-c idle_in_transaction_session_timeout={} -c tcp_user_timeout={} {}",
+        bounds_.lock_wait.count(), bounds_.idle_in_transaction.count(), bounds_.unacknowledged.count(),
+        server_keepalives);
+  }
+
   void connect() {
-    // search_path: taskd's tables, unqualified. client_min_messages: the
-    // server's notices ("schema taskd already exists, skipping") are not
-    // the user's business; libpq would print them on stderr. jit: the
-    // claim's estimated cost (its group-cap subplan, times the queued runs)
-    // passes jit_above_cost once the queue is long, and compiling it took
-    // 30 ms to 0.8 s of the server's CPU at every claim; taskd's statements
-    // read a few rows each and never gain from it.
-    const char* keywords[] = {"dbname", "options", "fallback_application_name", nullptr};
-    const char* values[] = {uri_.c_str(), "-c search_path=taskd -c client_min_messages=warning -c jit=off", "taskd",
-                            nullptr};
-    conn_ = PQconnectStartParams(keywords, values, 1);
+    // The keywords before dbname are defaults the URI may override; those
+    // after it override the URI.
+    auto options = session_options();
+    std::vector<const char*> keywords(client_keepalive_keywords.begin(), client_keepalive_keywords.end());
+    std::vector<const char*> values(client_keepalive_values.begin(), client_keepalive_values.end());
+    keywords.insert(keywords.end(), {"dbname", "options", "fallback_application_name", nullptr});
+    values.insert(values.end(), {uri_.c_str(), options.c_str(), "taskd", nullptr});
+    conn_ = PQconnectStartParams(keywords.data(), values.data(), 1);
     if (!conn_) throw Failure(FailureKind::unavailable, fmt::format("database {}: out of memory", display_));
     if (PQstatus(conn_) == CONNECTION_BAD) throw lost("cannot connect");
     auto budget = connect_timeout();
@@ -441,6 +488,7 @@ class PgConnection final : public Connection {
   std::string uri_;
   std::string display_;
   milliseconds reply_timeout_;
+  SessionBounds bounds_;
   WaitLimit wait_limit_;
   PGconn* conn_ = nullptr;
   int generation_ = 0;  // counts connections: a statement prepared on an earlier one is prepared again
@@ -562,7 +610,8 @@ std::string postgresql_sql(std::string_view sql) { return translate(sql).sql; }
 std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOptions& options) {
   auto display = without_password(uri);
   auto reply_timeout = std::max(milliseconds(options.busy_timeout), milliseconds(30000));
-  auto connection = std::make_unique<PgConnection>(uri, display, reply_timeout);
+  SessionBounds bounds{options.busy_timeout, options.busy_timeout};
+  auto connection = std::make_unique<PgConnection>(uri, display, reply_timeout, bounds);
   migrate(*connection, display);
   return connection;
 }

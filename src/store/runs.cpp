@@ -381,14 +381,40 @@ Result<void> set_children(Database& db, const std::vector<ChildRecord>& children
   });
 }
 
+namespace {
+
+// The renewal of `count` leases (?1 the new lease, then each lease's run id
+// and attempt): the id and stop request of each run renewed and, on a
+// server, each run whose row another transaction holds (skipped, not waited
+// for: a host frozen in the middle of one must not keep the others from
+// renewing), flagged as held. A run that is neither was taken from its worker.
+std::string renewal_sql(const Database& db, std::size_t count) {
+  auto leases = parameter_rows(count, 2, {"bigint", ""});
+  std::string_view lease = "?1 + 1000 * (SELECT kill_grace FROM tasks WHERE tasks.id = runs.task_id)";
+  if (db.dialect() != Dialect::postgresql)
+    return fmt::format(
+        "UPDATE runs SET lease_expires_at = {} WHERE status = 'running' AND (id, attempt_uid) IN "
+        "(VALUES {}) RETURNING id, stop_reason, 0",
+        lease, leases);
+  return fmt::format(
+      "WITH held (id, attempt_uid) AS (VALUES {}), "
+      "free AS (SELECT r.id FROM runs r JOIN held h ON r.id = h.id AND r.attempt_uid = h.attempt_uid "
+      "WHERE r.status = 'running' FOR NO KEY UPDATE OF r SKIP LOCKED), "
+      "renewed AS (UPDATE runs SET lease_expires_at = {} WHERE id IN (SELECT id FROM free) "
+      "RETURNING id, stop_reason) "
+      "SELECT h.id, coalesce(n.stop_reason, ''), n.id IS NULL FROM held h LEFT JOIN renewed n ON n.id = h.id "
+      "WHERE n.id IS NOT NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.id = h.id AND r.attempt_uid = h.attempt_uid "
+      "AND r.status = 'running')",
+      leases, lease);
+}
+
+}  // namespace
+
 Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<HeldLease>& leases, Time until) {
   return guarded(db, [&]() -> Result<std::vector<RenewedLease>> {
     std::vector<RenewedLease> renewed;
     if (leases.empty()) return renewed;
-    auto update = db.prepare(fmt::format(
-        "UPDATE runs SET lease_expires_at = ?1 + 1000 * (SELECT kill_grace FROM tasks WHERE tasks.id = runs.task_id) "
-        "WHERE status = 'running' AND (id, attempt_uid) IN (VALUES {}) RETURNING id, stop_reason",
-        parameter_rows(leases.size(), 2, {"bigint", ""})));
+    auto update = db.prepare(renewal_sql(db, leases.size()));
     Binder b(update);
     b.time(until);
     for (const auto& lease : leases) {
@@ -398,7 +424,8 @@ Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<H
     while (update.step()) {
       Columns c(update);
       auto id = c.int64();
-      renewed.push_back({id, c.text()});
+      auto stop_reason = c.text();
+      renewed.push_back({id, std::move(stop_reason), c.boolean()});
     }
     return renewed;
   });

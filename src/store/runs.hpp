@@ -170,15 +170,20 @@ struct HeldLease {
   std::int64_t run_id;
   std::string attempt_uid;
 };
-// A lease extended, and why another host asked its run to stop ('': it did not).
+// A lease extended, and why another host asked its run to stop ('': it
+// did not); or, `held`, a lease left as it was because another transaction
+// held its run's row.
 struct RenewedLease {
   std::int64_t run_id;
   std::string stop_reason;
+  bool held = false;
 };
 // Extends the lease of each run to `until` plus its task's kill grace, in
 // one statement, while it is the attempt running; returns the leases it
-// extended (a run that is missing was taken from its worker: recovered as
-// lost, or replaced). Takes no write lock.
+// extended and, on a server, those of runs whose rows another transaction
+// holds, which it neither waits for nor extends (a run that is missing was
+// taken from its worker: recovered as lost, or replaced). Takes no write
+// lock and waits for none.
 core::Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<HeldLease>& leases,
                                                      core::Time until);
 

@@ -133,6 +133,7 @@ class SqliteConnection final : public Connection {
   std::int64_t stop_announcements() const override { return 0; }
   std::string transport_warning() override { return {}; }
   void limit_waits(WaitLimit) override {}
+  void bound_session(const SessionBounds&) override {}
   SQLite::Database& handle() { return *db_; }
   sqlite3* raw() const { return db_->getHandle(); }
 

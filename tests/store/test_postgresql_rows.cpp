@@ -3,6 +3,7 @@
 // rows they change. Test suite "postgresql": only on_postgresql.py runs it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -151,4 +152,56 @@ TEST_CASE("a tick and a claim that pass over a task another host holds wait for 
   CHECK(seen.due_held);
   CHECK(seen.due_after == 1);
   CHECK(seen.queued_after == 1);
+}
+
+TEST_CASE("a renewal passes over a run whose row another host holds, without waiting for it, and says so" *
+          doctest::test_suite("postgresql")) {
+  test::TempDb temp;
+  auto held = queued_run(temp.db, "a");
+  auto free = queued_run(temp.db, "b");
+  start(temp.db, held);
+  start(temp.db, free);
+  auto lease_of = [&temp](std::int64_t run_id) {
+    auto running = store::running_runs(temp.db).value();
+    auto run = std::ranges::find(running, run_id, &store::InFlightRun::id);
+    REQUIRE(run != running.end());
+    return run->lease_expires_at;
+  };
+  auto held_lease = lease_of(held.run_id);
+  auto other = another_connection(temp);
+  store::WriteTransaction open(other, store::WriteScope::rows);
+  auto lock = other.prepare("SELECT 1 FROM runs WHERE id = ? FOR UPDATE");
+  lock.bind(1, held.run_id);
+  REQUIRE(lock.single_int64() == 1);
+  auto renewing = std::async(std::launch::async, [&] {
+    return store::renew_leases(temp.db, {{held.run_id, "uid-a"}, {free.run_id, "uid-b"}}, at(11, 0));
+  });
+  bool waited = renewing.wait_for(1s) != std::future_status::ready;
+  open.commit();  // a renewal that waits for it goes on
+  CHECK_FALSE(waited);
+  auto renewed = renewing.get().value();
+  REQUIRE(renewed.size() == 2);
+  std::ranges::sort(renewed, {}, &store::RenewedLease::run_id);
+  CHECK((renewed[0].run_id == held.run_id && renewed[0].held));
+  CHECK((renewed[1].run_id == free.run_id && !renewed[1].held));
+  CHECK(lease_of(held.run_id) == held_lease);
+  CHECK(lease_of(free.run_id) == at(11, 0) + 10s);
+}
+
+TEST_CASE("a wait for a task another host holds ends as busy after the session's lock wait, and the session goes on" *
+          doctest::test_suite("postgresql")) {
+  test::TempDb temp;
+  auto held = queued_run(temp.db, "a");
+  auto other = another_connection(temp);
+  store::bound_session(other, {.lock_wait = 200ms, .idle_in_transaction = 1s});
+  store::WriteTransaction open(temp.db, store::WriteScope::rows);
+  REQUIRE(store::lock_tasks_and_followers(temp.db, {held.task.id}));
+  auto began = std::chrono::steady_clock::now();
+  auto waited = store::wait_for_held_claimable_run(other, at(10, 0), "here");
+  auto took = std::chrono::steady_clock::now() - began;
+  open.commit();
+  REQUIRE_FALSE(waited);
+  CHECK(waited.error().kind == core::ErrorKind::busy);
+  CHECK(took < 2s);
+  CHECK(store::wait_for_held_claimable_run(other, at(10, 0), "here").value());  // let go: the same session goes on
 }
