@@ -248,6 +248,10 @@ class WorkerImpl {
     if (!due || at.steady < *due) return {};
     std::vector<store::HeldLease> held;
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
+    // A run whose child ended keeps its lease until its end is written (its
+    // task's row held by another transaction meanwhile): another host would
+    // take it for lost.
+    for (const auto& run : unrecorded_runs_) held.push_back({run.run.id, run.attempt_uid});
     auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
     if (!renewed) return std::unexpected(renewed.error());
     lease_held_ = false;
@@ -267,7 +271,7 @@ class WorkerImpl {
   }
 
   std::optional<exec::SteadyTime> next_renewal_at() const {
-    if (!options_.lease || in_flight_.empty()) return std::nullopt;
+    if (!options_.lease || (in_flight_.empty() && unrecorded_runs_.empty())) return std::nullopt;
     exec::SteadyTime::duration interval = *options_.lease / 4;
     if (stop_asked_) interval = std::min<exec::SteadyTime::duration>(interval, stop_request_delay);
     if (lease_held_)

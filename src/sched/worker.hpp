@@ -78,7 +78,8 @@ class Worker {
   // could not write (the database out of reach): those are kept until
   // written, by the next call.
   core::Result<void> record(const std::vector<exec::ChildResult>& results);
-  // Renews the leases of the runs in flight, when due.
+  // Renews the leases of the runs in flight, and of those whose ends are
+  // not written yet, when due.
   core::Result<void> keep_leases();
   // When the next renewal is due; none while no lease is held. Sooner when
   // the last one found a run's row held by another transaction: that lease

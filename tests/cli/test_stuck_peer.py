@@ -130,23 +130,30 @@ class StuckPeerTest(LoopTestCase):
         for i in range(2):
             self.add_long_task(f"long{i}", f"h{i}")
             self.add(f"often{i}", "--every", "1s", "--", "true")
-        self.add("held", "--every", "1s", "--", "true")
+        # Its run in flight as the hold begins ends during it, longer than its
+        # lease and kill grace: its end waits, and so does its lease's end.
+        held_starts = os.path.join(self.tmp, "held-starts")
+        self.add("held", "--every", "1s", "--kill-grace", "1s", "--shell", "--",
+                 f"echo x >> {held_starts}; sleep 0.5")
         hosts = {f"h{i}": self.host(f"h{i}") for i in range(2)}
         starts = wait_for(lambda: len(self.started()) == 2 and self.started(), 20, "both long runs")
-        succeeded = ("SELECT count(*) FROM runs r JOIN tasks t ON t.id = r.task_id "
-                     "WHERE t.name = ? AND r.status = 'succeeded'")
-        wait_for(lambda: self.sql(succeeded, ("held",))[0][0] >= 1, 20, "a first run of the held task")
+        wait_for(lambda: len(self.lines(held_starts)) >= 2, 20, "the held task's first runs")
+        before = len(self.lines(held_starts))
+        wait_for(lambda: len(self.lines(held_starts)) > before, 10, "a run of the held task")
 
         holder = self.psql()
         holder.query("BEGIN")
         holder.query("SELECT 1 FROM taskd.tasks WHERE name = 'held' FOR UPDATE")
+        held_runs = len(self.lines(held_starts))
+        succeeded = ("SELECT count(*) FROM runs r JOIN tasks t ON t.id = r.task_id "
+                     "WHERE t.name = ? AND r.status = 'succeeded'")
         often_before = [self.sql(succeeded, (f"often{i}",))[0][0] for i in range(2)]
         stuck = self.watch_sessions(hosts, HOLD)
         often_during = [self.sql(succeeded, (f"often{i}",))[0][0] - often_before[i] for i in range(2)]
-        held_before = self.sql(succeeded, ("held",))[0][0]
+        self.assertEqual(len(self.lines(held_starts)), held_runs, "the held task ran while held")
         holder.query("ROLLBACK")
 
-        wait_for(lambda: self.sql(succeeded, ("held",))[0][0] > held_before, 10, "the held task to run again")
+        wait_for(lambda: len(self.lines(held_starts)) > held_runs, 10, "the held task to run again")
         for name, start in starts.items():
             self.assertStillRunning(name, start)
         self.assertEqual(stuck, set())
