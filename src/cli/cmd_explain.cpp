@@ -131,7 +131,10 @@ Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Dat
   auto tasks = store::followers_of(db, task.definition.name);
   if (!tasks) return std::unexpected(tasks.error());
   std::vector<std::pair<std::string, core::Upstream>> out;
-  for (const auto& follower : *tasks) out.emplace_back(follower.definition.name, follower.definition.after);
+  for (const auto& stored : *tasks) {
+    const auto& follower = store::readable(stored);
+    out.emplace_back(follower.definition.name, follower.definition.after);
+  }
   return out;
 }
 

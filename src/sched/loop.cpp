@@ -52,6 +52,8 @@ core::Result<void> enqueue(store::Database& db, Time now, Logger& log,
       db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
       before_commit, between_batches);
   if (!ticked) return std::unexpected(ticked.error());
+  for (const auto& [task, problem] : ticked->disabled)
+    log.log(LogLevel::error, "task.malformed", {{"task", task}, {"problem", problem}, {"action", "disabled"}});
   return {};
 }
 

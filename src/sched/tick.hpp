@@ -1,8 +1,10 @@
 #pragma once
 // The tick: every task whose next_run_at has come gets one QUEUED run (or a
 // SKIPPED row), and its next_run_at moves to the next planned slot. With
-// overlap=replace the new run takes the place of the running one.
+// overlap=replace the new run takes the place of the running one. A due
+// task whose row is malformed is disabled instead, and the others go on.
 #include <functional>
+#include <vector>
 
 #include "core/time.hpp"
 #include "sched/process_table.hpp"
@@ -16,6 +18,9 @@ struct TickResult {
   int enqueued = 0;
   int skipped = 0;
   int replaced = 0;  // running attempts stopped by overlap=replace
+  // Due tasks whose rows are malformed: each was disabled, with what is
+  // wrong as its reason, and the other tasks went on.
+  std::vector<MalformedReport> disabled;
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`
