@@ -86,7 +86,9 @@ Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& ta
   if (!oldest) return std::unexpected(oldest.error());
   history.oldest_kept_slot = *oldest;
   auto created = store::task_created_at(db, task.id);
-  if (!created) return std::unexpected(created.error());
+  if (!created)
+    return core::fail(created.error().kind, fmt::format("explain: task \"{}\": {}", task.definition.name,
+                                                        created.error().message));
   history.created_at = *created;
   return history;
 }

@@ -19,7 +19,7 @@ std::string whole(Millis duration) { return format_duration(std::chrono::duratio
 
 HealthProblem malformed_problem(const TaskFacts& task) {
   return {Verdict::critical, HealthProblemKind::malformed, task.name,
-          "malformed in the database, not run: " + task.malformed, std::nullopt, Millis{0}, std::nullopt};
+          "malformed in the database: " + task.malformed, std::nullopt, Millis{0}, std::nullopt};
 }
 
 HealthProblem disabled_problem(const TaskFacts& task) {

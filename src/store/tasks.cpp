@@ -221,7 +221,9 @@ Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id)
     auto query = db.cached("SELECT created_at FROM tasks WHERE id = ?");
     query.bind(1, id);
     if (!query.step()) return std::nullopt;
-    return Columns(query).optional_time();
+    auto created_at = read_instant(query.query(), 0);
+    if (!created_at) return core::fail(core::ErrorKind::bad_input, "created_at: " + created_at.error().message);
+    return std::optional(*created_at);
   });
 }
 

@@ -91,7 +91,8 @@ core::Result<std::optional<StoredTask>> find_stored_task(Database& db, std::int6
 // row: it is the error malformed_task_error.
 core::Result<std::optional<core::Task>> find_task(Database& db, std::string_view name);
 core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id);
-// When the task was added; none for a task that is gone.
+// When the task was added; none for a task that is gone. A created_at
+// that does not read is a bad_input error.
 core::Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id);
 // The tasks for_each_task visits, collected (for selections that are small).
 core::Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filter);

@@ -149,12 +149,15 @@ class TestReported(MalformedRowTestCase):
         self.assertEqual(code, 2, out)
         self.assertIn("critical=1 paused=0", out.splitlines()[0])
 
-    def test_a_malformed_created_at_is_critical(self):
+    def test_a_malformed_created_at_is_critical_and_never_computed_with(self):
         self.add_pair()
-        self.damage("created_at", -9223372036854775807)
+        self.damage("created_at", 9223372036854775807)
         code, out, _ = self.run_taskd("check")
         self.assertEqual(code, 2, out)
-        self.assertIn("created_at", out)
+        self.assertIn("CRITICAL bad: malformed in the database: created_at: 9223372036854775807 is not a time", out)
+        code, out, err = self.run_taskd("explain", "bad")
+        self.assertEqual(code, 65, out + err)
+        self.assertOneErrorLine(err, 'task "bad"', "created_at")
 
     def test_status_names_the_task_and_what_is_wrong(self):
         for label in DAMAGES:

@@ -71,8 +71,8 @@ TEST_CASE("a task whose row is malformed is critical with what is wrong, paused 
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].kind == HealthProblemKind::malformed);
   CHECK(detail_line(problems[0]) ==
-        "CRITICAL backup: malformed in the database, not run: env: not a JSON array of [name, value] pairs of "
-        "strings: \"{\"");
+        "CRITICAL backup: malformed in the database: env: not a JSON array of [name, value] pairs of strings: "
+        "\"{\"");
   auto report = check_report({damaged, task("q")}, running, at(14, 0), std::nullopt);
   CHECK(report.verdict == Verdict::critical);
   CHECK(summary_line(report) ==
