@@ -34,7 +34,7 @@ Result<bool> task_exists(store::Database& db, const TaskChange& change, std::str
     if (definition->name == name) return true;
   }
   if (change.removed.contains(name)) return false;
-  auto found = store::find_task(db, name);
+  auto found = store::find_stored_task(db, name);
   if (!found) return std::unexpected(found.error());
   return found->has_value();
 }

@@ -75,7 +75,8 @@ Result<void> plan_prune(store::Database& db, const TaskFile& file, Plan& plan) {
   for (const auto& task : file.tasks) listed.insert(task.options.name);
   auto owned = store::list_tasks(db, {.owner = file.owner});
   if (!owned) return std::unexpected(owned.error());
-  for (auto& task : *owned) {
+  for (const auto& stored : *owned) {
+    const auto& task = store::readable(stored);  // a malformed row goes too
     if (!listed.contains(task.definition.name)) plan.tasks.push_back({Step::remove, task.definition, task, {}});
   }
   return {};

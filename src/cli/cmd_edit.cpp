@@ -1,4 +1,7 @@
+#include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -19,24 +22,92 @@ struct EditOptions {
   std::set<std::string> given;  // the options on the command line, as CLI11 names them
 };
 
+// The edit options that set each column of a task's definition that can
+// be malformed; a malformed column not listed is one of its state, which
+// the edit writes anew.
+const std::map<std::string_view, std::vector<std::string_view>>& options_setting() {
+  static const std::vector<std::string_view> schedule{"--every", "--cron",  "--rrule", "--manual",
+                                                      "--tz",    "--dtstart", "--phase", "--after-finish"};
+  static const std::map<std::string_view, std::vector<std::string_view>> options{
+      {"command", {"command"}},
+      {"shell", {"--shell"}},
+      {"schedule_kind", schedule},
+      {"schedule_spec", schedule},
+      {"tz", schedule},
+      {"dtstart", schedule},
+      {"after_finish", schedule},
+      {"phase", schedule},
+      {"jitter", {"--jitter"}},
+      {"timeout", {"--timeout"}},
+      {"kill_grace", {"--kill-grace"}},
+      {"tolerance", {"--tolerance"}},
+      {"retry", {"--retry"}},
+      {"permanent_exit", {"--permanent-exit"}},
+      {"overlap", {"--overlap"}},
+      {"priority", {"--priority"}},
+      {"env", {"--env"}},
+      {"keep_runs", {"--keep-runs"}},
+      {"memory_max", {"--memory-max"}},
+      {"cpu_weight", {"--cpu-weight"}},
+      {"tasks_max", {"--tasks-max"}},
+      {"alert_after", {"--alert-after"}},
+      {"catch_up", {"--catch-up"}},
+      {"catch_up_window", {"--catch-up-window"}},
+      {"after_finished", {"--after"}},
+  };
+  return options;
+}
+
+// An edit of a malformed row must set each malformed column of its
+// definition, or that column would silently take its default: the columns
+// the options given leave as they are, each with the options that set it.
+std::vector<std::string> columns_left(const store::MalformedTask& task, const std::set<std::string>& given) {
+  std::vector<std::string> left;
+  for (const auto& problem : task.problems) {
+    auto setting = options_setting().find(problem.column);
+    if (setting == options_setting().end()) continue;
+    const auto& options = setting->second;
+    if (std::ranges::none_of(options, [&](auto option) { return given.contains(std::string(option)); }))
+      left.push_back(fmt::format("{} ({}) with {}{}", problem.column, problem.what,
+                                 options.size() == 1 ? "" : "one of ", fmt::join(options, ", ")));
+  }
+  return left;
+}
+
+// The task to edit: a malformed row only when the options set every
+// malformed column of its definition.
+Result<store::StoredTask> task_to_edit(store::Database& db, const EditOptions& options) {
+  auto task = find_named_stored_task(db, options.edits.name, "edit");
+  if (!task || *task) return task;
+  auto left = columns_left(task->error(), options.given);
+  if (left.empty()) return task;
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("edit: task \"{}\" is malformed in the database: set {} (or remove it with taskd rm)",
+                                options.edits.name, fmt::join(left, "; ")));
+}
+
 // In one transaction: the new definition, and the state the change implies.
+// An edit of a malformed row writes what could be read with the options
+// over it, and plans its state anew from now.
 Result<core::Task> edit_task(store::Database& db, const EditOptions& options, core::Time now) {
   return store::write(db, [&]() -> Result<core::Task> {
-    auto task = find_named_task(db, options.edits.name, "edit");
-    if (!task) return std::unexpected(task.error());
-    auto merged = options_of(task->definition);
+    auto stored = task_to_edit(db, options);
+    if (!stored) return std::unexpected(stored.error());
+    const auto& task = store::readable(*stored);
+    auto merged = options_of(task.definition);
     overlay_options(merged, options.edits, options.given);
     auto definition = build_definition(merged, now);
     if (!definition) return std::unexpected(definition.error());
-    bool changed = *definition != task->definition;
-    if (!changed && !task->state.disabled_until_update) return task;
-    if (definition->after != task->definition.after) {
+    bool changed = *definition != task.definition || !*stored;
+    if (!changed && !task.state.disabled_until_update) return task;
+    if (definition->after != task.definition.after) {
       if (auto chained = check_chains(db, {.written = {&*definition}}, "--after", "edit"); !chained)
         return std::unexpected(chained.error());
     }
-    auto state = save_definition(db, *task, *definition, now);
+    auto replan = *stored ? Replan::when_schedule_changes : Replan::always;
+    auto state = save_definition(db, task, *definition, now, replan);
     if (!state) return std::unexpected(state.error());
-    return core::Task{task->id, *definition, *state};
+    return core::Task{task.id, *definition, *state};
   });
 }
 

@@ -87,7 +87,9 @@ Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& ta
   if (!oldest) return std::unexpected(oldest.error());
   history.oldest_kept_slot = *oldest;
   auto created = store::task_created_at(db, task.id);
-  if (!created) return std::unexpected(created.error());
+  if (!created)
+    return core::fail(created.error().kind, fmt::format("explain: task \"{}\": {}", task.definition.name,
+                                                        created.error().message));
   history.created_at = *created;
   return history;
 }
@@ -132,7 +134,10 @@ Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Dat
   auto tasks = store::followers_of(db, task.definition.name);
   if (!tasks) return std::unexpected(tasks.error());
   std::vector<std::pair<std::string, core::Upstream>> out;
-  for (const auto& follower : *tasks) out.emplace_back(follower.definition.name, follower.definition.after);
+  for (const auto& stored : *tasks) {
+    const auto& follower = store::readable(stored);
+    out.emplace_back(follower.definition.name, follower.definition.after);
+  }
   return out;
 }
 

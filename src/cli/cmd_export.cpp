@@ -24,6 +24,10 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
                core::printable(definition.name), text.error().message);
 }
 
+// A malformed row cannot be written as the task it was: each is left out
+// with a line on stderr, the others are written, and the export ends with
+// an error (exit 65), so that a file that lacks a task is never taken for
+// the whole (applied with --prune, it would remove that task).
 Result<void> export_tasks(const Context& context, const std::string& owner) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
@@ -31,13 +35,24 @@ Result<void> export_tasks(const Context& context, const std::string& owner) {
   if (!caps) return std::unexpected(caps.error());
   fmt::print("{}", task_file_head(*caps));
   std::string text;
-  return store::for_each_task(*db, {.owner = owner}, [&](const core::Task& task) -> Result<void> {
-    warn_if_not_utf8(task.definition);
+  std::int64_t left_out = 0;
+  auto exported = store::for_each_task(*db, {.owner = owner}, [&](const store::StoredTask& task) -> Result<void> {
+    if (!task) {
+      ++left_out;
+      fmt::print(stderr, "taskd: export: left out {}\n",
+                 core::printable(store::malformed_task_error(task.error()).message));
+      return {};
+    }
+    warn_if_not_utf8(task->definition);
     text.clear();
-    write_task(text, task.definition);
+    write_task(text, task->definition);
     fmt::print("{}", text);
     return {};
   });
+  if (!exported || left_out == 0) return exported;
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("export: {} malformed task{} left out (see above): the file is not complete", left_out,
+                                left_out == 1 ? "" : "s"));
 }
 
 }  // namespace

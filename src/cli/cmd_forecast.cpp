@@ -75,7 +75,10 @@ Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds
   auto buckets = static_cast<std::size_t>((window + bucket - core::Seconds{1}) / bucket);
   Forecast forecast{from, bucket, std::vector<std::int64_t>(buckets, 0)};
   core::Time until = from + window;
-  auto counted = store::for_each_task_starting_before(db, until, [&](const core::Task& task) -> Result<void> {
+  // A malformed row never runs (the tick disables it): it adds no start.
+  auto counted = store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
+    if (!stored) return {};
+    const auto& task = *stored;
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     core::UpcomingStarts starts(task, *schedule, from);

@@ -24,11 +24,13 @@ struct HistoryOptions {
   std::string until;
 };
 
+// The task named `name`: what can be read of it (its id and name at least),
+// for the runs in history of a malformed row are shown as any others.
 Result<core::Task> required_task(store::Database& db, const std::string& name, std::string_view verb) {
-  auto task = store::find_task(db, name);
+  auto task = store::find_stored_task(db, name);
   if (!task) return std::unexpected(task.error());
   if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return **task;
+  return store::readable(**task);
 }
 
 std::string run_outcome(const store::RunRecord& run) {

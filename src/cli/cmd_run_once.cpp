@@ -42,7 +42,8 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 }
 
 // The tick at `started`: recovers lost runs, queues what is due, runs what
-// is queued and waits for it; every run that ended, the lost ones first.
+// is queued and waits for it; every run that ended, the lost ones first. A
+// due task whose row is malformed is disabled, and told on stderr.
 // Only what the probe finds work for is read or locked: with no task due
 // and no run running or claimable, at most the workers' rows are checked.
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
@@ -54,7 +55,10 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
   auto lost = sched::recover_as_probed(db, *work, started, self, sched::SystemProcessTable{});
   if (!lost) return std::unexpected(lost.error());
   if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
-  if (auto ticked = sched::enqueue_due(db, started); !ticked) return std::unexpected(ticked.error());
+  auto ticked = sched::enqueue_due(db, started);
+  if (!ticked) return std::unexpected(ticked.error());
+  for (const auto& [task, problem] : ticked->disabled)
+    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n", task, problem);
   exec::Supervisor supervisor(std::move(contained));
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());

@@ -141,6 +141,8 @@ std::string describe_host(const std::string& host, const HostSeen& seen, core::T
 // (taskd list --state disabled lists them).
 constexpr std::int64_t disabled_shown = 20;
 
+// A task that status names, and why: why it is disabled, or what is wrong
+// with its row.
 struct DisabledTask {
   std::string name;
   std::string reason;
@@ -154,6 +156,8 @@ struct Status {
   std::vector<store::NamedCount> pinned;  // queued runs of tasks pinned to a host, by host
   std::vector<DisabledTask> disabled;  // the first disabled_shown, by name
   std::int64_t disabled_count = 0;
+  std::vector<DisabledTask> malformed;  // the first disabled_shown whose rows are malformed, by name
+  std::int64_t malformed_count = 0;
   store::HistorySize history;
   std::uintmax_t file_bytes = 0;  // the database file and its WAL, or its tables on a server
   // A server reached over TCP without TLS verification; a host whose clock is off the server's.
@@ -163,12 +167,25 @@ struct Status {
 Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
   std::vector<DisabledTask> disabled;
   auto read = store::for_each_task(db, {.condition = core::Condition::disabled, .limit = disabled_shown},
-                                   [&](const core::Task& task) -> Result<void> {
+                                   [&](const store::StoredTask& stored) -> Result<void> {
+                                     const auto& task = store::readable(stored);
                                      disabled.push_back({task.definition.name, task.state.disabled_reason});
                                      return {};
                                    });
   if (!read) return std::unexpected(read.error());
   return disabled;
+}
+
+// The tasks whose rows are malformed (taskd does not run them): the first
+// disabled_shown, and how many. Every row is read to find them.
+Result<void> read_malformed(store::Database& db, Status& status) {
+  return store::for_each_task(db, {}, [&](const store::StoredTask& task) -> Result<void> {
+    if (task) return {};
+    if (++status.malformed_count <= disabled_shown)
+      status.malformed.push_back(
+          {task.error().readable.definition.name, store::describe_problems(task.error().problems)});
+    return {};
+  });
 }
 
 Result<Status> read_status(store::Database& db) {
@@ -192,6 +209,7 @@ Result<Status> read_status(store::Database& db) {
   auto disabled_count = store::count_tasks(db, {.condition = core::Condition::disabled});
   if (!disabled_count) return std::unexpected(disabled_count.error());
   status.disabled_count = *disabled_count;
+  if (auto malformed = read_malformed(db, status); !malformed) return std::unexpected(malformed.error());
   auto history = store::history_size(db);
   if (!history) return std::unexpected(history.error());
   status.history = *history;
@@ -232,6 +250,9 @@ Json status_json(const Status& status, core::Time now) {
   out["disabled"] = Json::array();
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
   out["disabled_count"] = status.disabled_count;
+  out["malformed"] = Json::array();
+  for (const auto& task : status.malformed) out["malformed"].push_back({{"name", task.name}, {"problem", task.reason}});
+  out["malformed_count"] = status.malformed_count;
   out["warnings"] = Json::array();
   for (const auto& warning : status.warnings) out["warnings"].push_back(warning);
   out["history"] = {{"runs", status.history.runs},
@@ -276,6 +297,14 @@ void print_status(const Status& status, core::Time now) {
   print_table({"NAME", "REASON"}, rows);
   auto unshown = status.disabled_count - static_cast<std::int64_t>(status.disabled.size());
   if (unshown > 0) fmt::print("… and {} more (taskd list --state disabled)\n", unshown);
+  if (status.malformed_count > 0) {
+    rows.clear();
+    for (const auto& task : status.malformed) rows.push_back({task.name, task.reason});
+    fmt::print("\nMalformed tasks (not run; taskd edit sets what is wrong, taskd rm removes them):\n");
+    print_table({"NAME", "PROBLEM"}, rows);
+    auto more = status.malformed_count - static_cast<std::int64_t>(status.malformed.size());
+    if (more > 0) fmt::print("… and {} more (taskd check names them all)\n", more);
+  }
   fmt::print("\nHistory: {} runs, {} of output; database {}\n", status.history.runs,
              size_text(static_cast<std::uintmax_t>(status.history.output_bytes)), size_text(status.file_bytes));
 }

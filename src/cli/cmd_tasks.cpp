@@ -35,17 +35,17 @@ Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Select
   std::vector<std::int64_t> ids;
   if (by_filter) {
     auto selected = store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
-                                                  [&](const core::Task& task) -> Result<void> {
-                                                    ids.push_back(task.id);
+                                                  [&](const store::StoredTask& task) -> Result<void> {
+                                                    ids.push_back(store::readable(task).id);
                                                     return {};
                                                   });
     if (!selected) return std::unexpected(selected.error());
     return ids;
   }
   for (const auto& name : selection.names) {
-    auto task = find_named_task(db, name, verb);
+    auto task = find_named_stored_task(db, name, verb);
     if (!task) return std::unexpected(task.error());
-    ids.push_back(task->id);
+    ids.push_back(store::readable(*task).id);
   }
   return ids;
 }
@@ -65,7 +65,7 @@ Result<void> change_tasks(const Context& context, const Selection& selection, st
     if (!ids) return std::unexpected(ids.error());
     core::Time now = context.clock.now();
     for (auto id : *ids) {
-      auto task = store::find_task(*db, id);
+      auto task = store::find_stored_task(*db, id);
       if (!task) return std::unexpected(task.error());
       if (!*task) continue;  // the same name given twice, removed by its first mention
       if (auto changed = change(*db, **task, now); !changed) return changed;
@@ -74,10 +74,19 @@ Result<void> change_tasks(const Context& context, const Selection& selection, st
   });
 }
 
-Result<void> remove(store::Database& db, const core::Task& task, core::Time) {
-  auto removed = store::remove_task(db, task.id);
+// A malformed row is removed as any other.
+Result<void> remove(store::Database& db, const store::StoredTask& task, core::Time) {
+  auto removed = store::remove_task(db, store::readable(task).id);
   if (!removed) return std::unexpected(removed.error());
   return {};
+}
+
+// A change made from the task's state: refused for a malformed row, whose
+// state may not read (edit sets what is wrong; rm removes it).
+template <Result<void> (*change)(store::Database&, const core::Task&, core::Time)>
+Result<void> of_well_formed(store::Database& db, const store::StoredTask& task, core::Time now) {
+  if (!task) return std::unexpected(store::malformed_task_error(task.error()));
+  return change(db, *task, now);
 }
 
 Result<void> pause(store::Database& db, const core::Task& task, core::Time now) {
@@ -153,13 +162,17 @@ Colour condition_colour(const core::TaskState& state) {
   return Colour::none;
 }
 
-std::vector<Cell> list_row(const core::Task& task, core::Time now, bool absolute) {
+// A malformed row's STATE is "malformed"; its other cells show what could be read.
+std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool absolute) {
+  const auto& task = store::readable(stored);
   const auto& next = task.state.next_run_at;
+  Cell state_cell =
+      stored ? Cell{task_condition(task.state), condition_colour(task.state)} : Cell{"malformed", Colour::red};
   return {{task.definition.name},
           {describe_schedule(task.definition)},
           {absolute && next ? core::format_rfc3339(*next) : relative_time(next, now)},
           {last_outcome(task.state), outcome_colour(task.state.last_status)},
-          {task_condition(task.state), condition_colour(task.state)},
+          state_cell,
           {describe_command(task.definition.command)}};
 }
 
@@ -171,13 +184,13 @@ Result<void> list(const Context& context, const ListOptions& options) {
   if (!db) return std::unexpected(db.error());
   if (context.json)
     return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(*db, *filter, visit); },
-                            task_json);
+                            stored_task_json);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.
   TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
                     stdout_output());
-  auto listed = store::for_each_task_headline(*db, *filter, [&](const core::Task& task) -> Result<void> {
+  auto listed = store::for_each_task_headline(*db, *filter, [&](const store::StoredTask& task) -> Result<void> {
     table.add(list_row(task, now, options.absolute));
     return {};
   });
@@ -218,57 +231,107 @@ std::string next_run_text(const core::Task& task, const core::Schedule* schedule
   return "none: the schedule has ended (COUNT or UNTIL)";
 }
 
-void print_task(const core::Task& task, core::Time now) {
+// show's lines, printed as they are added. A line stands for columns of
+// the task's row: when one of them is malformed, the line says what is
+// wrong with it instead of a value that was not read (and is printed even
+// where a value would not be).
+class TaskLines {
+ public:
+  explicit TaskLines(const std::vector<store::ColumnProblem>& problems) : problems_(problems) {}
+
+  void add(std::string_view key, const std::string& value, std::initializer_list<std::string_view> columns = {},
+           bool shown = true) {
+    std::string wrong;
+    for (const auto& problem : problems_) {
+      if (std::ranges::find(columns, problem.column) == columns.end()) continue;
+      wrong += fmt::format("{}{}: {}", wrong.empty() ? "malformed: " : "; ", problem.column, problem.what);
+      told_.push_back(&problem);
+    }
+    if (!wrong.empty() || shown) print(key, wrong.empty() ? value : wrong);
+  }
+
+  // A line for each malformed column no line stood for.
+  void finish() {
+    for (const auto& problem : problems_) {
+      if (std::ranges::find(told_, &problem) == told_.end())
+        print("malformed", fmt::format("{}: {}", problem.column, problem.what));
+    }
+  }
+
+ private:
+  // Every value printable: owners, commands, env values and reasons are anyone's text.
+  static void print(std::string_view key, const std::string& value) {
+    fmt::print("{:<18}{}\n", key, core::printable(value));
+  }
+
+  const std::vector<store::ColumnProblem>& problems_;
+  std::vector<const store::ColumnProblem*> told_;
+};
+
+// "disabled: why", or of a malformed row that taskd does not run it.
+std::string state_text(const store::StoredTask& stored) {
+  const auto& s = store::readable(stored).state;
+  if (!stored) return fmt::format("malformed, not run ({}): taskd edit sets what is wrong", task_condition(s));
+  return task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : "");
+}
+
+void print_task(const store::StoredTask& stored, core::Time now) {
+  static const std::vector<store::ColumnProblem> none;
+  const auto& task = store::readable(stored);
   const auto& d = task.definition;
   const auto& s = task.state;
   auto schedule = core::schedule_of(d);
-  // Every value printable: owners, commands, env values and reasons are anyone's text.
-  auto line = [](std::string_view key, const std::string& value) {
-    fmt::print("{:<18}{}\n", key, core::printable(value));
-  };
-  line("name", d.name);
-  line("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""));
-  line("schedule", describe_schedule(d));
-  line("state", task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : ""));
-  line("next run", next_run_text(task, schedule ? &*schedule : nullptr, now));
-  line("last run", optional_time(s.last_run_at, now));
-  line("last status", last_outcome(s));
-  line("last success", optional_time(s.last_succeeded_at, now));
-  line("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index));
-  if (schedule) line("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)));
-  line("kill grace", core::format_duration(d.kill_grace));
+  TaskLines lines(stored ? none : stored.error().problems);
+  lines.add("name", d.name);
+  lines.add("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""),
+            {"command", "shell"});
+  lines.add("schedule", describe_schedule(d),
+            {"schedule_kind", "schedule_spec", "tz", "dtstart", "after_finish", "phase", "after_task",
+             "after_finished"});
+  lines.add("state", state_text(stored), {"disabled_until_update", "paused"});
+  lines.add("next run", next_run_text(task, schedule ? &*schedule : nullptr, now), {"next_run_at"});
+  lines.add("last run", optional_time(s.last_run_at, now), {"last_run_at"});
+  lines.add("last status", last_outcome(s), {"last_status"});
+  lines.add("last success", optional_time(s.last_succeeded_at, now), {"last_succeeded_at"});
+  lines.add("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index), {"attempt_no", "run_index"});
+  if (schedule) lines.add("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)), {"timeout"});
+  lines.add("kill grace", core::format_duration(d.kill_grace), {"kill_grace"});
   std::string ladder;
   for (auto delay : d.retry) ladder += (ladder.empty() ? "" : ",") + core::format_duration(delay);
-  line("retry", ladder.empty() ? "none" : ladder);
-  if (!d.owner.empty()) line("owner", d.owner);
-  if (d.overlap != core::Overlap::skip) line("overlap", std::string(core::to_string(d.overlap)));
-  if (!d.group.empty()) line("group", d.group);
-  if (d.priority != 0) line("priority", std::to_string(d.priority));
-  if (!d.cwd.empty()) line("cwd", d.cwd);
-  for (const auto& [name, value] : d.env) line("env", name + "=" + value);
-  if (!d.notify.empty()) line("notify", d.notify);
-  if (d.keep_runs != core::TaskDefinition{}.keep_runs) line("keep runs", std::to_string(d.keep_runs));
-  if (!d.on_host.empty()) line("on host", d.on_host);
-  if (d.catch_up != core::CatchUp{} || d.catch_up_window) line("catch up", catch_up_text(d));
-  if (d.dst.any() && schedule) line("dst", dst_text(d.dst, *schedule));
-  if (d.limits.any()) line("limits", core::describe_limits(d.limits));
-  if (d.alert_after) line("alert after", core::format_duration(*d.alert_after));
+  lines.add("retry", ladder.empty() ? "none" : ladder, {"retry"});
+  lines.add("owner", d.owner, {}, !d.owner.empty());
+  lines.add("overlap", std::string(core::to_string(d.overlap)), {"overlap"}, d.overlap != core::Overlap::skip);
+  lines.add("group", d.group, {}, !d.group.empty());
+  lines.add("priority", std::to_string(d.priority), {"priority"}, d.priority != 0);
+  lines.add("cwd", d.cwd, {}, !d.cwd.empty());
+  lines.add("env", "", {"env"}, false);
+  for (const auto& [name, value] : d.env) lines.add("env", name + "=" + value);
+  lines.add("notify", d.notify, {}, !d.notify.empty());
+  lines.add("keep runs", std::to_string(d.keep_runs), {"keep_runs"}, d.keep_runs != core::TaskDefinition{}.keep_runs);
+  lines.add("on host", d.on_host, {}, !d.on_host.empty());
+  lines.add("catch up", catch_up_text(d), {"catch_up", "catch_up_window"},
+            d.catch_up != core::CatchUp{} || d.catch_up_window);
+  lines.add("dst", schedule ? dst_text(d.dst, *schedule) : "", {}, d.dst.any() && schedule);
+  lines.add("limits", core::describe_limits(d.limits), {"memory_max", "cpu_weight", "tasks_max"}, d.limits.any());
+  lines.add("alert after", d.alert_after ? core::format_duration(*d.alert_after) : "", {"alert_after"},
+            d.alert_after.has_value());
+  lines.finish();
 }
 
 Result<void> show(const Context& context, const std::string& name) {
   auto db = context.open_db(store::IfMissing::use_empty);
   if (!db) return std::unexpected(db.error());
-  auto task = find_named_task(*db, name, "show");
-  if (!task) return std::unexpected(task.error());
-  auto latest = store::list_runs(*db, task->id, 1);
+  auto stored = find_named_stored_task(*db, name, "show");
+  if (!stored) return std::unexpected(stored.error());
+  auto latest = store::list_runs(*db, store::readable(*stored).id, 1);
   if (!latest) return std::unexpected(latest.error());
   const store::RunRecord* last_run = latest->empty() ? nullptr : &latest->front();
   if (context.json) {
-    auto out = task_json(*task);
+    auto out = stored_task_json(*stored);
     out["last_run"] = last_run ? run_json(*last_run) : Json(nullptr);
     print_json(out);
   } else {
-    print_task(*task, context.clock.now());
+    print_task(*stored, context.clock.now());
     if (last_run && last_run->usage.cpu)
       fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(last_run->usage));
   }
@@ -295,10 +358,18 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
 
 }  // namespace
 
-Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = store::find_task(db, name);
+Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name, std::string_view verb) {
+  auto task = store::find_stored_task(db, name);
   if (!task) return std::unexpected(task.error());
   if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
+  return std::move(**task);
+}
+
+Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
+  auto task = find_named_stored_task(db, name, verb);
+  if (!task) return std::unexpected(task.error());
+  if (!*task)
+    return fail(ErrorKind::bad_input, fmt::format("{}: {}", verb, store::malformed_task_error(task->error()).message));
   return std::move(**task);
 }
 
@@ -320,10 +391,11 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   show_command->callback([&context, &action, name] { action = [&context, name] { return show(context, *name); }; });
 
   add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, check_no_follower_left);
-  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", pause);
-  add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot", resume);
+  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", of_well_formed<pause>);
+  add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot",
+                     of_well_formed<resume>);
   add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",
-                     enable);
+                     of_well_formed<enable>);
 }
 
 }  // namespace taskd::cli

@@ -91,6 +91,31 @@ Json task_json(const core::Task& task) {
   return out;
 }
 
+namespace {
+
+// The key of task_json that shows a column of the tasks table.
+std::string_view json_key_of(std::string_view column) {
+  if (column == "schedule_kind" || column == "schedule_spec") return "schedule";
+  if (column == "group_name") return "group";
+  if (column == "after_task" || column == "after_finished") return "after";
+  return column;
+}
+
+}  // namespace
+
+Json stored_task_json(const store::StoredTask& task) {
+  if (task) return task_json(*task);
+  const auto& malformed = task.error();
+  Json out = task_json(malformed.readable);
+  Json problems = Json::array();
+  for (const auto& [column, what] : malformed.problems) {
+    if (auto key = std::string(json_key_of(column)); out.contains(key)) out[key] = nullptr;
+    problems.push_back({{"column", column}, {"problem", what}});
+  }
+  out["malformed"] = problems;
+  return out;
+}
+
 Json run_json(const store::RunRecord& run) {
   Json out;
   out["id"] = run.id;

@@ -5,6 +5,7 @@
 
 #include "core/task.hpp"
 #include "store/runs.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::cli {
 
@@ -17,6 +18,10 @@ Json time_json(const std::optional<core::Time>& time, core::Precision precision 
 Json seconds_json(const std::optional<core::Millis>& duration);
 
 Json task_json(const core::Task& task);
+// A row of the tasks table: as task_json, and for a malformed row what is
+// wrong under "malformed" ([{"column", "problem"}]), with null for each
+// field it could not read.
+Json stored_task_json(const store::StoredTask& task);
 Json run_json(const store::RunRecord& run);
 
 // Prints a JSON document and a newline; a byte of a string that is not

@@ -418,10 +418,11 @@ bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b)
 }  // namespace
 
 Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                        const core::TaskDefinition& definition, core::Time now) {
+                                        const core::TaskDefinition& definition, core::Time now, Replan replan) {
   auto schedule = core::schedule_of(definition);
   if (!schedule) return std::unexpected(schedule.error());
-  auto decision = core::on_edit(*schedule, task.state, now, !same_schedule(definition, task.definition));
+  bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
+  auto decision = core::on_edit(*schedule, task.state, now, plan_anew);
   if (auto updated = store::update_definition(db, task.id, definition, now); !updated)
     return std::unexpected(updated.error());
   if (auto saved = sched::write_decision(db, task.id, decision.state, decision.skipped, now); !saved)

@@ -65,10 +65,15 @@ TaskOptions options_of(const core::TaskDefinition& definition);
 // --rrule, its zone and DST rules) stay unless given.
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given);
 
+// Whether a saved definition plans the task's next run from now: when its
+// schedule changed, or always (its stored state did not read).
+enum class Replan { when_schedule_changes, always };
+
 // Saves `definition` as `task`'s, with the state that the change implies
 // (core::on_edit: a disabled task is enabled; a new schedule plans from now),
 // and returns that state. Call it inside store::write.
 core::Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                              const core::TaskDefinition& definition, core::Time now);
+                                              const core::TaskDefinition& definition, core::Time now,
+                                              Replan replan = Replan::when_schedule_changes);
 
 }  // namespace taskd::cli

@@ -18,8 +18,7 @@ struct Unit {
 
 constexpr std::array<Unit, 5> units{{{'w', 604800}, {'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}}};
 
-// Ten years: far beyond any sensible schedule, far below any overflow.
-constexpr std::int64_t max_seconds = 10LL * 366 * 86400;
+constexpr std::int64_t max_seconds = longest_duration.count();
 
 std::optional<std::int64_t> unit_seconds(char symbol) {
   for (const auto& unit : units) {

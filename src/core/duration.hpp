@@ -12,6 +12,10 @@ namespace taskd::core {
 using Seconds = std::chrono::seconds;
 using Millis = std::chrono::milliseconds;
 
+// Ten years: the longest duration taskd takes, far beyond any sensible
+// schedule and far below any overflow.
+inline constexpr Seconds longest_duration{10LL * 366 * 86400};
+
 // Parses a duration; an error names the input and the offending position.
 Result<Seconds> parse_duration(std::string_view text);
 

@@ -17,6 +17,11 @@ std::string tasks_counted(std::size_t count) { return fmt::format("{} task{}", c
 // A duration in whole seconds, as people read it: "2h5m".
 std::string whole(Millis duration) { return format_duration(std::chrono::duration_cast<Seconds>(duration)); }
 
+HealthProblem malformed_problem(const TaskFacts& task) {
+  return {Verdict::critical, HealthProblemKind::malformed, task.name,
+          "malformed in the database: " + task.malformed, std::nullopt, Millis{0}, std::nullopt};
+}
+
 HealthProblem disabled_problem(const TaskFacts& task) {
   std::string reason = task.disabled_reason.empty() ? "until its next edit or enable" : task.disabled_reason;
   return {Verdict::critical, HealthProblemKind::disabled, task.name, "disabled: " + reason, std::nullopt, Millis{0},
@@ -95,7 +100,8 @@ std::vector<std::string> summary_parts(const CheckReport& report) {
   return parts;
 }
 
-// The count a task adds to: paused, or its worst verdict's.
+// The count a task adds to: paused (and without a problem), or its worst
+// verdict's.
 std::int64_t& count_of(TaskCounts& counts, bool paused, Verdict worst) {
   if (paused) return counts.paused;
   if (worst == Verdict::critical) return counts.critical;
@@ -110,11 +116,12 @@ std::string_view to_string(Verdict verdict) {
 }
 
 std::string_view to_string(HealthProblemKind kind) {
-  constexpr std::array<std::string_view, 4> names{"disabled", "no_success", "late", "no_scheduler"};
+  constexpr std::array<std::string_view, 5> names{"disabled", "no_success", "late", "no_scheduler", "malformed"};
   return names.at(static_cast<std::size_t>(kind));
 }
 
 std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late) {
+  if (!task.malformed.empty()) return {malformed_problem(task)};
   if (task.paused) return {};
   if (task.disabled) return {disabled_problem(task)};
   std::vector<HealthProblem> problems;
@@ -151,7 +158,7 @@ void CheckReportBuilder::add(const TaskFacts& task) {
   auto problems = task_problems(task, now_, late_);
   Verdict worst = Verdict::ok;
   for (const auto& problem : problems) worst = std::max(worst, problem.verdict);
-  ++count_of(report_.counts, task.paused, worst);
+  ++count_of(report_.counts, task.paused && problems.empty(), worst);
   std::ranges::move(problems, std::back_inserter(report_.problems));
 }
 

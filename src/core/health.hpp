@@ -27,6 +27,9 @@ inline constexpr Seconds scheduler_silence{120};
 // What check knows of a task.
 struct TaskFacts {
   std::string name;
+  // What is wrong with the task's row in the database; empty: nothing. Of a
+  // malformed row check knows only this, the name and `paused`.
+  std::string malformed;
   bool paused = false;
   bool disabled = false;  // disabled_until_update
   std::string disabled_reason;
@@ -46,8 +49,8 @@ struct SchedulerFacts {
   std::int64_t overdue_tasks = 0;        // tasks due for scheduler_silence or longer
 };
 
-enum class HealthProblemKind { disabled, no_success, late, no_scheduler };
-// "disabled", "no_success", "late", "no_scheduler".
+enum class HealthProblemKind { disabled, no_success, late, no_scheduler, malformed };
+// "disabled", "no_success", "late", "no_scheduler", "malformed".
 std::string_view to_string(HealthProblemKind kind);
 
 // One thing wrong: one detail line of the plugin's output.
@@ -77,9 +80,10 @@ struct CheckReport {
   TaskCounts counts;
 };
 
-// A task's problems at `now`: disabled, or no success within its alert_after
-// (counted from its last success, else from its creation) — CRITICAL; its
-// latest planned run later than `late` — WARNING. None for a paused task.
+// A task's problems at `now`: its row malformed (paused or not), disabled,
+// or no success within its alert_after (counted from its last success, else
+// from its creation) — CRITICAL; its latest planned run later than `late` —
+// WARNING. No other for a paused task.
 std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late);
 
 // CRITICAL when a task has been due for scheduler_silence while no scheduler

@@ -27,6 +27,10 @@ Result<Time> parse_rfc3339(std::string_view text);
 // wall time that matches finds within them whatever it will ever find.
 inline constexpr std::chrono::days calendar_search_horizon{400 * 366};
 
+// The last instant taskd keeps (9999-12-31T23:59:59.999Z): a stored time
+// outside 1970 to it is none taskd wrote, and is never computed with.
+inline constexpr Time latest_time{Millis{253402300799999}};
+
 constexpr std::int64_t to_unix_ms(Time time) { return time.time_since_epoch().count(); }
 constexpr Time from_unix_ms(std::int64_t ms) { return Time{Millis{ms}}; }
 

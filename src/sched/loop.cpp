@@ -53,9 +53,13 @@ core::Result<void> recover(store::Database& db, Time now, Logger& log, const sto
 core::Result<TickResult> enqueue(store::Database& db, Time now, Logger& log,
                                  const std::function<void()>& before_commit = {},
                                  const std::function<core::Result<void>()>& between_batches = {}) {
-  return enqueue_due(
-      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(), before_commit,
-      between_batches);
+  auto ticked = enqueue_due(
+      db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
+      before_commit, between_batches);
+  if (!ticked) return std::unexpected(ticked.error());
+  for (const auto& [task, problem] : ticked->disabled)
+    log.log(LogLevel::error, "task.malformed", {{"task", task}, {"problem", problem}, {"action", "disabled"}});
+  return ticked;
 }
 
 // Deletes every run the retention expired, logging how many when any.

@@ -67,6 +67,16 @@ std::optional<std::string> why_follower_waits(const core::TaskState& state) {
   return std::nullopt;
 }
 
+// The SKIPPED row of a follower whose row is malformed, which `end` would
+// have started.
+core::Result<void> skip_malformed_follower(store::Database& db, const store::MalformedTask& follower,
+                                           const std::string& upstream, const AttemptEnd& end, core::Time now) {
+  auto reason = fmt::format("not run after {} run {}: the task is malformed in the database: {}", upstream, end.run_id,
+                            store::describe_problems(follower.problems));
+  return store::insert_skipped_run(db, follower.readable.id, core::SkippedSlots{1, now, now, std::move(reason)}, now,
+                                   end.run_id);
+}
+
 // A manual run of `follower` queued by the upstream's run `end`, as
 // `taskd trigger` queues one; or, when it cannot run, one SKIPPED row that
 // says why (and the follower's history kept within its --keep-runs).
@@ -94,14 +104,18 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
 }
 
 // The upstream's run `end` reached its final outcome: the followers it
-// starts (--after on success, --after TASK:finished on any outcome).
+// starts (--after on success, --after TASK:finished on any outcome). A
+// follower whose row is malformed is not run: a SKIPPED row says why.
 core::Result<void> start_followers(store::Database& db, const std::string& upstream, const AttemptEnd& end,
                                    const Followed& followed) {
   auto followers = store::followers_of(db, upstream);
   if (!followers) return std::unexpected(followers.error());
   for (auto& follower : *followers) {
-    if (!follower.definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded) continue;
-    if (auto started = start_follower(db, std::move(follower), upstream, end, followed); !started) return started;
+    if (!store::readable(follower).definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded)
+      continue;
+    auto started = follower ? start_follower(db, std::move(*follower), upstream, end, followed)
+                            : skip_malformed_follower(db, follower.error(), upstream, end, followed.now);
+    if (!started) return started;
   }
   return {};
 }
@@ -143,23 +157,29 @@ core::Result<bool> finish_attempt_run(store::Database& db, const AttemptEnd& end
 // What recording an attempt's end (its run row already written, `finished`
 // when it was the running attempt) did: the change to the task when the
 // attempt was its current one, and whether its followers are to start.
+// The end of a task whose row is malformed changes nothing of the task (its
+// next tick disables it) and starts no follower; it was current if its run
+// was running.
 struct Recorded {
+  bool current = false;
   std::optional<StateChange> change;
   bool final_outcome = false;
 };
 
 core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptEnd& end, bool finished,
                                              core::Time now) {
-  auto task = store::find_task(db, end.task_id);
-  if (!task) return std::unexpected(task.error());
-  if (!*task) return Recorded{};
-  if (auto pruned = store::prune_history(db, end.task_id, (*task)->definition.keep_runs); !pruned)
+  auto found = store::find_stored_task(db, end.task_id);
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return Recorded{};
+  if (!**found) return Recorded{.current = finished};
+  core::Task task = std::move(***found);
+  if (auto pruned = store::prune_history(db, end.task_id, task.definition.keep_runs); !pruned)
     return std::unexpected(pruned.error());
-  bool is_current = finished && (*task)->state.attempt_uid == end.attempt_uid;
+  bool is_current = finished && task.state.attempt_uid == end.attempt_uid;
   if (!is_current) return Recorded{};
-  auto decision = apply_policy(db, **task, end, now);
+  auto decision = apply_policy(db, task, end, now);
   if (!decision) return std::unexpected(decision.error());
-  return Recorded{StateChange{std::move(**task), std::move(decision->state)}, !decision->retry_pending};
+  return Recorded{true, StateChange{std::move(task), std::move(decision->state)}, !decision->retry_pending};
 }
 
 }  // namespace
@@ -200,7 +220,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
     auto result = record_in_transaction(db, ends[i], finished[i], now);
     if (!result) return std::unexpected(result.error());
     recorded.written.push_back(finished[i]);
-    recorded.current.push_back(result->change.has_value());
+    recorded.current.push_back(result->current);
     if (!result->change) continue;
     if (result->final_outcome) final_outcomes.emplace_back(result->change->task.definition.name, &ends[i]);
     recorded.changes.push_back({&ends[i], std::move(*result->change)});
@@ -215,6 +235,13 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
 void after_commit(const RecordedEnds& recorded, core::Time now) {
   stop_children(system_processes(), recorded.to_stop);
   for (const auto& [end, change] : recorded.changes) notify_change(change.task, change.after, *end, now);
+}
+
+core::Result<MalformedReport> disable_malformed(store::Database& db, const store::MalformedTask& task, core::Time now) {
+  MalformedReport report{task.readable.definition.name, store::describe_problems(task.problems)};
+  auto disabled = store::disable_task(db, task.readable.id, "malformed in the database: " + report.problem, now);
+  if (!disabled) return std::unexpected(disabled.error());
+  return report;
 }
 
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

@@ -9,7 +9,9 @@
 #include "core/usage.hpp"
 #include "core/policy.hpp"
 #include "sched/replace.hpp"
+#include "sched/report.hpp"
 #include "store/database.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::sched {
 
@@ -43,7 +45,8 @@ struct EndRecorded {
 // new state from the policy, and when that is the final outcome of its
 // slot (no retry of it comes) the runs of the task's followers (--after)
 // queued as by `taskd trigger`, each with the run's id as its
-// upstream_run_id (or a SKIPPED row when one cannot run).
+// upstream_run_id (or a SKIPPED row when one cannot run). A task whose row
+// is malformed keeps its row as it is, and its followers do not start.
 core::Result<EndRecorded> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now);
 
 // The same for several attempts, in one transaction (one commit for every
@@ -84,6 +87,10 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
 // replaced, and starts the --notify commands of the tasks whose state they
 // changed.
 void after_commit(const RecordedEnds& recorded, core::Time now);
+
+// Disables a task the scheduler met with its row malformed (it never runs
+// one), with what is wrong as the reason; what to report of it.
+core::Result<MalformedReport> disable_malformed(store::Database& db, const store::MalformedTask& task, core::Time now);
 
 // Writes a policy decision: its SKIPPED row, if any, and the task's state.
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,

@@ -1,6 +1,6 @@
 #pragma once
 // What the scheduler tells its caller about each run as it happens: queued,
-// skipped, started, dropped, ended or lost.
+// skipped, started, dropped, ended or lost; and of each task it set aside.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -27,5 +27,12 @@ struct RunReport {
 
 // Receives reports as they happen (after their transaction committed).
 using ReportSink = std::function<void(const RunReport&)>;
+
+// A task the scheduler met with its row in the database malformed: it
+// disabled the task instead of running it. `problem` says what is wrong.
+struct MalformedReport {
+  std::string task;
+  std::string problem;
+};
 
 }  // namespace taskd::sched

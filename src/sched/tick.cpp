@@ -1,9 +1,11 @@
 #include "sched/tick.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "core/policy.hpp"
+#include "sched/outcome.hpp"
 #include "sched/replace.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
@@ -51,6 +53,7 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
 struct BatchResult {
   int due = 0;
   std::vector<ChildToStop> to_stop;
+  std::vector<MalformedReport> disabled;
 };
 
 }  // namespace
@@ -73,9 +76,15 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
     auto batch_result = store::write(db, [&]() -> core::Result<BatchResult> {
       auto due = store::due_tasks(db, now, batch);
       if (!due) return std::unexpected(due.error());
-      BatchResult result{static_cast<int>(due->size()), {}};
+      BatchResult result{static_cast<int>(due->size()), {}, {}};
       for (const auto& task : *due) {
-        auto enqueued = enqueue_task(db, task, now, reports);
+        if (!task) {
+          auto disabled = disable_malformed(db, task.error(), now);
+          if (!disabled) return std::unexpected(disabled.error());
+          result.disabled.push_back(std::move(*disabled));
+          continue;
+        }
+        auto enqueued = enqueue_task(db, *task, now, reports);
         if (!enqueued) return std::unexpected(enqueued.error());
         total.enqueued += enqueued->counts.enqueued;
         total.skipped += enqueued->counts.skipped;
@@ -87,6 +96,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
     }, store::WriteScope::rows);
     if (!batch_result) return std::unexpected(batch_result.error());
     stop_children(processes, batch_result->to_stop);
+    std::ranges::move(batch_result->disabled, std::back_inserter(total.disabled));
     if (sink) std::ranges::for_each(reports, sink);
     if (between_batches) {
       if (auto kept = between_batches(); !kept) return std::unexpected(kept.error());

@@ -1,8 +1,10 @@
 #pragma once
 // The tick: every task whose next_run_at has come gets one QUEUED run (or a
 // SKIPPED row), and its next_run_at moves to the next planned slot. With
-// overlap=replace the new run takes the place of the running one.
+// overlap=replace the new run takes the place of the running one. A due
+// task whose row is malformed is disabled instead, and the others go on.
 #include <functional>
+#include <vector>
 
 #include "core/time.hpp"
 #include "sched/process_table.hpp"
@@ -19,6 +21,9 @@ struct TickResult {
   // A due task another session held past the lock timeout (a host frozen
   // in the middle of a transaction) was left for a later tick.
   bool held = false;
+  // Due tasks whose rows are malformed: each was disabled, with what is
+  // wrong as its reason, and the other tasks went on.
+  std::vector<MalformedReport> disabled;
 };
 
 // Enqueues what is due at `now`, in short transactions of at most `batch`

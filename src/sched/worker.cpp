@@ -345,7 +345,8 @@ class WorkerImpl {
     auto found = store::find_task_to_claim(db_, run.id, run.task_id, now, identity_.host);
     if (!found) return std::unexpected(found.error());
     if (!*found || !(*found)->claimable) return {};  // removed since, or filled by a run claimed before it
-    core::Task task = std::move((*found)->task);
+    if (!(*found)->task) return drop_malformed(run, (*found)->task.error(), now, batch);
+    core::Task task = std::move(*(*found)->task);
     auto schedule = core::schedule_of(task.definition);
     if (!schedule) return std::unexpected(schedule.error());
     std::optional<std::string> dropped = core::drop_reason(task.definition, *schedule, task.state, run.trigger, now);
@@ -368,6 +369,18 @@ class WorkerImpl {
     task.state = decision.state;
     batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline,
                              std::move((*found)->state_blob), at.steady});
+    return {};
+  }
+
+  // Drops `run`, whose task's row is malformed, and disables the task: taskd
+  // runs no malformed task.
+  Result<void> drop_malformed(const store::RunRecord& run, const store::MalformedTask& task, Time now,
+                              ClaimBatch& batch) {
+    auto disabled = disable_malformed(db_, task, now);
+    if (!disabled) return std::unexpected(disabled.error());
+    auto reason = "dropped: the task is malformed in the database: " + disabled->problem;
+    if (auto marked = store::mark_dropped(db_, run.id, reason, now); !marked) return std::unexpected(marked.error());
+    batch.dropped.push_back({run.id, run.task, core::RunStatus::dropped, std::move(reason)});
     return {};
   }
 

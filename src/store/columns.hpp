@@ -2,7 +2,6 @@
 // A query in use, read column by column and bound parameter after parameter
 // with taskd's types (times as Unix ms, durations as seconds, NULL as none).
 // Only store/*.cpp include this.
-#include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -64,35 +63,18 @@ class Statement {
 // Reads the columns of the current row in order.
 class Columns {
  public:
-  explicit Columns(const Query& row) : row_(row) {}
+  explicit Columns(const Query& row, int first = 0) : row_(row), next_(first) {}
   explicit Columns(const Statement& statement) : row_(statement.query()) {}
 
   std::int64_t int64() { return row_.int64(next_++); }
   int int32() { return static_cast<int>(int64()); }
   bool boolean() { return int64() != 0; }
   std::string text() { return std::string(row_.text(next_++)); }
-  core::Seconds seconds() { return core::Seconds{int64()}; }
   core::Time time() { return core::from_unix_ms(int64()); }
-  // Seconds that may carry milliseconds as a fraction (a REAL value).
-  core::Millis fractional_seconds() {
-    int i = next_++;
-    if (row_.is_integer(i)) return core::Seconds{row_.int64(i)};
-    return core::Millis{std::llround(row_.real(i) * 1000)};
-  }
-  std::optional<std::string> optional_text() {
-    int i = next_++;
-    if (row_.is_null(i)) return std::nullopt;
-    return std::string(row_.text(i));
-  }
   std::optional<std::int64_t> optional_int64() {
     int i = next_++;
     if (row_.is_null(i)) return std::nullopt;
     return row_.int64(i);
-  }
-  std::optional<core::Seconds> optional_seconds() {
-    auto value = optional_int64();
-    if (!value) return std::nullopt;
-    return core::Seconds{*value};
   }
   std::optional<core::Time> optional_time() {
     auto value = optional_int64();

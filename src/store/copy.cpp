@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "store/columns.hpp"
 #include "store/runs.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::store {
 namespace {
@@ -255,7 +256,9 @@ void continue_ids_after_copied(Database& db, const char* table) {
 
 }  // namespace
 
-Result<void> check_copy_source(Database& from) {
+namespace {
+
+Result<void> check_nothing_running(Database& from) {
   auto runs = running_runs(from);
   if (!runs) return std::unexpected(runs.error());
   if (runs->empty()) return {};
@@ -267,6 +270,30 @@ Result<void> check_copy_source(Database& from) {
       "copy-db: {} has a running run ({}): stop the taskd that runs it (after a taskd that died, "
       "`taskd --db {} tick` finds its runs lost)",
       from.name(), listed(names), from.name())));
+}
+
+// A malformed row would be copied as it is, or refused by a server's
+// column types half way: either way it is for its owner to repair first.
+Result<void> check_well_formed(Database& from) {
+  std::vector<std::string> names;
+  std::string first_problems;
+  auto read = for_each_task(from, {}, [&](const StoredTask& task) -> Result<void> {
+    if (task) return {};
+    if (names.empty()) first_problems = describe_problems(task.error().problems);
+    names.push_back(task.error().readable.definition.name);
+    return {};
+  });
+  if (!read || names.empty()) return read;
+  return std::unexpected(refused(fmt::format(
+      "copy-db: {} has {} malformed task{} ({}; {}: {}): repair with taskd edit or remove with taskd rm first",
+      from.name(), names.size(), names.size() == 1 ? "" : "s", listed(names), names.front(), first_problems)));
+}
+
+}  // namespace
+
+Result<void> check_copy_source(Database& from) {
+  if (auto idle = check_nothing_running(from); !idle) return idle;
+  return check_well_formed(from);
 }
 
 Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {

@@ -20,15 +20,16 @@ struct CopyCounts {
 
 // Copies everything of `from` into `to` in one transaction on `to`, while
 // `from` is held still by its write lock (and written nothing). A source
-// with a running run is refused: that run belongs to a taskd working on the
-// source. A destination with tasks is refused unless `merge`; merging, a
-// task name or a group with another cap found on both sides is refused,
-// each listed. Into a destination without tasks, tasks and runs keep their
+// with a running run is refused (that run belongs to a taskd working on
+// the source), and so is one with a malformed task row. A destination with
+// tasks is refused unless `merge`; merging, a task name or a group with
+// another cap found on both sides is refused, each listed. Into a destination without tasks, tasks and runs keep their
 // ids (`logs --run ID` and TASKD_RUN_ID stay valid); merged, the destination
 // numbers them. Every refusal is bad input and writes nothing.
 core::Result<CopyCounts> copy_database(Database& from, Database& to, bool merge);
 
-// Refuses (bad input) a source with a running run, naming its tasks.
+// Refuses (bad input) a source with a running run, naming its tasks, or
+// with a malformed task row (see store::MalformedTask), naming them.
 core::Result<void> check_copy_source(Database& from);
 
 }  // namespace taskd::store

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "store/columns.hpp"
+#include "store/task_row.hpp"
 
 namespace taskd::store {
 
@@ -32,18 +33,33 @@ std::string latest_planned_run(std::string_view column) {
                      column);
 }
 
-core::TaskFacts task_facts_from(Columns c) {
-  core::TaskFacts task;
-  task.name = c.text();
-  task.paused = c.boolean();
-  task.disabled = c.boolean();
-  task.disabled_reason = c.text();
-  task.alert_after = c.optional_seconds();
-  task.last_succeeded_at = c.optional_time();
-  task.created_at = c.time();
-  task.run_not_before = c.optional_time();
-  task.run_started_at = c.optional_time();
-  return task;
+// What check judges of the task in `row`: its columns (task_columns), then
+// created_at and its latest planned run's not_before and started_at. Of a
+// malformed row (created_at too), what is wrong, its name and whether it
+// is paused are all check reads.
+core::TaskFacts task_facts_from(const Query& row) {
+  core::TaskFacts facts;
+  const int created_column = task_column_count();
+  auto stored = read_task(row);
+  auto created_at = read_instant(row, created_column);
+  const auto& task = readable(stored);
+  facts.name = task.definition.name;
+  facts.paused = task.state.paused;
+  if (!stored || !created_at) {
+    auto problems = stored ? std::vector<ColumnProblem>() : stored.error().problems;
+    if (!created_at) problems.push_back({"created_at", created_at.error().message});
+    facts.malformed = describe_problems(problems);
+    return facts;
+  }
+  facts.disabled = task.state.disabled_until_update;
+  facts.disabled_reason = task.state.disabled_reason;
+  facts.alert_after = task.definition.alert_after;
+  facts.last_succeeded_at = task.state.last_succeeded_at;
+  facts.created_at = *created_at;
+  Columns c(row, created_column + 1);
+  facts.run_not_before = c.optional_time();
+  facts.run_started_at = c.optional_time();
+  return facts;
 }
 
 }  // namespace
@@ -113,12 +129,11 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
 
 Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit) {
   return guarded(db, [&]() -> Result<void> {
-    static const std::string sql = fmt::format(
-        "SELECT t.name, t.paused, t.disabled_until_update, t.disabled_reason, t.alert_after, t.last_succeeded_at, "
-        "t.created_at, {}, {} FROM tasks t ORDER BY t.name",
-        latest_planned_run("not_before"), latest_planned_run("started_at"));
+    static const std::string sql =
+        fmt::format("SELECT {}, created_at, {}, {} FROM tasks t ORDER BY t.name", task_columns,
+                    latest_planned_run("not_before"), latest_planned_run("started_at"));
     auto query = db.prepare(sql);
-    while (query.step()) visit(task_facts_from(Columns(query)));
+    while (query.step()) visit(task_facts_from(query.query()));
     return {};
   });
 }

@@ -1,13 +1,12 @@
 #include "store/tasks.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 
 #include "store/columns.hpp"
 #include "store/runs.hpp"
+#include "store/task_row.hpp"
 
 namespace taskd::store {
 namespace {
@@ -23,70 +22,9 @@ constexpr std::string_view can_be_due = "next_run_at IS NOT NULL AND paused = 0 
 // A task due at ?1.
 const std::string due_at_1 = fmt::format("{} AND next_run_at <= ?1", can_be_due);
 
-constexpr const char* task_columns =
-    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, dst_gap, dst_repeat, next_run_at, "
-    "last_run_at, "
-    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
-    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished";
-
 json seconds_list(const std::vector<core::Seconds>& values) {
   json out = json::array();
   for (auto value : values) out.push_back(value.count());
-  return out;
-}
-
-// A JSON array of integers, as taskd writes them ("[0,60,300]"), read
-// without a JSON parser: a task row is read at every claim and every end,
-// and nlohmann's parser was half the cost of reading it.
-std::vector<std::int64_t> integers_from(std::string_view text) {
-  auto malformed = [&] { return std::invalid_argument(fmt::format("not a list of integers: {}", text)); };
-  auto skip_spaces = [&] { text.remove_prefix(std::min(text.find_first_not_of(" \t\n"), text.size())); };
-  std::vector<std::int64_t> out;
-  skip_spaces();
-  if (!text.starts_with('[')) throw malformed();
-  text.remove_prefix(1);
-  skip_spaces();
-  if (text.starts_with(']')) return out;
-  while (true) {
-    std::int64_t value = 0;
-    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc()) throw malformed();
-    out.push_back(value);
-    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-    skip_spaces();
-    if (text.starts_with(']')) return out;
-    if (!text.starts_with(',')) throw malformed();
-    text.remove_prefix(1);
-    skip_spaces();
-  }
-}
-
-std::vector<core::Seconds> seconds_from(const std::string& text) {
-  std::vector<core::Seconds> out;
-  for (auto value : integers_from(text)) out.emplace_back(value);
-  return out;
-}
-
-std::vector<int> codes_from(const std::string& text) {
-  std::vector<int> out;
-  for (auto value : integers_from(text)) out.push_back(static_cast<int>(value));
-  return out;
-}
-
-// A JSON array of strings, as taskd writes argv: those without an escape
-// (nearly all) are read without the JSON parser.
-std::vector<std::string> strings_from(const std::string& text) {
-  if (text.find('\\') != std::string::npos) return json::parse(text).get<std::vector<std::string>>();
-  std::vector<std::string> out;
-  std::size_t at = text.find('"');
-  while (at != std::string::npos) {
-    auto end = text.find('"', at + 1);
-    if (end == std::string::npos) throw std::invalid_argument("not a list of strings: " + text);
-    out.emplace_back(text, at + 1, end - at - 1);
-    at = text.find('"', end + 1);
-  }
   return out;
 }
 
@@ -96,100 +34,24 @@ json env_json(const std::vector<core::EnvVar>& env) {
   return out;
 }
 
-std::vector<core::EnvVar> env_from(const std::string& text) {
-  std::vector<core::EnvVar> out;
-  if (text == "[]") return out;  // most tasks: no parser needed
-  for (const auto& pair : json::parse(text)) out.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-  return out;
-}
-
-// The columns that task_columns and headline_columns start with: the id,
-// the name, the command and the schedule.
-void read_head(Columns& c, Task& task) {
-  auto& d = task.definition;
-  task.id = c.int64();
-  d.name = c.text();
-  d.command.argv = strings_from(c.text());
-  d.command.shell = c.boolean();
-  d.schedule_kind = core::parse_schedule_kind(c.text()).value_or(core::ScheduleKind::manual);
-  d.schedule_spec = c.text();
-  d.tz = c.text();
-  if (auto dtstart = c.optional_text()) d.dtstart = core::parse_local(*dtstart).value();
-  d.after_finish = c.boolean();
-}
-
-// The columns after_task and after_finished.
-void read_upstream(Columns& c, core::TaskDefinition& d) {
-  d.after.task = c.text();
-  d.after.on_any_outcome = c.boolean();
-}
-
-// A DST rule column: NULL (or a value this taskd does not know) is the
-// schedule's default.
-template <class Rule>
-std::optional<Rule> optional_rule(const std::optional<std::string>& text, core::Result<Rule> (*parse)(std::string_view)) {
-  if (!text) return std::nullopt;
-  auto rule = parse(*text);
-  return rule ? std::optional<Rule>(*rule) : std::nullopt;
-}
-
-// A task from the columns of task_columns, in order.
-Task task_from(Columns c) {
-  Task task;
-  auto& d = task.definition;
-  auto& s = task.state;
-  read_head(c, task);
-  d.phase = c.fractional_seconds();
-  d.jitter = c.seconds();
-  d.timeout = c.optional_seconds();
-  d.kill_grace = c.seconds();
-  d.tolerance = c.optional_seconds();
-  d.retry = seconds_from(c.text());
-  d.permanent_exit = codes_from(c.text());
-  d.overlap = core::parse_overlap(c.text()).value_or(core::Overlap::skip);
-  d.owner = c.text();
-  d.group = c.text();
-  d.priority = c.int32();
-  d.cwd = c.text();
-  d.env = env_from(c.text());
-  d.notify = c.text();
-  d.keep_runs = c.int32();
-  d.on_host = c.text();
-  d.limits = {c.optional_int64(), c.optional_int64(), c.optional_int64()};
-  d.alert_after = c.optional_seconds();
-  d.catch_up = core::parse_catch_up(c.text()).value_or(core::CatchUp{});
-  d.catch_up_window = c.optional_seconds();
-  d.dst = {optional_rule(c.optional_text(), core::parse_dst_gap), optional_rule(c.optional_text(), core::parse_dst_repeat)};
-  s.next_run_at = c.optional_time();
-  s.last_run_at = c.optional_time();
-  s.last_finished_at = c.optional_time();
-  auto status = c.optional_text();
-  if (status) s.last_status = core::parse_run_status(*status).value_or(core::RunStatus::failed);
-  s.attempt_no = c.int32();
-  s.attempt_uid = c.text();
-  s.attempt_started_at = c.optional_time();
-  s.attempt_timeout_at = c.optional_time();
-  s.run_index = c.int64();
-  s.disabled_until_update = c.boolean();
-  s.disabled_reason = c.text();
-  s.paused = c.boolean();
-  s.accounted_until = c.optional_time();
-  s.last_succeeded_at = c.optional_time();
-  read_upstream(c, d);
-  return task;
-}
-
-Task task_from_row(Statement& row) { return task_from(Columns(row)); }
-
-Result<std::vector<Task>> tasks_from(Statement& query) {
-  std::vector<Task> tasks;
-  while (query.step()) tasks.push_back(task_from_row(query));
+// The tasks in the rows of `query`, read as they come.
+Result<std::vector<StoredTask>> tasks_from(Statement& query) {
+  std::vector<StoredTask> tasks;
+  while (query.step()) tasks.push_back(read_task(query.query()));
   return tasks;
 }
 
-Result<std::optional<Task>> first_task(Statement& query) {
-  if (!query.step()) return std::optional<Task>();
-  return std::optional<Task>(task_from_row(query));
+Result<std::optional<StoredTask>> first_task(Statement& query) {
+  if (!query.step()) return std::optional<StoredTask>();
+  return std::optional(read_task(query.query()));
+}
+
+// A stored task as a caller that can do nothing with a malformed row sees it.
+Result<std::optional<Task>> well_formed(Result<std::optional<StoredTask>> found) {
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return std::optional<Task>();
+  if (!**found) return std::unexpected(malformed_task_error((*found)->error()));
+  return std::optional(std::move(***found));
 }
 
 constexpr const char* state_assignments =
@@ -286,6 +148,22 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
 
 }  // namespace
 
+const Task& readable(const StoredTask& task) { return task ? *task : task.error().readable; }
+
+std::string describe_problems(const std::vector<ColumnProblem>& problems) {
+  std::string text;
+  for (const auto& [column, what] : problems) text += fmt::format("{}{}: {}", text.empty() ? "" : "; ", column, what);
+  return text;
+}
+
+core::Error malformed_task_error(const MalformedTask& task) {
+  const auto& name = task.readable.definition.name;
+  return {core::ErrorKind::bad_input,
+          fmt::format("task \"{}\" is malformed in the database ({}): taskd edit {} can set what is wrong, taskd rm "
+                      "{} removes it",
+                      name, describe_problems(task.problems), name, name)};
+}
+
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
     static const std::string sql = fmt::format(
@@ -325,8 +203,8 @@ Result<void> update_definition(Database& db, std::int64_t task_id, const core::T
   });
 }
 
-Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
-  return guarded(db, [&]() -> Result<std::optional<Task>> {
+Result<std::optional<StoredTask>> find_stored_task(Database& db, std::string_view name) {
+  return guarded(db, [&]() -> Result<std::optional<StoredTask>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns);
     auto query = db.cached(sql);
     query.bind(1, std::string(name));
@@ -334,23 +212,31 @@ Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
   });
 }
 
+Result<std::optional<Task>> find_task(Database& db, std::string_view name) {
+  return well_formed(find_stored_task(db, name));
+}
+
 Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<core::Time>> {
     auto query = db.cached("SELECT created_at FROM tasks WHERE id = ?");
     query.bind(1, id);
     if (!query.step()) return std::nullopt;
-    return Columns(query).optional_time();
+    auto created_at = read_instant(query.query(), 0);
+    if (!created_at) return core::fail(core::ErrorKind::bad_input, "created_at: " + created_at.error().message);
+    return std::optional(*created_at);
   });
 }
 
-Result<std::optional<Task>> find_task(Database& db, std::int64_t id) {
-  return guarded(db, [&]() -> Result<std::optional<Task>> {
+Result<std::optional<StoredTask>> find_stored_task(Database& db, std::int64_t id) {
+  return guarded(db, [&]() -> Result<std::optional<StoredTask>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns);
     auto query = db.cached(sql);
     query.bind(1, id);
     return first_task(query);
   });
 }
+
+Result<std::optional<Task>> find_task(Database& db, std::int64_t id) { return well_formed(find_stored_task(db, id)); }
 
 namespace {
 
@@ -445,34 +331,22 @@ std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::s
                      filter.limit ? " LIMIT ?" : "");
 }
 
-// What a headline reads, in headline_from's order.
-constexpr const char* headline_columns =
-    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
-    "paused, disabled_until_update, after_task, after_finished";
+// How a walk reads each row: all of a task, or its headline.
+using RowRead = StoredTask (*)(const Query& row);
 
-Task headline_from(Columns c) {
-  Task task;
-  auto& s = task.state;
-  read_head(c, task);
-  s.next_run_at = c.optional_time();
-  if (auto status = c.optional_text()) s.last_status = core::parse_run_status(*status).value_or(core::RunStatus::failed);
-  s.paused = c.boolean();
-  s.disabled_until_update = c.boolean();
-  read_upstream(c, task.definition);
-  return task;
-}
+StoredTask whole_task(const Query& row) { return read_task(row); }
 
 // Visits each row of `query` as `read` reads it.
-Result<void> visit_rows(Statement& query, Task (*read)(Columns), const TaskVisitor& visit) {
+Result<void> visit_rows(Statement& query, RowRead read, const TaskVisitor& visit) {
   while (query.step()) {
-    if (auto visited = visit(read(Columns(query))); !visited) return visited;
+    if (auto visited = visit(read(query.query())); !visited) return visited;
   }
   return {};
 }
 
 // Binds the filter's values and visits each row as `read` reads it.
-Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns,
-                            Task (*read)(Columns), const TaskVisitor& visit) {
+Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns, RowRead read,
+                            const TaskVisitor& visit) {
   auto query = db.prepare(filtered_tasks_sql(filter, db.dialect(), columns));
   auto selection = selection_of(filter, db.dialect());
   int parameter = 0;
@@ -481,18 +355,16 @@ Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_
   return visit_rows(query, read, visit);
 }
 
-
-
 }  // namespace
 
 std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter, Dialect::sqlite); }
 
 Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
-  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, task_from, visit); });
+  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, whole_task, visit); });
 }
 
 Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
-  return guarded(db, [&]() { return visit_filtered(db, filter, headline_columns, headline_from, visit); });
+  return guarded(db, [&]() { return visit_filtered(db, filter, headline_columns, read_headline, visit); });
 }
 
 Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter) {
@@ -511,13 +383,13 @@ Result<void> for_each_task_starting_before(Database& db, Time until, const TaskV
         fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns, due_at_1);
     auto query = db.prepare(sql);
     query.bind(1, core::to_unix_ms(until));
-    return visit_rows(query, task_from, visit);
+    return visit_rows(query, whole_task, visit);
   });
 }
 
-Result<std::vector<Task>> list_tasks(Database& db, const TaskFilter& filter) {
-  std::vector<Task> tasks;
-  auto collected = for_each_task(db, filter, [&](const Task& task) -> Result<void> {
+Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filter) {
+  std::vector<StoredTask> tasks;
+  auto collected = for_each_task(db, filter, [&](const StoredTask& task) -> Result<void> {
     tasks.push_back(task);
     return {};
   });
@@ -537,8 +409,8 @@ const std::string& due_tasks_sql(const Database& db) {
   return db.dialect() == Dialect::postgresql ? locking : sql;
 }
 
-Result<std::vector<Task>> due_tasks(Database& db, Time now, int limit) {
-  return guarded(db, [&]() -> Result<std::vector<Task>> {
+Result<std::vector<StoredTask>> due_tasks(Database& db, Time now, int limit) {
+  return guarded(db, [&]() -> Result<std::vector<StoredTask>> {
     auto query = db.cached(due_tasks_sql(db));
     query.bind(1, core::to_unix_ms(now));
     query.bind(2, limit);
@@ -620,8 +492,8 @@ Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64
   });
 }
 
-Result<std::vector<Task>> followers_of(Database& db, std::string_view name) {
-  return guarded(db, [&]() -> Result<std::vector<Task>> {
+Result<std::vector<StoredTask>> followers_of(Database& db, std::string_view name) {
+  return guarded(db, [&]() -> Result<std::vector<StoredTask>> {
     static const std::string sql =
         fmt::format("SELECT {} FROM tasks WHERE after_task = ? AND after_task <> '' ORDER BY id", task_columns);
     auto query = db.cached(sql);
@@ -652,6 +524,19 @@ Result<core::UpstreamOf> followers_of_missing_tasks(Database& db) {
   return upstreams_selected(db,
                             "SELECT name, after_task FROM tasks f WHERE after_task <> '' "
                             "AND NOT EXISTS (SELECT 1 FROM tasks u WHERE u.name = f.after_task)");
+}
+
+Result<void> disable_task(Database& db, std::int64_t task_id, std::string_view reason, Time now) {
+  return guarded(db, [&]() -> Result<void> {
+    auto update =
+        db.cached("UPDATE tasks SET disabled_until_update = 1, disabled_reason = ?, updated_at = ? WHERE id = ?");
+    Binder b(update);
+    b.text(reason);
+    b.time(now);
+    b.int64(task_id);
+    update.exec();
+    return {};
+  });
 }
 
 Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, Time now) {
@@ -685,7 +570,7 @@ Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t
         fmt::format("SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
                     "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
                     task_columns, claimable_run_condition());
-    static const int blob_column = static_cast<int>(std::ranges::count(std::string_view(task_columns), ',')) + 1;
+    static const int blob_column = task_column_count();
     auto query = db.cached(sql);
     Binder b(query);
     b.time(now);
@@ -693,7 +578,7 @@ Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t
     b.text(host);
     b.int64(task_id);
     if (!query.step()) return std::optional<TaskToClaim>();
-    auto task = task_from_row(query);
+    auto task = read_task(query.query());
     const auto& row = query.query();
     return std::optional(TaskToClaim{std::move(task), std::string(row.text(blob_column)), row.int64(blob_column + 1) != 0});
   });

@@ -2,6 +2,7 @@
 // Tasks in the database: definitions and state. Callers group these calls in
 // store::write when they change state together.
 #include <cstdint>
+#include <expected>
 #include <functional>
 #include <optional>
 #include <string>
@@ -11,6 +12,36 @@
 #include "store/database.hpp"
 
 namespace taskd::store {
+
+// What is wrong with one column of a task row.
+struct ColumnProblem {
+  std::string column;  // as the tasks table names it: "env", "next_run_at"
+  std::string what;    // "not a JSON array of [name, value] pairs of strings: \"{\""
+};
+
+// A task row that does not read as a task: one written by hand (sqlite3,
+// psql) or damaged. `readable` is what could be read of it, its id and name
+// always; each column in `problems` leaves its field at the default. taskd
+// runs no such task and computes with none of the columns that did not
+// read; show, edit and rm reach it by its name.
+struct MalformedTask {
+  core::Task readable;
+  std::vector<ColumnProblem> problems;
+};
+
+// A row of the tasks table as read: the task, or a malformed row.
+using StoredTask = std::expected<core::Task, MalformedTask>;
+
+// What can be read of a row, malformed or not (its id and name at least).
+const core::Task& readable(const StoredTask& task);
+
+// What is wrong with a malformed row, in a line: "env: not a JSON array of
+// [name, value] pairs of strings: \"{\"; retry: …".
+std::string describe_problems(const std::vector<ColumnProblem>& problems);
+
+// The error of a command that cannot act on a malformed task (trigger,
+// pause, apply …): it names the task, what is wrong, and edit and rm.
+core::Error malformed_task_error(const MalformedTask& task);
 
 struct TaskFilter {
   std::string group;  // empty: any
@@ -22,9 +53,9 @@ struct TaskFilter {
 
 // Calls `visit` with each task the filter selects, in name order, as the
 // rows are read: nothing but the current row is held, so a listing of a
-// million tasks takes no more memory than one of ten. An error `visit`
-// returns ends the walk and is returned.
-using TaskVisitor = std::function<core::Result<void>(const core::Task&)>;
+// million tasks takes no more memory than one of ten. A malformed row is
+// visited as one. An error `visit` returns ends the walk and is returned.
+using TaskVisitor = std::function<core::Result<void>(const StoredTask&)>;
 core::Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit);
 
 // How many tasks the filter selects, its limit aside.
@@ -33,7 +64,9 @@ core::Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter);
 // As for_each_task, with only what `list` shows read: the definition's
 // name, command, schedule kind, spec, tz, dtstart and after_finish, and
 // the state's next_run_at, last_status, paused and disabled_until_update;
-// every other field keeps its default.
+// every other field keeps its default. A row is malformed here only for a
+// column read that does not read by itself (a schedule spec or zone that
+// does not parse is found by for_each_task).
 core::Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit);
 
 // The SQL for_each_task runs for `filter` (tests read its query plan).
@@ -51,17 +84,23 @@ core::Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition&
 core::Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& definition,
                                      core::Time now);
 
+// The task row with that name or id, malformed or not; none when there is none.
+core::Result<std::optional<StoredTask>> find_stored_task(Database& db, std::string_view name);
+core::Result<std::optional<StoredTask>> find_stored_task(Database& db, std::int64_t id);
+// As find_stored_task, for a caller that can do nothing with a malformed
+// row: it is the error malformed_task_error.
 core::Result<std::optional<core::Task>> find_task(Database& db, std::string_view name);
 core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id);
-// When the task was added; none for a task that is gone.
+// When the task was added; none for a task that is gone. A created_at
+// that does not read is a bad_input error.
 core::Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id);
 // The tasks for_each_task visits, collected (for selections that are small).
-core::Result<std::vector<core::Task>> list_tasks(Database& db, const TaskFilter& filter);
+core::Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filter);
 
 // Tasks whose next_run_at has come, not paused or disabled, earliest first;
 // on a server, locked until the transaction ends, less those another
 // transaction holds.
-core::Result<std::vector<core::Task>> due_tasks(Database& db, core::Time now, int limit);
+core::Result<std::vector<StoredTask>> due_tasks(Database& db, core::Time now, int limit);
 // How many tasks that are not paused or disabled have had their next run
 // come at or before `due_by` (one range of the index tasks_due).
 core::Result<std::int64_t> count_due_tasks(Database& db, core::Time due_by);
@@ -100,7 +139,7 @@ const std::string& tick_work_sql();
 core::Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids);
 
 // The tasks --after the task named `name`, in the order of their ids.
-core::Result<std::vector<core::Task>> followers_of(Database& db, std::string_view name);
+core::Result<std::vector<StoredTask>> followers_of(Database& db, std::string_view name);
 
 // The upstream of each task that has one (--after), by name.
 core::Result<core::UpstreamOf> task_upstreams(Database& db);
@@ -108,6 +147,10 @@ core::Result<core::UpstreamOf> task_upstreams(Database& db);
 // The tasks --after a task that does not exist (one just removed), with
 // their upstreams.
 core::Result<core::UpstreamOf> followers_of_missing_tasks(Database& db);
+
+// Disables a task until its next update, for `reason`, writing nothing
+// else of its state: for a malformed row, whose state may not read.
+core::Result<void> disable_task(Database& db, std::int64_t task_id, std::string_view reason, core::Time now);
 
 // Writes a task's state.
 core::Result<void> save_state(Database& db, std::int64_t task_id, const core::TaskState& state, core::Time now);
@@ -124,7 +167,7 @@ core::Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const s
 // group, and on a server another host's claim, whose group lock this one
 // waited for). None when the task is gone.
 struct TaskToClaim {
-  core::Task task;
+  StoredTask task;
   std::string state_blob;
   bool claimable = false;
 };

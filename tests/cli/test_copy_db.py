@@ -176,6 +176,17 @@ class CopyDbTest(TaskdTestCase):
         reasons = [run["reason"] for run in self.json_of("history", "--limit", "1000", db=self.pg) if run["id"] == 1]
         self.assertEqual(reasons, ["exit 3\ufffd"])
 
+    def test_a_source_with_a_malformed_task_is_refused_and_nothing_is_written(self):
+        source = os.path.join(self.tmp, "source.db")
+        self.fill(source)
+        with sqlite3.connect(source) as db:  # as sqlite3 by hand leaves it: a server's bigint refuses it
+            db.execute("UPDATE tasks SET next_run_at = 'soon' WHERE name = 'weekly'")
+        code, out, err = self.run_taskd("copy-db", "--from", source, "--to", self.pg, db=None)
+        self.assertEqual((code, out), (65, ""))
+        self.assertOneErrorLine(err, "1 malformed task (weekly; weekly: next_run_at: not an integer", "taskd rm",
+                                "nothing written")
+        self.assertEqual(self.json_of("list", db=self.pg), [])
+
     def test_a_missing_source_or_the_same_database_twice_is_refused(self):
         missing = os.path.join(self.tmp, "missing.db")
         code, out, err = self.run_taskd("copy-db", "--from", missing, "--to", self.pg, db=None)

@@ -20,8 +20,8 @@ namespace {
 
 std::vector<std::string> names_of(store::Database& db, const store::TaskFilter& filter) {
   std::vector<std::string> names;
-  REQUIRE(store::for_each_task(db, filter, [&](const core::Task& task) -> core::Result<void> {
-    names.push_back(task.definition.name);
+  REQUIRE(store::for_each_task(db, filter, [&](const store::StoredTask& task) -> core::Result<void> {
+    names.push_back(task->definition.name);
     return {};
   }));
   return names;
@@ -107,9 +107,9 @@ TEST_CASE("list --state selects each task by the one state it is in") {
   CHECK(store::count_tasks(temp.db, {}).value() == 5);
   auto tasks = store::list_tasks(temp.db, {}).value();
   for (const auto& task : tasks) {
-    INFO(task.definition.name);
-    auto listed = names_of(temp.db, {.condition = core::condition_of(task.state)});
-    CHECK(std::ranges::find(listed, task.definition.name) != listed.end());
+    INFO(task->definition.name);
+    auto listed = names_of(temp.db, {.condition = core::condition_of(task->state)});
+    CHECK(std::ranges::find(listed, task->definition.name) != listed.end());
   }
 }
 

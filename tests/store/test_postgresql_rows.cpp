@@ -117,7 +117,7 @@ TEST_CASE("a claim waits for another host's claim in the same capped group, then
   commit_when_waited_for(temp, open);
   auto found = other_claim.get().value();
   REQUIRE(found);
-  CHECK(found->task.id == second.task.id);
+  CHECK(found->task->id == second.task.id);
   CHECK_FALSE(found->claimable);
 }
 

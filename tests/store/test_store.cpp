@@ -235,10 +235,11 @@ TEST_CASE("a command reads back whatever its words hold, escaped or not") {
     test::add_task(temp.db, d, at(10, 0));
     CHECK(store::find_task(temp.db, d.name).value()->definition.command.argv == argv);
     std::vector<std::vector<std::string>> listed;
-    REQUIRE(store::for_each_task_headline(temp.db, {.name_glob = d.name}, [&](const core::Task& task) -> core::Result<void> {
-      listed.push_back(task.definition.command.argv);
-      return {};
-    }));
+    REQUIRE(store::for_each_task_headline(temp.db, {.name_glob = d.name},
+                                          [&](const store::StoredTask& task) -> core::Result<void> {
+                                            listed.push_back(task->definition.command.argv);
+                                            return {};
+                                          }));
     CHECK(listed == std::vector<std::vector<std::string>>{argv});
   }
 }
@@ -335,7 +336,7 @@ TEST_CASE("paused and disabled tasks are never due") {
   REQUIRE(store::save_state(temp.db, disabled.id, state, at(10, 0)));
   auto due = store::due_tasks(temp.db, at(10, 0), 10).value();
   REQUIRE(due.size() == 1);
-  CHECK(due.front().definition.name == "due");
+  CHECK(due.front()->definition.name == "due");
 }
 
 TEST_CASE("check's facts: last success, alert_after, the latest planned run, due tasks, the newest heartbeat") {

@@ -63,6 +63,22 @@ TEST_CASE("a paused task is not judged, disabled or silent as it may be") {
   CHECK(summary_line(report) == "TASKD OK - 1 task ok, 1 paused | ok=1 warning=0 critical=0 paused=1");
 }
 
+TEST_CASE("a task whose row is malformed is critical with what is wrong, paused or not") {
+  auto damaged = task("backup");
+  damaged.paused = true;
+  damaged.malformed = "env: not a JSON array of [name, value] pairs of strings: \"{\"";
+  auto problems = task_problems(damaged, at(14, 0), std::nullopt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].kind == HealthProblemKind::malformed);
+  CHECK(detail_line(problems[0]) ==
+        "CRITICAL backup: malformed in the database: env: not a JSON array of [name, value] pairs of strings: "
+        "\"{\"");
+  auto report = check_report({damaged, task("q")}, running, at(14, 0), std::nullopt);
+  CHECK(report.verdict == Verdict::critical);
+  CHECK(summary_line(report) ==
+        "TASKD CRITICAL - 1 task critical: backup | ok=1 warning=0 critical=1 paused=0");
+}
+
 TEST_CASE("alert_after counts from the last success, the limit itself still well") {
   auto report = task("report");
   report.alert_after = 1h;

@@ -1,0 +1,414 @@
+#include "store/task_row.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace taskd::store {
+
+const char* const task_columns =
+    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, "
+    "kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, "
+    "on_host, memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, dst_gap, dst_repeat, "
+    "next_run_at, last_run_at, "
+    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
+    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished";
+
+const char* const headline_columns =
+    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
+    "paused, disabled_until_update, after_task, after_finished";
+
+int task_column_count() {
+  static const int count = static_cast<int>(std::ranges::count(std::string_view(task_columns), ',')) + 1;
+  return count;
+}
+
+namespace {
+
+using core::ErrorKind;
+using core::Result;
+using core::Task;
+using nlohmann::json;
+
+// A problem says at most this much, a value it quotes at most `quoted_most`.
+constexpr std::size_t problem_most = 200;
+constexpr std::size_t quoted_most = 40;
+
+// `what` is wrong with `value`: "not a JSON array of strings: \"{\"".
+std::unexpected<core::Error> malformed(std::string_view what, std::string_view value) {
+  bool cut = value.size() > quoted_most;
+  return core::fail(ErrorKind::bad_input,
+                    fmt::format("{}: \"{}{}\"", what, value.substr(0, quoted_most), cut ? "..." : ""));
+}
+
+std::unexpected<core::Error> out_of_range(std::int64_t value, std::string_view range) {
+  return core::fail(ErrorKind::bad_input, fmt::format("{} is not {}", value, range));
+}
+
+// A problem as messages, logs and JSON carry it: printable ASCII (each
+// other byte as \xNN, for a value may hold anything), of its first
+// problem_most bytes.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (char c : text.substr(0, problem_most)) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return text.size() > problem_most ? out + "..." : out;
+}
+
+// One column of the current row.
+struct Cell {
+  const Query& row;
+  int i;
+  bool is_null() const { return row.is_null(i); }
+  std::string_view text() const { return row.text(i); }
+};
+
+Result<std::int64_t> integer(Cell c) {
+  if (!c.row.is_integer(c.i)) return malformed("not an integer", c.text());
+  return c.row.int64(c.i);
+}
+
+// An integer from `least` to `most`, as a T.
+template <class T, std::int64_t least, std::int64_t most>
+Result<T> integer_from(Cell c) {
+  auto value = integer(c);
+  if (!value) return std::unexpected(value.error());
+  if (*value < least || *value > most) return out_of_range(*value, fmt::format("from {} to {}", least, most));
+  return static_cast<T>(*value);
+}
+
+constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+
+Result<bool> flag(Cell c) {
+  auto value = integer(c);
+  if (!value) return std::unexpected(value.error());
+  return *value != 0;
+}
+
+Result<std::string> text(Cell c) { return std::string(c.text()); }
+
+// A column that may be NULL (none), else read as `read` reads it.
+template <auto read>
+auto optional_of(Cell c) -> Result<std::optional<typename decltype(read(c))::value_type>> {
+  if (c.is_null()) return std::nullopt;
+  auto value = read(c);
+  if (!value) return std::unexpected(value.error());
+  return std::optional(std::move(*value));
+}
+
+// An instant taskd can have written: Unix milliseconds from 1970 to
+// core::latest_time. Anything else is never computed with (an hour added
+// to the largest integer overflows).
+Result<core::Time> instant(Cell c) {
+  auto ms = integer(c);
+  if (!ms) return std::unexpected(ms.error());
+  if (*ms < 0 || *ms > core::to_unix_ms(core::latest_time))
+    return out_of_range(*ms, "a time from 1970 to 9999 in Unix milliseconds");
+  return core::from_unix_ms(*ms);
+}
+
+constexpr std::int64_t longest = core::longest_duration.count();
+
+// Whole seconds from 0 to core::longest_duration.
+Result<core::Seconds> duration(Cell c) {
+  auto seconds = integer(c);
+  if (!seconds) return std::unexpected(seconds.error());
+  if (*seconds < 0 || *seconds > longest) return out_of_range(*seconds, "a duration from 0 to 10 years in seconds");
+  return core::Seconds{*seconds};
+}
+
+// Seconds that may carry milliseconds as a fraction (a REAL value).
+Result<core::Millis> phase(Cell c) {
+  if (c.row.is_integer(c.i)) {
+    auto seconds = duration(c);
+    if (!seconds) return std::unexpected(seconds.error());
+    return *seconds;
+  }
+  if (c.row.type(c.i) != ValueType::real) return malformed("not a number of seconds", c.text());
+  double seconds = c.row.real(c.i);
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > static_cast<double>(longest))
+    return malformed("not a duration from 0 to 10 years in seconds", c.text());
+  return core::Millis{std::llround(seconds * 1000)};
+}
+
+// JSON text as taskd writes it, read a token at a time.
+struct JsonText {
+  std::string_view rest;
+  void skip_spaces() { rest.remove_prefix(std::min(rest.find_first_not_of(" \t\n"), rest.size())); }
+  // Takes `c` (and the spaces after it) if it comes next.
+  bool take(char c) {
+    if (!rest.starts_with(c)) return false;
+    rest.remove_prefix(1);
+    skip_spaces();
+    return true;
+  }
+};
+
+// A JSON array of integers, as taskd writes them ("[0,60,300]"), read
+// without a JSON parser: a task row is read at every claim and every end,
+// and nlohmann's parser was half the cost of reading it.
+std::optional<std::vector<std::int64_t>> integers_in(std::string_view text) {
+  JsonText in{text};
+  in.skip_spaces();
+  std::vector<std::int64_t> out;
+  if (!in.take('[')) return std::nullopt;
+  if (in.take(']')) return in.rest.empty() ? std::optional(out) : std::nullopt;
+  do {
+    std::int64_t value = 0;
+    auto [end, error] = std::from_chars(in.rest.data(), in.rest.data() + in.rest.size(), value);
+    if (error != std::errc()) return std::nullopt;
+    out.push_back(value);
+    in.rest.remove_prefix(static_cast<std::size_t>(end - in.rest.data()));
+    in.skip_spaces();
+  } while (in.take(','));
+  if (!in.take(']') || !in.rest.empty()) return std::nullopt;
+  return out;
+}
+
+// A JSON array of integers from `least` to `most`, each as a T.
+template <class T>
+Result<std::vector<T>> integers_from(Cell c, std::int64_t least, std::int64_t most, std::string_view what) {
+  auto values = integers_in(c.text());
+  if (!values || std::ranges::any_of(*values, [&](auto v) { return v < least || v > most; }))
+    return malformed(what, c.text());
+  std::vector<T> out;
+  for (auto value : *values) out.push_back(T(value));
+  return out;
+}
+
+Result<std::vector<core::Seconds>> retry_ladder(Cell c) {
+  return integers_from<core::Seconds>(c, 0, longest, "not a JSON array of delays from 0 to 10 years in seconds");
+}
+
+Result<std::vector<int>> exit_codes(Cell c) {
+  return integers_from<int>(c, 1, 255, "not a JSON array of exit codes from 1 to 255");
+}
+
+// A JSON array of strings without escapes, as taskd writes nearly every
+// argv, read without the JSON parser.
+std::optional<std::vector<std::string>> plain_strings_in(std::string_view text) {
+  JsonText in{text};
+  in.skip_spaces();
+  std::vector<std::string> out;
+  if (!in.take('[')) return std::nullopt;
+  if (in.take(']')) return in.rest.empty() ? std::optional(out) : std::nullopt;
+  do {
+    if (!in.rest.starts_with('"')) return std::nullopt;
+    auto end = in.rest.find('"', 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    out.emplace_back(in.rest.substr(1, end - 1));
+    in.rest.remove_prefix(end + 1);
+    in.skip_spaces();
+  } while (in.take(','));
+  if (!in.take(']') || !in.rest.empty()) return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<std::string>> strings_in(std::string_view text) {
+  if (text.find('\\') == std::string_view::npos) return plain_strings_in(text);
+  auto parsed = json::parse(text.begin(), text.end(), nullptr, false);
+  if (!parsed.is_array() || !std::ranges::all_of(parsed, [](const json& item) { return item.is_string(); }))
+    return std::nullopt;
+  return parsed.get<std::vector<std::string>>();
+}
+
+Result<std::vector<std::string>> argv(Cell c) {
+  auto strings = strings_in(c.text());
+  if (!strings) return malformed("not a JSON array of strings", c.text());
+  return std::move(*strings);
+}
+
+Result<std::vector<core::EnvVar>> env_pairs(Cell c) {
+  auto text = c.text();
+  std::vector<core::EnvVar> env;
+  if (text == "[]") return env;  // most tasks: no parser needed
+  auto parsed = json::parse(text.begin(), text.end(), nullptr, false);
+  auto is_pair = [](const json& pair) {
+    return pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string();
+  };
+  if (!parsed.is_array() || !std::ranges::all_of(parsed, is_pair))
+    return malformed("not a JSON array of [name, value] pairs of strings", text);
+  for (const auto& pair : parsed) env.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+  return env;
+}
+
+// A column of names that `parse` reads ("skip", "cron").
+template <auto parse>
+auto named(Cell c) -> decltype(parse(std::string_view())) {
+  return parse(c.text());
+}
+
+// A DST rule column: NULL (or a value this taskd does not know) is the
+// schedule's default.
+template <auto parse>
+auto dst_rule(Cell c) -> Result<std::optional<typename decltype(parse(std::string_view()))::value_type>> {
+  if (c.is_null()) return std::nullopt;
+  auto rule = parse(c.text());
+  return rule ? std::optional(*rule) : std::nullopt;
+}
+
+Result<core::LocalTime> wall_time(Cell c) { return core::parse_local(c.text()); }
+
+// Reads a task row's columns in order, each with the parser of its field:
+// a column its parser refuses leaves the field at its default and is noted
+// with what is wrong, and the reading goes on, so that every malformed
+// column is named and every other one read.
+class RowReader {
+ public:
+  RowReader(const Query& row, int first) : row_(row), next_(first) {}
+
+  template <auto parse, class T>
+  void next(T& field) {
+    const int i = next_++;
+    auto value = parse(Cell{row_, i});
+    if (value) {
+      field = std::move(*value);
+    } else {
+      note(row_.column_name(i), value.error().message);
+    }
+  }
+
+  void note(std::string_view column, std::string_view what) {
+    problems_.push_back({std::string(column), printable(what)});
+  }
+
+  // Whether none of `columns` was noted.
+  bool all_read(std::initializer_list<std::string_view> columns) const {
+    return std::ranges::none_of(problems_, [&](const ColumnProblem& problem) {
+      return std::ranges::find(columns, problem.column) != columns.end();
+    });
+  }
+
+  // Makes `stored`, read into, the malformed row it is if a column was noted.
+  void finish(StoredTask& stored) && {
+    if (!problems_.empty()) stored = std::unexpected(MalformedTask{std::move(*stored), std::move(problems_)});
+  }
+
+ private:
+  const Query& row_;
+  int next_;
+  std::vector<ColumnProblem> problems_;
+};
+
+// The columns that task_columns and headline_columns start with: the id,
+// the name, the command and the schedule.
+void read_head(RowReader& r, Task& task) {
+  auto& d = task.definition;
+  r.next<integer>(task.id);
+  r.next<text>(d.name);
+  r.next<argv>(d.command.argv);
+  r.next<flag>(d.command.shell);
+  r.next<named<core::parse_schedule_kind>>(d.schedule_kind);
+  r.next<text>(d.schedule_spec);
+  r.next<text>(d.tz);
+  r.next<optional_of<wall_time>>(d.dtstart);
+  r.next<flag>(d.after_finish);
+}
+
+// The columns after_task and after_finished.
+void read_upstream(RowReader& r, core::TaskDefinition& d) {
+  r.next<text>(d.after.task);
+  r.next<flag>(d.after.on_any_outcome);
+}
+
+// The schedule the columns describe, once they each read: a zone that is
+// not one is tz's problem, any other schedule_spec's.
+void check_schedule(RowReader& r, const core::TaskDefinition& d) {
+  if (!r.all_read({"schedule_kind", "dtstart", "phase"})) return;
+  auto schedule = core::schedule_of(d);
+  if (schedule) return;
+  if (!d.tz.empty()) {
+    if (auto zone = core::find_zone(d.tz); !zone) return r.note("tz", zone.error().message);
+  }
+  r.note("schedule_spec", schedule.error().message);
+}
+
+}  // namespace
+
+// Each reader reads into a task in place (a row is read at every claim and
+// every end, and a million at times), made the malformed row if need be.
+StoredTask read_task(const Query& row, int first) {
+  RowReader r(row, first);
+  StoredTask stored;
+  auto& task = *stored;
+  auto& d = task.definition;
+  auto& s = task.state;
+  read_head(r, task);
+  r.next<phase>(d.phase);
+  r.next<duration>(d.jitter);
+  r.next<optional_of<duration>>(d.timeout);
+  r.next<duration>(d.kill_grace);
+  r.next<optional_of<duration>>(d.tolerance);
+  r.next<retry_ladder>(d.retry);
+  r.next<exit_codes>(d.permanent_exit);
+  r.next<named<core::parse_overlap>>(d.overlap);
+  r.next<text>(d.owner);
+  r.next<text>(d.group);
+  r.next<integer_from<int, std::numeric_limits<int>::min(), int_max>>(d.priority);
+  r.next<text>(d.cwd);
+  r.next<env_pairs>(d.env);
+  r.next<text>(d.notify);
+  r.next<integer_from<int, 1, int_max>>(d.keep_runs);
+  r.next<text>(d.on_host);
+  // The schema's CHECK constraints keep the limits in their ranges.
+  r.next<optional_of<integer>>(d.limits.memory_max);
+  r.next<optional_of<integer>>(d.limits.cpu_weight);
+  r.next<optional_of<integer>>(d.limits.tasks_max);
+  r.next<optional_of<duration>>(d.alert_after);
+  r.next<named<core::parse_catch_up>>(d.catch_up);
+  r.next<optional_of<duration>>(d.catch_up_window);
+  r.next<dst_rule<core::parse_dst_gap>>(d.dst.gap);
+  r.next<dst_rule<core::parse_dst_repeat>>(d.dst.repeat);
+  r.next<optional_of<instant>>(s.next_run_at);
+  r.next<optional_of<instant>>(s.last_run_at);
+  r.next<optional_of<instant>>(s.last_finished_at);
+  r.next<optional_of<named<core::parse_run_status>>>(s.last_status);
+  // An attempt number or run index far from any count taskd reaches: one
+  // added to it must not overflow.
+  r.next<integer_from<int, 0, int_max - 1>>(s.attempt_no);
+  r.next<text>(s.attempt_uid);
+  r.next<optional_of<instant>>(s.attempt_started_at);
+  r.next<optional_of<instant>>(s.attempt_timeout_at);
+  r.next<integer_from<std::int64_t, 0, (std::int64_t{1} << 62)>>(s.run_index);
+  r.next<flag>(s.disabled_until_update);
+  r.next<text>(s.disabled_reason);
+  r.next<flag>(s.paused);
+  r.next<optional_of<instant>>(s.accounted_until);
+  r.next<optional_of<instant>>(s.last_succeeded_at);
+  read_upstream(r, d);
+  check_schedule(r, d);
+  std::move(r).finish(stored);
+  return stored;
+}
+
+core::Result<core::Time> read_instant(const Query& row, int i) {
+  auto time = instant(Cell{row, i});
+  if (!time) return core::fail(ErrorKind::bad_input, printable(time.error().message));
+  return time;
+}
+
+StoredTask read_headline(const Query& row) {
+  RowReader r(row, 0);
+  StoredTask stored;
+  auto& task = *stored;
+  auto& s = task.state;
+  read_head(r, task);
+  r.next<optional_of<instant>>(s.next_run_at);
+  r.next<optional_of<named<core::parse_run_status>>>(s.last_status);
+  r.next<flag>(s.paused);
+  r.next<flag>(s.disabled_until_update);
+  read_upstream(r, task.definition);
+  std::move(r).finish(stored);
+  return stored;
+}
+
+}  // namespace taskd::store
