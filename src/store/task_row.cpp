@@ -176,7 +176,7 @@ std::optional<std::vector<std::int64_t>> integers_in(std::string_view text) {
 
 // A JSON array of integers from `least` to `most`, each as a T.
 template <class T>
-Result<std::vector<T>> integers_from(Cell c, std::int64_t least, std::int64_t most, std::string_view what) {
+Result<std::vector<T>> integer_list(Cell c, std::int64_t least, std::int64_t most, std::string_view what) {
   auto values = integers_in(c.text());
   if (!values || std::ranges::any_of(*values, [&](auto v) { return v < least || v > most; }))
     return malformed(what, c.text());
@@ -186,11 +186,11 @@ Result<std::vector<T>> integers_from(Cell c, std::int64_t least, std::int64_t mo
 }
 
 Result<std::vector<core::Seconds>> retry_ladder(Cell c) {
-  return integers_from<core::Seconds>(c, 0, longest, "not a JSON array of delays from 0 to 10 years in seconds");
+  return integer_list<core::Seconds>(c, 0, longest, "not a JSON array of delays from 0 to 10 years in seconds");
 }
 
 Result<std::vector<int>> exit_codes(Cell c) {
-  return integers_from<int>(c, 1, 255, "not a JSON array of exit codes from 1 to 255");
+  return integer_list<int>(c, 1, 255, "not a JSON array of exit codes from 1 to 255");
 }
 
 // A JSON array of strings without escapes, as taskd writes nearly every
@@ -264,7 +264,7 @@ Result<core::LocalTime> wall_time(Cell c) { return core::parse_local(c.text()); 
 // column is named and every other one read.
 class RowReader {
  public:
-  RowReader(const Query& row, int first) : row_(row), next_(first) {}
+  explicit RowReader(const Query& row) : row_(row) {}
 
   template <auto parse, class T>
   void next(T& field) {
@@ -295,7 +295,7 @@ class RowReader {
 
  private:
   const Query& row_;
-  int next_;
+  int next_ = 0;
   std::vector<ColumnProblem> problems_;
 };
 
@@ -336,8 +336,8 @@ void check_schedule(RowReader& r, const core::TaskDefinition& d) {
 
 // Each reader reads into a task in place (a row is read at every claim and
 // every end, and a million at times), made the malformed row if need be.
-StoredTask read_task(const Query& row, int first) {
-  RowReader r(row, first);
+StoredTask read_task(const Query& row) {
+  RowReader r(row);
   StoredTask stored;
   auto& task = *stored;
   auto& d = task.definition;
@@ -397,7 +397,7 @@ core::Result<core::Time> read_instant(const Query& row, int i) {
 }
 
 StoredTask read_headline(const Query& row) {
-  RowReader r(row, 0);
+  RowReader r(row);
   StoredTask stored;
   auto& task = *stored;
   auto& s = task.state;

@@ -16,8 +16,8 @@ int task_column_count();
 // The columns of a task that `list` shows, in read_headline's order.
 extern const char* const headline_columns;
 
-// The task in the current row of `row`, task_columns from column `first` on.
-StoredTask read_task(const Query& row, int first = 0);
+// The task in the current row of `row`, task_columns in order.
+StoredTask read_task(const Query& row);
 
 // The task in the current row of `row`, headline_columns in order: the
 // others keep their defaults. Only a column read that does not read by

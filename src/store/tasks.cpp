@@ -334,8 +334,6 @@ std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::s
 // How a walk reads each row: all of a task, or its headline.
 using RowRead = StoredTask (*)(const Query& row);
 
-StoredTask whole_task(const Query& row) { return read_task(row); }
-
 // Visits each row of `query` as `read` reads it.
 Result<void> visit_rows(Statement& query, RowRead read, const TaskVisitor& visit) {
   while (query.step()) {
@@ -360,7 +358,7 @@ Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_
 std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter, Dialect::sqlite); }
 
 Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
-  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, whole_task, visit); });
+  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, read_task, visit); });
 }
 
 Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
@@ -383,7 +381,7 @@ Result<void> for_each_task_starting_before(Database& db, Time until, const TaskV
         fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns, due_at_1);
     auto query = db.prepare(sql);
     query.bind(1, core::to_unix_ms(until));
-    return visit_rows(query, whole_task, visit);
+    return visit_rows(query, read_task, visit);
   });
 }
 
