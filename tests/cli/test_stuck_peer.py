@@ -220,6 +220,8 @@ class StuckPeerTest(LoopTestCase):
             self.assertEqual(stuck, set(), "the frozen host's session stayed idle in its transaction")
             self.assertTrue(lost_at, f"the frozen host's run of {frozen_task} was not recovered")
             self.assertLessEqual(lost_at[0] - frozen_at, FAILOVER_BOUND)
+            if os.environ.get("TASKD_TEST_VERBOSE"):
+                print(f"frozen to lost: {lost_at[0] - frozen_at:.2f} s")
             self.assertEqual(self.lines(grouped), [healthy])  # its run moved to the healthy host
         finally:
             hosts[frozen][0].send_signal(signal.SIGCONT)
