@@ -8,6 +8,7 @@ $TASKD_ATTEMPT_UID they inherited, always; cgroup, where the run's cgroup
 holds them (a cleared environment too), where this machine lets taskd make
 cgroups (detected, not assumed: the cgroup tests are skipped elsewhere)."""
 
+import errno
 import itertools
 import os
 import signal
@@ -30,6 +31,20 @@ ESCAPES = {
                                "setsid sh -c 'trap \"\" TERM; sleep {m}' & sleep 30"),
 }
 CGROUP_NUMBERS = itertools.count()
+
+
+def remove_cgroup(path):
+    """Removes an emptied cgroup: the processes a test killed leave it once
+    their new parent (init) has reaped them, in its own time."""
+    def removed():
+        try:
+            os.rmdir(path)
+        except OSError as error:
+            if error.errno != errno.EBUSY:
+                raise
+            return False
+        return True
+    wait_for(removed, 10, "cgroup %s to empty" % path)
 
 
 def escapees(marker):
@@ -84,7 +99,7 @@ class ContainmentTest(LoopTestCase):
         process there before it executes taskd."""
         home = os.path.join(cgroup2_mount(), "taskd-test-%d-%d" % (os.getpid(), next(CGROUP_NUMBERS)))
         os.mkdir(home)
-        self.addCleanup(os.rmdir, home)
+        self.addCleanup(remove_cgroup, home)
 
         def enter():
             with open(os.path.join(home, "cgroup.procs"), "w") as procs:
