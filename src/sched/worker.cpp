@@ -222,6 +222,8 @@ class WorkerImpl {
       unrecorded_runs_.push_back(std::move(claimed));
     }
     if (unrecorded_ends_.empty()) return {};
+    // The ends' write may wait for a task's row: a renewal due goes first.
+    if (auto kept = keep_leases(); !kept) return kept;
     auto at = instant();
     struct Written {
       RecordedEnds ends;

@@ -15,6 +15,7 @@ import signal
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -81,7 +82,11 @@ class TaskdTestCase(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="taskd-cli-")
         os.chmod(self.tmp, 0o700)
-        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        # TASKD_TEST_KEEP=1 keeps each test's directory (its logs) to read after.
+        if os.environ.get("TASKD_TEST_KEEP"):
+            print(f"\n{self.id()}: {self.tmp}", file=sys.stderr)
+        else:
+            self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         os.makedirs(os.path.join(self.tmp, "home"), mode=0o700)
         os.makedirs(os.path.join(self.tmp, "tmp"), mode=0o700)
         self.db = os.path.join(self.tmp, "taskd.db")
