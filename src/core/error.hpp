@@ -25,6 +25,25 @@ inline std::unexpected<Error> fail(ErrorKind kind, std::string message) {
   return std::unexpected(Error{kind, std::move(message)});
 }
 
+// Passes an error on: evaluates `expr`, a Result; returns its error from
+// the enclosing function (or lambda) when it holds one, else yields its
+// value (nothing for a Result<void>). `auto tasks = TRY(list_tasks(db));`
+// The statement expression is GCC's (and Clang's) extension.
+#define TRY(...)                                                           \
+  __extension__({                                                          \
+    auto&& try_result_ = (__VA_ARGS__);                                    \
+    if (!try_result_) return std::unexpected(std::move(try_result_).error()); \
+    ::taskd::core::detail::value_of(std::move(try_result_));               \
+  })
+
+namespace detail {
+template <class T>
+T value_of(Result<T>&& result) {
+  return std::move(*result);
+}
+inline void value_of(Result<void>&&) {}
+}  // namespace detail
+
 // The process exit code SPEC.md assigns to an error kind.
 constexpr int exit_code(ErrorKind kind) {
   switch (kind) {
