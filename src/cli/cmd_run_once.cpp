@@ -59,7 +59,7 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
   if (!ticked) return std::unexpected(ticked.error());
   for (const auto& [task, problem] : ticked->disabled)
     fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n", task, problem);
-  exec::Supervisor supervisor(std::move(contained));
+  exec::Supervisor supervisor(std::move(contained), worker.lease);
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
   reports->insert(reports->begin(), lost->begin(), lost->end());

@@ -88,10 +88,16 @@ void drain(int& fd, OutputBuffer& output) {
 
 }  // namespace
 
-Supervisor::Supervisor(ContainmentChoice containment)
+Supervisor::Supervisor(ContainmentChoice containment, std::optional<std::chrono::milliseconds> lease)
     : cgroups_(std::move(containment.cgroups)), containment_(std::move(containment.description)) {
+  std::optional<std::chrono::milliseconds> scan_every;
+  if (lease) {
+    backstop_after_ = *lease / 4;
+    scan_every = std::clamp<std::chrono::milliseconds>(*lease / 16, min_backstop_scan, max_backstop_scan);
+  }
   // Forked first: a subreaper and short slices are taskd's, not the watchdog's.
-  if (auto started = Watchdog::start(cgroups_ ? &*cgroups_ : nullptr)) watchdog_.emplace(std::move(*started));
+  if (auto started = Watchdog::start(cgroups_ ? &*cgroups_ : nullptr, scan_every))
+    watchdog_.emplace(std::move(*started));
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
 }
@@ -131,7 +137,11 @@ core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnReq
   });
   std::string token_entry = token == request.env.end() ? "" : *token;
   std::optional<std::size_t> watched;
-  if (!cgroup && watchdog_) watched = watchdog_->watch(pid, spawned->process.start_ticks, token_entry);
+  // With cgroups, the watchdog takes the whole tree down as taskd dies; it
+  // needs the run's cgroup only to end the run past its backstop.
+  if (watchdog_ && (!cgroup || backstop_after_))
+    watched = watchdog_->watch(pid, spawned->process.start_ticks, token_entry,
+                               cgroup ? cgroup->path().filename().native() : "");
   children_.push_back(Child{.key = key,
                             .pid = pid,
                             .output_fd = spawned->output_fd,
@@ -170,7 +180,9 @@ std::vector<ChildResult> Supervisor::wait_for_exits(SteadyTime until) {
 
 void Supervisor::hold_lease(std::uint64_t key, SteadyTime until) {
   for (auto& child : children_) {
-    if (child.key == key && !child.terminated) child.lease_end = until;
+    if (child.key != key || child.terminated) continue;
+    child.lease_end = until;
+    if (child.watched && backstop_after_) watchdog_->backstop(*child.watched, until + child.kill_grace + *backstop_after_);
   }
   // A lease that has run out (a run asked to stop ends its lease now) is
   // acted on now: left to the next wait, its past end would bound, and cut

@@ -10,6 +10,7 @@
 // watchdog (see watchdog.hpp) ends them all.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <poll.h>
 #include <span>
 #include <string>
@@ -30,8 +31,12 @@ class Supervisor final : public Runner {
   // a cgroup of its own in them; without, a run with resource limits is not
   // started (its error says why, with the containment's description). Forks
   // the watchdog first (if the system refuses a process, the runs go without
-  // one, and will hardly start either).
-  explicit Supervisor(ContainmentChoice containment = {std::nullopt, "subreaper"});
+  // one, and will hardly start either). With the `lease` of runs on a
+  // server, the watchdog ends a run a quarter lease past the SIGKILL of its
+  // fencing, should taskd not have held its lease by then (frozen, stuck):
+  // the server's lease, which ends half a lease past the fencing, has not.
+  explicit Supervisor(ContainmentChoice containment = {std::nullopt, "subreaper"},
+                      std::optional<std::chrono::milliseconds> lease = std::nullopt);
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there, then lets
@@ -104,8 +109,12 @@ class Supervisor final : public Runner {
   // group it left is waited for.
   void forget_if_over(std::optional<std::size_t> watched);
 
+  // How often the watchdog looks for runs past their backstop.
+  static constexpr std::chrono::milliseconds min_backstop_scan{50}, max_backstop_scan{1000};
+
   std::optional<CgroupTree> cgroups_;
   std::string containment_;  // as ContainmentChoice describes it
+  std::optional<std::chrono::milliseconds> backstop_after_;  // past a fenced run's SIGKILL; a quarter lease
   std::vector<Child> children_;
   std::vector<Lingering> lingering_;
   // After cgroups_: gone (and told goodbye) before the tree is taken down.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -35,6 +36,17 @@ std::uint32_t load(const std::uint32_t& flag) {
 
 void store(std::uint32_t& flag, std::uint32_t value) { std::atomic_ref(flag).store(value, std::memory_order_release); }
 
+std::int64_t nanoseconds_of(SteadyTime at) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+}
+
+template <std::size_t N>
+void copy_text(std::string_view text, std::array<char, N>& to) {
+  if (text.size() >= N) text = {};
+  std::ranges::copy(text, to.begin());
+  to[text.size()] = '\0';
+}
+
 // Shows `title` as this process's command line (ps, /proc/PID/cmdline),
 // which would otherwise be taskd's and pass for taskd itself (pgrep -f, a
 // kill by command line): written over the strings of taskd's, which lie end
@@ -66,13 +78,12 @@ int keep_only(int taskd_end) {
   return 3;
 }
 
-// Waits for the end of file that says taskd is gone.
-void wait_for_end(int taskd_end) {
-  char byte;
-  while (true) {
-    ssize_t n = ::read(taskd_end, &byte, 1);
-    if (n == 0 || (n < 0 && errno != EINTR)) return;
-  }
+// Whether the end of file that says taskd is gone came within `wait` (for
+// ever without one). Nothing else ever comes: the pipe is never written.
+bool taskd_gone(int taskd_end, std::optional<std::chrono::milliseconds> wait) {
+  pollfd end{taskd_end, POLLIN, 0};
+  int ready = ::poll(&end, 1, wait ? static_cast<int>(wait->count()) : -1);
+  return ready > 0 || (ready < 0 && errno != EINTR);
 }
 
 // What the runs of a taskd without cgroups left: each child's group, then
@@ -92,12 +103,23 @@ void end_watched(const std::vector<WatchedRun>& runs) {
   }
 }
 
+// Ends the runs whose backstop passed: taskd did not hold their leases.
+void end_overdue(WatchedRuns& runs, const CgroupTree* cgroups) {
+  for (const auto& run : runs.take_overdue(std::chrono::steady_clock::now())) {
+    if (cgroups && !run.cgroup.empty())
+      RunCgroup(cgroups->path() / run.cgroup, -1).kill_all();
+    else
+      end_watched({run});
+  }
+}
+
 // The watchdog's life, from the fork (with every signal blocked) to its exit.
-[[noreturn]] void keep_watch(int taskd_end, pid_t taskd, const WatchedRuns& runs, const CgroupTree* cgroups) {
+[[noreturn]] void keep_watch(int taskd_end, pid_t taskd, WatchedRuns& runs, const CgroupTree* cgroups,
+                             std::optional<std::chrono::milliseconds> scan_every) {
   ::setpgid(0, 0);
   show_as("taskd-watchdog", fmt::format("taskd: watchdog of pid {}", taskd));
   taskd_end = keep_only(taskd_end);
-  wait_for_end(taskd_end);
+  while (!taskd_gone(taskd_end, scan_every)) end_overdue(runs, cgroups);
   if (!runs.said_goodbye()) {
     if (cgroups)
       cgroups->take_down();
@@ -109,27 +131,30 @@ void end_watched(const std::vector<WatchedRun>& runs) {
 
 }  // namespace
 
-std::optional<std::size_t> WatchedRuns::add(pid_t leader, std::int64_t start_ticks, std::string_view token) {
+std::optional<std::size_t> WatchedRuns::add(pid_t leader, std::int64_t start_ticks, std::string_view token,
+                                            std::string_view cgroup) {
   std::uint32_t index = first_free_;
   if (index != no_entry) {
     first_free_ = entries_[index].next_free;
   } else if (used_ < capacity) {
-    index = used_++;
+    index = used_;
+    store(used_, index + 1);  // read by the watchdog meanwhile
   } else {
     return std::nullopt;
   }
   Entry& entry = entries_[index];
   entry.leader = leader;
   entry.start_ticks = start_ticks;
-  if (token.size() > token_capacity) token = {};
-  std::ranges::copy(token, entry.token.begin());
-  entry.token[token.size()] = '\0';
+  copy_text(token, entry.token);
+  copy_text(cgroup, entry.cgroup);
+  std::atomic_ref(entry.backstop).store(0, std::memory_order_relaxed);
   store(entry.in_use, 1);
   return index;
 }
 
 void WatchedRuns::remove(std::size_t index) {
   Entry& entry = entries_[index];
+  std::atomic_ref(entry.backstop).store(0, std::memory_order_release);
   store(entry.in_use, 0);
   entry.next_free = first_free_;
   first_free_ = static_cast<std::uint32_t>(index);
@@ -139,16 +164,36 @@ std::vector<WatchedRun> WatchedRuns::live() const {
   std::vector<WatchedRun> runs;
   for (std::uint32_t index = 0; index < used_; ++index) {
     const Entry& entry = entries_[index];
-    if (load(entry.in_use)) runs.push_back({entry.leader, entry.start_ticks, entry.token.data()});
+    if (load(entry.in_use)) runs.push_back({entry.leader, entry.start_ticks, entry.token.data(), entry.cgroup.data()});
   }
   return runs;
+}
+
+void WatchedRuns::set_backstop(std::size_t index, SteadyTime at) {
+  std::atomic_ref(entries_[index].backstop).store(nanoseconds_of(at), std::memory_order_release);
+}
+
+std::vector<WatchedRun> WatchedRuns::take_overdue(SteadyTime now) {
+  std::vector<WatchedRun> overdue;
+  auto now_ns = nanoseconds_of(now);
+  for (std::uint32_t index = 0; index < load(used_); ++index) {
+    Entry& entry = entries_[index];
+    std::atomic_ref backstop(entry.backstop);
+    auto at = backstop.load(std::memory_order_acquire);
+    if (at == 0 || at > now_ns || !load(entry.in_use)) continue;
+    WatchedRun run{entry.leader, entry.start_ticks, entry.token.data(), entry.cgroup.data()};
+    // Read before: the backstop unchanged, the entry was this run's all along.
+    // Changed, the run was renewed (or ended) meanwhile: it is taskd's again.
+    if (backstop.compare_exchange_strong(at, 0, std::memory_order_acq_rel)) overdue.push_back(std::move(run));
+  }
+  return overdue;
 }
 
 void WatchedRuns::say_goodbye() { store(goodbye_, 1); }
 
 bool WatchedRuns::said_goodbye() const { return load(goodbye_) != 0; }
 
-core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups) {
+core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups, std::optional<std::chrono::milliseconds> scan_every) {
   void* memory = ::mmap(nullptr, sizeof(WatchedRuns), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED)
     return core::fail(core::ErrorKind::internal,
@@ -166,7 +211,7 @@ core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups) {
   sigfillset(&all);
   ::sigprocmask(SIG_SETMASK, &all, &before);
   pid_t pid = ::fork();
-  if (pid == 0) keep_watch(fds[0], taskd, *runs, cgroups);
+  if (pid == 0) keep_watch(fds[0], taskd, *runs, cgroups, scan_every);
   int fork_error = errno;
   ::sigprocmask(SIG_SETMASK, &before, nullptr);
   ::close(fds[0]);

@@ -10,6 +10,13 @@
 // $TASKD_ATTEMPT_UID (setsid, a double fork), which taskd listed for it in
 // memory they share: no system call per run.
 //
+// On a server, where a run is taskd's only while it renews the run's lease,
+// the watchdog is also the backstop of taskd's own fencing: a run whose
+// lease taskd did not hold (taskd frozen by SIGSTOP, starved, stuck) is
+// killed by it once its backstop passes, a time taskd sets at each renewal
+// a while after its own SIGKILL would have come and before the lease ends
+// on the server, where another host takes the run for lost and retries it.
+//
 // It learns of taskd's end from a pipe of which taskd alone holds the write
 // end (close-on-exec: no child inherits it), and nothing is ever written to;
 // end of file is taskd's end. It blocks every signal it can, so that what
@@ -20,6 +27,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -33,13 +41,17 @@ namespace taskd::exec {
 
 class CgroupTree;
 
+using SteadyTime = std::chrono::steady_clock::time_point;
+
 // A run as the watchdog ends it: the process group its child leads (told
 // from a later one by the child's start time) and the processes that carry
-// its token, the "TASKD_ATTEMPT_UID=..." environment entry (empty: none).
+// its token, the "TASKD_ATTEMPT_UID=..." environment entry (empty: none);
+// or, with cgroups, its cgroup (its name in the tree; empty: none).
 struct WatchedRun {
   pid_t leader;
   std::int64_t start_ticks;
   std::string token;
+  std::string cgroup;
 };
 
 // The runs a watchdog ends: a fixed table that taskd writes and the watchdog
@@ -51,14 +63,23 @@ class WatchedRuns {
  public:
   static constexpr std::size_t capacity = 16384;
   static constexpr std::size_t token_capacity = 63;
+  static constexpr std::size_t cgroup_capacity = 23;
 
   // Records a run; returns its entry, or none when every entry is in use. A
-  // token longer than token_capacity is not kept (the group still is).
-  std::optional<std::size_t> add(pid_t leader, std::int64_t start_ticks, std::string_view token);
+  // token longer than token_capacity is not kept (the group still is), nor
+  // a cgroup name longer than cgroup_capacity.
+  std::optional<std::size_t> add(pid_t leader, std::int64_t start_ticks, std::string_view token,
+                                 std::string_view cgroup = {});
   // Forgets the run of `entry`, which serves another one later.
   void remove(std::size_t entry);
   // The runs recorded and not forgotten.
   std::vector<WatchedRun> live() const;
+  // Sets when the watchdog ends the run of `entry` if taskd has not set a
+  // later time by then.
+  void set_backstop(std::size_t entry, SteadyTime at);
+  // The runs whose backstop passed at `now`, each handed out once: its
+  // backstop is cleared as it is taken, unless taskd set a new one meanwhile.
+  std::vector<WatchedRun> take_overdue(SteadyTime now);
   // Marks that taskd ended by itself, having ended its runs.
   void say_goodbye();
   bool said_goodbye() const;
@@ -69,7 +90,9 @@ class WatchedRuns {
     std::uint32_t next_free;
     pid_t leader;
     std::int64_t start_ticks;
-    std::array<char, token_capacity + 1> token;  // NUL-terminated
+    std::array<char, token_capacity + 1> token;    // NUL-terminated
+    std::array<char, cgroup_capacity + 1> cgroup;  // NUL-terminated
+    std::int64_t backstop;  // steady clock nanoseconds, 0 for none; read and written atomically
   };
   static constexpr std::uint32_t no_entry = UINT32_MAX;
 
@@ -82,9 +105,10 @@ class WatchedRuns {
 class Watchdog {
  public:
   // Forks the watchdog of this process. `cgroups`: the tree of its runs'
-  // cgroups, or nullptr for runs it is told of with watch(). An error when
-  // the system refuses a process or the memory.
-  static core::Result<Watchdog> start(const CgroupTree* cgroups);
+  // cgroups, or nullptr for runs it is told of with watch(). With
+  // `scan_every`, it looks for runs past their backstop that often. An error
+  // when the system refuses a process or the memory.
+  static core::Result<Watchdog> start(const CgroupTree* cgroups, std::optional<std::chrono::milliseconds> scan_every);
   Watchdog(Watchdog&& other) noexcept;
   Watchdog& operator=(Watchdog&&) = delete;
   Watchdog(const Watchdog&) = delete;
@@ -92,11 +116,13 @@ class Watchdog {
   // own business again.
   ~Watchdog();
 
-  // See WatchedRuns::add and remove.
-  std::optional<std::size_t> watch(pid_t leader, std::int64_t start_ticks, std::string_view token) {
-    return runs_->add(leader, start_ticks, token);
+  // See WatchedRuns::add, remove and set_backstop.
+  std::optional<std::size_t> watch(pid_t leader, std::int64_t start_ticks, std::string_view token,
+                                   std::string_view cgroup) {
+    return runs_->add(leader, start_ticks, token, cgroup);
   }
   void forget(std::size_t entry) { runs_->remove(entry); }
+  void backstop(std::size_t entry, SteadyTime at) { runs_->set_backstop(entry, at); }
 
  private:
   Watchdog(pid_t pid, int taskd_end, WatchedRuns* runs) : pid_(pid), taskd_end_(taskd_end), runs_(runs) {}

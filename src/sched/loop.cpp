@@ -452,7 +452,7 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
                           options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
   auto presence = Presence::enter(db, std::move(worker), clock);
   if (!presence) return std::unexpected(presence.error());
-  exec::Supervisor supervisor(std::move(containment));
+  exec::Supervisor supervisor(std::move(containment), options.worker.lease);
   Loop loop(db, clock, log, options, supervisor, *signals, *changes, *presence);
   auto ended = loop.run();
   auto left = presence->leave();

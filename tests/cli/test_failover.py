@@ -12,7 +12,7 @@ import time
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import STORE, parse_time
+from taskd_test import STORE, parse_time, processes_matching
 from tcp_proxy import TcpProxy
 
 LIBFAKETIME = (glob.glob("/usr/lib/*/faketime/libfaketime.so.1") + [""])[0]
@@ -42,12 +42,14 @@ class FailoverTest(LoopTestCase):
         self.starts = os.path.join(self.tmp, "starts")
         self.marker = self.unique_sleep()
 
-    def add_long_task(self, *options):
+    def add_long_task(self, *options, escapee=""):
         """The task "long", whose child records its start (pid, time, host,
-        attempt) and sleeps until it is ended; retried at once, 25 times."""
+        attempt) and sleeps until it is ended; retried at once, 25 times.
+        `escapee`: a command its child starts first, in the background."""
         self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
                  "--retry", ",".join(["0s"] * 25), *options, "--shell", "--",
-                 f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
+                 f'{escapee}echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; '
+                 f'exec sleep {self.marker}')
 
     def started(self):
         """Each start so far: (pid, time, host, attempt uid)."""
@@ -61,8 +63,12 @@ class FailoverTest(LoopTestCase):
         return wait_for(lambda: len(self.started()) >= count and self.started()[count - 1], seconds,
                         f"start number {count}")
 
-    def host(self, host_id):
-        return self.start("run", "--host-id", host_id, "--lease", f"{LEASE}s", log_name=f"{host_id}.log")
+    def host(self, host_id, *options):
+        return self.start("run", "--host-id", host_id, "--lease", f"{LEASE}s", *options, log_name=f"{host_id}.log")
+
+    def cgroups_allowed(self):
+        code, _, _ = self.run_taskd("run-once", "--containment", "cgroup", db=os.path.join(self.tmp, "probe.db"))
+        return code == 0
 
     def wait_gone(self, pid, seconds):
         wait_for(lambda: not alive(pid), seconds, f"pid {pid} to end")
@@ -108,25 +114,39 @@ class FailoverTest(LoopTestCase):
         self.assertGreaterEqual(len(starts), 21)  # and maybe one more as the hosts stopped
         self.assertEqual(len({s[3] for s in starts}), len(starts))  # each attempt its own token
 
-    def test_a_frozen_host_ends_its_children_as_it_wakes_and_writes_nothing_stale(self):
-        self.add_long_task()
-        frozen, frozen_log = self.host("frozen")
+    def test_a_frozen_hosts_watchdog_ends_its_children_before_its_lease_ends_and_it_writes_nothing_stale(self):
+        self.frozen_host_case("subreaper")
+
+    def test_a_frozen_hosts_watchdog_ends_its_cgroups_before_its_lease_ends(self):
+        if not self.cgroups_allowed():
+            self.skipTest("this machine lets taskd make no cgroup")
+        self.frozen_host_case("cgroup")
+
+    def frozen_host_case(self, containment):
+        escapee = self.unique_sleep()
+        self.add_long_task(escapee=f"(setsid sleep {escapee} &); ")
+        frozen, frozen_log = self.host("frozen", "--containment", containment)
         pid, _, host, uid = self.wait_for_start(1, 20)
         self.assertEqual(host, "frozen")
         other, _ = self.host("other")
         frozen.send_signal(signal.SIGSTOP)
         stopped_at = time.time()
         try:
+            # A frozen taskd cannot end its child: its watchdog does, a quarter
+            # lease after taskd's own SIGKILL would have come.
+            gone_at = self.wait_gone(pid, LEASE + KILL_GRACE + 1)
+            # The frozen host cannot have renewed it since: the lease it had.
+            [(lease_expires_at,)] = self.sql("SELECT lease_expires_at FROM runs WHERE attempt_uid = ?", (uid,))
+            self.assertIsNotNone(lease_expires_at, "the run was recovered before its child was ended")
+            self.assertLess(gone_at, lease_expires_at / 1000, "the frozen host's child outlived the lease of its run")
+            self.assertEqual(processes_matching(f"sleep {escapee}"), [], "what left its process group lives on")
             retry_pid, retried_at, retry_host, retry_uid = self.wait_for_start(2, FAILOVER_BOUND + 10)
             self.assertEqual(retry_host, "other")
-            self.assertTrue(alive(pid))  # a frozen taskd cannot end it: it ends as the host wakes
+            self.assertLess(gone_at, retried_at, "the retry started while the frozen host's child ran")
             # The fault itself: the host stays frozen for twice its lease.
             time.sleep(max(0.0, stopped_at + 2 * LEASE - time.time()))
         finally:
-            resumed_at = time.time()
             frozen.send_signal(signal.SIGCONT)
-        gone_at = self.wait_gone(pid, 5)
-        self.assertLess(gone_at - resumed_at, 0.5, "the child outlived its frozen host's wake by its grace or more")
         wait_for(lambda: self.events(frozen_log, "run.stale"), 10, "the frozen host to report its run as stale")
         rows = self.run_rows()
         self.assertEqual(rows[0][1:3], ("lost", "frozen"))

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,4 +71,38 @@ TEST_CASE("the watchdog's table says whether taskd said goodbye") {
   CHECK_FALSE(runs->said_goodbye());
   runs->say_goodbye();
   CHECK(runs->said_goodbye());
+}
+
+TEST_CASE("a run past its backstop is handed out once, with its cgroup, and not once renewed or forgotten") {
+  using namespace std::chrono_literals;
+  auto runs = std::make_unique<WatchedRuns>();
+  taskd::exec::SteadyTime t0{10s};
+  auto held = runs->add(100, 7, token_a, "run-3");
+  auto renewed = runs->add(200, 8, token_b);
+  auto forgotten = runs->add(300, 9, token_b);
+  auto unfenced = runs->add(400, 9, token_b);
+  REQUIRE((held && renewed && forgotten && unfenced));
+  for (auto entry : {*held, *renewed, *forgotten}) runs->set_backstop(entry, t0);
+  CHECK(runs->take_overdue(t0 - 1ns).empty());
+  runs->set_backstop(*renewed, t0 + 2s);
+  runs->remove(*forgotten);
+  auto overdue = runs->take_overdue(t0);
+  REQUIRE(overdue.size() == 1);
+  CHECK((overdue[0].leader == 100 && overdue[0].start_ticks == 7 && overdue[0].token == token_a &&
+         overdue[0].cgroup == "run-3"));
+  CHECK(runs->take_overdue(t0 + 1s).empty());  // handed out once
+  auto later = runs->take_overdue(t0 + 2s);
+  REQUIRE(later.size() == 1);
+  CHECK((later[0].leader == 200 && later[0].cgroup.empty()));
+}
+
+TEST_CASE("a forgotten entry's backstop does not follow it to its next run") {
+  using namespace std::chrono_literals;
+  auto runs = std::make_unique<WatchedRuns>();
+  auto first = runs->add(100, 7, token_a);
+  REQUIRE(first);
+  runs->set_backstop(*first, taskd::exec::SteadyTime{1s});
+  runs->remove(*first);
+  REQUIRE(runs->add(101, 8, token_a) == first);
+  CHECK(runs->take_overdue(taskd::exec::SteadyTime{5s}).empty());
 }
