@@ -246,8 +246,9 @@ class WorkerImpl {
 
   Result<void> keep_leases() {
     auto due = next_renewal_at();
+    if (!due) return {};
     auto at = instant();
-    if (!due || at.steady < *due) return {};
+    if (at.steady < *due) return {};
     std::vector<store::HeldLease> held;
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     // A run whose child ended keeps its lease until its end is written (its
