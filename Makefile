@@ -3,15 +3,17 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc)
 
-.PHONY: all deps build test test-plain test-asan demo bench fuzz clean format lint package
+.PHONY: all deps configure build test test-plain test-asan demo bench fuzz clean format lint package
 
 all: build
 
 deps:
 	@.ci/install-deps
 
-build: deps
+configure: deps
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The tests run twice: on the normal build and on the sanitizer build.
@@ -29,7 +31,10 @@ test-asan: deps
 package: build
 	@cd $(BUILD) && cpack -G DEB
 
-demo: build
+# The demo builds what it runs, the binary, and nothing else (make test
+# builds the tests and the benchmarks' helpers).
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target taskd
 	@examples/demo.sh $(BUILD)/taskd
 
 # Every benchmark in bench/ (each script takes the build directory); the
