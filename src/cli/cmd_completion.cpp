@@ -164,7 +164,6 @@ void add_completion_commands(CLI::App& app, Context& context, Action& action) {
   auto shell = std::make_shared<std::string>();
   auto* completion = app.add_subcommand("completion", "Print the shell completion script: taskd completion bash");
   completion->add_option("shell", *shell, "The shell (bash)")->required();
-  completion->group("");
   completion->callback([&app, &action, shell] { action = [&app, shell] { return print_completion(app, *shell); }; });
 
   auto* names = app.add_subcommand("__names", "Print the task names, one a line (for completion)");

@@ -31,6 +31,7 @@ class CompletionTest(TaskdTestCase):
         help_text = self.ok("--help", db=None)
         commands = re.findall(r"^  ([a-z][a-z-]*)  ", help_text.split("Subcommands:")[1], re.M)
         self.assertIn("import-crontab", commands)
+        self.assertIn("completion", commands)
         self.assertGreater(len(commands), 10)
         with open(path) as f:
             text = f.read()
@@ -39,6 +40,7 @@ class CompletionTest(TaskdTestCase):
 
     def test_commands_and_options_complete(self):
         self.assertEqual(self.complete("imp"), ["import-crontab"])
+        self.assertEqual(self.complete("compl"), ["completion"])
         self.assertEqual(self.complete("list", "--ab"), ["--absolute"])
         self.assertEqual(self.complete("__"), [], "hidden commands are not offered")
         self.assertEqual(self.complete("add", "x", "--every", ""), [], "a value is not guessed")
