@@ -8,6 +8,7 @@
 
 #include "cli/input_file.hpp"
 #include "cli/task_file_keys.hpp"
+#include "core/error.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -48,7 +49,7 @@ Result<void> check_defaults(const std::filesystem::path& path, const toml::table
     if (key.str() == "name")
       return fail(ErrorKind::bad_input, fmt::format("{}: [defaults] cannot give a name: each task has its own",
                                                     position(path, key.source())));
-    if (auto set = set_key(path, key, value, scratch, "[defaults]"); !set) return set;
+    TRY(set_key(path, key, value, scratch, "[defaults]"));
   }
   return {};
 }
@@ -59,7 +60,7 @@ Result<void> apply_defaults(const std::filesystem::path& path, const toml::table
                             FileTask& task) {
   for (const auto& [key, value] : defaults) {
     if (table.contains(key.str()) || (is_schedule_key(key.str()) && has_schedule(table))) continue;
-    if (auto set = set_key(path, key, value, task, "[defaults]"); !set) return set;
+    TRY(set_key(path, key, value, task, "[defaults]"));
   }
   return {};
 }
@@ -72,9 +73,7 @@ struct FileContext {
 
 // What [defaults] and the file add once a task's own keys are read.
 Result<void> complete_task(const FileContext& file, const toml::table& table, FileTask& task) {
-  if (file.defaults) {
-    if (auto applied = apply_defaults(file.path, table, *file.defaults, task); !applied) return applied;
-  }
+  if (file.defaults) TRY(apply_defaults(file.path, table, *file.defaults, task));
   if (task.options.command.empty())
     return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" has no command (command = [\"PROGRAM\", \"ARG\"])",
                                                   task.where, task.options.name));
@@ -93,10 +92,8 @@ Result<FileTask> read_task(const FileContext& file, const toml::node& node) {
   auto name = (*table)["name"].value_exact<std::string>();
   if (!name) return fail(ErrorKind::bad_input, task.where + ": a task without a name (name = \"…\")");
   std::string context = fmt::format("task \"{}\"", *name);
-  for (const auto& [key, value] : *table) {
-    if (auto set = set_key(file.path, key, value, task, context); !set) return std::unexpected(set.error());
-  }
-  if (auto completed = complete_task(file, *table, task); !completed) return std::unexpected(completed.error());
+  for (const auto& [key, value] : *table) TRY(set_key(file.path, key, value, task, context));
+  TRY(complete_task(file, *table, task));
   return task;
 }
 
@@ -107,13 +104,12 @@ Result<std::vector<FileTask>> read_tasks(const FileContext& file, const toml::no
   std::vector<FileTask> tasks;
   std::map<std::string, std::string> seen;  // name → where
   for (const auto& element : *array) {
-    auto task = read_task(file, element);
-    if (!task) return std::unexpected(task.error());
-    auto [first, inserted] = seen.emplace(task->options.name, task->where);
+    auto task = TRY(read_task(file, element));
+    auto [first, inserted] = seen.emplace(task.options.name, task.where);
     if (!inserted)
-      return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" is already listed at {}", task->where,
-                                                    task->options.name, first->second));
-    tasks.push_back(std::move(*task));
+      return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" is already listed at {}", task.where,
+                                                    task.options.name, first->second));
+    tasks.push_back(std::move(task));
   }
   return tasks;
 }
@@ -142,9 +138,7 @@ Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path
     return fail(ErrorKind::bad_input, position(path, node.source()) + ": group: expected [group.NAME] tables");
   std::map<std::string, int> caps;
   for (const auto& [name, group] : *table) {
-    auto cap = read_group_cap(path, name, group);
-    if (!cap) return std::unexpected(cap.error());
-    caps.emplace(name.str(), *cap);
+    caps.emplace(name.str(), TRY(read_group_cap(path, name, group)));
   }
   return caps;
 }
@@ -173,32 +167,22 @@ Result<toml::table> parse_toml(std::string_view text, const std::filesystem::pat
 }  // namespace
 
 Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path) {
-  auto root = parse_toml(text, path);
-  if (!root) return std::unexpected(root.error());
-  if (auto checked = check_top_level(path, *root); !checked) return std::unexpected(checked.error());
-  FileContext file{path, std::filesystem::absolute(path).lexically_normal().string(), (*root)["defaults"].as_table()};
+  auto root = TRY(parse_toml(text, path));
+  TRY(check_top_level(path, root));
+  FileContext file{path, std::filesystem::absolute(path).lexically_normal().string(), root["defaults"].as_table()};
   if (file.defaults) {
-    if (auto checked = check_defaults(path, *file.defaults); !checked) return std::unexpected(checked.error());
+    TRY(check_defaults(path, *file.defaults));
     if (auto owner = (*file.defaults)["owner"].value_exact<std::string>()) file.owner = *owner;
   }
   TaskFile task_file{file.owner, {}, {}};
-  if (const auto* tasks = root->get("task")) {
-    auto read = read_tasks(file, *tasks);
-    if (!read) return std::unexpected(read.error());
-    task_file.tasks = std::move(*read);
-  }
-  if (const auto* groups = root->get("group")) {
-    auto caps = read_groups(path, *groups);
-    if (!caps) return std::unexpected(caps.error());
-    task_file.group_caps = std::move(*caps);
-  }
+  if (const auto* tasks = root.get("task")) task_file.tasks = TRY(read_tasks(file, *tasks));
+  if (const auto* groups = root.get("group")) task_file.group_caps = TRY(read_groups(path, *groups));
   return task_file;
 }
 
 Result<TaskFile> read_task_file(const std::filesystem::path& path) {
-  auto text = read_input_file(path.string());
-  if (!text) return std::unexpected(text.error());
-  return parse_task_file(*text, path);
+  auto text = TRY(read_input_file(path.string()));
+  return parse_task_file(text, path);
 }
 
 namespace {
