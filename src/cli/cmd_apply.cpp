@@ -9,6 +9,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_file.hpp"
+#include "cli/task_file_diff.hpp"
 #include "core/policy.hpp"
 #include "core/text.hpp"
 #include "store/groups.hpp"

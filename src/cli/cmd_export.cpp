@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/context.hpp"
-#include "cli/task_file.hpp"
+#include "cli/task_file_write.hpp"
 #include "core/text.hpp"
 #include "store/groups.hpp"
 #include "store/tasks.hpp"

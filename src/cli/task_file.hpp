@@ -1,7 +1,9 @@
 #pragma once
 // Task files (taskd.toml(5)): TOML whose [[task]] tables carry the options of
 // `add` as keys. They are read into TaskOptions, so `add`'s checks are the
-// only ones, and written back from definitions by `export`.
+// only ones, and written back from definitions by `export`
+// (task_file_write.hpp); `apply` compares what it read with what is stored
+// (task_file_diff.hpp).
 #include <filesystem>
 #include <map>
 #include <string>
@@ -37,19 +39,5 @@ core::Result<TaskFile> parse_task_file(std::string_view text, const std::filesys
 // The definition a file's task describes at `now`, checked as `add` checks
 // it; an error says where in the file and which task.
 core::Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Time now);
-
-// The names of the definition fields (as in --json) that differ between
-// `before` and `after`, in SPEC.md's order.
-std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after);
-
-// The start of a task file: a comment and the group caps.
-std::string task_file_head(const std::map<std::string, int>& group_caps);
-
-// Appends the [[task]] table of `definition` to a task file's text.
-void write_task(std::string& out, const core::TaskDefinition& definition);
-
-// A task file that `apply` reads back to these definitions and group caps.
-std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
-                            const std::map<std::string, int>& group_caps);
 
 }  // namespace taskd::cli

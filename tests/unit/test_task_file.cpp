@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "cli/task_file.hpp"
+#include "cli/task_file_diff.hpp"
+#include "cli/task_file_write.hpp"
 #include "test_helpers.hpp"
 
 using namespace taskd;

@@ -1,0 +1,14 @@
+#pragma once
+// What differs between a task's stored definition and a task file's.
+#include <string>
+#include <vector>
+
+#include "core/task.hpp"
+
+namespace taskd::cli {
+
+// The names of the definition fields (as in --json) that differ between
+// `before` and `after`, in SPEC.md's order.
+std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after);
+
+}  // namespace taskd::cli

@@ -1,0 +1,212 @@
+#include "cli/task_file.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "cli/input_file.hpp"
+#include "cli/task_file_keys.hpp"
+#include "core/error.hpp"
+
+namespace taskd::cli {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+
+std::string position(const std::filesystem::path& path, const toml::source_region& source) {
+  return fmt::format("{}:{}:{}", path.string(), source.begin.line, source.begin.column);
+}
+
+bool is_schedule_key(std::string_view key) {
+  return key == "every" || key == "cron" || key == "rrule" || key == "manual";
+}
+
+bool has_schedule(const toml::table& table) {
+  return std::ranges::any_of(table, [](const auto& entry) { return is_schedule_key(entry.first.str()); });
+}
+
+// Sets one key of `task`; `context` ("task \"x\"", "[defaults]") names the table in messages.
+Result<void> set_key(const std::filesystem::path& path, const toml::key& key, const toml::node& value, FileTask& task,
+                     std::string_view context) {
+  auto setter = task_keys().find(key.str());
+  if (setter == task_keys().end())
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: unknown key \"{}\" in {}", position(path, key.source()), key.str(), context));
+  if (auto set = setter->second(value, task); !set)
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: {}: {}: {}", position(path, value.source()), context, key.str(), set.error().message));
+  task.keys[std::string(key.str())] = position(path, value.source());
+  return {};
+}
+
+Result<void> check_defaults(const std::filesystem::path& path, const toml::table& defaults) {
+  FileTask scratch;
+  for (const auto& [key, value] : defaults) {
+    if (key.str() == "name")
+      return fail(ErrorKind::bad_input, fmt::format("{}: [defaults] cannot give a name: each task has its own",
+                                                    position(path, key.source())));
+    TRY(set_key(path, key, value, scratch, "[defaults]"));
+  }
+  return {};
+}
+
+// A default applies where the task says nothing, and a default schedule only
+// to a task without one.
+Result<void> apply_defaults(const std::filesystem::path& path, const toml::table& table, const toml::table& defaults,
+                            FileTask& task) {
+  for (const auto& [key, value] : defaults) {
+    if (table.contains(key.str()) || (is_schedule_key(key.str()) && has_schedule(table))) continue;
+    TRY(set_key(path, key, value, task, "[defaults]"));
+  }
+  return {};
+}
+
+struct FileContext {
+  std::filesystem::path path;  // as given
+  std::string owner;
+  const toml::table* defaults = nullptr;
+};
+
+// What [defaults] and the file add once a task's own keys are read.
+Result<void> complete_task(const FileContext& file, const toml::table& table, FileTask& task) {
+  if (file.defaults) TRY(apply_defaults(file.path, table, *file.defaults, task));
+  if (task.options.command.empty())
+    return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" has no command (command = [\"PROGRAM\", \"ARG\"])",
+                                                  task.where, task.options.name));
+  if (!task.keys.contains("owner")) task.options.owner = file.owner;
+  if (!task.options.cwd.empty())
+    task.options.cwd =
+        std::filesystem::absolute(file.path.parent_path() / task.options.cwd).lexically_normal().string();
+  return {};
+}
+
+Result<FileTask> read_task(const FileContext& file, const toml::node& node) {
+  FileTask task;
+  task.where = position(file.path, node.source());
+  const auto* table = node.as_table();
+  if (!table) return fail(ErrorKind::bad_input, task.where + ": expected a [[task]] table");
+  auto name = (*table)["name"].value_exact<std::string>();
+  if (!name) return fail(ErrorKind::bad_input, task.where + ": a task without a name (name = \"…\")");
+  std::string context = fmt::format("task \"{}\"", *name);
+  for (const auto& [key, value] : *table) TRY(set_key(file.path, key, value, task, context));
+  TRY(complete_task(file, *table, task));
+  return task;
+}
+
+Result<std::vector<FileTask>> read_tasks(const FileContext& file, const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array || !array->is_array_of_tables())
+    return fail(ErrorKind::bad_input, position(file.path, node.source()) + ": task: expected [[task]] tables");
+  std::vector<FileTask> tasks;
+  std::map<std::string, std::string> seen;  // name → where
+  for (const auto& element : *array) {
+    auto task = TRY(read_task(file, element));
+    auto [first, inserted] = seen.emplace(task.options.name, task.where);
+    if (!inserted)
+      return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" is already listed at {}", task.where,
+                                                    task.options.name, first->second));
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+Result<int> read_group_cap(const std::filesystem::path& path, const toml::key& name, const toml::node& node) {
+  const auto* table = node.as_table();
+  if (!table) return fail(ErrorKind::bad_input, position(path, node.source()) + ": expected a [group.NAME] table");
+  if (auto valid = core::validate_task_name(name.str()); !valid)
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: group: {}", position(path, name.source()), valid.error().message));
+  for (const auto& [key, value] : *table) {
+    if (key.str() != "concurrency")
+      return fail(ErrorKind::bad_input, fmt::format("{}: unknown key \"{}\" in [group.{}] (only concurrency)",
+                                                    position(path, key.source()), key.str(), name.str()));
+  }
+  auto cap = (*table)["concurrency"].value_exact<std::int64_t>();
+  if (!cap || *cap < 1 || *cap > std::numeric_limits<int>::max())
+    return fail(ErrorKind::bad_input, fmt::format("{}: [group.{}] needs concurrency = N, a whole number of at least 1",
+                                                  position(path, node.source()), name.str()));
+  return static_cast<int>(*cap);
+}
+
+Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path, const toml::node& node) {
+  const auto* table = node.as_table();
+  if (!table)
+    return fail(ErrorKind::bad_input, position(path, node.source()) + ": group: expected [group.NAME] tables");
+  std::map<std::string, int> caps;
+  for (const auto& [name, group] : *table) {
+    caps.emplace(name.str(), TRY(read_group_cap(path, name, group)));
+  }
+  return caps;
+}
+
+Result<void> check_top_level(const std::filesystem::path& path, const toml::table& root) {
+  for (const auto& [key, value] : root) {
+    if (key.str() != "task" && key.str() != "defaults" && key.str() != "group")
+      return fail(ErrorKind::bad_input,
+                  fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
+                              position(path, key.source()), key.str()));
+  }
+  if (const auto& defaults = root["defaults"]; defaults && !defaults.is_table())
+    return fail(ErrorKind::bad_input,
+                position(path, defaults.node()->source()) + ": defaults: expected a [defaults] table");
+  return {};
+}
+
+Result<toml::table> parse_toml(std::string_view text, const std::filesystem::path& path) {
+  try {
+    return toml::parse(text, std::string_view(path.string()));
+  } catch (const toml::parse_error& e) {
+    return fail(ErrorKind::bad_input, fmt::format("{}: {}", position(path, e.source()), e.description()));
+  }
+}
+
+}  // namespace
+
+Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path) {
+  auto root = TRY(parse_toml(text, path));
+  TRY(check_top_level(path, root));
+  FileContext file{path, std::filesystem::absolute(path).lexically_normal().string(), root["defaults"].as_table()};
+  if (file.defaults) {
+    TRY(check_defaults(path, *file.defaults));
+    if (auto owner = (*file.defaults)["owner"].value_exact<std::string>()) file.owner = *owner;
+  }
+  TaskFile task_file{file.owner, {}, {}};
+  if (const auto* tasks = root.get("task")) task_file.tasks = TRY(read_tasks(file, *tasks));
+  if (const auto* groups = root.get("group")) task_file.group_caps = TRY(read_groups(path, *groups));
+  return task_file;
+}
+
+Result<TaskFile> read_task_file(const std::filesystem::path& path) {
+  auto text = TRY(read_input_file(path.string()));
+  return parse_task_file(text, path);
+}
+
+namespace {
+
+// Where the file set the key that `message` names by its option
+// ("--kill-grace: …"), else where the task starts.
+std::string where_named(const FileTask& task, std::string_view message) {
+  if (!message.starts_with("--")) return task.where;
+  std::string key(message.substr(2, message.find_first_of(" :", 2) - 2));
+  std::ranges::replace(key, '-', '_');
+  auto found = task.keys.find(key);
+  return found == task.keys.end() ? task.where : found->second;
+}
+
+}  // namespace
+
+Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Time now) {
+  auto definition = build_definition(task.options, now);
+  if (definition) return definition;
+  const auto& error = definition.error();
+  // What the command line calls a usage error is a bad file here.
+  auto kind = error.kind == ErrorKind::usage ? ErrorKind::bad_input : error.kind;
+  return fail(kind,
+              fmt::format("{}: task \"{}\": {}", where_named(task, error.message), task.options.name, error.message));
+}
+
+}  // namespace taskd::cli

@@ -1,0 +1,142 @@
+#include "cli/task_file_write.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/task_options.hpp"
+#include "core/text.hpp"
+
+namespace taskd::cli {
+namespace {
+
+// A TOML basic string with everything escaped that TOML requires, and
+// U+FFFD for each byte that is not UTF-8, which TOML cannot hold. (toml++
+// 3.3 writes a string that starts with a newline as a multi-line literal,
+// which loses that newline when read back.)
+std::string toml_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : core::valid_utf8(text)) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += fmt::format("\\u{:04X}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// "a, b, c": the items, each as `format` writes it.
+template <class T, class Format>
+std::string joined(const std::vector<T>& items, Format format) {
+  std::vector<std::string> texts;
+  for (const auto& item : items) texts.push_back(format(item));
+  return fmt::format("{}", fmt::join(texts, ", "));
+}
+
+void write_key(std::string& out, std::string_view key, const std::string& value_text) {
+  out += fmt::format("{} = {}\n", key, value_text);
+}
+
+// A text option, unless it says what leaving it out says.
+void write_text(std::string& out, std::string_view key, const std::string& text, const std::string& implied = "") {
+  if (text != implied) write_key(out, key, toml_string(text));
+}
+
+void write_number(std::string& out, std::string_view key, const std::optional<std::int64_t>& number) {
+  if (number) write_key(out, key, std::to_string(*number));
+}
+
+std::string command_text(const core::Command& command) {
+  if (command.shell) return toml_string(command.argv.empty() ? "" : command.argv.front());
+  return fmt::format("[{}]", joined(command.argv, toml_string));
+}
+
+void write_lists(std::string& out, const core::TaskDefinition& d) {
+  if (d.retry != core::default_retry_ladder())
+    write_key(out, "retry", fmt::format("[{}]", joined(d.retry, [](core::Seconds delay) {
+                                          return toml_string(core::format_duration(delay));
+                                        })));
+  if (d.permanent_exit != core::TaskDefinition{}.permanent_exit)
+    write_key(out, "permanent_exit",
+              fmt::format("[{}]", joined(d.permanent_exit, [](int code) { return std::to_string(code); })));
+  if (!d.env.empty()) {
+    // In their order; the names are bare keys (letters, digits and _).
+    auto entry = [](const core::EnvVar& variable) { return variable.first + " = " + toml_string(variable.second); };
+    write_key(out, "env", fmt::format("{{ {} }}", joined(d.env, entry)));
+  }
+}
+
+}  // namespace
+
+void write_task(std::string& out, const core::TaskDefinition& d) {
+  const TaskOptions o = options_of(d);
+  const TaskOptions implied;
+  out += "\n[[task]]\n";
+  write_text(out, "name", o.name);
+  write_key(out, "command", command_text(d.command));
+  write_text(out, "every", o.schedule.every);
+  write_text(out, "cron", o.schedule.cron);
+  write_text(out, "rrule", o.schedule.rrule);
+  if (o.schedule.after_finish) write_key(out, "after_finish", "true");
+  if (o.schedule.manual) write_key(out, "manual", "true");
+  write_text(out, "phase", o.schedule.phase);
+  write_text(out, "tz", o.schedule.tz);
+  write_text(out, "dtstart", o.schedule.dtstart);
+  write_text(out, "jitter", o.schedule.jitter);
+  write_text(out, "dst_gap", o.schedule.dst_gap);
+  write_text(out, "dst_repeat", o.schedule.dst_repeat);
+  write_text(out, "timeout", o.timeout);
+  write_text(out, "kill_grace", o.kill_grace, implied.kill_grace);
+  write_text(out, "tolerance", o.tolerance);
+  write_lists(out, d);
+  write_text(out, "overlap", o.overlap, implied.overlap);
+  write_text(out, "cwd", o.cwd);
+  // Always written: without it, apply would make the file the owner.
+  write_key(out, "owner", toml_string(o.owner));
+  write_text(out, "group", o.group);
+  if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
+  write_text(out, "notify", o.notify);
+  if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
+  write_text(out, "on_host", o.on_host);
+  write_text(out, "catch_up", o.catch_up, implied.catch_up);
+  write_text(out, "catch_up_window", o.catch_up_window);
+  write_text(out, "memory_max", o.memory_max);
+  write_number(out, "cpu_weight", d.limits.cpu_weight);
+  write_number(out, "tasks_max", d.limits.tasks_max);
+  write_text(out, "alert_after", o.alert_after);
+  write_text(out, "after", o.after);
+}
+
+std::string task_file_head(const std::map<std::string, int>& group_caps) {
+  std::string out = "# taskd tasks: taskd apply FILE reads them back (see taskd.toml(5)).\n";
+  for (const auto& [name, cap] : group_caps)
+    out += fmt::format("\n[group.{}]\nconcurrency = {}\n", toml_string(name), cap);
+  return out;
+}
+
+std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
+                            const std::map<std::string, int>& group_caps) {
+  std::string out = task_file_head(group_caps);
+  for (const auto& definition : definitions) write_task(out, definition);
+  return out;
+}
+
+}  // namespace taskd::cli
