@@ -48,13 +48,14 @@ class TcpProxy:
                         break
                     try:
                         data = key.fileobj.recv(65536)
-                    except OSError:  # reset by the other side
+                        if data:
+                            key.data.sendall(data)
+                    except OSError:  # reset or closed by either side
                         data = b""
                     if not data:
                         a.close()
                         b.close()
                         return
-                    key.data.sendall(data)
 
     def stop_forwarding(self):
         self.forwarding.clear()
