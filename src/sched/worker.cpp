@@ -183,6 +183,7 @@ class WorkerImpl {
 
   void stop_claiming() { claiming_ = false; }
   std::size_t running() const { return runner_.running(); }
+  bool has_unwritten_ends() const { return !unrecorded_ends_.empty(); }
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
   // Claims and launches runs until every slot is busy, the queue is empty or
@@ -527,18 +528,34 @@ void Worker::stop_claiming() { impl_->stop_claiming(); }
 
 std::size_t Worker::running() const { return impl_->running(); }
 
+bool Worker::has_unwritten_ends() const { return impl_->has_unwritten_ends(); }
+
 std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
+
+namespace {
+
+// A lock another session of a server held past the lock wait: no failure.
+// The ends wait in memory and the claim waits; both are tried again soon.
+bool look_again(const store::Database& db, const core::Error& error) {
+  return !db.file() && error.kind == core::ErrorKind::busy;
+}
+
+}  // namespace
 
 Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
+  auto lock_wait = options.lease ? session_bounds(*options.lease).lock_wait : core::Millis{0};
   while (true) {
     auto filled = worker.fill();
-    if (!filled) return std::unexpected(filled.error());
-    if (*filled == Filled::more) continue;
-    if (worker.running() == 0) break;
-    auto ended = runner.wait_for_exits(worker.next_renewal_at().value_or(exec::SteadyTime::max()));
-    if (auto recorded = worker.record(ended); !recorded) return std::unexpected(recorded.error());
+    if (!filled && !look_again(db, filled.error())) return std::unexpected(filled.error());
+    if (filled && *filled == Filled::more) continue;
+    if (worker.running() == 0 && !worker.has_unwritten_ends()) break;
+    auto until = worker.next_renewal_at().value_or(exec::SteadyTime::max());
+    if (!filled || worker.has_unwritten_ends()) until = std::min(until, std::chrono::steady_clock::now() + lock_wait);
+    auto ended = runner.wait_for_exits(until);
+    if (auto recorded = worker.record(ended); !recorded && !look_again(db, recorded.error()))
+      return std::unexpected(recorded.error());
     if (auto kept = worker.keep_leases(); !kept) return std::unexpected(kept.error());
   }
   runner.finish_lingering();
