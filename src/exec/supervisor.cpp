@@ -331,7 +331,7 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     }
     if (contained && !cgroups_->release(*child.cgroup)) {
       child.cgroup->signal_all(SIGTERM);
-      lingering_.push_back(Lingering{child.pid, kill_at, std::move(child.cgroup)});
+      lingering_.push_back(Lingering{child.pid, kill_at, std::move(child.cgroup), child.watched});
     }
     // A stopped child's escapees may have forked again since its SIGTERM; a
     // child killed from outside (overlap=replace) takes its escapees along.
