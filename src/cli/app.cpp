@@ -11,6 +11,7 @@
 
 #include "cli/context.hpp"
 #include "core/text.hpp"
+#include "exec/privacy.hpp"
 #include "store/location.hpp"
 
 namespace taskd::cli {
@@ -216,6 +217,7 @@ int run_with_every_command(int argc, char** argv) {
 }  // namespace
 
 int taskd_main(int argc, char** argv) {
+  exec::keep_memory_private();
   // Parsed from a copy: the passwords in argv are hidden first.
   std::vector<std::string> words(argv, argv + argc);
   std::vector<char*> args;
