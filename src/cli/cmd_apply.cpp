@@ -210,10 +210,10 @@ int count(const Plan& plan, Step kind) {
 void print_plan(const Plan& plan, const ApplyOptions& options) {
   for (const auto& step : plan.tasks) {
     std::string fields = step.fields.empty() ? "" : fmt::format(": {}", fmt::join(step.fields, ", "));
-    fmt::print("{} {}{}\n", names_of(step.kind).symbol, step.definition.name, fields);
+    fmt::print("{} {}{}\n", names_of(step.kind).symbol, core::printable(step.definition.name), fields);
   }
   for (const auto& group : plan.groups) {
-    fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", group.name, group.concurrency,
+    fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", core::printable(group.name), group.concurrency,
                cap_text(group.was));
   }
   fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", core::printable(options.file),

@@ -58,7 +58,8 @@ Result<std::vector<sched::RunReport>> tick(const Context& context, store::Databa
   auto ticked = sched::enqueue_due(db, started);
   if (!ticked) return std::unexpected(ticked.error());
   for (const auto& [task, problem] : ticked->disabled)
-    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n", task, problem);
+    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n",
+               core::printable(task), problem);
   exec::Supervisor supervisor(std::move(contained), worker.lease);
   auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
   if (!reports) return std::unexpected(reports.error());
