@@ -97,11 +97,11 @@ core::Result<void> require_utf8_values(const CLI::App& command) {
   for (const CLI::Option* option : command.get_options()) {
     if (names_a_file(command, *option)) continue;
     for (const auto& value : option->results()) {
-      if (auto checked = core::require_utf8(option->get_name(), value); !checked) return checked;
+      TRY(core::require_utf8(option->get_name(), value));
     }
   }
   for (const CLI::App* subcommand : command.get_subcommands()) {
-    if (auto checked = require_utf8_values(*subcommand); !checked) return checked;
+    TRY(require_utf8_values(*subcommand));
   }
   return {};
 }
