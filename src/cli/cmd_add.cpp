@@ -41,8 +41,9 @@ void warn_if_missing(const core::TaskDefinition& d) {
 
 Result<void> add_task(const AddOptions& options, const Context& context) {
   core::Time now = context.clock.now();
-  auto definition = TRY(build_definition(options.task, now));
-  auto schedule = TRY(core::schedule_of(definition));
+  auto built = TRY(build_task(options.task, now));
+  const auto& definition = built.definition;
+  const auto& schedule = built.schedule.value();
   warn_if_missing(definition);
   warn_if_limits_unavailable(definition);
   auto db = TRY(context.open_db(store::IfMissing::create));
@@ -51,7 +52,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
     TRY(check_chains(db, {.written = {&definition}}, "--after", "add"));
     return store::insert_task(db, definition, state, now);
   }));
-  core::Task task{id, definition, state};
+  core::Task task{id, definition, state, schedule};
   if (context.json) {
     print_json(task_json(task));
   } else {

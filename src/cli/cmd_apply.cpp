@@ -36,6 +36,7 @@ struct TaskStep {
   std::optional<core::Task> existing;  // change, remove
   std::vector<std::string> fields;     // change: the fields that differ
   bool start_now = false;              // add
+  std::optional<core::Schedule> schedule;  // add, change: the definition's
 };
 
 struct GroupStep {
@@ -61,11 +62,13 @@ FileTask keeping_dtstart(FileTask task, const std::optional<core::Task>& existin
 
 Result<std::optional<TaskStep>> plan_task(store::Database& db, const FileTask& file_task, core::Time now) {
   auto existing = TRY(store::find_task(db, file_task.options.name));
-  auto definition = TRY(file_task_definition(keeping_dtstart(file_task, existing), now));
-  if (!existing) return TaskStep{Step::add, definition, std::nullopt, {}, file_task.start_now};
-  if (existing->definition == definition) return std::nullopt;
+  auto built = TRY(build_file_task(keeping_dtstart(file_task, existing), now));
+  auto& definition = built.definition;
+  if (existing && existing->definition == definition) return std::nullopt;
+  auto schedule = std::move(built.schedule).value();
+  if (!existing) return TaskStep{Step::add, definition, std::nullopt, {}, file_task.start_now, schedule};
   auto fields = changed_fields(existing->definition, definition);
-  return TaskStep{Step::change, definition, existing, fields};
+  return TaskStep{Step::change, definition, existing, fields, false, schedule};
 }
 
 // The file's owner's tasks that the file no longer lists.
@@ -125,12 +128,11 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
-      auto schedule = TRY(core::schedule_of(step.definition));
-      TRY(store::insert_task(db, step.definition, core::on_create(schedule, now, step.start_now), now));
+      TRY(store::insert_task(db, step.definition, core::on_create(step.schedule.value(), now, step.start_now), now));
       return {};
     }
     case Step::change: {
-      TRY(save_definition(db, *step.existing, step.definition, now));
+      TRY(save_definition(db, *step.existing, step.definition, step.schedule.value(), now));
       return {};
     }
     case Step::remove: {
@@ -159,7 +161,7 @@ Result<Plan> apply_file(const Context& context, const ApplyOptions& options, con
     return fail(ErrorKind::bad_input,
                 fmt::format("{}: --prune needs an owner, and [defaults] owner is empty", options.file));
   for (const auto& task : file.tasks) {
-    TRY(file_task_definition(task, context.clock.now()));
+    TRY(build_file_task(task, context.clock.now()));
   }
   auto db = TRY(context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create));
   return store::write(db, [&]() -> Result<Plan> {

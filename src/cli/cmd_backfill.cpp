@@ -79,7 +79,7 @@ Result<void> backfill(const Context& context, const BackfillOptions& options) {
   auto window = TRY(window_of(options, now));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   auto task = TRY(find_named_task(db, options.name, "backfill"));
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   auto slots = TRY(core::plan_backfill(task, schedule, window, now));
   auto dry_run = options.dry_run ? DryRun::yes : DryRun::no;
   auto run_ids = TRY(queue_slots(db, task, slots, now, dry_run));

@@ -95,15 +95,16 @@ Result<core::Task> edit_task(store::Database& db, const EditOptions& options, co
     const auto& task = store::readable(stored);
     auto merged = options_of(task.definition);
     overlay_options(merged, options.edits, options.given);
-    auto definition = TRY(build_definition(merged, now));
+    auto built = TRY(build_task(merged, now));
+    const auto& definition = built.definition;
     bool changed = definition != task.definition || !stored;
     if (!changed && !task.state.disabled_until_update) return task;
     if (definition.after != task.definition.after) {
       TRY(check_chains(db, {.written = {&definition}}, "--after", "edit"));
     }
     auto replan = stored ? Replan::when_schedule_changes : Replan::always;
-    auto state = TRY(save_definition(db, task, definition, now, replan));
-    return core::Task{task.id, definition, state};
+    auto state = TRY(save_definition(db, task, definition, built.schedule.value(), now, replan));
+    return core::Task{task.id, definition, state, built.schedule};
   });
 }
 

@@ -157,7 +157,7 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
 Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
                                  core::Time now) {
   core::Time asked = at.value_or(now);
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   auto schedulers = TRY(schedulers_seen(db));
   auto chained = TRY(followers(db, task));
   Explanation out{asked, !at, core::slot_in_question(schedule, asked, now), {}};

@@ -79,7 +79,7 @@ Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds
   TRY(store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
     if (!stored) return {};
     const auto& task = *stored;
-    auto schedule = TRY(core::schedule_of(task.definition));
+    const auto& schedule = task.schedule.value();
     core::UpcomingStarts starts(task, schedule, from);
     for (auto upcoming = starts.next(); upcoming && upcoming->start < until; upcoming = starts.next())
       forecast.starts[static_cast<std::size_t>((upcoming->start - from) / bucket)] += 1;

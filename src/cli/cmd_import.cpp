@@ -116,12 +116,12 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   ScheduleOptions schedule;
   schedule.cron = entry.schedule;
   schedule.tz = entry.tz;
-  TRY(apply_schedule(schedule, d, now));
+  task.schedule = TRY(apply_schedule(schedule, d, now));
   d.retry = core::default_retry_ladder();
   d.owner = owner;
   d.env = std::move(entry.env);
   TRY(require_utf8_text(d));
-  task.state = core::on_create(core::schedule_of(d).value(), now, false);
+  task.state = core::on_create(*task.schedule, now, false);
   return task;
 }
 

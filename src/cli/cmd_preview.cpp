@@ -80,7 +80,7 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
   }
   core::Task task;
   task.definition.name = "preview";
-  TRY(apply_schedule(options.schedule, task.definition, now));
+  task.schedule = TRY(apply_schedule(options.schedule, task.definition, now));
   return task;
 }
 
@@ -94,7 +94,7 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
     from = *parsed;
   }
   auto task = TRY(task_to_preview(context, options, now));
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   core::UpcomingStarts starts(task, schedule, from);
   if (context.json) {
     print_starts_json(starts, options.count);

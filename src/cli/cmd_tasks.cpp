@@ -92,7 +92,7 @@ Result<void> pause(store::Database& db, const core::Task& task, core::Time now) 
 // Applies a policy transition that depends only on the schedule and now.
 template <class Transition>
 Result<void> transition(store::Database& db, const core::Task& task, core::Time now, Transition on_change) {
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   auto decision = on_change(schedule, task.state, now);
   return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
 }
@@ -270,7 +270,7 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   const auto& task = store::readable(stored);
   const auto& d = task.definition;
   const auto& s = task.state;
-  auto schedule = core::schedule_of(d);
+  const auto& schedule = task.schedule;
   TaskLines lines(stored ? none : stored.error().problems);
   lines.add("name", d.name);
   lines.add("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""),

@@ -22,7 +22,7 @@ using core::Precision;
 
 Json optional_json(const std::optional<std::int64_t>& number) { return number ? Json(*number) : Json(nullptr); }
 
-Json definition_json(const core::TaskDefinition& d) {
+Json definition_json(const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
   Json out;
   out["name"] = d.name;
   out["command"] = d.command.shell ? Json(d.command.argv.empty() ? "" : d.command.argv.front()) : Json(d.command.argv);
@@ -37,7 +37,7 @@ Json definition_json(const core::TaskDefinition& d) {
   out["dst_repeat"] = d.dst.repeat ? Json(core::to_string(*d.dst.repeat)) : Json(nullptr);
   std::optional<core::Seconds> timeout = d.timeout;
   std::optional<core::Millis> tolerance = d.tolerance;
-  if (auto schedule = core::schedule_of(d)) {
+  if (schedule) {
     auto epoch = core::Time{};
     timeout = core::effective_timeout(d, *schedule, epoch);
     if (auto interval = core::interval_around(*schedule, epoch)) tolerance = core::effective_tolerance(d, *interval);
@@ -73,7 +73,7 @@ Json definition_json(const core::TaskDefinition& d) {
 }  // namespace
 
 Json task_json(const core::Task& task) {
-  Json out = definition_json(task.definition);
+  Json out = definition_json(task.definition, task.schedule);
   const auto& s = task.state;
   out["next_run_at"] = time_json(s.next_run_at);
   out["last_run_at"] = time_json(s.last_run_at, Precision::milliseconds);

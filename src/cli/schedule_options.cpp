@@ -105,8 +105,7 @@ Result<std::optional<Rule>> optional_dst_rule(const std::string& text, std::stri
 // it names falls in a gap they skip: "30 2 * 3 0L" in Europe/Berlin).
 Result<void> check_still_runs(const core::TaskDefinition& d, const core::Schedule& schedule, core::Time now) {
   if (!core::next_slot_after(schedule, now)) return {};
-  auto with_rules = TRY(core::schedule_of(d));
-  if (core::next_slot_after(with_rules, now)) return {};
+  if (core::next_slot_after(core::with_dst(schedule, d.dst), now)) return {};
   return fail(ErrorKind::bad_input, "--dst-gap skip: every slot of this schedule falls in a DST gap, so it would "
                                     "never run (leave --dst-gap at run-after)");
 }
@@ -144,17 +143,19 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
                      "A wall time the clock shows twice: once (the first) or twice ('' for the schedule's default)");
 }
 
-Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
+Result<core::Schedule> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
   TRY(check_combinations(options));
   if (options.manual) {
     d.schedule_kind = core::ScheduleKind::manual;
     d.schedule_spec.clear();
-    return apply_dst(options, d, core::Manual{}, now);
+    TRY(apply_dst(options, d, core::Manual{}, now));
+    return core::Manual{};
   }
   TRY(options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d));
   auto schedule = TRY(core::schedule_of(d));
   TRY(apply_dst(options, d, schedule, now));
-  return apply_jitter(options, d, schedule, now);
+  TRY(apply_jitter(options, d, schedule, now));
+  return core::with_dst(std::move(schedule), d.dst);
 }
 
 }  // namespace taskd::cli

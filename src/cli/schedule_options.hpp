@@ -26,7 +26,8 @@ struct ScheduleOptions {
 void add_schedule_options(CLI::App& command, ScheduleOptions& options);
 
 // Fills the definition's schedule fields (its name must be set: it seeds the
-// default phase and cron's H) and checks that the schedule can be computed.
-core::Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& definition, core::Time now);
+// default phase and cron's H) and returns the schedule they describe.
+core::Result<core::Schedule> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& definition,
+                                            core::Time now);
 
 }  // namespace taskd::cli

@@ -36,8 +36,8 @@ core::Result<TaskFile> read_task_file(const std::filesystem::path& path);
 // owner (made absolute), and anchors relative `cwd`s.
 core::Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path);
 
-// The definition a file's task describes at `now`, checked as `add` checks
-// it; an error says where in the file and which task.
-core::Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Time now);
+// The task a file's task describes at `now` (its definition and schedule),
+// checked as `add` checks it; an error says where in the file and which task.
+core::Result<core::Task> build_file_task(const FileTask& task, core::Time now);
 
 }  // namespace taskd::cli

@@ -199,10 +199,10 @@ std::string where_named(const FileTask& task, std::string_view message) {
 
 }  // namespace
 
-Result<core::TaskDefinition> file_task_definition(const FileTask& task, core::Time now) {
-  auto definition = build_definition(task.options, now);
-  if (definition) return definition;
-  const auto& error = definition.error();
+Result<core::Task> build_file_task(const FileTask& task, core::Time now) {
+  auto built = build_task(task.options, now);
+  if (built) return built;
+  const auto& error = built.error();
   // What the command line calls a usage error is a bad file here.
   auto kind = error.kind == ErrorKind::usage ? ErrorKind::bad_input : error.kind;
   return fail(kind,

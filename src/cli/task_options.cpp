@@ -98,12 +98,12 @@ Result<std::optional<core::Seconds>> optional_positive(const std::string& text, 
 }
 
 // --catch-up and --catch-up-window, which only a schedule of slots has.
-Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d) {
+Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d, const core::Schedule& schedule) {
   auto catch_up = core::parse_catch_up(options.catch_up);
   if (!catch_up) return fail(ErrorKind::bad_input, "--catch-up: " + catch_up.error().message);
   d.catch_up = *catch_up;
   d.catch_up_window = TRY(optional_duration(options.catch_up_window, "--catch-up-window"));
-  bool slots = core::has_slot_grid(core::schedule_of(d).value());
+  bool slots = core::has_slot_grid(schedule);
   if (!slots && (d.catch_up != core::CatchUp{} || d.catch_up_window)) {
     return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
                                       "--after-finish, --cron or --rrule)");
@@ -111,13 +111,14 @@ Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d)
   return {};
 }
 
-Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
+Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
+                          core::Time now) {
   d.timeout = TRY(optional_positive(options.timeout, "--timeout"));
   auto grace = core::parse_duration(options.kill_grace);
   if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
   d.kill_grace = *grace;
   auto tolerance = TRY(optional_duration(options.tolerance, "--tolerance"));
-  auto interval = core::interval_around(core::schedule_of(d).value(), now);
+  auto interval = core::interval_around(schedule, now);
   if (tolerance && interval && *tolerance >= *interval)
     return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
                                                   options.tolerance, core::format_duration(*interval)));
@@ -125,7 +126,7 @@ Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, c
   d.retry = TRY(parse_ladder(options.retry));
   d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
   d.alert_after = TRY(optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after"));
-  return apply_catch_up(options, d);
+  return apply_catch_up(options, d, schedule);
 }
 
 // The schedule options; with --after alone, --manual (only the upstream
@@ -167,15 +168,16 @@ Result<void> require_utf8_text(const core::TaskDefinition& d) {
   return {};
 }
 
-Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
-  core::TaskDefinition d;
+Result<core::Task> build_task(const TaskOptions& options, core::Time now) {
+  core::Task task;
+  auto& d = task.definition;
   d.name = TRY(core::validate_task_name(options.name));
   d.command = TRY(build_command(options));
   auto after = core::parse_upstream(options.after);
   if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
   d.after = *after;
-  TRY(apply_schedule(schedule_or_manual(options), d, now));
-  TRY(apply_policy(options, d, now));
+  auto schedule = TRY(apply_schedule(schedule_or_manual(options), d, now));
+  TRY(apply_policy(options, d, schedule, now));
   d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
   d.owner = options.owner;
@@ -197,7 +199,8 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   // The command line was checked as it came; a --cwd made absolute, or a
   // task file's owner and cwd taken from its path, may still not be UTF-8.
   TRY(require_utf8_text(d));
-  return d;
+  task.schedule = std::move(schedule);
+  return task;
 }
 
 void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
@@ -392,8 +395,8 @@ bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b)
 }  // namespace
 
 Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                        const core::TaskDefinition& definition, core::Time now, Replan replan) {
-  auto schedule = TRY(core::schedule_of(definition));
+                                        const core::TaskDefinition& definition, const core::Schedule& schedule,
+                                        core::Time now, Replan replan) {
   bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
   auto decision = core::on_edit(schedule, task.state, now, plan_anew);
   TRY(store::update_definition(db, task.id, definition, now));

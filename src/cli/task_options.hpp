@@ -47,8 +47,9 @@ void add_definition_options(CLI::App& command, TaskOptions& options);
 // cwd, owner, group, notify) is UTF-8; the message names the option.
 core::Result<void> require_utf8_text(const core::TaskDefinition& definition);
 
-// Checks the options and builds the definition they describe.
-core::Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now);
+// Checks the options and builds the task they describe: its definition and
+// schedule (its id and state are the caller's to set).
+core::Result<core::Task> build_task(const TaskOptions& options, core::Time now);
 
 // Prints one warning line on stderr when a taskd started here could not
 // apply the definition's resource limits to its runs. The task is kept all
@@ -69,11 +70,12 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
 // schedule changed, or always (its stored state did not read).
 enum class Replan { when_schedule_changes, always };
 
-// Saves `definition` as `task`'s, with the state that the change implies
-// (core::on_edit: a disabled task is enabled; a new schedule plans from now),
-// and returns that state. Call it inside store::write.
+// Saves `definition`, whose schedule is `schedule`, as `task`'s, with the
+// state that the change implies (core::on_edit: a disabled task is enabled;
+// a new schedule plans from now), and returns that state. Call it inside
+// store::write.
 core::Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                              const core::TaskDefinition& definition, core::Time now,
-                                              Replan replan = Replan::when_schedule_changes);
+                                              const core::TaskDefinition& definition, const core::Schedule& schedule,
+                                              core::Time now, Replan replan = Replan::when_schedule_changes);
 
 }  // namespace taskd::cli

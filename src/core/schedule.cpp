@@ -171,6 +171,19 @@ bool follows_wall_clock(const Schedule& schedule) {
   return every ? every->zone && !every->after_finish : !std::holds_alternative<Manual>(schedule);
 }
 
+Schedule with_dst(Schedule schedule, const DstPolicy& dst) {
+  std::visit(Overloaded{
+                 [&](Every& every) {
+                   if (every.zone) every.dst = dst;
+                 },
+                 [&](Cron& cron) { cron.dst = dst; },
+                 [&](Recurrence& recurrence) { recurrence.dst = dst; },
+                 [](Manual&) {},
+             },
+             schedule);
+  return schedule;
+}
+
 DstRule default_dst(const Schedule& schedule) {
   return std::visit(Overloaded{
                         [](const Every& every) { return every_default_dst(every); },

@@ -99,6 +99,10 @@ bool has_slot_grid(const Schedule& schedule);
 // move: --every with a zone, --cron, --rrule.
 bool follows_wall_clock(const Schedule& schedule);
 
+// The schedule with `dst` as its DST rules, as schedule_of makes it from a
+// definition with them: a schedule off a wall clock keeps none.
+Schedule with_dst(Schedule schedule, const DstPolicy& dst);
+
 // The DST rule the schedule follows where its task sets none: cronie's
 // (cron_default_dst) for --cron and for --every with a zone (the clock's
 // under a day, a fixed time's for whole days), RFC 5545's for --rrule.

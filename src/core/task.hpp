@@ -115,6 +115,10 @@ struct Task {
   std::int64_t id = 0;
   TaskDefinition definition;
   TaskState state;
+  // The schedule the definition describes, parsed once where the task is
+  // read or built; none when it was not parsed (a row read for a listing)
+  // or does not parse (a malformed row).
+  std::optional<Schedule> schedule;
 };
 
 Condition condition_of(const TaskState& state);

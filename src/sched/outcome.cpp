@@ -45,7 +45,7 @@ core::Result<core::FinishDecision> finish_decision(store::Database& db, const co
 // The policy's decision on the attempt's end, written.
 core::Result<core::FinishDecision> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
                                                 core::Time now) {
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   auto decision = TRY(finish_decision(db, task, schedule, end, now));
   TRY(write_decision(db, task.id, decision.state, decision.skipped, now));
   if (end.state_blob) {

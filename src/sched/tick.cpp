@@ -23,7 +23,7 @@ struct TaskEnqueued {
 core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now,
                                         std::vector<RunReport>& reports) {
   TaskEnqueued result;
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   auto active = TRY(store::has_active_run(db, task.id));
   auto decision = core::on_enqueue(task.definition, schedule, task.state, now, active);
   if (decision.skipped) {

@@ -45,7 +45,7 @@ core::Result<Triggered> trigger_run(store::Database& db, const core::Task& task,
     return core::fail(core::ErrorKind::bad_input,
                       fmt::format("trigger: {} is disabled ({}); run 'taskd enable {}' or 'taskd trigger --force {}'",
                                   name, task.state.disabled_reason, name, name));
-  auto schedule = TRY(core::schedule_of(task.definition));
+  const auto& schedule = task.schedule.value();
   std::optional<ChildToStop> to_stop;
   auto triggered = store::write(db, [&]() -> core::Result<Triggered> {
     Triggered result;

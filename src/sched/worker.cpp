@@ -342,7 +342,7 @@ class WorkerImpl {
     if (!found || !found->claimable) return {};  // removed since, or filled by a run claimed before it
     if (!found->task) return drop_malformed(run, found->task.error(), now, batch);
     core::Task task = std::move(*found->task);
-    auto schedule = TRY(core::schedule_of(task.definition));
+    const auto& schedule = task.schedule.value();
     std::optional<std::string> dropped = core::drop_reason(task.definition, schedule, task.state, run.trigger, now);
     if (task.state.disabled_until_update) dropped = "dropped: the task is disabled: " + task.state.disabled_reason;
     if (dropped) {

@@ -313,12 +313,15 @@ void read_upstream(RowReader& r, core::TaskDefinition& d) {
   r.next<flag>(d.after.on_any_outcome);
 }
 
-// The schedule the columns describe, once they each read: a zone that is
-// not one is tz's problem, any other schedule_spec's.
-void check_schedule(RowReader& r, const core::TaskDefinition& d) {
-  if (!r.all_read({"schedule_kind", "dtstart", "phase"})) return;
+// The schedule the columns describe, parsed once for all who use the task.
+// It is a problem only once its columns each read: a zone that is not one
+// is tz's problem, any other schedule_spec's. (A malformed row keeps what
+// parsed of it, for show to print.)
+void read_schedule(RowReader& r, Task& task) {
+  const auto& d = task.definition;
   auto schedule = core::schedule_of(d);
-  if (schedule) return;
+  if (schedule) task.schedule = std::move(*schedule);
+  if (schedule || !r.all_read({"schedule_kind", "dtstart", "phase"})) return;
   if (!d.tz.empty()) {
     if (auto zone = core::find_zone(d.tz); !zone) return r.note("tz", zone.error().message);
   }
@@ -378,7 +381,7 @@ StoredTask read_task(const Query& row) {
   r.next<optional_of<instant>>(s.accounted_until);
   r.next<optional_of<instant>>(s.last_succeeded_at);
   read_upstream(r, d);
-  check_schedule(r, d);
+  read_schedule(r, task);
   std::move(r).finish(stored);
   return stored;
 }

@@ -65,9 +65,10 @@ inline core::TaskDefinition every_definition(std::string name, core::Seconds int
 
 // Adds a task as `taskd add` does, created at `now`.
 inline core::Task add_task(store::Database& db, core::TaskDefinition d, core::Time now, bool start_now = false) {
-  auto state = core::on_create(core::schedule_of(d).value(), now, start_now);
+  auto schedule = core::schedule_of(d).value();
+  auto state = core::on_create(schedule, now, start_now);
   auto id = store::insert_task(db, d, state, now).value();
-  return {id, std::move(d), state};
+  return {id, std::move(d), state, std::move(schedule)};
 }
 
 }  // namespace taskd::test

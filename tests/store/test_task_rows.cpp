@@ -125,6 +125,28 @@ TEST_CASE("what a problem quotes is printable and bounded, whatever the column h
   CHECK(std::ranges::all_of(what, [](char c) { return c >= 0x20 && c < 0x7f; }));
 }
 
+TEST_CASE("a task read from its row carries the schedule the row describes; a listing's head parses none") {
+  test::TempDb temp;
+  test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
+  damage(temp.db, "b", {"schedule_spec", "'5x'"});
+  auto task = store::find_task(temp.db, "a").value();
+  REQUIRE(task);
+  REQUIRE(task->schedule);
+  CHECK(std::get<core::Every>(*task->schedule).interval == 60s);
+  auto malformed = store::find_stored_task(temp.db, "b").value();
+  REQUIRE(malformed);
+  REQUIRE_FALSE(*malformed);
+  CHECK_FALSE(malformed->error().readable.schedule);
+  int heads = 0;
+  REQUIRE(store::for_each_task_headline(temp.db, {}, [&](const store::StoredTask& head) -> core::Result<void> {
+    CHECK_FALSE(store::readable(head).schedule);
+    ++heads;
+    return {};
+  }));
+  CHECK(heads == 2);
+}
+
 TEST_CASE("every malformed column of a row is named, and listings visit the row as one") {
   test::TempDb temp;
   test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));

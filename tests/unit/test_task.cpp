@@ -44,6 +44,22 @@ TEST_CASE("a definition's schedule") {
   CHECK(std::holds_alternative<Manual>(schedule_of(manual).value()));
 }
 
+TEST_CASE("with_dst gives the schedule that a definition with those DST rules describes") {
+  const DstPolicy rules{DstGap::skip, DstRepeat::twice};
+  TaskDefinition cron;
+  cron.schedule_kind = ScheduleKind::cron;
+  cron.schedule_spec = "30 2 * * *";
+  cron.tz = "Europe/Berlin";
+  auto plain = schedule_of(cron).value();
+  cron.dst = rules;
+  CHECK(std::get<Cron>(with_dst(plain, rules)).dst == std::get<Cron>(schedule_of(cron).value()).dst);
+  TaskDefinition every;
+  every.schedule_spec = "5m";
+  CHECK(std::get<Every>(with_dst(schedule_of(every).value(), rules)).dst == DstPolicy{});  // no wall clock
+  every.tz = "Europe/Berlin";
+  CHECK(std::get<Every>(with_dst(schedule_of(every).value(), rules)).dst == rules);
+}
+
 TEST_CASE("the last line of a child's output") {
   using taskd::exec::last_line;
   CHECK(last_line("first\nsecond\n") == "second");

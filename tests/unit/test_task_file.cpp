@@ -27,9 +27,9 @@ std::string parse_error(std::string_view text) {
 }
 
 core::TaskDefinition definition_of(const FileTask& task) {
-  auto definition = file_task_definition(task, at(14, 0));
-  REQUIRE_MESSAGE(definition, (definition ? "" : definition.error().message));
-  return *definition;
+  auto built = build_file_task(task, at(14, 0));
+  REQUIRE_MESSAGE(built, (built ? "" : built.error().message));
+  return built->definition;
 }
 
 }  // namespace
@@ -155,13 +155,13 @@ command = ["true"]
 every = "5m"
 kill_grace = "soon"
 )");
-  auto definition = file_task_definition(file.tasks.front(), at(14, 0));
+  auto definition = build_file_task(file.tasks.front(), at(14, 0));
   REQUIRE_FALSE(definition);
   CHECK(definition.error().kind == core::ErrorKind::bad_input);
   CHECK(definition.error().message.starts_with("/srv/tasks.toml:5:14: task \"fetch\": --kill-grace: "));
 
   auto two_schedules = parsed("[[task]]\nname = \"x\"\ncommand = [\"true\"]\nevery = \"5m\"\ncron = \"* * * * *\"\n");
-  auto both = file_task_definition(two_schedules.tasks.front(), at(14, 0));
+  auto both = build_file_task(two_schedules.tasks.front(), at(14, 0));
   REQUIRE_FALSE(both);
   CHECK(both.error().kind == core::ErrorKind::bad_input);
   CHECK(both.error().message.starts_with("/srv/tasks.toml:1:1: task \"x\": give exactly one schedule"));
@@ -179,7 +179,7 @@ TEST_CASE("limits are numbers or strings as add takes them, and a bad one is poi
   CHECK(parse_error(head + "cpu_weight = true\n")
             .starts_with("/srv/tasks.toml:5:14: task \"x\": cpu_weight: expected a whole number or a string"));
   auto zero = parsed(head + "tasks_max = 0\n");
-  auto refused = file_task_definition(zero.tasks.front(), at(14, 0));
+  auto refused = build_file_task(zero.tasks.front(), at(14, 0));
   REQUIRE_FALSE(refused);
   CHECK(refused.error().kind == core::ErrorKind::bad_input);
   CHECK(refused.error().message.starts_with("/srv/tasks.toml:5:13: task \"x\": --tasks-max \"0\": "));
