@@ -60,12 +60,8 @@ cli::TaskOptions options_for(std::string name, const ScheduleMix& mix) {
 // Adds one task as `taskd add` does, its first run planned from `plan_from`.
 core::Result<void> add_task(store::Database& db, const cli::TaskOptions& options, core::Time now,
                             core::Time plan_from) {
-  auto definition = cli::build_definition(options, now);
-  if (!definition) return std::unexpected(definition.error());
-  auto schedule = core::schedule_of(*definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto id = store::insert_task(db, *definition, core::on_create(*schedule, plan_from, false), now);
-  if (!id) return std::unexpected(id.error());
+  auto task = TRY(cli::build_task(options, now));
+  TRY(store::insert_task(db, task.definition, core::on_create(task.schedule.value(), plan_from, false), now));
   return {};
 }
 

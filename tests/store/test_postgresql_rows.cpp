@@ -106,11 +106,10 @@ TEST_CASE("a claim waits for another host's claim in the same capped group, then
   auto other_claim = std::async(std::launch::async, [&temp] {
     auto other = another_connection(temp);
     return store::write(other, [&]() -> core::Result<std::optional<store::TaskToClaim>> {
-      auto queued = store::next_queued_runs(other, at(10, 0), 1, "here");
-      if (!queued) return std::unexpected(queued.error());
-      if (queued->empty()) return std::optional<store::TaskToClaim>();
-      const auto& run = queued->front();
-      if (auto locked = store::lock_groups_of(other, {run.task_id}); !locked) return std::unexpected(locked.error());
+      auto queued = TRY(store::next_queued_runs(other, at(10, 0), 1, "here"));
+      if (queued.empty()) return std::optional<store::TaskToClaim>();
+      const auto& run = queued.front();
+      TRY(store::lock_groups_of(other, {run.task_id}));
       return store::find_task_to_claim(other, run.id, run.task_id, at(10, 0), "here");
     }, store::WriteScope::rows);
   });
