@@ -239,6 +239,37 @@ class PauseResumeTest(TaskdTestCase):
         self.ok("resume", "--group", "g1")
         self.assertFalse(any(t["paused"] for t in self.tasks()))
 
+    def test_pause_resume_and_enable_say_what_they_did(self):
+        self.add("backup", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.run_once(faketime=at("15:00:01"))
+        reason = self.task("broken")["disabled_reason"]
+        self.assertTrue(reason)
+
+        self.assertEqual(self.ok("pause", "backup"), "paused backup\n")
+        self.assertEqual(self.ok("pause", "backup", "broken"), "backup was already paused\npaused broken\n")
+        self.assertEqual(self.json_of("resume", "--group", "nogroup"), [])
+        self.assertEqual(self.json_of("resume", "backup"), [{"task": "backup", "resumed": True}])
+        self.assertEqual(self.ok("resume", "backup"), "backup was not paused\n")
+        self.assertEqual(self.json_of("pause", "backup"), [{"task": "backup", "paused": True}])
+        self.assertEqual(self.ok("enable", "broken", faketime=at("15:30:00")),
+                         "enabled broken (it was disabled: %s)\n" % reason)
+        self.assertEqual(self.ok("enable", "broken"), "broken was not disabled\n")
+        self.assertEqual(self.json_of("enable", "broken"),
+                         [{"task": "broken", "enabled": False, "disabled_reason": None}])
+        # All or nothing: one unknown name changes none and says nothing on stdout.
+        code, out, err = self.run_taskd("resume", "backup", "nosuch")
+        self.assertEqual((code, out), (65, ""))
+        self.assertIn("nosuch", err)
+        self.assertIs(self.task("backup")["paused"], True)
+
+    def test_enable_json_has_the_reason_it_undid(self):
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.run_once(faketime=at("15:00:01"))
+        reason = self.task("broken")["disabled_reason"]
+        self.assertEqual(self.json_of("enable", "broken", faketime=at("15:30:00")),
+                         [{"task": "broken", "enabled": True, "disabled_reason": reason}])
+
 
 if __name__ == "__main__":
     unittest.main()
