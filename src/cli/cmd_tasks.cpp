@@ -388,6 +388,40 @@ Result<void> show(const Context& context, const std::string& name) {
   return {};
 }
 
+struct RenameOptions {
+  std::string old_name;
+  std::string new_name;
+};
+
+// What rename did: the followers that follow the new name.
+void print_renamed(const RenameOptions& options, std::int64_t followers, bool json) {
+  if (json) {
+    print_json({{"task", options.new_name}, {"renamed_from", options.old_name}, {"followers", followers}});
+    return;
+  }
+  fmt::print("renamed {} to {}", core::printable(options.old_name), core::printable(options.new_name));
+  if (followers > 0)
+    fmt::print(" ({} {} --after it now after {})", followers, followers == 1 ? "task" : "tasks",
+               core::printable(options.new_name));
+  fmt::print("\n");
+}
+
+// Gives a task another name. Its id stays, and with it its state, history,
+// owner and a run in flight, which the scheduler records by id.
+Result<void> rename(const Context& context, const RenameOptions& options) {
+  TRY(core::validate_task_name(options.new_name));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto followers = store::write(db, [&]() -> Result<std::int64_t> {
+    auto task = TRY(find_named_stored_task(db, options.old_name, "rename"));
+    if (TRY(store::find_stored_task(db, options.new_name)))
+      return fail(ErrorKind::bad_input, fmt::format("rename: a task named \"{}\" already exists", options.new_name));
+    return store::rename_task(db, store::readable(task).id, options.old_name, options.new_name);
+  });
+  if (!followers) return std::unexpected(followers.error());
+  print_renamed(options, *followers, context.json);
+  return {};
+}
+
 // A command that changes the tasks it selects; it says what it did in
 // `wording`'s words, or (without one) nothing.
 template <class Change>
@@ -443,6 +477,15 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto* show_command = app.add_subcommand("show", "Show one task: definition and state");
   show_command->add_option("name", *name, "Task name")->required();
   show_command->callback([&context, &action, name] { action = [&context, name] { return show(context, *name); }; });
+
+  auto rename_options = std::make_shared<RenameOptions>();
+  auto* rename_command =
+      app.add_subcommand("rename", "Give a task another name; its state, history and followers go with it");
+  rename_command->add_option("old", rename_options->old_name, "The task's name")->required();
+  rename_command->add_option("new", rename_options->new_name, "Its new name")->required();
+  rename_command->callback([&context, &action, rename_options] {
+    action = [&context, rename_options] { return rename(context, *rename_options); };
+  });
 
   add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, nullptr,
                      check_no_follower_left);

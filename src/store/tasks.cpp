@@ -614,6 +614,20 @@ Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::stri
   });
 }
 
+Result<std::int64_t> rename_task(Database& db, std::int64_t task_id, const std::string& old_name,
+                                 const std::string& new_name) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    auto rename = db.prepare("UPDATE tasks SET name = ? WHERE id = ?");
+    rename.bind(1, new_name);
+    rename.bind(2, task_id);
+    rename.exec();
+    auto follow = db.prepare("UPDATE tasks SET after_task = ? WHERE after_task = ? AND after_task <> ''");
+    follow.bind(1, new_name);
+    follow.bind(2, old_name);
+    return static_cast<std::int64_t>(follow.exec());
+  });
+}
+
 Result<int> remove_task(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<int> {
     auto remove = db.prepare("DELETE FROM tasks WHERE id = ?");

@@ -184,4 +184,11 @@ core::Result<void> save_state_blob(Database& db, std::int64_t task_id, const std
 
 core::Result<int> remove_task(Database& db, std::int64_t task_id);
 
+// Gives the task `task_id`, named `old_name`, the name `new_name` (unused:
+// the caller makes sure of it), and the tasks chained after it (--after)
+// follow it; its id keeps its state, history and runs. Returns how many
+// followers followed.
+core::Result<std::int64_t> rename_task(Database& db, std::int64_t task_id, const std::string& old_name,
+                                       const std::string& new_name);
+
 }  // namespace taskd::store
