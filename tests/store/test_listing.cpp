@@ -128,6 +128,8 @@ TEST_CASE("a name glob, a group, an owner and a limit narrow the listing, in nam
   CHECK(names_of(temp.db, {.group = "scratch", .limit = 2}) == std::vector<std::string>{"tmp-1", "tmp-10"});
   CHECK(names_of(temp.db, {.owner = "me"}) == std::vector<std::string>{"tmp-1"});
   CHECK(store::count_tasks(temp.db, {.group = "scratch", .name_glob = "*0"}).value() == 1);
+  CHECK(names_of(temp.db, {.names = {"tmq", "prod-1", "none"}}) == std::vector<std::string>{"prod-1", "tmq"});
+  CHECK(names_of(temp.db, {.names = {"tmq", "tmp-2"}, .group = "scratch"}) == std::vector<std::string>{"tmp-2"});
 }
 
 TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::test_suite("sqlite")) {
@@ -143,6 +145,8 @@ TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::
       {.condition = Condition::failing},
       {.name_glob = "web-*", .limit = 10},
       {.group = "g", .owner = "o", .condition = Condition::failing, .name_glob = "x*"},
+      {.names = {"web", "db"}},
+      {.names = {"web"}, .group = "g"},
   };
   for (const auto& filter : filters) check_uses_index(temp.db, store::task_query_sql(filter), "tasks");
   // The rare states read their own partial index, not every task.
