@@ -102,9 +102,7 @@ Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d)
   auto catch_up = core::parse_catch_up(options.catch_up);
   if (!catch_up) return fail(ErrorKind::bad_input, "--catch-up: " + catch_up.error().message);
   d.catch_up = *catch_up;
-  auto window = optional_duration(options.catch_up_window, "--catch-up-window");
-  if (!window) return std::unexpected(window.error());
-  d.catch_up_window = *window;
+  d.catch_up_window = TRY(optional_duration(options.catch_up_window, "--catch-up-window"));
   bool slots = core::has_slot_grid(core::schedule_of(d).value());
   if (!slots && (d.catch_up != core::CatchUp{} || d.catch_up_window)) {
     return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
@@ -114,28 +112,19 @@ Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d)
 }
 
 Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
-  auto timeout = optional_positive(options.timeout, "--timeout");
-  if (!timeout) return std::unexpected(timeout.error());
-  d.timeout = *timeout;
+  d.timeout = TRY(optional_positive(options.timeout, "--timeout"));
   auto grace = core::parse_duration(options.kill_grace);
   if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
   d.kill_grace = *grace;
-  auto tolerance = optional_duration(options.tolerance, "--tolerance");
-  if (!tolerance) return std::unexpected(tolerance.error());
+  auto tolerance = TRY(optional_duration(options.tolerance, "--tolerance"));
   auto interval = core::interval_around(core::schedule_of(d).value(), now);
-  if (*tolerance && interval && **tolerance >= *interval)
+  if (tolerance && interval && *tolerance >= *interval)
     return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
                                                   options.tolerance, core::format_duration(*interval)));
-  d.tolerance = *tolerance;
-  auto ladder = parse_ladder(options.retry);
-  if (!ladder) return std::unexpected(ladder.error());
-  d.retry = *ladder;
-  auto codes = parse_exit_codes(options.permanent_exit);
-  if (!codes) return std::unexpected(codes.error());
-  d.permanent_exit = *codes;
-  auto alert_after = optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after");
-  if (!alert_after) return std::unexpected(alert_after.error());
-  d.alert_after = *alert_after;
+  d.tolerance = tolerance;
+  d.retry = TRY(parse_ladder(options.retry));
+  d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
+  d.alert_after = TRY(optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after"));
   return apply_catch_up(options, d);
 }
 
@@ -151,15 +140,9 @@ ScheduleOptions schedule_or_manual(const TaskOptions& options) {
 // The resource limits the options give; an error names the first bad one.
 Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
   core::ResourceLimits limits;
-  auto memory = core::parse_memory_max(options.memory_max);
-  if (!memory) return std::unexpected(memory.error());
-  limits.memory_max = *memory;
-  auto weight = core::parse_cpu_weight(options.cpu_weight);
-  if (!weight) return std::unexpected(weight.error());
-  limits.cpu_weight = *weight;
-  auto tasks = core::parse_tasks_max(options.tasks_max);
-  if (!tasks) return std::unexpected(tasks.error());
-  limits.tasks_max = *tasks;
+  limits.memory_max = TRY(core::parse_memory_max(options.memory_max));
+  limits.cpu_weight = TRY(core::parse_cpu_weight(options.cpu_weight));
+  limits.tasks_max = TRY(core::parse_tasks_max(options.tasks_max));
   return limits;
 }
 
@@ -167,10 +150,10 @@ Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
 
 Result<void> require_utf8_text(const core::TaskDefinition& d) {
   for (const auto& argument : d.command.argv) {
-    if (auto checked = core::require_utf8("command", argument); !checked) return checked;
+    TRY(core::require_utf8("command", argument));
   }
   for (const auto& [name, value] : d.env) {
-    if (auto checked = core::require_utf8("--env", name + "=" + value); !checked) return checked;
+    TRY(core::require_utf8("--env", name + "=" + value));
   }
   const std::pair<std::string, const std::string*> texts[] = {
       {fmt::format("--{}", core::to_string(d.schedule_kind)), &d.schedule_spec},
@@ -179,28 +162,21 @@ Result<void> require_utf8_text(const core::TaskDefinition& d) {
       {"--group", &d.group},
       {"--notify", &d.notify}};
   for (const auto& [option, text] : texts) {
-    if (auto checked = core::require_utf8(option, *text); !checked) return checked;
+    TRY(core::require_utf8(option, *text));
   }
   return {};
 }
 
 Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
   core::TaskDefinition d;
-  auto name = core::validate_task_name(options.name);
-  if (!name) return std::unexpected(name.error());
-  d.name = *name;
-  auto command = build_command(options);
-  if (!command) return std::unexpected(command.error());
-  d.command = *command;
+  d.name = TRY(core::validate_task_name(options.name));
+  d.command = TRY(build_command(options));
   auto after = core::parse_upstream(options.after);
   if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
   d.after = *after;
-  if (auto schedule = apply_schedule(schedule_or_manual(options), d, now); !schedule)
-    return std::unexpected(schedule.error());
-  if (auto policy = apply_policy(options, d, now); !policy) return std::unexpected(policy.error());
-  auto env = parse_env(options.env);
-  if (!env) return std::unexpected(env.error());
-  d.env = *env;
+  TRY(apply_schedule(schedule_or_manual(options), d, now));
+  TRY(apply_policy(options, d, now));
+  d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
   d.owner = options.owner;
   d.group = options.group;
@@ -217,12 +193,10 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   auto overlap = core::parse_overlap(options.overlap);
   if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
   d.overlap = *overlap;
-  auto limits = parse_limits(options);
-  if (!limits) return std::unexpected(limits.error());
-  d.limits = *limits;
+  d.limits = TRY(parse_limits(options));
   // The command line was checked as it came; a --cwd made absolute, or a
   // task file's owner and cwd taken from its path, may still not be UTF-8.
-  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
+  TRY(require_utf8_text(d));
   return d;
 }
 
@@ -419,14 +393,11 @@ bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b)
 
 Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
                                         const core::TaskDefinition& definition, core::Time now, Replan replan) {
-  auto schedule = core::schedule_of(definition);
-  if (!schedule) return std::unexpected(schedule.error());
+  auto schedule = TRY(core::schedule_of(definition));
   bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
-  auto decision = core::on_edit(*schedule, task.state, now, plan_anew);
-  if (auto updated = store::update_definition(db, task.id, definition, now); !updated)
-    return std::unexpected(updated.error());
-  if (auto saved = sched::write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
-    return std::unexpected(saved.error());
+  auto decision = core::on_edit(schedule, task.state, now, plan_anew);
+  TRY(store::update_definition(db, task.id, definition, now));
+  TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
   return decision.state;
 }
 

@@ -80,18 +80,16 @@ Result<std::int64_t> integer(Cell c) {
 // An integer from `least` to `most`, as a T.
 template <class T, std::int64_t least, std::int64_t most>
 Result<T> integer_from(Cell c) {
-  auto value = integer(c);
-  if (!value) return std::unexpected(value.error());
-  if (*value < least || *value > most) return out_of_range(*value, fmt::format("from {} to {}", least, most));
-  return static_cast<T>(*value);
+  auto value = TRY(integer(c));
+  if (value < least || value > most) return out_of_range(value, fmt::format("from {} to {}", least, most));
+  return static_cast<T>(value);
 }
 
 constexpr std::int64_t int_max = std::numeric_limits<int>::max();
 
 Result<bool> flag(Cell c) {
-  auto value = integer(c);
-  if (!value) return std::unexpected(value.error());
-  return *value != 0;
+  auto value = TRY(integer(c));
+  return value != 0;
 }
 
 Result<std::string> text(Cell c) { return std::string(c.text()); }
@@ -100,38 +98,33 @@ Result<std::string> text(Cell c) { return std::string(c.text()); }
 template <auto read>
 auto optional_of(Cell c) -> Result<std::optional<typename decltype(read(c))::value_type>> {
   if (c.is_null()) return std::nullopt;
-  auto value = read(c);
-  if (!value) return std::unexpected(value.error());
-  return std::optional(std::move(*value));
+  auto value = TRY(read(c));
+  return std::optional(std::move(value));
 }
 
 // An instant taskd can have written: Unix milliseconds from 1970 to
 // core::latest_time. Anything else is never computed with (an hour added
 // to the largest integer overflows).
 Result<core::Time> instant(Cell c) {
-  auto ms = integer(c);
-  if (!ms) return std::unexpected(ms.error());
-  if (*ms < 0 || *ms > core::to_unix_ms(core::latest_time))
-    return out_of_range(*ms, "a time from 1970 to 9999 in Unix milliseconds");
-  return core::from_unix_ms(*ms);
+  auto ms = TRY(integer(c));
+  if (ms < 0 || ms > core::to_unix_ms(core::latest_time))
+    return out_of_range(ms, "a time from 1970 to 9999 in Unix milliseconds");
+  return core::from_unix_ms(ms);
 }
 
 constexpr std::int64_t longest = core::longest_duration.count();
 
 // Whole seconds from 0 to core::longest_duration.
 Result<core::Seconds> duration(Cell c) {
-  auto seconds = integer(c);
-  if (!seconds) return std::unexpected(seconds.error());
-  if (*seconds < 0 || *seconds > longest) return out_of_range(*seconds, "a duration from 0 to 10 years in seconds");
-  return core::Seconds{*seconds};
+  auto seconds = TRY(integer(c));
+  if (seconds < 0 || seconds > longest) return out_of_range(seconds, "a duration from 0 to 10 years in seconds");
+  return core::Seconds{seconds};
 }
 
 // Seconds that may carry milliseconds as a fraction (a REAL value).
 Result<core::Millis> phase(Cell c) {
   if (c.row.is_integer(c.i)) {
-    auto seconds = duration(c);
-    if (!seconds) return std::unexpected(seconds.error());
-    return *seconds;
+    return TRY(duration(c));
   }
   if (c.row.type(c.i) != ValueType::real) return malformed("not a number of seconds", c.text());
   double seconds = c.row.real(c.i);
