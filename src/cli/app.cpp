@@ -42,6 +42,7 @@ constexpr std::pair<std::string_view, AddCommands> command_by_name[] = {
     {"add", add_add_command},           {"list", add_task_commands},        {"show", add_task_commands},
     {"rm", add_task_commands},          {"pause", add_task_commands},       {"resume", add_task_commands},
     {"enable", add_task_commands},      {"history", add_history_commands},  {"logs", add_history_commands},
+    {"rename", add_task_commands},
     {"run-once", add_run_once_command}, {"tick", add_run_commands},         {"work", add_run_commands},
     {"run", add_run_commands},          {"status", add_status_command},     {"metrics", add_metrics_command},
     {"check", add_check_command},

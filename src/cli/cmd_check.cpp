@@ -22,6 +22,7 @@ using core::Verdict;
 
 struct CheckOptions {
   std::string late;  // --late DUR; empty: lateness is not judged
+  store::TaskFilter selection;  // the tasks judged: names, --group, --owner
 };
 
 Json problem_json(const core::HealthProblem& problem) {
@@ -67,9 +68,24 @@ int unknown(const core::Error& error, const Context& context) {
 // check pointed at the wrong file must not pass.
 Result<store::Database> open_existing(const Context& context) {
   auto path = context.db_path();
-  if (!store::is_server_uri(path.string()) && !std::filesystem::exists(path))
-    return core::fail(core::ErrorKind::unavailable, fmt::format("no database at {}", path.string()));
+  if (store::is_server_uri(path.string())) return context.open_db(store::IfMissing::use_empty);
+  std::error_code error;
+  bool found = std::filesystem::exists(path, error);
+  if (error)
+    return core::fail(core::ErrorKind::unavailable,
+                      fmt::format("cannot look at the database {}: {}", path.string(), error.message()));
+  if (!found) return core::fail(core::ErrorKind::unavailable, fmt::format("no database at {}", path.string()));
   return context.open_db(store::IfMissing::use_empty);
+}
+
+// Each task named must exist: a check of a name that is not there (a typo,
+// a task removed) must not pass.
+Result<void> require_named_tasks(store::Database& db, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (!TRY(store::find_stored_task(db, name)))
+      return core::fail(core::ErrorKind::bad_input, fmt::format("no task named \"{}\" (see taskd list)", name));
+  }
+  return {};
 }
 
 Result<core::SchedulerFacts> read_scheduler(store::Database& db, core::Time now) {
@@ -89,10 +105,12 @@ void print_check_report(const core::CheckReport& report, const core::SchedulerFa
 Result<void> check(Context& context, const CheckOptions& options) {
   auto late = TRY(optional_duration(options.late, "--late"));
   auto db = TRY(open_existing(context));
+  TRY(require_named_tasks(db, options.selection.names));
   core::Time now = context.clock.now();
   auto scheduler = TRY(read_scheduler(db, now));
   core::CheckReportBuilder builder(scheduler, now, late);
-  TRY(store::for_each_task_facts(db, [&builder](const core::TaskFacts& task) { builder.add(task); }));
+  TRY(store::for_each_task_facts(db, options.selection,
+                                 [&builder](const core::TaskFacts& task) { builder.add(task); }));
   auto report = std::move(builder).finish();
   print_check_report(report, scheduler, late, context);
   context.exit_code = core::exit_code(report.verdict);
@@ -105,6 +123,9 @@ void add_check_command(CLI::App& app, Context& context, Action& action) {
   auto options = std::make_shared<CheckOptions>();
   auto* command = app.add_subcommand(
       "check", "Monitoring plugin: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, with a summary line and details");
+  command->add_option("names", options->selection.names, "Judge only these tasks (default: all)");
+  command->add_option("--group", options->selection.group, "Judge only the tasks of this group");
+  command->add_option("--owner", options->selection.owner, "Judge only the tasks of this owner");
   command->add_option("--late", options->late, "WARNING when a task's latest planned run started later than this");
   // From the moment the command is named, its errors are UNKNOWN: 2 would
   // read as CRITICAL.

@@ -18,7 +18,7 @@ struct HistoryOptions {
   std::string name;
   int limit = 20;
   std::int64_t run_id = 0;
-  std::string status;
+  std::vector<std::string> statuses;
   std::string trigger;
   std::string since;
   std::string until;
@@ -47,10 +47,10 @@ std::string run_duration(const store::RunRecord& run) {
 Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now) {
   if (options.limit < 1) return fail(ErrorKind::usage, "history: --limit must be at least 1");
   store::RunFilter filter{.limit = options.limit};
-  if (!options.status.empty()) {
-    auto status = core::parse_run_status(options.status);
+  for (const auto& name : options.statuses) {
+    auto status = core::parse_run_status(name);
     if (!status) return fail(ErrorKind::usage, "history: --status: " + status.error().message);
-    filter.status = *status;
+    filter.statuses.push_back(*status);
   }
   if (!options.trigger.empty()) {
     auto trigger = core::parse_trigger(options.trigger);
@@ -129,7 +129,8 @@ void add_history_commands(CLI::App& app, Context& context, Action& action) {
   auto* history_command = app.add_subcommand("history", "Show the runs of one task or of all, newest first");
   history_command->add_option("name", options->name, "Task name (default: all tasks)");
   history_command->add_option("--limit", options->limit, "How many runs (default 20)");
-  history_command->add_option("--status", options->status, "Only runs with this status (failed, lost, ...)");
+  history_command->add_option("--status", options->statuses, "Only runs with one of these statuses (failed,lost,...)")
+      ->delimiter(',');
   history_command->add_option("--trigger", options->trigger, "Only runs by this trigger: schedule, retry or manual");
   history_command->add_option("--since", options->since, "Only slots at or after this time (RFC 3339, or 2d ago)");
   history_command->add_option("--until", options->until, "Only slots before this time (RFC 3339, or 2d ago)");

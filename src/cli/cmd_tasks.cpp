@@ -48,45 +48,59 @@ Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Select
   return ids;
 }
 
+// What a change did to one task: `done`, or nothing as the task already
+// was so; enable keeps why the task had been disabled.
+struct Outcome {
+  std::string task;
+  bool done = true;
+  std::string disabled_reason;
+};
+
 // What a change must leave true of the database, checked before its commit.
 using Check = Result<void> (*)(store::Database& db, std::string_view verb);
 
 // Applies `change` to every selected task in one transaction, then `check`:
-// all or nothing.
+// all or nothing. What it did to each task, once committed.
 template <class Change>
-Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change,
-                          Check check) {
+Result<std::vector<Outcome>> change_tasks(const Context& context, const Selection& selection, std::string_view verb,
+                                          Change change, Check check) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  return store::write(db, [&]() -> Result<void> {
+  std::vector<Outcome> outcomes;
+  TRY(store::write(db, [&]() -> Result<void> {
     auto ids = TRY(select_tasks(db, selection, verb));
     core::Time now = context.clock.now();
     for (auto id : ids) {
       auto task = TRY(store::find_stored_task(db, id));
       if (!task) continue;  // the same name given twice, removed by its first mention
-      TRY(change(db, *task, now));
+      outcomes.push_back(TRY(change(db, *task, now)));
     }
     return check ? check(db, verb) : Result<void>();
-  });
+  }));
+  return outcomes;
 }
 
 // A malformed row is removed as any other.
-Result<void> remove(store::Database& db, const store::StoredTask& task, core::Time) {
-  TRY(store::remove_task(db, store::readable(task).id));
-  return {};
+Result<Outcome> remove(store::Database& db, const store::StoredTask& task, core::Time) {
+  const auto& readable = store::readable(task);
+  TRY(store::remove_task(db, readable.id));
+  return Outcome{.task = readable.definition.name};
 }
 
 // A change made from the task's state: refused for a malformed row, whose
 // state may not read (edit sets what is wrong; rm removes it).
-template <Result<void> (*change)(store::Database&, const core::Task&, core::Time)>
-Result<void> of_well_formed(store::Database& db, const store::StoredTask& task, core::Time now) {
+template <Result<Outcome> (*change)(store::Database&, const core::Task&, core::Time)>
+Result<Outcome> of_well_formed(store::Database& db, const store::StoredTask& task, core::Time now) {
   if (!task) return std::unexpected(store::malformed_task_error(task.error()));
   return change(db, *task, now);
 }
 
-Result<void> pause(store::Database& db, const core::Task& task, core::Time now) {
+Result<Outcome> pause(store::Database& db, const core::Task& task, core::Time now) {
+  Outcome outcome{.task = task.definition.name, .done = !task.state.paused};
+  if (!outcome.done) return outcome;
   auto state = task.state;
   state.paused = true;
-  return store::save_state(db, task.id, state, now);
+  TRY(store::save_state(db, task.id, state, now));
+  return outcome;
 }
 
 // Applies a policy transition that depends only on the schedule and now.
@@ -97,14 +111,53 @@ Result<void> transition(store::Database& db, const core::Task& task, core::Time 
   return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
 }
 
-Result<void> resume(store::Database& db, const core::Task& task, core::Time now) {
-  if (!task.state.paused) return {};
-  return transition(db, task, now, core::on_resume);
+Result<Outcome> resume(store::Database& db, const core::Task& task, core::Time now) {
+  Outcome outcome{.task = task.definition.name, .done = task.state.paused};
+  if (outcome.done) TRY(transition(db, task, now, core::on_resume));
+  return outcome;
 }
 
-Result<void> enable(store::Database& db, const core::Task& task, core::Time now) {
-  if (!task.state.disabled_until_update) return {};
-  return transition(db, task, now, core::on_enable);
+Result<Outcome> enable(store::Database& db, const core::Task& task, core::Time now) {
+  Outcome outcome{.task = task.definition.name, .done = task.state.disabled_until_update};
+  if (!outcome.done) return outcome;
+  outcome.disabled_reason = task.state.disabled_reason;
+  TRY(transition(db, task, now, core::on_enable));
+  return outcome;
+}
+
+// How a command says what it did to each task: a line (fmt formats, given
+// the name and, for enable, the reason the task was disabled), and in JSON
+// a boolean under `key`, false when the task already was so.
+struct Wording {
+  std::string_view key;
+  std::string_view done;
+  std::string_view not_done;
+  bool with_reason = false;  // JSON: "disabled_reason", null unless done
+};
+
+constexpr Wording pause_wording{"paused", "paused {}", "{} was already paused"};
+constexpr Wording resume_wording{"resumed", "resumed {}", "{} was not paused"};
+constexpr Wording enable_wording{"enabled", "enabled {} (it was disabled: {})", "{} was not disabled", true};
+
+Json outcome_json(const Outcome& outcome, const Wording& wording) {
+  Json out;
+  out["task"] = outcome.task;
+  out[std::string(wording.key)] = outcome.done;
+  if (wording.with_reason) out["disabled_reason"] = outcome.done ? Json(outcome.disabled_reason) : Json(nullptr);
+  return out;
+}
+
+// One line per task, names and reasons shown printable; or one JSON array.
+void print_outcomes(const std::vector<Outcome>& outcomes, const Wording& wording, bool json) {
+  if (json) {
+    Json out = Json::array();
+    for (const auto& outcome : outcomes) out.push_back(outcome_json(outcome, wording));
+    print_json(out);
+    return;
+  }
+  for (const auto& outcome : outcomes)
+    fmt::print("{}\n", fmt::format(fmt::runtime(outcome.done ? wording.done : wording.not_done),
+                                   core::printable(outcome.task), core::printable(outcome.disabled_reason)));
 }
 
 std::string last_outcome(const core::TaskState& state) {
@@ -325,9 +378,44 @@ Result<void> show(const Context& context, const std::string& name) {
   return {};
 }
 
+struct RenameOptions {
+  std::string old_name;
+  std::string new_name;
+};
+
+// What rename did: the followers that follow the new name.
+void print_renamed(const RenameOptions& options, std::int64_t followers, bool json) {
+  if (json) {
+    print_json({{"task", options.new_name}, {"renamed_from", options.old_name}, {"followers", followers}});
+    return;
+  }
+  fmt::print("renamed {} to {}", core::printable(options.old_name), core::printable(options.new_name));
+  if (followers > 0)
+    fmt::print(" ({} {} --after it now after {})", followers, followers == 1 ? "task" : "tasks",
+               core::printable(options.new_name));
+  fmt::print("\n");
+}
+
+// Gives a task another name. Its id stays, and with it its state, history,
+// owner and a run in flight, which the scheduler records by id.
+Result<void> rename(const Context& context, const RenameOptions& options) {
+  TRY(core::validate_task_name(options.new_name));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto followers = TRY(store::write(db, [&]() -> Result<std::int64_t> {
+    auto task = TRY(find_named_stored_task(db, options.old_name, "rename"));
+    if (TRY(store::find_stored_task(db, options.new_name)))
+      return fail(ErrorKind::bad_input, fmt::format("rename: a task named \"{}\" already exists", options.new_name));
+    return store::rename_task(db, store::readable(task).id, options.old_name, options.new_name);
+  }));
+  print_renamed(options, followers, context.json);
+  return {};
+}
+
+// A command that changes the tasks it selects; it says what it did in
+// `wording`'s words, or (without one) nothing.
 template <class Change>
 void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
-                        const std::string& summary, Change change, Check check = nullptr) {
+                        const std::string& summary, Change change, const Wording* wording, Check check = nullptr) {
   auto selection = std::make_shared<Selection>();
   auto* command = app.add_subcommand(verb, summary);
   command->add_option("names", selection->names, "Task names");
@@ -336,9 +424,11 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
   } else {
     command->add_option("--group", selection->group, "Every task of this group");
   }
-  command->callback([&context, &action, selection, verb, change, check] {
-    action = [&context, selection, verb, change, check] {
-      return change_tasks(context, *selection, verb, change, check);
+  command->callback([&context, &action, selection, verb, change, wording, check] {
+    action = [&context, selection, verb, change, wording, check]() -> Result<void> {
+      auto outcomes = TRY(change_tasks(context, *selection, verb, change, check));
+      if (wording) print_outcomes(outcomes, *wording, context.json);
+      return {};
     };
   });
 }
@@ -375,12 +465,23 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   show_command->add_option("name", *name, "Task name")->required();
   show_command->callback([&context, &action, name] { action = [&context, name] { return show(context, *name); }; });
 
-  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, check_no_follower_left);
-  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", of_well_formed<pause>);
+  auto rename_options = std::make_shared<RenameOptions>();
+  auto* rename_command =
+      app.add_subcommand("rename", "Give a task another name; its state, history and followers go with it");
+  rename_command->add_option("old", rename_options->old_name, "The task's name")->required();
+  rename_command->add_option("new", rename_options->new_name, "Its new name")->required();
+  rename_command->callback([&context, &action, rename_options] {
+    action = [&context, rename_options] { return rename(context, *rename_options); };
+  });
+
+  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, nullptr,
+                     check_no_follower_left);
+  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", of_well_formed<pause>,
+                     &pause_wording);
   add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot",
-                     of_well_formed<resume>);
+                     of_well_formed<resume>, &resume_wording);
   add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",
-                     of_well_formed<enable>);
+                     of_well_formed<enable>, &enable_wording);
 }
 
 }  // namespace taskd::cli

@@ -56,6 +56,15 @@ std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::
       Verdict::warning, HealthProblemKind::late, task.name, detail, task.run_not_before, lateness, *late};
 }
 
+std::optional<HealthProblem> failed_problem(const TaskFacts& task, Time now) {
+  if (!is_failure(task.last_status) || !task.last_finished_at || task.retry_pending || task.last_run_by_hand)
+    return std::nullopt;
+  Time at = *task.last_finished_at;
+  std::string detail = fmt::format("its latest run ended {} {} ago ({}), with no retry to come",
+                                   to_string(*task.last_status), whole(now - at), format_rfc3339(at));
+  return HealthProblem{Verdict::warning, HealthProblemKind::failed, task.name, detail, at, now - at, std::nullopt};
+}
+
 // Pipes mark performance data in a plugin's output: none in the text.
 std::string without_pipes(std::string text) {
   std::ranges::replace(text, '|', '/');
@@ -88,9 +97,11 @@ std::vector<std::string> summary_parts(const CheckReport& report) {
   // A task has at most one critical problem: disabled, or no success.
   auto critical = named_part(
       report, [](const HealthProblem& p) { return p.verdict == Verdict::critical; }, "critical");
+  auto failed = named_part(
+      report, [](const HealthProblem& p) { return p.kind == HealthProblemKind::failed; }, "failed");
   auto late = named_part(
       report, [](const HealthProblem& p) { return p.kind == HealthProblemKind::late; }, "late");
-  for (const auto& part : {critical, late}) {
+  for (const auto& part : {critical, failed, late}) {
     if (!part.empty()) parts.push_back(part);
   }
   const auto& counts = report.counts;
@@ -116,7 +127,8 @@ std::string_view to_string(Verdict verdict) {
 }
 
 std::string_view to_string(HealthProblemKind kind) {
-  constexpr std::array<std::string_view, 5> names{"disabled", "no_success", "late", "no_scheduler", "malformed"};
+  constexpr std::array<std::string_view, 6> names{"disabled",     "no_success", "late",
+                                                  "no_scheduler", "malformed",  "failed"};
   return names.at(static_cast<std::size_t>(kind));
 }
 
@@ -126,6 +138,7 @@ std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::o
   if (task.disabled) return {disabled_problem(task)};
   std::vector<HealthProblem> problems;
   if (auto silent = no_success_problem(task, now)) problems.push_back(std::move(*silent));
+  if (auto failed = failed_problem(task, now)) problems.push_back(std::move(*failed));
   if (auto slow = late_problem(task, now, late)) problems.push_back(std::move(*slow));
   return problems;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/duration.hpp"
+#include "core/task.hpp"
 #include "core/time.hpp"
 
 namespace taskd::core {
@@ -41,6 +42,14 @@ struct TaskFacts {
   // (none: still queued). None: no such run.
   std::optional<Time> run_not_before;
   std::optional<Time> run_started_at;
+  // The latest attempt's outcome and when it ended; `retry_pending`: a retry
+  // of its slot is still to come, so that outcome is not final;
+  // `last_run_by_hand`: that attempt was a run someone started (trigger,
+  // backfill), not one taskd planned or a chain started.
+  std::optional<RunStatus> last_status;
+  std::optional<Time> last_finished_at;
+  bool retry_pending = false;
+  bool last_run_by_hand = false;
 };
 
 // What check knows of the schedulers (`taskd run`) on the database.
@@ -49,8 +58,8 @@ struct SchedulerFacts {
   std::int64_t overdue_tasks = 0;        // tasks due for scheduler_silence or longer
 };
 
-enum class HealthProblemKind { disabled, no_success, late, no_scheduler, malformed };
-// "disabled", "no_success", "late", "no_scheduler", "malformed".
+enum class HealthProblemKind { disabled, no_success, late, no_scheduler, malformed, failed };
+// "disabled", "no_success", "late", "no_scheduler", "malformed", "failed".
 std::string_view to_string(HealthProblemKind kind);
 
 // One thing wrong: one detail line of the plugin's output.
@@ -60,7 +69,8 @@ struct HealthProblem {
   std::string task;    // empty: the scheduler
   std::string detail;  // what is wrong, in a sentence
   // no_success: the last success (or the creation); late: when the run could
-  // start; no_scheduler: the newest heartbeat (none: no scheduler at all).
+  // start; failed: when the failed attempt ended; no_scheduler: the newest
+  // heartbeat (none: no scheduler at all).
   std::optional<Time> since;
   Millis age{0};                // how long ago `since` was (late: how late)
   std::optional<Millis> limit;  // no_success: alert_after; late: --late
@@ -82,8 +92,10 @@ struct CheckReport {
 
 // A task's problems at `now`: its row malformed (paused or not), disabled,
 // or no success within its alert_after (counted from its last success, else
-// from its creation) — CRITICAL; its latest planned run later than `late` —
-// WARNING. No other for a paused task.
+// from its creation) — CRITICAL; its latest planned run later than `late`,
+// or its latest outcome a final failure (failed, timed out or lost, no retry
+// to come, not of a run started by hand) — WARNING. No other for a paused
+// task.
 std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late);
 
 // CRITICAL when a task has been due for scheduler_silence while no scheduler

@@ -445,6 +445,13 @@ RunStatus run_status_of(AttemptOutcome outcome) {
   return RunStatus::failed;
 }
 
+bool retry_pending(const Schedule& schedule, const TaskState& state, std::optional<Time> active_retry_slot) {
+  if (state.disabled_until_update || state.attempt_no == 0 || !is_failure(state.last_status)) return false;
+  if (is_fixed_delay(schedule)) return true;  // on_finish retries each failure the ladder allows
+  auto next = active_retry_slot ? active_retry_slot : state.next_run_at;
+  return next && !is_planned_slot(schedule, *next);
+}
+
 std::optional<Time> last_skipped_slot(std::string_view reason) {
   auto end = reason.find(skipped_marker);
   if (end == std::string_view::npos) return std::nullopt;

@@ -117,6 +117,13 @@ FinishDecision on_edit(const Schedule& schedule, TaskState state, Time now, bool
 
 RunStatus run_status_of(AttemptOutcome outcome);
 
+// Whether a retry of the slot of the task's latest attempt is still to come,
+// so that attempt's failure is not final (on_finish's retry_pending): the
+// task is not disabled and its next attempt continues the failing streak at
+// a retry time, not at a planned slot. That attempt is the retry queued or
+// running (`active_retry_slot`, the slot it serves), else next_run_at.
+bool retry_pending(const Schedule& schedule, const TaskState& state, std::optional<Time> active_retry_slot);
+
 // A start of the task to come, and the planned slot it is for (none for a
 // pending --start-now or retry, which is no planned slot).
 struct UpcomingStart {

@@ -103,9 +103,11 @@ Result<CatchUp> parse_catch_up(std::string_view text) {
 Condition condition_of(const TaskState& state) {
   if (state.disabled_until_update) return Condition::disabled;
   if (state.paused) return Condition::paused;
-  bool failed = state.last_status == RunStatus::failed || state.last_status == RunStatus::timed_out ||
-                state.last_status == RunStatus::lost;
-  return failed ? Condition::failing : Condition::active;
+  return is_failure(state.last_status) ? Condition::failing : Condition::active;
+}
+
+bool is_failure(std::optional<RunStatus> status) {
+  return status == RunStatus::failed || status == RunStatus::timed_out || status == RunStatus::lost;
 }
 
 std::vector<Seconds> default_retry_ladder() {

@@ -122,6 +122,8 @@ struct Task {
 };
 
 Condition condition_of(const TaskState& state);
+// Whether an attempt that ended so failed: failed, timed out or lost.
+bool is_failure(std::optional<RunStatus> status);
 
 // The default retry ladder of SPEC.md: 0s,1m,5m,15m,30m,1h.
 std::vector<Seconds> default_retry_ladder();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <limits>
 
+#include "core/policy.hpp"
 #include "store/columns.hpp"
 #include "store/task_row.hpp"
 
@@ -25,18 +26,37 @@ Result<std::vector<NamedCount>> named_counts(Database& db, const char* sql) {
   });
 }
 
-// A column of task t's latest run that taskd planned (schedule or retry,
+// A column of the task's latest run that taskd planned (schedule or retry,
 // not manual) and that started or still waits.
 std::string latest_planned_run(std::string_view column) {
-  return fmt::format("(SELECT p.{} FROM runs p WHERE p.task_id = t.id AND p.trigger <> 'manual' "
+  return fmt::format("(SELECT p.{} FROM runs p WHERE p.task_id = tasks.id AND p.trigger <> 'manual' "
                      "AND (p.started_at IS NOT NULL OR p.status = 'queued') ORDER BY p.id DESC LIMIT 1)",
                      column);
 }
 
+// The slot of the task's retry that is queued or running, if any (a probe
+// of runs_active).
+constexpr std::string_view active_retry_slot =
+    "(SELECT a.scheduled_at FROM runs a WHERE a.task_id = tasks.id AND a.status IN ('queued', 'running') "
+    "AND a.trigger = 'retry' ORDER BY a.id DESC LIMIT 1)";
+
+// 1 when the task's latest run that started was started by hand (taskd
+// trigger, backfill; a follower's run, started by its upstream, is not).
+constexpr std::string_view latest_run_by_hand =
+    "(SELECT CASE WHEN s.trigger = 'manual' AND s.upstream_run_id IS NULL THEN 1 ELSE 0 END FROM runs s "
+    "WHERE s.task_id = tasks.id AND s.started_at IS NOT NULL ORDER BY s.id DESC LIMIT 1)";
+
+// The columns check reads of each task: see task_facts_from.
+std::string task_facts_columns() {
+  return fmt::format("{}, created_at, {}, {}, {}, {}", task_columns, latest_planned_run("not_before"),
+                     latest_planned_run("started_at"), active_retry_slot, latest_run_by_hand);
+}
+
 // What check judges of the task in `row`: its columns (task_columns), then
-// created_at and its latest planned run's not_before and started_at. Of a
-// malformed row (created_at too), what is wrong, its name and whether it
-// is paused are all check reads.
+// created_at, its latest planned run's not_before and started_at, the slot
+// of its active retry and whether its latest run was started by hand. Of a
+// malformed row (created_at too), what is wrong, its name and whether it is
+// paused are all check reads.
 core::TaskFacts task_facts_from(const Query& row) {
   core::TaskFacts facts;
   const int created_column = task_column_count();
@@ -59,6 +79,11 @@ core::TaskFacts task_facts_from(const Query& row) {
   Columns c(row, created_column + 1);
   facts.run_not_before = c.optional_time();
   facts.run_started_at = c.optional_time();
+  facts.last_status = task.state.last_status;
+  facts.last_finished_at = task.state.last_finished_at;
+  auto schedule = core::schedule_of(task.definition);  // parses: read_task checked it
+  facts.retry_pending = schedule && core::retry_pending(*schedule, task.state, c.optional_time());
+  facts.last_run_by_hand = c.optional_int64().value_or(0) == 1;
   return facts;
 }
 
@@ -127,15 +152,10 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
   });
 }
 
-Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit) {
-  return guarded(db, [&]() -> Result<void> {
-    static const std::string sql =
-        fmt::format("SELECT {}, created_at, {}, {} FROM tasks t ORDER BY t.name", task_columns,
-                    latest_planned_run("not_before"), latest_planned_run("started_at"));
-    auto query = db.prepare(sql);
-    while (query.step()) visit(task_facts_from(query.query()));
-    return {};
-  });
+Result<void> for_each_task_facts(Database& db, const TaskFilter& filter,
+                                 const std::function<void(const core::TaskFacts&)>& visit) {
+  static const std::string columns = task_facts_columns();
+  return for_each_task_row(db, filter, columns, [&](const Query& row) { visit(task_facts_from(row)); });
 }
 
 Result<std::uintmax_t> database_bytes(Database& db) {

@@ -10,6 +10,7 @@
 #include "core/health.hpp"
 #include "core/time.hpp"
 #include "store/database.hpp"
+#include "store/tasks.hpp"
 
 namespace taskd::store {
 
@@ -56,10 +57,12 @@ struct NamedTime {
 // When each task last succeeded, by name; a task that never did is left out.
 core::Result<std::vector<NamedTime>> last_successes(Database& db);
 
-// Calls `visit` with what `taskd check` judges of each task, by name, as the
-// rows are read. Its latest planned run is found with the index runs_task,
-// newest first: a probe per task, not a read of the history.
-core::Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit);
+// Calls `visit` with what `taskd check` judges of each task the filter
+// selects, by name, as the rows are read. Its latest planned run is found
+// with the index runs_task, newest first, and its active retry with
+// runs_active: probes per task, not a read of the history.
+core::Result<void> for_each_task_facts(Database& db, const TaskFilter& filter,
+                                       const std::function<void(const core::TaskFacts&)>& visit);
 
 // The space the database takes: the SQLite file and its WAL, or the
 // tables and indexes of the schema "taskd" on a server.

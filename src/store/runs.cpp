@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <initializer_list>
 #include <span>
 #include <unordered_map>
@@ -543,11 +544,28 @@ bool is_unusual(core::RunStatus status) {
   return status != RunStatus::succeeded && status != RunStatus::queued && status != RunStatus::running;
 }
 
+bool only(const std::vector<core::RunStatus>& statuses, core::RunStatus status) {
+  return statuses.size() == 1 && statuses.front() == status;
+}
+
 std::string_view index_for(const RunFilter& filter) {
   if (filter.task_id != 0) return "INDEXED BY runs_task ";
-  if (filter.status == core::RunStatus::queued) return "INDEXED BY runs_claimable ";
-  if (filter.status == core::RunStatus::running) return "INDEXED BY runs_running ";
+  if (only(filter.statuses, core::RunStatus::queued)) return "INDEXED BY runs_claimable ";
+  if (only(filter.statuses, core::RunStatus::running)) return "INDEXED BY runs_running ";
   return "";
+}
+
+// The terms that select runs of any of `statuses` (one, the common case,
+// as an equality); when all are rare, the WHERE clause of runs_unusual too.
+std::string status_terms(const std::vector<core::RunStatus>& statuses) {
+  if (statuses.empty()) return "";
+  std::vector<std::string> quoted;
+  for (auto status : statuses) quoted.push_back(fmt::format("'{}'", core::to_string(status)));
+  std::string terms = quoted.size() == 1 ? fmt::format(" AND r.status = {}", quoted.front())
+                                         : fmt::format(" AND r.status IN ({})", fmt::join(quoted, ", "));
+  if (std::ranges::all_of(statuses, is_unusual))
+    terms += " AND r.status <> 'succeeded' AND r.status <> 'queued' AND r.status <> 'running'";
+  return terms;
 }
 
 // The filtered query with only the terms the filter uses. A rare status or
@@ -567,9 +585,7 @@ FilteredRuns filtered_runs(const RunFilter& filter) {
     query.values.push_back(value);
   };
   if (filter.task_id != 0) add_value(" AND r.task_id = ?", filter.task_id);
-  if (filter.status) where += fmt::format(" AND r.status = '{}'", core::to_string(*filter.status));
-  if (filter.status && is_unusual(*filter.status))
-    where += " AND r.status <> 'succeeded' AND r.status <> 'queued' AND r.status <> 'running'";
+  where += status_terms(filter.statuses);
   if (filter.trigger) where += fmt::format(" AND r.trigger = '{}'", core::to_string(*filter.trigger));
   if (filter.trigger && *filter.trigger != core::Trigger::schedule) where += " AND r.trigger <> 'schedule'";
   if (filter.since) add_value(" AND r.scheduled_at >= ?", core::to_unix_ms(*filter.since));

@@ -232,8 +232,8 @@ core::Result<std::optional<core::Time>> oldest_run_slot(Database& db, std::int64
 // slot a run serves (scheduled_at), in [since, until); with either, the runs
 // come newest slot first, else newest run first.
 struct RunFilter {
-  std::int64_t task_id = 0;  // 0: every task
-  std::optional<core::RunStatus> status;
+  std::int64_t task_id = 0;                // 0: every task
+  std::vector<core::RunStatus> statuses;  // a run with any of them; empty: any status
   std::optional<core::Trigger> trigger;
   std::optional<core::Time> since;
   std::optional<core::Time> until;

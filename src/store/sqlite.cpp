@@ -23,6 +23,15 @@ namespace fs = std::filesystem;
 // 'task' in ASCII: marks the file as taskd's (PRAGMA application_id).
 constexpr int application_id = 0x7461736b;
 
+// SQLite's "unable to open database file" with the system's reason, found
+// by opening the file as SQLite would ("Permission denied").
+std::string with_open_error(const std::string& what, const fs::path& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return fmt::format("{}: {}", what, std::strerror(errno));
+  ::close(fd);
+  return what;
+}
+
 Failure failure_of(int extended_code, const std::string& what, const fs::path& path) {
   if (extended_code == SQLITE_CONSTRAINT_UNIQUE)
     return {FailureKind::duplicate, fmt::format("database {}: {}", path.string(), what)};
@@ -235,7 +244,8 @@ std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions&
     migrate(*db, version);
     return std::make_unique<SqliteConnection>(path, std::move(db));
   } catch (const SQLite::Exception& e) {
-    throw failure_of(e.getExtendedErrorCode(), e.what(), path);
+    bool cannot_open = (e.getErrorCode() & 0xff) == SQLITE_CANTOPEN;
+    throw failure_of(e.getExtendedErrorCode(), cannot_open ? with_open_error(e.what(), path) : e.what(), path);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "store/columns.hpp"
@@ -310,6 +311,11 @@ Selection selection_of(const TaskFilter& filter, Dialect dialect) {
     where += " AND " + term;
     selection.texts.push_back(std::move(value));
   };
+  if (!filter.names.empty()) {
+    std::vector<std::string_view> placeholders(filter.names.size(), "?");
+    where += fmt::format(" AND name IN ({})", fmt::join(placeholders, ", "));
+    selection.texts.insert(selection.texts.end(), filter.names.begin(), filter.names.end());
+  }
   if (!filter.group.empty()) add_text("group_name <> '' AND group_name = ?", filter.group);
   if (!filter.owner.empty()) add_text("owner <> '' AND owner = ?", filter.owner);
   if (filter.condition) where += " AND " + condition_terms(*filter.condition);
@@ -342,14 +348,20 @@ Result<void> visit_rows(Statement& query, RowRead read, const TaskVisitor& visit
   return {};
 }
 
-// Binds the filter's values and visits each row as `read` reads it.
-Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns, RowRead read,
-                            const TaskVisitor& visit) {
+// The filter's query of `columns`, its values bound.
+Statement filtered_query(Database& db, const TaskFilter& filter, std::string_view columns) {
   auto query = db.prepare(filtered_tasks_sql(filter, db.dialect(), columns));
   auto selection = selection_of(filter, db.dialect());
   int parameter = 0;
   for (const auto& text : selection.texts) query.bind(++parameter, text);
   if (filter.limit) query.bind(++parameter, *filter.limit);
+  return query;
+}
+
+// Visits each row the filter selects as `read` reads it.
+Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_view columns, RowRead read,
+                            const TaskVisitor& visit) {
+  auto query = filtered_query(db, filter, columns);
   return visit_rows(query, read, visit);
 }
 
@@ -359,6 +371,15 @@ std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql
 
 Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
   return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, read_task, visit); });
+}
+
+Result<void> for_each_task_row(Database& db, const TaskFilter& filter, std::string_view columns,
+                               const std::function<void(const Query&)>& visit) {
+  return guarded(db, [&]() -> Result<void> {
+    auto query = filtered_query(db, filter, columns);
+    while (query.step()) visit(query.query());
+    return {};
+  });
 }
 
 Result<void> for_each_task_headline(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
@@ -588,6 +609,20 @@ Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::stri
     b.int64(task_id);
     update.exec();
     return {};
+  });
+}
+
+Result<std::int64_t> rename_task(Database& db, std::int64_t task_id, const std::string& old_name,
+                                 const std::string& new_name) {
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    auto rename = db.prepare("UPDATE tasks SET name = ? WHERE id = ?");
+    rename.bind(1, new_name);
+    rename.bind(2, task_id);
+    rename.exec();
+    auto follow = db.prepare("UPDATE tasks SET after_task = ? WHERE after_task = ? AND after_task <> ''");
+    follow.bind(1, new_name);
+    follow.bind(2, old_name);
+    return static_cast<std::int64_t>(follow.exec());
   });
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/task.hpp"
@@ -44,8 +45,9 @@ std::string describe_problems(const std::vector<ColumnProblem>& problems);
 core::Error malformed_task_error(const MalformedTask& task);
 
 struct TaskFilter {
-  std::string group;  // empty: any
-  std::string owner;  // empty: any
+  std::vector<std::string> names;  // only these; empty: any
+  std::string group;               // empty: any
+  std::string owner;               // empty: any
   std::optional<core::Condition> condition;
   std::string name_glob;  // a GLOB pattern over the name (case-sensitive); empty: any
   std::optional<std::int64_t> limit;
@@ -57,6 +59,11 @@ struct TaskFilter {
 // visited as one. An error `visit` returns ends the walk and is returned.
 using TaskVisitor = std::function<core::Result<void>(const StoredTask&)>;
 core::Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit);
+
+// Calls `visit` with each row of `columns` (SQL over the table tasks) of the
+// tasks the filter selects, in name order, as the rows are read.
+core::Result<void> for_each_task_row(Database& db, const TaskFilter& filter, std::string_view columns,
+                                     const std::function<void(const Query&)>& visit);
 
 // How many tasks the filter selects, its limit aside.
 core::Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter);
@@ -176,5 +183,12 @@ core::Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::i
 core::Result<void> save_state_blob(Database& db, std::int64_t task_id, const std::string& blob);
 
 core::Result<int> remove_task(Database& db, std::int64_t task_id);
+
+// Gives the task `task_id`, named `old_name`, the name `new_name` (unused:
+// the caller makes sure of it), and the tasks chained after it (--after)
+// follow it; its id keeps its state, history and runs. Returns how many
+// followers followed.
+core::Result<std::int64_t> rename_task(Database& db, std::int64_t task_id, const std::string& old_name,
+                                       const std::string& new_name);
 
 }  // namespace taskd::store

@@ -1,8 +1,10 @@
-"""The everyday commands: add, list, show, run-once, history, logs, rm, pause, resume."""
+"""The everyday commands: add, list, show, run-once, history, logs, rm, pause, resume, rename."""
 
+import os
 import re
 import unittest
 
+from loop_helpers import wait_for
 from taskd_test import TaskdTestCase, parse_time
 
 # The binary's clock under faketime; --every 1h --phase 0 then gives slots on
@@ -238,6 +240,97 @@ class PauseResumeTest(TaskdTestCase):
 
         self.ok("resume", "--group", "g1")
         self.assertFalse(any(t["paused"] for t in self.tasks()))
+
+    def test_pause_resume_and_enable_say_what_they_did(self):
+        self.add("backup", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.run_once(faketime=at("15:00:01"))
+        reason = self.task("broken")["disabled_reason"]
+        self.assertTrue(reason)
+
+        self.assertEqual(self.ok("pause", "backup"), "paused backup\n")
+        self.assertEqual(self.ok("pause", "backup", "broken"), "backup was already paused\npaused broken\n")
+        self.assertEqual(self.json_of("resume", "--group", "nogroup"), [])
+        self.assertEqual(self.json_of("resume", "backup"), [{"task": "backup", "resumed": True}])
+        self.assertEqual(self.ok("resume", "backup"), "backup was not paused\n")
+        self.assertEqual(self.json_of("pause", "backup"), [{"task": "backup", "paused": True}])
+        self.assertEqual(self.ok("enable", "broken", faketime=at("15:30:00")),
+                         "enabled broken (it was disabled: %s)\n" % reason)
+        self.assertEqual(self.ok("enable", "broken"), "broken was not disabled\n")
+        self.assertEqual(self.json_of("enable", "broken"),
+                         [{"task": "broken", "enabled": False, "disabled_reason": None}])
+        # All or nothing: one unknown name changes none and says nothing on stdout.
+        code, out, err = self.run_taskd("resume", "backup", "nosuch")
+        self.assertEqual((code, out), (65, ""))
+        self.assertIn("nosuch", err)
+        self.assertIs(self.task("backup")["paused"], True)
+
+    def test_enable_json_has_the_reason_it_undid(self):
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.run_once(faketime=at("15:00:01"))
+        reason = self.task("broken")["disabled_reason"]
+        self.assertEqual(self.json_of("enable", "broken", faketime=at("15:30:00")),
+                         [{"task": "broken", "enabled": True, "disabled_reason": reason}])
+
+
+class RenameTest(TaskdTestCase):
+    def test_state_history_owner_and_followers_move_with_the_name(self):
+        self.add("old", "--every", "1h", "--phase", "0", "--owner", "ops", "--", "true", faketime=T0)
+        self.add("after-old", "--after", "old:finished", "--", "true", faketime=T0)
+        self.add("other", "--every", "1h", "--", "true", faketime=T0)
+        self.add("after-other", "--after", "other", "--", "true", faketime=T0)
+        self.run_once(faketime=at("15:00:01"))
+        before, runs = self.task("old"), self.history("old")
+        self.assertEqual(len(runs), 1)
+
+        self.assertEqual(self.ok("rename", "old", "new"), "renamed old to new (1 task --after it now after new)\n")
+        after = self.task("new")
+        self.assertEqual(after, dict(before, name="new", last_run=dict(before["last_run"], task="new")))
+        self.assertEqual(after["owner"], "ops")
+        self.assertEqual(self.history("new"), [dict(run, task="new") for run in runs])
+        self.assertEqual({t["name"]: t["after"] for t in self.tasks()},
+                         {"new": None, "after-old": "new:finished", "other": None, "after-other": "other"})
+        code, _, err = self.run_taskd("show", "old")
+        self.assertEqual(code, 65, err)
+        # The chain follows the new name: its next run starts the follower.
+        self.run_once(faketime=at("16:00:01"))
+        self.assertEqual([r["status"] for r in self.history("after-old")], ["succeeded", "succeeded"])
+        self.assertEqual(self.json_of("rename", "after-old", "after-new"),
+                         {"task": "after-new", "renamed_from": "after-old", "followers": 0})
+
+    def test_the_new_name_must_be_valid_and_unused_and_a_refusal_writes_nothing(self):
+        self.add("a", "--every", "1h", "--", "true")
+        self.add("b", "--every", "1h", "--", "true")
+        tasks = self.tasks()
+        for args, fragments in [(["a", "b"], ['"b" already exists']), (["a", "a"], ['"a" already exists']),
+                                (["a", "no spaces"], ["no spaces"]), (["a", ""], ["task name"]),
+                                (["nosuch", "c"], ['"nosuch"'])]:
+            with self.subTest(args=args):
+                code, out, err = self.run_taskd("rename", *args)
+                self.assertEqual((code, out), (65, ""), err)
+                self.assertOneErrorLine(err, *fragments)
+        self.assertEqual(self.tasks(), tasks)
+        code, _, err = self.run_taskd("rename", "a")
+        self.assertEqual(code, 2, err)
+
+    def test_a_run_in_flight_goes_on_and_is_recorded_under_the_new_name(self):
+        go = os.path.join(self.tmp, "go")
+        self.add("slow", "--every", "1h", "--start-now", "--retry", "none", "--shell", "--",
+                 "while [ ! -e %s ]; do sleep 0.02; done; echo \"ran as $TASKD_TASK\"" % go)
+        run_once = self.popen_taskd("run-once")
+        self.addCleanup(run_once.kill)
+        running = lambda: [r for r in self.history("--status", "running") if r["task"] == "slow"]
+        wait_for(running, 20, "the run of slow to start")
+        self.assertEqual(self.ok("rename", "slow", "quick"), "renamed slow to quick\n")
+        with open(go, "w"):
+            pass
+        run_once.communicate(timeout=30)
+        self.assertEqual(run_once.returncode, 0)
+        [run] = self.history("quick")
+        self.assertEqual((run["task"], run["status"]), ("quick", "succeeded"))
+        self.assertEqual(self.logs("quick"), "ran as slow\n")  # its environment was set as it started
+        task = self.task("quick")
+        self.assertEqual((task["last_status"], task["attempt_no"]), ("succeeded", 0))
 
 
 if __name__ == "__main__":

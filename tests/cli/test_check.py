@@ -11,7 +11,7 @@ import os
 import re
 import unittest
 
-from taskd_test import TaskdTestCase, parse_json
+from taskd_test import STORE, TaskdTestCase, parse_json
 
 T0 = "2026-11-21 10:00:00"
 
@@ -20,6 +20,18 @@ def unix_ms(text):
     """Unix milliseconds of "2026-11-21 10:00:00" (UTC)."""
     moment = datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.timezone.utc)
     return int(moment.timestamp() * 1000)
+
+
+# The user a database's file modes bind: nobody when the tests run as root
+# (root reads any file whatever its mode).
+ANOTHER_UID = 65534
+
+
+def as_bound_user():
+    """preexec_fn for a taskd that file modes bind."""
+    if os.geteuid() == 0:
+        os.setgid(ANOTHER_UID)
+        os.setuid(ANOTHER_UID)
 
 
 SUMMARY = re.compile(r"^TASKD (OK|WARNING|CRITICAL|UNKNOWN) - [^|\n]+"
@@ -201,6 +213,31 @@ class UnknownTest(CheckTestCase):
         self.assertEqual(code, 3)
         self.assertEqual(parse_json(self, out)["status"], "UNKNOWN")
 
+    @unittest.skipIf(STORE == "postgresql", "file modes are a SQLite file's")
+    def test_a_database_it_may_not_read_is_unknown_naming_the_file_and_the_permission(self):
+        # The database in a directory of the user check runs as; the test's
+        # own directory lets that user through.
+        os.chmod(self.tmp, 0o711)
+        theirs = os.path.join(self.tmp, "theirs")
+        db = os.path.join(theirs, "taskd.db")
+        self.add("hourly", "--every", "1h", "--", "true", db=db)
+        uid = ANOTHER_UID if os.geteuid() == 0 else os.geteuid()
+        for path in [theirs] + [os.path.join(theirs, name) for name in os.listdir(theirs)]:
+            os.chown(path, uid, uid)
+
+        os.chmod(db, 0)
+        code, out, err = self.run_taskd("check", db=db, preexec_fn=as_bound_user)
+        self.assertEqual((code, out), (3, "TASKD UNKNOWN - database %s is unavailable: unable to open database file: "
+                                          "Permission denied\n" % db), err)
+        os.chmod(db, 0o600)
+        os.chmod(theirs, 0)
+        code, out, err = self.run_taskd("check", db=db, preexec_fn=as_bound_user)
+        self.assertEqual((code, out), (3, "TASKD UNKNOWN - cannot look at the database %s: Permission denied\n" % db),
+                         err)
+        os.chmod(theirs, 0o700)
+        self.assertEqual(self.run_taskd("check", db=db, preexec_fn=as_bound_user)[:2],
+                         (0, "TASKD OK - 1 task ok | ok=1 warning=0 critical=0 paused=0\n"))
+
     def test_other_commands_keep_their_usage_exit_code(self):
         code, _, _ = self.run_taskd("status", "--bogus")
         self.assertEqual(code, 2)
@@ -272,6 +309,56 @@ class AlertAfterFieldTest(CheckTestCase):
                 self.assertEqual((code, out), (65, ""), err)
                 self.assertOneErrorLine(err, "--alert-after")
                 self.assertEqual(self.tasks(), before)
+
+
+class SelectionTest(CheckTestCase):
+    def test_names_group_and_owner_choose_the_tasks_judged(self):
+        self.add("web", "--manual", "--group", "front", "--owner", "alice", "--", "true", faketime=T0)
+        self.add("db", "--manual", "--group", "back", "--", "true", faketime=T0)
+        self.add("broken", "--manual", "--alert-after", "1h", "--group", "back", "--", "true", faketime=T0)
+        at = "2026-11-21 11:30:00"
+        self.assertEqual(self.check(at=at, expect=2)[0],
+                         "TASKD CRITICAL - 1 task critical: broken | ok=2 warning=0 critical=1 paused=0")
+        self.assertEqual(self.check("web", "db", at=at, expect=0),
+                         ["TASKD OK - 2 tasks ok | ok=2 warning=0 critical=0 paused=0"])
+        self.assertEqual(self.check("--group", "back", at=at, expect=2)[0],
+                         "TASKD CRITICAL - 1 task critical: broken | ok=1 warning=0 critical=1 paused=0")
+        self.assertEqual(self.check("--owner", "alice", at=at, expect=0),
+                         ["TASKD OK - 1 task ok | ok=1 warning=0 critical=0 paused=0"])
+        self.assertEqual(self.check("broken", "--group", "front", at=at, expect=0)[0],
+                         "TASKD OK - 0 tasks ok | ok=0 warning=0 critical=0 paused=0")
+        # A name that is not there must not pass.
+        code, out, err = self.run_taskd("check", "web", "nosuch", faketime=at)
+        self.assertEqual((code, out), (3, 'TASKD UNKNOWN - no task named "nosuch" (see taskd list)\n'), err)
+
+    def test_a_final_failure_is_a_warning_and_a_failure_with_a_retry_to_come_is_not(self):
+        # A retry 30m after the failure with a 40m timebox would end past the
+        # next slot: it waits for that slot, and the failure is final.
+        self.add("final", "--every", "1h", "--phase", "0", "--retry", "30m", "--timeout", "40m", "--", "false",
+                 faketime=T0)
+        # A retry a minute after the failure: still to come.
+        self.add("retrying", "--every", "1h", "--phase", "0", "--retry", "1m", "--timeout", "10s", "--", "false",
+                 faketime=T0)
+        # A chain's step that fails, started by the final failure of its upstream.
+        self.add("then", "--after", "final:finished", "--retry", "none", "--", "false", faketime=T0)
+        self.run_once(faketime="2026-11-21 11:00:00")
+        self.assertIs(self.task("then")["disabled_until_update"], False)  # a chained run walks no ladder
+        lines = self.check(at="2026-11-21 11:00:30", expect=1)
+        self.assertEqual(lines, [
+            "TASKD WARNING - 2 tasks failed: final, then | ok=1 warning=2 critical=0 paused=0",
+            "WARNING final: its latest run ended failed 30s ago (2026-11-21T11:00:00Z), with no retry to come",
+            "WARNING then: its latest run ended failed 30s ago (2026-11-21T11:00:00Z), with no retry to come"])
+        problem = self.check_json(at="2026-11-21 11:00:30", expect=1)["problems"][0]
+        self.assertEqual((problem["kind"], problem["task"], problem["since"]), ("failed", "final", "2026-11-21T11:00:00Z"))
+        # Queued, the retry is still to come.
+        self.ok("tick", faketime="2026-11-21 11:01:00")
+        self.assertEqual([r["status"] for r in self.history("retrying")], ["queued", "failed"])
+        self.check("retrying", at="2026-11-21 11:01:30", expect=0)
+        # A run started by hand is left out: whoever started it saw it fail.
+        self.ok("trigger", "final", faketime="2026-11-21 11:02:00")
+        self.run_once(faketime="2026-11-21 11:02:00")
+        self.assertEqual(self.history("final")[0]["trigger"], "manual")
+        self.check("final", at="2026-11-21 11:03:00", expect=0)
 
 
 if __name__ == "__main__":

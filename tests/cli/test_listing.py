@@ -122,6 +122,26 @@ class HistoryFilterTest(LoopTestCase):
         table = self.ok("history", "bad", "--status", "failed", faketime="2026-11-21 18:00:00")
         self.assertEqual(len(table.splitlines()), 1 + 1, table)  # the ladder is empty: disabled after one failure
 
+    def test_status_takes_several_statuses(self):
+        self.add("ok", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
+        self.add("bad", "--cron", "0 16 * * *", "--tz", "UTC", "--retry", "none", "--", "false", faketime=T0)
+        for hour in ("15", "16"):
+            self.run_once(faketime="2026-11-21 %s:00:00" % hour)
+
+        def runs(*args):
+            return sorted((r["task"], r["status"], r["scheduled_at"])
+                          for r in self.json_of("history", *args, faketime="2026-11-21 18:00:00"))
+
+        self.assertEqual(runs("--status", "failed,lost"), [("bad", "failed", "2026-11-21T16:00:00Z")])
+        self.assertEqual(runs("--status", "failed,succeeded"), runs())
+        self.assertEqual(len(runs()), 3)
+        self.assertEqual(runs("--status", "lost,timed_out"), [])
+        table = self.ok("history", "--status", "succeeded,failed", "--limit", "2", faketime="2026-11-21 18:00:00")
+        self.assertEqual(len(table.splitlines()), 1 + 2, table)
+        code, out, err = self.run_taskd("history", "--status", "failed,exploded")
+        self.assertEqual((code, out), (2, ""))
+        self.assertOneErrorLine(err, "--status", "\"exploded\"")
+
     def test_bad_filters_name_what_is_wrong(self):
         code, _, err = self.run_taskd("history", "--status", "exploded")
         self.assertEqual(code, 2)

@@ -128,6 +128,8 @@ TEST_CASE("a name glob, a group, an owner and a limit narrow the listing, in nam
   CHECK(names_of(temp.db, {.group = "scratch", .limit = 2}) == std::vector<std::string>{"tmp-1", "tmp-10"});
   CHECK(names_of(temp.db, {.owner = "me"}) == std::vector<std::string>{"tmp-1"});
   CHECK(store::count_tasks(temp.db, {.group = "scratch", .name_glob = "*0"}).value() == 1);
+  CHECK(names_of(temp.db, {.names = {"tmq", "prod-1", "none"}}) == std::vector<std::string>{"prod-1", "tmq"});
+  CHECK(names_of(temp.db, {.names = {"tmq", "tmp-2"}, .group = "scratch"}) == std::vector<std::string>{"tmp-2"});
 }
 
 TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::test_suite("sqlite")) {
@@ -143,6 +145,8 @@ TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::
       {.condition = Condition::failing},
       {.name_glob = "web-*", .limit = 10},
       {.group = "g", .owner = "o", .condition = Condition::failing, .name_glob = "x*"},
+      {.names = {"web", "db"}},
+      {.names = {"web"}, .group = "g"},
   };
   for (const auto& filter : filters) check_uses_index(temp.db, store::task_query_sql(filter), "tasks");
   // The rare states read their own partial index, not every task.
@@ -158,28 +162,32 @@ TEST_CASE("every history filter reads an index (EXPLAIN QUERY PLAN)" * doctest::
   test::TempDb temp;
   std::vector<store::RunFilter> filters{
       {.task_id = 1},
-      {.status = core::RunStatus::running},
-      {.status = core::RunStatus::failed, .limit = 20},
-      {.status = core::RunStatus::queued},
+      {.statuses = {core::RunStatus::running}},
+      {.statuses = {core::RunStatus::failed}, .limit = 20},
+      {.statuses = {core::RunStatus::queued}},
+      {.statuses = {core::RunStatus::failed, core::RunStatus::lost}, .limit = 20},
       {.trigger = core::Trigger::manual},
       {.since = at(10, 0)},
       {.until = at(10, 0)},
       {.since = at(9, 0), .until = at(10, 0), .limit = 5},
-      {.task_id = 1, .status = core::RunStatus::lost, .trigger = core::Trigger::retry, .since = at(9, 0)},
+      {.task_id = 1, .statuses = {core::RunStatus::lost}, .trigger = core::Trigger::retry, .since = at(9, 0)},
   };
   for (const auto& filter : filters) check_uses_index(temp.db, store::run_query_sql(filter), "r");
   // Unfiltered, or of the status or trigger most runs have, the newest runs
   // are the table's last rows: read backwards, up to the limit, nothing sorted.
   for (const auto& common : std::vector<store::RunFilter>{
-           {.limit = 20}, {.status = core::RunStatus::succeeded, .limit = 20}, {.trigger = core::Trigger::schedule}}) {
+           {.limit = 20}, {.statuses = {core::RunStatus::succeeded}, .limit = 20}, {.trigger = core::Trigger::schedule}}) {
     SQLite::Statement plan(store::sqlite_handle(temp.db), "EXPLAIN QUERY PLAN " + store::run_query_sql(common));
     while (plan.executeStep()) CHECK(plan.getColumn(3).getString().find("TEMP B-TREE") == std::string::npos);
   }
-  CHECK(plan_reads(temp.db, store::run_query_sql({.status = core::RunStatus::failed}), "r").front().find(
+  CHECK(plan_reads(temp.db, store::run_query_sql({.statuses = {core::RunStatus::failed}}), "r").front().find(
             "runs_unusual") != std::string::npos);
+  CHECK(plan_reads(temp.db, store::run_query_sql({.statuses = {core::RunStatus::failed, core::RunStatus::lost}}), "r")
+            .front()
+            .find("runs_unusual") != std::string::npos);
   CHECK(plan_reads(temp.db, store::run_query_sql({.trigger = core::Trigger::retry}), "r").front().find(
             "runs_unscheduled") != std::string::npos);
-  CHECK(plan_reads(temp.db, store::run_query_sql({.task_id = 1, .status = core::RunStatus::failed}), "r")
+  CHECK(plan_reads(temp.db, store::run_query_sql({.task_id = 1, .statuses = {core::RunStatus::failed}}), "r")
             .front()
             .find("runs_task") != std::string::npos);
   CHECK(plan_reads(temp.db, store::run_query_sql({.until = at(10, 0)}), "r").front().find("runs_slot") !=
@@ -203,8 +211,11 @@ TEST_CASE("history filters by status, trigger and slot window") {
     return out;
   };
   CHECK(ids({}) == std::vector<std::int64_t>{b2, a2, b1, a1});
-  CHECK(ids({.status = core::RunStatus::failed}) == std::vector<std::int64_t>{a2, b1});
-  CHECK(ids({.task_id = a.id, .status = core::RunStatus::failed}) == std::vector<std::int64_t>{a2});
+  CHECK(ids({.statuses = {core::RunStatus::failed}}) == std::vector<std::int64_t>{a2, b1});
+  CHECK(ids({.task_id = a.id, .statuses = {core::RunStatus::failed}}) == std::vector<std::int64_t>{a2});
+  CHECK(ids({.statuses = {core::RunStatus::failed, core::RunStatus::succeeded}}) ==
+        std::vector<std::int64_t>{b2, a2, b1, a1});
+  CHECK(ids({.statuses = {core::RunStatus::lost, core::RunStatus::failed}, .limit = 1}) == std::vector<std::int64_t>{a2});
   CHECK(ids({.trigger = core::Trigger::manual}) == std::vector<std::int64_t>{b2});
   // A window lists newest slot first: b2 served 10:00:30, before a1's slot.
   CHECK(ids({.since = at(10, 0, 30), .until = at(10, 3)}) == std::vector<std::int64_t>{b1, a1, b2});

@@ -355,7 +355,7 @@ TEST_CASE("check's facts: last success, alert_after, the latest planned run, due
   REQUIRE(store::save_state(temp.db, task.id, state, at(10, 4)));
 
   std::vector<core::TaskFacts> facts;
-  REQUIRE(store::for_each_task_facts(temp.db, [&facts](const core::TaskFacts& f) { facts.push_back(f); }));
+  REQUIRE(store::for_each_task_facts(temp.db, {}, [&facts](const core::TaskFacts& f) { facts.push_back(f); }));
   REQUIRE(facts.size() == 2);
   CHECK(facts[0].name == "a");
   CHECK(facts[0].alert_after == core::Seconds{3600});

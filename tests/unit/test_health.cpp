@@ -123,6 +123,28 @@ TEST_CASE("a run still queued is as late as it has waited") {
   CHECK(problems[0].detail == "its run due 2026-11-21T13:50:00Z has waited 10m to start (--late 5m)");
 }
 
+TEST_CASE("a final failure is a warning; one with a retry to come, or of a run started by hand, is not") {
+  auto failed = task("sync");
+  failed.last_status = RunStatus::timed_out;
+  failed.last_finished_at = at(13, 0);
+  auto report = check_report({failed}, running, at(14, 0), std::nullopt);
+  CHECK(report.verdict == Verdict::warning);
+  REQUIRE(report.problems.size() == 1);
+  CHECK(report.problems[0].kind == HealthProblemKind::failed);
+  CHECK(report.problems[0].since == at(13, 0));
+  CHECK(detail_line(report.problems[0]) ==
+        "WARNING sync: its latest run ended timed_out 1h ago (2026-11-21T13:00:00Z), with no retry to come");
+  CHECK(summary_line(report) == "TASKD WARNING - 1 task failed: sync | ok=0 warning=1 critical=0 paused=0");
+
+  auto retrying = failed;
+  retrying.retry_pending = true;
+  auto by_hand = failed;
+  by_hand.last_run_by_hand = true;
+  auto succeeded = failed;
+  succeeded.last_status = RunStatus::succeeded;
+  CHECK(check_report({retrying, by_hand, succeeded}, running, at(14, 0), std::nullopt).verdict == Verdict::ok);
+}
+
 TEST_CASE("no scheduler is critical only while tasks are overdue") {
   CHECK_FALSE(scheduler_problem({std::nullopt, 0}, at(14, 0)));
   CHECK_FALSE(scheduler_problem({at(13, 58), 3}, at(14, 0)));  // heartbeat exactly two minutes ago

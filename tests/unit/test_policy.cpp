@@ -145,6 +145,36 @@ TEST_CASE("a retry that fits before the next planned slot runs after its delay")
   CHECK_FALSE(succeeded.retry_pending);
 }
 
+TEST_CASE("the state tells a retry still to come as on_finish decided it, queued or not") {
+  auto d = every(24h, 14h);
+  d.timeout = 1h;
+  auto schedule = schedule_for(d);
+  TaskState state;
+  state.attempt_no = 2;
+  state.accounted_until = at(9, 0);
+  auto failed = on_finish(d, schedule, state, at(9, 0), AttemptOutcome::failed, "exit code 1");
+  REQUIRE(failed.retry_pending);
+  CHECK(retry_pending(schedule, failed.state, std::nullopt));
+  // Queued, the retry serves 09:01 while next_run_at moves on to the plan.
+  auto queued = on_enqueue(d, schedule, failed.state, at(9, 1), false);
+  REQUIRE(queued.run_slot == at(9, 1));
+  CHECK(queued.state.next_run_at == at(14, 0));
+  CHECK(retry_pending(schedule, queued.state, queued.run_slot));
+  CHECK_FALSE(retry_pending(schedule, queued.state, std::nullopt));
+
+  // A retry that waits for the next planned slot leaves the failure final.
+  d.timeout = 6h;
+  auto yielded = on_finish(d, schedule_for(d), state, at(9, 0), AttemptOutcome::failed, "exit code 1");
+  REQUIRE_FALSE(yielded.retry_pending);
+  CHECK_FALSE(retry_pending(schedule_for(d), yielded.state, std::nullopt));
+
+  auto succeeded = on_finish(d, schedule, state, at(9, 0), AttemptOutcome::succeeded, "");
+  CHECK_FALSE(retry_pending(schedule, succeeded.state, std::nullopt));
+  auto disabled = failed.state;
+  disabled.disabled_until_update = true;
+  CHECK_FALSE(retry_pending(schedule, disabled, std::nullopt));
+}
+
 TEST_CASE("the exhausted ladder disables the task until it is updated, with the reason") {
   auto d = every(1h, 0s);
   TaskState state;
