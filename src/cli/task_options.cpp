@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
+#include "core/task_fields.hpp"
 #include "core/text.hpp"
 #include "exec/cgroup.hpp"
 #include "sched/outcome.hpp"
@@ -89,54 +90,10 @@ Result<core::Command> build_command(const TaskOptions& options) {
   return core::Command{{line}, true};
 }
 
-// An optional duration option that must be longer than 0s when given.
-Result<std::optional<core::Seconds>> optional_positive(const std::string& text, std::string_view option) {
-  auto duration = optional_duration(text, option);
-  if (duration && *duration && (*duration)->count() <= 0)
-    return fail(ErrorKind::bad_input, fmt::format("{}: must be longer than 0s", option));
-  return duration;
-}
-
-// --catch-up and --catch-up-window, which only a schedule of slots has.
-Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d) {
-  auto catch_up = core::parse_catch_up(options.catch_up);
-  if (!catch_up) return fail(ErrorKind::bad_input, "--catch-up: " + catch_up.error().message);
-  d.catch_up = *catch_up;
-  auto window = optional_duration(options.catch_up_window, "--catch-up-window");
-  if (!window) return std::unexpected(window.error());
-  d.catch_up_window = *window;
-  bool slots = core::has_slot_grid(core::schedule_of(d).value());
-  if (!slots && (d.catch_up != core::CatchUp{} || d.catch_up_window)) {
-    return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
-                                      "--after-finish, --cron or --rrule)");
-  }
+Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d) {
+  d.retry = TRY(parse_ladder(options.retry));
+  d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
   return {};
-}
-
-Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, core::Time now) {
-  auto timeout = optional_positive(options.timeout, "--timeout");
-  if (!timeout) return std::unexpected(timeout.error());
-  d.timeout = *timeout;
-  auto grace = core::parse_duration(options.kill_grace);
-  if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
-  d.kill_grace = *grace;
-  auto tolerance = optional_duration(options.tolerance, "--tolerance");
-  if (!tolerance) return std::unexpected(tolerance.error());
-  auto interval = core::interval_around(core::schedule_of(d).value(), now);
-  if (*tolerance && interval && **tolerance >= *interval)
-    return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
-                                                  options.tolerance, core::format_duration(*interval)));
-  d.tolerance = *tolerance;
-  auto ladder = parse_ladder(options.retry);
-  if (!ladder) return std::unexpected(ladder.error());
-  d.retry = *ladder;
-  auto codes = parse_exit_codes(options.permanent_exit);
-  if (!codes) return std::unexpected(codes.error());
-  d.permanent_exit = *codes;
-  auto alert_after = optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after");
-  if (!alert_after) return std::unexpected(alert_after.error());
-  d.alert_after = *alert_after;
-  return apply_catch_up(options, d);
 }
 
 // The schedule options; with --after alone, --manual (only the upstream
@@ -146,21 +103,6 @@ ScheduleOptions schedule_or_manual(const TaskOptions& options) {
   bool none = schedule.every.empty() && schedule.cron.empty() && schedule.rrule.empty() && !schedule.manual;
   if (none && !options.after.empty()) schedule.manual = true;
   return schedule;
-}
-
-// The resource limits the options give; an error names the first bad one.
-Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
-  core::ResourceLimits limits;
-  auto memory = core::parse_memory_max(options.memory_max);
-  if (!memory) return std::unexpected(memory.error());
-  limits.memory_max = *memory;
-  auto weight = core::parse_cpu_weight(options.cpu_weight);
-  if (!weight) return std::unexpected(weight.error());
-  limits.cpu_weight = *weight;
-  auto tasks = core::parse_tasks_max(options.tasks_max);
-  if (!tasks) return std::unexpected(tasks.error());
-  limits.tasks_max = *tasks;
-  return limits;
 }
 
 }  // namespace
@@ -186,43 +128,19 @@ Result<void> require_utf8_text(const core::TaskDefinition& d) {
 
 Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::Time now) {
   core::TaskDefinition d;
-  auto name = core::validate_task_name(options.name);
-  if (!name) return std::unexpected(name.error());
-  d.name = *name;
-  auto command = build_command(options);
-  if (!command) return std::unexpected(command.error());
-  d.command = *command;
+  d.name = TRY(core::validate_task_name(options.name));
+  d.command = TRY(build_command(options));
   auto after = core::parse_upstream(options.after);
   if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
   d.after = *after;
-  if (auto schedule = apply_schedule(schedule_or_manual(options), d, now); !schedule)
-    return std::unexpected(schedule.error());
-  if (auto policy = apply_policy(options, d, now); !policy) return std::unexpected(policy.error());
-  auto env = parse_env(options.env);
-  if (!env) return std::unexpected(env.error());
-  d.env = *env;
+  TRY(apply_schedule(schedule_or_manual(options), d, now));
+  for (const auto& field : core::task_fields()) TRY(field.set(options.field(field.name), d, now));
+  TRY(apply_policy(options, d));
+  d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
-  d.owner = options.owner;
-  d.group = options.group;
-  d.priority = options.priority;
-  d.notify = options.notify;
-  if (options.keep_runs < 1)
-    return fail(ErrorKind::bad_input, fmt::format("--keep-runs {} must be at least 1", options.keep_runs));
-  d.keep_runs = options.keep_runs;
-  if (!options.on_host.empty()) {
-    auto host = core::validate_host_id(options.on_host);
-    if (!host) return fail(ErrorKind::bad_input, "--on-host: " + host.error().message);
-    d.on_host = *host;
-  }
-  auto overlap = core::parse_overlap(options.overlap);
-  if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
-  d.overlap = *overlap;
-  auto limits = parse_limits(options);
-  if (!limits) return std::unexpected(limits.error());
-  d.limits = *limits;
   // The command line was checked as it came; a --cwd made absolute, or a
   // task file's owner and cwd taken from its path, may still not be UTF-8.
-  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
+  TRY(require_utf8_text(d));
   return d;
 }
 
@@ -233,39 +151,37 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
                why);
 }
 
+namespace {
+
+void add_field_option(CLI::App& command, TaskOptions& options, const core::TaskField& field) {
+  auto& text = options.field(field.name);
+  if (field.file_form == core::FileForm::whole_number) {
+    command.add_option_function<int>(
+        field.flag(), [&text](const int& number) { text = std::to_string(number); }, std::string(field.help));
+  } else {
+    command.add_option(field.flag(), text, std::string(field.help));
+  }
+}
+
+}  // namespace
+
 void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("command", options.command, "The program and its arguments, after --");
   add_schedule_options(command, options.schedule);
-  command.add_option("--timeout", options.timeout, "Timebox of a run (default: half the interval)");
-  command.add_option("--kill-grace", options.kill_grace, "Time between SIGTERM and SIGKILL at the timebox (default 10s)");
-  command.add_option("--tolerance", options.tolerance, "Drop-rule tolerance (default: 10% of the interval)");
-  command.add_option("--retry", options.retry, "Retry delays after failed attempts (default 0s,1m,5m,15m,30m,1h)");
-  command.add_option("--permanent-exit", options.permanent_exit, "Exit codes that disable the task at once (default 78)");
-  command.add_option("--overlap", options.overlap, "When a run is still queued or running: skip, queue or replace");
-  command.add_flag("--shell,!--no-shell", options.shell, "Run the command as one string with /bin/sh -c");
-  command.add_option("--cwd", options.cwd, "Working directory of the command");
-  command.add_option("--env", options.env, "NAME=VALUE for the command's environment (repeatable)")
-      ->allow_extra_args(false);
-  command.add_option("--owner", options.owner, "Who created the task (taskd rm --owner removes them all)");
-  command.add_option("--group", options.group, "Group of the task (taskd pause --group pauses them all)");
-  command.add_option("--priority", options.priority, "Higher runs first when runs queue up (default 0)");
-  command.add_option("--notify", options.notify,
-                     "Shell command run when the task fails, recovers or is disabled ('' for none)");
-  command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
-  command.add_option("--on-host", options.on_host,
-                     "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)");
-  command.add_option("--catch-up", options.catch_up,
-                     "Slots missed while no scheduler ran: latest (run the last), none, all or all:N (default latest)");
-  command.add_option("--catch-up-window", options.catch_up_window,
-                     "Missed slots older than this are skipped ('' for no window)");
-  command.add_option("--memory-max", options.memory_max,
-                     "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup");
-  command.add_option("--cpu-weight", options.cpu_weight,
-                     "CPU weight of a run's cgroup, 1 to 10000 ('' for the default 100); needs a cgroup");
-  command.add_option("--tasks-max", options.tasks_max,
-                     "Processes and threads a run may have at once (max for no limit); needs a cgroup");
-  command.add_option("--alert-after", options.alert_after,
-                     "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)");
+  for (const auto& field : core::task_fields()) {
+    if (field.name == "overlap") {
+      command.add_option("--retry", options.retry, "Retry delays after failed attempts (default 0s,1m,5m,15m,30m,1h)");
+      command.add_option("--permanent-exit", options.permanent_exit,
+                         "Exit codes that disable the task at once (default 78)");
+    }
+    if (field.name == "owner") {
+      command.add_flag("--shell,!--no-shell", options.shell, "Run the command as one string with /bin/sh -c");
+      command.add_option("--cwd", options.cwd, "Working directory of the command");
+      command.add_option("--env", options.env, "NAME=VALUE for the command's environment (repeatable)")
+          ->allow_extra_args(false);
+    }
+    add_field_option(command, options, field);
+  }
   command.add_option("--after", options.after,
                      "Run when a run of TASK succeeds, or with TASK:finished whatever its outcome ('' for none)");
 }
@@ -276,10 +192,6 @@ std::string joined_durations(const std::vector<core::Seconds>& delays) {
   std::vector<std::string> texts;
   for (auto delay : delays) texts.push_back(core::format_duration(delay));
   return texts.empty() ? "none" : fmt::format("{}", fmt::join(texts, ","));
-}
-
-std::string optional_duration_text(const std::optional<core::Seconds>& duration) {
-  return duration ? core::format_duration(*duration) : "";
 }
 
 ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
@@ -322,27 +234,11 @@ using FieldCopy = void (*)(TaskOptions&, const TaskOptions&);
 const std::map<std::string, FieldCopy>& option_fields() {
   static const std::map<std::string, FieldCopy> fields{
       {"command", copy_field<&TaskOptions::command>},
-      {"--timeout", copy_field<&TaskOptions::timeout>},
-      {"--kill-grace", copy_field<&TaskOptions::kill_grace>},
-      {"--tolerance", copy_field<&TaskOptions::tolerance>},
       {"--retry", copy_field<&TaskOptions::retry>},
       {"--permanent-exit", copy_field<&TaskOptions::permanent_exit>},
-      {"--overlap", copy_field<&TaskOptions::overlap>},
       {"--shell", copy_field<&TaskOptions::shell>},
       {"--cwd", copy_field<&TaskOptions::cwd>},
       {"--env", copy_field<&TaskOptions::env>},
-      {"--owner", copy_field<&TaskOptions::owner>},
-      {"--group", copy_field<&TaskOptions::group>},
-      {"--priority", copy_field<&TaskOptions::priority>},
-      {"--notify", copy_field<&TaskOptions::notify>},
-      {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
-      {"--on-host", copy_field<&TaskOptions::on_host>},
-      {"--catch-up", copy_field<&TaskOptions::catch_up>},
-      {"--catch-up-window", copy_field<&TaskOptions::catch_up_window>},
-      {"--memory-max", copy_field<&TaskOptions::memory_max>},
-      {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
-      {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
-      {"--alert-after", copy_field<&TaskOptions::alert_after>},
       {"--after", copy_field<&TaskOptions::after>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
@@ -367,29 +263,19 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.command = d.command.argv;
   options.shell = d.command.shell;
   options.schedule = schedule_options_of(d);
-  options.timeout = optional_duration_text(d.timeout);
-  options.kill_grace = core::format_duration(d.kill_grace);
-  options.tolerance = optional_duration_text(d.tolerance);
   options.retry = joined_durations(d.retry);
   options.permanent_exit = d.permanent_exit.empty() ? "none" : fmt::format("{}", fmt::join(d.permanent_exit, ","));
-  options.overlap = core::to_string(d.overlap);
   for (const auto& [name, value] : d.env) options.env.push_back(name + "=" + value);
   options.cwd = d.cwd;
-  options.owner = d.owner;
-  options.group = d.group;
-  options.priority = d.priority;
-  options.notify = d.notify;
-  options.keep_runs = d.keep_runs;
-  options.on_host = d.on_host;
-  options.catch_up = core::to_string(d.catch_up);
-  options.catch_up_window = optional_duration_text(d.catch_up_window);
-  const auto& limits = d.limits;
-  if (limits.memory_max) options.memory_max = core::format_memory_max(*limits.memory_max);
-  if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);
-  if (limits.tasks_max) options.tasks_max = std::to_string(*limits.tasks_max);
-  options.alert_after = optional_duration_text(d.alert_after);
+  for (const auto& field : core::task_fields()) options.field(field.name) = field.text(d);
   options.after = core::to_string(d.after);
   return options;
+}
+
+std::map<std::string, std::string, std::less<>> TaskOptions::initial_field_texts() {
+  std::map<std::string, std::string, std::less<>> texts;
+  for (const auto& field : core::task_fields()) texts.emplace(field.name, field.initial);
+  return texts;
 }
 
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
@@ -405,6 +291,9 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
   }
   for (const auto& [name, copy] : option_fields()) {
     if (given.contains(name)) copy(base, edits);
+  }
+  for (const auto& field : core::task_fields()) {
+    if (given.contains(field.flag())) base.field(field.name) = edits.field(field.name);
   }
 }
 

@@ -2,6 +2,7 @@
 // The options that define a task, as `add` and `edit` take them: text as the
 // user typed it, checked and turned into a TaskDefinition in one place.
 #include <CLI/CLI.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,28 +17,18 @@ struct TaskOptions {
   std::string name;
   std::vector<std::string> command;
   ScheduleOptions schedule;
-  std::string timeout;
-  std::string kill_grace = "10s";
-  std::string tolerance;
   std::string retry = "0s,1m,5m,15m,30m,1h";
   std::string permanent_exit = "78";
-  std::string overlap = "skip";
   std::vector<std::string> env;
   std::string cwd;
-  std::string owner;
-  std::string group;
-  int priority = 0;
   bool shell = false;
-  std::string notify;
-  int keep_runs = core::TaskDefinition{}.keep_runs;
-  std::string on_host;
-  std::string memory_max;  // "" or "max": no limit
-  std::string cpu_weight;  // "": cgroup's default
-  std::string tasks_max;   // "" or "max": no limit
-  std::string alert_after;  // "" or "none": never
-  std::string catch_up = "latest";
-  std::string catch_up_window;  // "": no window
   std::string after;  // --after TASK[:finished]; "": none
+  // The text of each field of core::task_fields(), by its name: its initial text unless given.
+  std::map<std::string, std::string, std::less<>> fields = initial_field_texts();
+
+  std::string& field(std::string_view field_name) { return fields.find(field_name)->second; }
+  const std::string& field(std::string_view field_name) const { return fields.find(field_name)->second; }
+  static std::map<std::string, std::string, std::less<>> initial_field_texts();
 };
 
 // Registers every option of a task definition but its name.

@@ -130,7 +130,7 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
 Result<void> for_each_task_facts(Database& db, const std::function<void(const core::TaskFacts&)>& visit) {
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql =
-        fmt::format("SELECT {}, created_at, {}, {} FROM tasks t ORDER BY t.name", task_columns,
+        fmt::format("SELECT {}, created_at, {}, {} FROM tasks t ORDER BY t.name", task_columns(),
                     latest_planned_run("not_before"), latest_planned_run("started_at"));
     auto query = db.prepare(sql);
     while (query.step()) visit(task_facts_from(query.query()));
