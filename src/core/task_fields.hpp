@@ -38,7 +38,7 @@ enum class FileForm { text, whole_number, limit_as_text, limit_as_number };
 enum class Shown { always, unless_initial, apart };
 
 struct TaskField {
-  std::string_view name;     // "keep_runs"
+  std::string_view name;     // "kill_grace"
   std::string_view column;   // of the tasks table
   std::string_view help;     // of the option
   std::string_view initial;  // the option's text when it is not given
@@ -59,7 +59,7 @@ struct TaskField {
   // is not `text`.
   std::string (*show)(const TaskDefinition& definition) = nullptr;
 
-  // "--keep-runs".
+  // "--kill-grace".
   std::string flag() const;
   Result<void> set(std::string_view option_text, TaskDefinition& definition, Time now) const {
     return parse(*this, option_text, definition, now);
