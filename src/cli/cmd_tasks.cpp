@@ -282,7 +282,8 @@ void add_lines_before(TaskLines& lines, const core::TaskField& field, const core
     lines.add("env", "", {"env"}, false);
     for (const auto& [name, value] : d.env) lines.add("env", name + "=" + value);
   }
-  if (field.label == "limits") lines.add("dst", schedule ? dst_text(d.dst, *schedule) : "", {}, d.dst.any() && schedule);
+  if (field.label == "limits")
+    lines.add("dst", schedule ? dst_text(d.dst, *schedule) : "", {}, d.dst.any() && schedule);
 }
 
 // The line of `fields`, which share a label: shown always, or when one of

@@ -154,28 +154,29 @@ Result<void> set_env(const toml::node& value, FileTask& task) {
 const std::map<std::string, Setter, std::less<>>& task_keys() {
   static const auto keys = [] {
     std::map<std::string, Setter, std::less<>> table{
-      {"name", set_text<&TaskOptions::name>},
-      {"command", set_command},
-      {"every", set_text<&ScheduleOptions::every>},
-      {"cron", set_text<&ScheduleOptions::cron>},
-      {"rrule", set_text<&ScheduleOptions::rrule>},
-      {"tz", set_text<&ScheduleOptions::tz>},
-      {"dtstart", set_text<&ScheduleOptions::dtstart>},
-      {"phase", set_text<&ScheduleOptions::phase>},
-      {"after_finish", set_flag<&ScheduleOptions::after_finish>},
-      {"manual", set_flag<&ScheduleOptions::manual>},
-      {"jitter", set_text<&ScheduleOptions::jitter>},
-      {"dst_gap", set_text<&ScheduleOptions::dst_gap>},
-      {"dst_repeat", set_text<&ScheduleOptions::dst_repeat>},
-      {"retry", set_retry},
-      {"permanent_exit", set_permanent_exit},
-      {"env", set_env},
-      {"cwd", set_text<&TaskOptions::cwd>},
-      {"after", set_text<&TaskOptions::after>},
-      {"start_now", set_flag<&FileTask::start_now>},
+        {"name", set_text<&TaskOptions::name>},
+        {"command", set_command},
+        {"every", set_text<&ScheduleOptions::every>},
+        {"cron", set_text<&ScheduleOptions::cron>},
+        {"rrule", set_text<&ScheduleOptions::rrule>},
+        {"tz", set_text<&ScheduleOptions::tz>},
+        {"dtstart", set_text<&ScheduleOptions::dtstart>},
+        {"phase", set_text<&ScheduleOptions::phase>},
+        {"after_finish", set_flag<&ScheduleOptions::after_finish>},
+        {"manual", set_flag<&ScheduleOptions::manual>},
+        {"jitter", set_text<&ScheduleOptions::jitter>},
+        {"dst_gap", set_text<&ScheduleOptions::dst_gap>},
+        {"dst_repeat", set_text<&ScheduleOptions::dst_repeat>},
+        {"retry", set_retry},
+        {"permanent_exit", set_permanent_exit},
+        {"env", set_env},
+        {"cwd", set_text<&TaskOptions::cwd>},
+        {"after", set_text<&TaskOptions::after>},
+        {"start_now", set_flag<&FileTask::start_now>},
     };
     for (const auto& field : core::task_fields()) {
-      table.emplace(field.name, [&field](const toml::node& value, FileTask& task) { return set_field(field, value, task); });
+      table.emplace(field.name,
+                    [&field](const toml::node& value, FileTask& task) { return set_field(field, value, task); });
     }
     return table;
   }();

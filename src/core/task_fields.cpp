@@ -64,7 +64,9 @@ struct Count {
 
 struct Duration {
   using Value = Seconds;
-  static Result<Value> parse(const TaskField& field, std::string_view text) { return parsed<parse_duration>(field, text); }
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    return parsed<parse_duration>(field, text);
+  }
   static std::string text(Value value) { return format_duration(value); }
   static FieldValue value(Value value) { return value.count(); }
   static constexpr auto read = stored_duration;
@@ -168,8 +170,9 @@ Result<void> host_id(const TaskField& field, std::string_view text, const Defini
 Result<void> slot_grid(const TaskField&, std::string_view, const Definition& d, Time) {
   bool slots = has_slot_grid(schedule_of(d).value());
   if (!slots && (d.catch_up != CatchUp{} || d.catch_up_window)) {
-    return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
-                                      "--after-finish, --cron or --rrule)");
+    return fail(ErrorKind::bad_input,
+                "--catch-up and --catch-up-window need a schedule of slots (--every without "
+                "--after-finish, --cron or --rrule)");
   }
   return {};
 }

@@ -144,7 +144,8 @@ std::optional<std::vector<std::int64_t>> integers_in(std::string_view text) {
 
 // A JSON array of integers from `least` to `most`, each as a T.
 template <class T>
-Result<std::vector<T>> integer_list(const core::StoredCell& c, std::int64_t least, std::int64_t most, std::string_view what) {
+Result<std::vector<T>> integer_list(const core::StoredCell& c, std::int64_t least, std::int64_t most,
+                                    std::string_view what) {
   auto values = integers_in(c.text());
   if (!values || std::ranges::any_of(*values, [&](auto v) { return v < least || v > most; }))
     return malformed_value(what, c.text());
@@ -212,7 +213,8 @@ Result<std::vector<core::EnvVar>> env_pairs(const core::StoredCell& c) {
 // A DST rule column: NULL (or a value this taskd does not know) is the
 // schedule's default.
 template <auto parse>
-auto dst_rule(const core::StoredCell& c) -> Result<std::optional<typename decltype(parse(std::string_view()))::value_type>> {
+auto dst_rule(const core::StoredCell& c)
+    -> Result<std::optional<typename decltype(parse(std::string_view()))::value_type>> {
   if (c.is_null()) return std::nullopt;
   auto rule = parse(c.text());
   return rule ? std::optional(*rule) : std::nullopt;

@@ -163,9 +163,9 @@ core::Error malformed_task_error(const MalformedTask& task) {
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    static const std::string sql = fmt::format(
-        "INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id", definition_columns(),
-        placeholders(definition_column_count() + 3));
+    static const std::string sql =
+        fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id",
+                    definition_columns(), placeholders(definition_column_count() + 3));
     auto insert = db.cached(sql);
     Binder b(insert);
     b.text(d.name);
@@ -561,10 +561,10 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
 Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t run_id, std::int64_t task_id,
                                                       Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<std::optional<TaskToClaim>> {
-    static const std::string sql =
-        fmt::format("SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
-                    "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
-                    task_columns(), claimable_run_condition());
+    static const std::string sql = fmt::format(
+        "SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+        "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
+        task_columns(), claimable_run_condition());
     static const int blob_column = task_column_count();
     auto query = db.cached(sql);
     Binder b(query);
