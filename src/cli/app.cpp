@@ -11,6 +11,7 @@
 
 #include "cli/context.hpp"
 #include "core/text.hpp"
+#include "exec/privacy.hpp"
 #include "store/location.hpp"
 
 namespace taskd::cli {
@@ -96,11 +97,11 @@ core::Result<void> require_utf8_values(const CLI::App& command) {
   for (const CLI::Option* option : command.get_options()) {
     if (names_a_file(command, *option)) continue;
     for (const auto& value : option->results()) {
-      if (auto checked = core::require_utf8(option->get_name(), value); !checked) return checked;
+      TRY(core::require_utf8(option->get_name(), value));
     }
   }
   for (const CLI::App* subcommand : command.get_subcommands()) {
-    if (auto checked = require_utf8_values(*subcommand); !checked) return checked;
+    TRY(require_utf8_values(*subcommand));
   }
   return {};
 }
@@ -216,6 +217,7 @@ int run_with_every_command(int argc, char** argv) {
 }  // namespace
 
 int taskd_main(int argc, char** argv) {
+  exec::keep_memory_private();
   // Parsed from a copy: the passwords in argv are hidden first.
   std::vector<std::string> words(argv, argv + argc);
   std::vector<char*> args;

@@ -34,9 +34,8 @@ Result<bool> task_exists(store::Database& db, const TaskChange& change, std::str
     if (definition->name == name) return true;
   }
   if (change.removed.contains(name)) return false;
-  auto found = store::find_stored_task(db, name);
-  if (!found) return std::unexpected(found.error());
-  return found->has_value();
+  auto found = TRY(store::find_stored_task(db, name));
+  return found.has_value();
 }
 
 }  // namespace
@@ -45,34 +44,31 @@ Result<void> check_chains(store::Database& db, const TaskChange& change, std::st
                           std::string_view verb) {
   bool links = std::ranges::any_of(change.written, [](const auto* d) { return !d->after.task.empty(); });
   if (!links && change.removed.empty()) return {};
-  auto upstream_of = store::task_upstreams(db);
-  if (!upstream_of) return std::unexpected(upstream_of.error());
-  for (const auto& name : change.removed) upstream_of->erase(name);
+  auto upstream_of = TRY(store::task_upstreams(db));
+  for (const auto& name : change.removed) upstream_of.erase(name);
   for (const auto* definition : change.written) {
-    upstream_of->erase(definition->name);
-    if (!definition->after.task.empty()) upstream_of->emplace(definition->name, definition->after.task);
+    upstream_of.erase(definition->name);
+    if (!definition->after.task.empty()) upstream_of.emplace(definition->name, definition->after.task);
   }
-  if (auto kept = check_followers_of(*upstream_of, change.removed, verb); !kept) return kept;
+  TRY(check_followers_of(upstream_of, change.removed, verb));
   for (const auto* definition : change.written) {
     const auto& upstream = definition->after.task;
     if (upstream.empty()) continue;
-    auto exists = task_exists(db, change, upstream);
-    if (!exists) return std::unexpected(exists.error());
-    if (!*exists)
+    auto exists = TRY(task_exists(db, change, upstream));
+    if (!exists)
       return fail(ErrorKind::bad_input,
                   fmt::format("{}: no task named \"{}\" (the upstream of {})", label, upstream, definition->name));
   }
-  if (auto cycle = core::find_cycle(*upstream_of); !cycle.empty())
+  if (auto cycle = core::find_cycle(upstream_of); !cycle.empty())
     return fail(ErrorKind::bad_input, fmt::format("{}: a cycle: {}", label, core::describe_cycle(cycle)));
   return {};
 }
 
 Result<void> check_no_follower_left(store::Database& db, std::string_view verb) {
-  auto left = store::followers_of_missing_tasks(db);
-  if (!left) return std::unexpected(left.error());
+  auto left = TRY(store::followers_of_missing_tasks(db));
   std::set<std::string, std::less<>> gone;
-  for (const auto& [follower, upstream] : *left) gone.insert(upstream);
-  return check_followers_of(*left, gone, verb);
+  for (const auto& [follower, upstream] : left) gone.insert(upstream);
+  return check_followers_of(left, gone, verb);
 }
 
 }  // namespace taskd::cli

@@ -41,22 +41,17 @@ void warn_if_missing(const core::TaskDefinition& d) {
 
 Result<void> add_task(const AddOptions& options, const Context& context) {
   core::Time now = context.clock.now();
-  auto definition = build_definition(options.task, now);
-  if (!definition) return std::unexpected(definition.error());
-  auto schedule = core::schedule_of(*definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  warn_if_missing(*definition);
-  warn_if_limits_unavailable(*definition);
-  auto db = context.open_db(store::IfMissing::create);
-  if (!db) return std::unexpected(db.error());
-  auto state = core::on_create(*schedule, now, options.start_now);
-  auto id = store::write(*db, [&]() -> Result<std::int64_t> {
-    if (auto chained = check_chains(*db, {.written = {&*definition}}, "--after", "add"); !chained)
-      return std::unexpected(chained.error());
-    return store::insert_task(*db, *definition, state, now);
-  });
-  if (!id) return std::unexpected(id.error());
-  core::Task task{*id, *definition, state};
+  auto definition = TRY(build_definition(options.task, now));
+  auto schedule = TRY(core::schedule_of(definition));
+  warn_if_missing(definition);
+  warn_if_limits_unavailable(definition);
+  auto db = TRY(context.open_db(store::IfMissing::create));
+  auto state = core::on_create(schedule, now, options.start_now);
+  auto id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
+    TRY(check_chains(db, {.written = {&definition}}, "--after", "add"));
+    return store::insert_task(db, definition, state, now);
+  }));
+  core::Task task{id, definition, state};
   if (context.json) {
     print_json(task_json(task));
   } else {

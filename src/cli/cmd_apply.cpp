@@ -60,23 +60,20 @@ FileTask keeping_dtstart(FileTask task, const std::optional<core::Task>& existin
 }
 
 Result<std::optional<TaskStep>> plan_task(store::Database& db, const FileTask& file_task, core::Time now) {
-  auto existing = store::find_task(db, file_task.options.name);
-  if (!existing) return std::unexpected(existing.error());
-  auto definition = file_task_definition(keeping_dtstart(file_task, *existing), now);
-  if (!definition) return std::unexpected(definition.error());
-  if (!*existing) return TaskStep{Step::add, *definition, std::nullopt, {}, file_task.start_now};
-  if ((*existing)->definition == *definition) return std::nullopt;
-  auto fields = changed_fields((*existing)->definition, *definition);
-  return TaskStep{Step::change, *definition, *existing, fields};
+  auto existing = TRY(store::find_task(db, file_task.options.name));
+  auto definition = TRY(file_task_definition(keeping_dtstart(file_task, existing), now));
+  if (!existing) return TaskStep{Step::add, definition, std::nullopt, {}, file_task.start_now};
+  if (existing->definition == definition) return std::nullopt;
+  auto fields = changed_fields(existing->definition, definition);
+  return TaskStep{Step::change, definition, existing, fields};
 }
 
 // The file's owner's tasks that the file no longer lists.
 Result<void> plan_prune(store::Database& db, const TaskFile& file, Plan& plan) {
   std::set<std::string> listed;
   for (const auto& task : file.tasks) listed.insert(task.options.name);
-  auto owned = store::list_tasks(db, {.owner = file.owner});
-  if (!owned) return std::unexpected(owned.error());
-  for (const auto& stored : *owned) {
+  auto owned = TRY(store::list_tasks(db, {.owner = file.owner}));
+  for (const auto& stored : owned) {
     const auto& task = store::readable(stored);  // a malformed row goes too
     if (!listed.contains(task.definition.name)) plan.tasks.push_back({Step::remove, task.definition, task, {}});
   }
@@ -84,10 +81,9 @@ Result<void> plan_prune(store::Database& db, const TaskFile& file, Plan& plan) {
 }
 
 Result<void> plan_groups(store::Database& db, const TaskFile& file, Plan& plan) {
-  auto groups = store::list_groups(db);
-  if (!groups) return std::unexpected(groups.error());
+  auto groups = TRY(store::list_groups(db));
   std::map<std::string, std::optional<int>> caps;
-  for (const auto& group : *groups) caps[group.name] = group.concurrency;
+  for (const auto& group : groups) caps[group.name] = group.concurrency;
   for (const auto& [name, cap] : file.group_caps) {
     auto was = caps.contains(name) ? caps[name] : std::nullopt;
     if (was != cap) plan.groups.push_back({name, cap, was});
@@ -98,18 +94,17 @@ Result<void> plan_groups(store::Database& db, const TaskFile& file, Plan& plan) 
 Result<Plan> plan_file(store::Database& db, const TaskFile& file, bool prune, core::Time now) {
   Plan plan;
   for (const auto& file_task : file.tasks) {
-    auto step = plan_task(db, file_task, now);
-    if (!step) return std::unexpected(step.error());
-    if (*step) {
-      plan.tasks.push_back(std::move(**step));
+    auto step = TRY(plan_task(db, file_task, now));
+    if (step) {
+      plan.tasks.push_back(std::move(*step));
     } else {
       ++plan.unchanged;
     }
   }
   if (prune) {
-    if (auto pruned = plan_prune(db, file, plan); !pruned) return std::unexpected(pruned.error());
+    TRY(plan_prune(db, file, plan));
   }
-  if (auto grouped = plan_groups(db, file, plan); !grouped) return std::unexpected(grouped.error());
+  TRY(plan_groups(db, file, plan));
   return plan;
 }
 
@@ -130,20 +125,16 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
-      auto schedule = core::schedule_of(step.definition);
-      if (!schedule) return std::unexpected(schedule.error());
-      auto id = store::insert_task(db, step.definition, core::on_create(*schedule, now, step.start_now), now);
-      if (!id) return std::unexpected(id.error());
+      auto schedule = TRY(core::schedule_of(step.definition));
+      TRY(store::insert_task(db, step.definition, core::on_create(schedule, now, step.start_now), now));
       return {};
     }
     case Step::change: {
-      auto state = save_definition(db, *step.existing, step.definition, now);
-      if (!state) return std::unexpected(state.error());
+      TRY(save_definition(db, *step.existing, step.definition, now));
       return {};
     }
     case Step::remove: {
-      auto removed = store::remove_task(db, step.existing->id);
-      if (!removed) return std::unexpected(removed.error());
+      TRY(store::remove_task(db, step.existing->id));
       return {};
     }
   }
@@ -152,10 +143,10 @@ Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now
 
 Result<void> carry_out(store::Database& db, const Plan& plan, core::Time now) {
   for (const auto& step : plan.tasks) {
-    if (auto done = carry_out(db, step, now); !done) return done;
+    TRY(carry_out(db, step, now));
   }
   for (const auto& group : plan.groups) {
-    if (auto set = store::set_group_concurrency(db, group.name, group.concurrency, now); !set) return set;
+    TRY(store::set_group_concurrency(db, group.name, group.concurrency, now));
   }
   return {};
 }
@@ -168,20 +159,17 @@ Result<Plan> apply_file(const Context& context, const ApplyOptions& options, con
     return fail(ErrorKind::bad_input,
                 fmt::format("{}: --prune needs an owner, and [defaults] owner is empty", options.file));
   for (const auto& task : file.tasks) {
-    if (auto definition = file_task_definition(task, context.clock.now()); !definition)
-      return std::unexpected(definition.error());
+    TRY(file_task_definition(task, context.clock.now()));
   }
-  auto db = context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create);
-  if (!db) return std::unexpected(db.error());
-  return store::write(*db, [&]() -> Result<Plan> {
+  auto db = TRY(context.open_db(options.dry_run ? store::IfMissing::use_empty : store::IfMissing::create));
+  return store::write(db, [&]() -> Result<Plan> {
     // Planned from when the write lock is held, not from before the checks:
     // fewer first slots of a large file fall due before it is committed.
     core::Time now = context.clock.now();
-    auto plan = plan_file(*db, file, options.prune, now);
-    if (!plan) return plan;
-    if (auto chained = check_plan_chains(*db, *plan); !chained) return std::unexpected(chained.error());
+    auto plan = TRY(plan_file(db, file, options.prune, now));
+    TRY(check_plan_chains(db, plan));
     if (options.dry_run) return plan;
-    if (auto done = carry_out(*db, *plan, now); !done) return std::unexpected(done.error());
+    TRY(carry_out(db, plan, now));
     return plan;
   });
 }
@@ -210,10 +198,10 @@ int count(const Plan& plan, Step kind) {
 void print_plan(const Plan& plan, const ApplyOptions& options) {
   for (const auto& step : plan.tasks) {
     std::string fields = step.fields.empty() ? "" : fmt::format(": {}", fmt::join(step.fields, ", "));
-    fmt::print("{} {}{}\n", names_of(step.kind).symbol, step.definition.name, fields);
+    fmt::print("{} {}{}\n", names_of(step.kind).symbol, core::printable(step.definition.name), fields);
   }
   for (const auto& group : plan.groups) {
-    fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", group.name, group.concurrency,
+    fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", core::printable(group.name), group.concurrency,
                cap_text(group.was));
   }
   fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", core::printable(options.file),
@@ -240,17 +228,15 @@ Json plan_json(const Plan& plan, const ApplyOptions& options) {
 }
 
 Result<void> apply(const Context& context, const ApplyOptions& options) {
-  auto file = read_task_file(options.file);
-  if (!file) return std::unexpected(file.error());
-  auto plan = apply_file(context, options, *file);
-  if (!plan) return std::unexpected(plan.error());
-  for (const auto& step : plan->tasks) {
+  auto file = TRY(read_task_file(options.file));
+  auto plan = TRY(apply_file(context, options, file));
+  for (const auto& step : plan.tasks) {
     if (step.kind != Step::remove) warn_if_limits_unavailable(step.definition);
   }
   if (context.json) {
-    print_json(plan_json(*plan, options));
+    print_json(plan_json(plan, options));
   } else {
-    print_plan(*plan, options);
+    print_plan(plan, options);
   }
   return {};
 }

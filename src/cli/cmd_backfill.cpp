@@ -23,20 +23,17 @@ struct BackfillOptions {
 
 // A required time option: RFC 3339, or a duration before `now` ("2d").
 Result<core::Time> window_time(const std::string& text, std::string_view option, core::Time now) {
-  auto parsed = optional_time(text, option, now);
-  if (!parsed) return std::unexpected(parsed.error());
-  if (!*parsed) return fail(ErrorKind::usage, fmt::format("backfill: {} needs a time", option));
-  return **parsed;
+  auto parsed = TRY(optional_time(text, option, now));
+  if (!parsed) return fail(ErrorKind::usage, fmt::format("backfill: {} needs a time", option));
+  return *parsed;
 }
 
 Result<core::BackfillWindow> window_of(const BackfillOptions& options, core::Time now) {
   if (options.max < 1)
     return fail(ErrorKind::usage, fmt::format("backfill: --max {}: give a positive number of slots", options.max));
-  auto from = window_time(options.from, "--from", now);
-  if (!from) return std::unexpected(from.error());
-  auto until = window_time(options.until, "--until", now);
-  if (!until) return std::unexpected(until.error());
-  return core::BackfillWindow{*from, *until, static_cast<std::size_t>(options.max)};
+  auto from = TRY(window_time(options.from, "--from", now));
+  auto until = TRY(window_time(options.until, "--until", now));
+  return core::BackfillWindow{from, until, static_cast<std::size_t>(options.max)};
 }
 
 // {scheduled_at, run_id} per slot; run_id null in a dry run.
@@ -73,30 +70,23 @@ void print_backfill_text(const core::Task& task, const std::vector<core::Time>& 
 Result<std::vector<std::int64_t>> queue_slots(store::Database& db, const core::Task& task,
                                               const std::vector<core::Time>& slots, core::Time now, DryRun dry_run) {
   if (dry_run == DryRun::no) return sched::queue_backfill(db, task, slots, now);
-  if (auto checked = sched::check_backfill_not_pending(db, task, slots); !checked)
-    return std::unexpected(checked.error());
+  TRY(sched::check_backfill_not_pending(db, task, slots));
   return std::vector<std::int64_t>();
 }
 
 Result<void> backfill(const Context& context, const BackfillOptions& options) {
   core::Time now = context.clock.now();
-  auto window = window_of(options, now);
-  if (!window) return std::unexpected(window.error());
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto task = find_named_task(*db, options.name, "backfill");
-  if (!task) return std::unexpected(task.error());
-  auto schedule = core::schedule_of(task->definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto slots = core::plan_backfill(*task, *schedule, *window, now);
-  if (!slots) return std::unexpected(slots.error());
+  auto window = TRY(window_of(options, now));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto task = TRY(find_named_task(db, options.name, "backfill"));
+  auto schedule = TRY(core::schedule_of(task.definition));
+  auto slots = TRY(core::plan_backfill(task, schedule, window, now));
   auto dry_run = options.dry_run ? DryRun::yes : DryRun::no;
-  auto run_ids = queue_slots(*db, *task, *slots, now, dry_run);
-  if (!run_ids) return std::unexpected(run_ids.error());
+  auto run_ids = TRY(queue_slots(db, task, slots, now, dry_run));
   if (context.json) {
-    print_backfill_json(*slots, *run_ids);
+    print_backfill_json(slots, run_ids);
   } else {
-    print_backfill_text(*task, *slots, *run_ids, dry_run);
+    print_backfill_text(task, slots, run_ids, dry_run);
   }
   return {};
 }

@@ -73,11 +73,9 @@ Result<store::Database> open_existing(const Context& context) {
 }
 
 Result<core::SchedulerFacts> read_scheduler(store::Database& db, core::Time now) {
-  auto heartbeat = store::newest_heartbeat(db, "run");
-  if (!heartbeat) return std::unexpected(heartbeat.error());
-  auto overdue = store::count_due_tasks(db, now - core::scheduler_silence);
-  if (!overdue) return std::unexpected(overdue.error());
-  return core::SchedulerFacts{*heartbeat, *overdue};
+  auto heartbeat = TRY(store::newest_heartbeat(db, "run"));
+  auto overdue = TRY(store::count_due_tasks(db, now - core::scheduler_silence));
+  return core::SchedulerFacts{heartbeat, overdue};
 }
 
 // The plugin's lines: the summary, then one per problem; or the JSON.
@@ -89,18 +87,14 @@ void print_check_report(const core::CheckReport& report, const core::SchedulerFa
 }
 
 Result<void> check(Context& context, const CheckOptions& options) {
-  auto late = optional_duration(options.late, "--late");
-  if (!late) return std::unexpected(late.error());
-  auto db = open_existing(context);
-  if (!db) return std::unexpected(db.error());
+  auto late = TRY(optional_duration(options.late, "--late"));
+  auto db = TRY(open_existing(context));
   core::Time now = context.clock.now();
-  auto scheduler = read_scheduler(*db, now);
-  if (!scheduler) return std::unexpected(scheduler.error());
-  core::CheckReportBuilder builder(*scheduler, now, *late);
-  auto read = store::for_each_task_facts(*db, [&builder](const core::TaskFacts& task) { builder.add(task); });
-  if (!read) return std::unexpected(read.error());
+  auto scheduler = TRY(read_scheduler(db, now));
+  core::CheckReportBuilder builder(scheduler, now, late);
+  TRY(store::for_each_task_facts(db, [&builder](const core::TaskFacts& task) { builder.add(task); }));
   auto report = std::move(builder).finish();
-  print_check_report(report, *scheduler, *late, context);
+  print_check_report(report, scheduler, late, context);
   context.exit_code = core::exit_code(report.verdict);
   return {};
 }

@@ -150,9 +150,8 @@ Result<void> print_completion(const CLI::App& app, const std::string& shell) {
 }
 
 Result<void> print_names(const Context& context) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  return store::for_each_task_headline(*db, {}, [](const store::StoredTask& task) -> Result<void> {
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  return store::for_each_task_headline(db, {}, [](const store::StoredTask& task) -> Result<void> {
     fmt::print("{}\n", store::readable(task).definition.name);
     return {};
   });

@@ -41,31 +41,28 @@ Result<void> check_locations(const CopyOptions& options) {
 }
 
 Result<void> copy_db(const Context& context, const CopyOptions& options) {
-  if (auto checked = check_locations(options); !checked) return checked;
+  TRY(check_locations(options));
   store::OpenOptions open{.if_missing = store::IfMissing::use_empty, .state_dir = context.state_dir};
-  auto from = store::Database::open(options.from, open);
-  if (!from) return std::unexpected(from.error());
+  auto from = TRY(store::Database::open(options.from, open));
   // copy_database looks again under the source's lock; this first look
   // spares a new destination from being created for nothing.
-  if (auto source = store::check_copy_source(*from); !source) return source;
+  TRY(store::check_copy_source(from));
   open.if_missing = store::IfMissing::create;
-  auto to = store::Database::open(options.to, open);
-  if (!to) return std::unexpected(to.error());
-  auto copied = store::copy_database(*from, *to, options.merge);
-  if (!copied) return std::unexpected(copied.error());
-  if (copied->texts_repaired > 0)
+  auto to = TRY(store::Database::open(options.to, open));
+  auto copied = TRY(store::copy_database(from, to, options.merge));
+  if (copied.texts_repaired > 0)
     fmt::print(stderr,
                "taskd: warning: copy-db: {} text{} held bytes that are not UTF-8, which {} refuses; copied with "
                "U+FFFD in place of each such byte\n",
-               copied->texts_repaired, copied->texts_repaired == 1 ? "" : "s", to->name());
+               copied.texts_repaired, copied.texts_repaired == 1 ? "" : "s", to.name());
   if (context.json) {
-    print_json(Json{{"from", from->name()}, {"to", to->name()}, {"tasks", copied->tasks}, {"runs", copied->runs},
-                    {"groups", copied->groups}});
+    print_json(Json{{"from", from.name()}, {"to", to.name()}, {"tasks", copied.tasks}, {"runs", copied.runs},
+                    {"groups", copied.groups}});
     return {};
   }
-  fmt::print("copied {} task{}, {} run{} and {} group cap{} from {} to {}\n", copied->tasks,
-             copied->tasks == 1 ? "" : "s", copied->runs, copied->runs == 1 ? "" : "s", copied->groups,
-             copied->groups == 1 ? "" : "s", from->name(), to->name());
+  fmt::print("copied {} task{}, {} run{} and {} group cap{} from {} to {}\n", copied.tasks,
+             copied.tasks == 1 ? "" : "s", copied.runs, copied.runs == 1 ? "" : "s", copied.groups,
+             copied.groups == 1 ? "" : "s", from.name(), to.name());
   return {};
 }
 

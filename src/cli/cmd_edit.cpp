@@ -88,37 +88,31 @@ Result<store::StoredTask> task_to_edit(store::Database& db, const EditOptions& o
 // over it, and plans its state anew from now.
 Result<core::Task> edit_task(store::Database& db, const EditOptions& options, core::Time now) {
   return store::write(db, [&]() -> Result<core::Task> {
-    auto stored = task_to_edit(db, options);
-    if (!stored) return std::unexpected(stored.error());
-    const auto& task = store::readable(*stored);
+    auto stored = TRY(task_to_edit(db, options));
+    const auto& task = store::readable(stored);
     auto merged = options_of(task.definition);
     overlay_options(merged, options.edits, options.given);
-    auto definition = build_definition(merged, now);
-    if (!definition) return std::unexpected(definition.error());
-    bool changed = *definition != task.definition || !*stored;
+    auto definition = TRY(build_definition(merged, now));
+    bool changed = definition != task.definition || !stored;
     if (!changed && !task.state.disabled_until_update) return task;
-    if (definition->after != task.definition.after) {
-      if (auto chained = check_chains(db, {.written = {&*definition}}, "--after", "edit"); !chained)
-        return std::unexpected(chained.error());
+    if (definition.after != task.definition.after) {
+      TRY(check_chains(db, {.written = {&definition}}, "--after", "edit"));
     }
-    auto replan = *stored ? Replan::when_schedule_changes : Replan::always;
-    auto state = save_definition(db, task, *definition, now, replan);
-    if (!state) return std::unexpected(state.error());
-    return core::Task{task.id, *definition, *state};
+    auto replan = stored ? Replan::when_schedule_changes : Replan::always;
+    auto state = TRY(save_definition(db, task, definition, now, replan));
+    return core::Task{task.id, definition, state};
   });
 }
 
 Result<void> edit(const Context& context, const EditOptions& options) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto task = edit_task(*db, options, context.clock.now());
-  if (!task) return std::unexpected(task.error());
-  warn_if_limits_unavailable(task->definition);
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto task = TRY(edit_task(db, options, context.clock.now()));
+  warn_if_limits_unavailable(task.definition);
   if (context.json) {
-    print_json(task_json(*task));
+    print_json(task_json(task));
   } else {
-    const auto& next = task->state.next_run_at;
-    fmt::print("edited {}: {}, next run {}\n", task->definition.name, describe_schedule(task->definition),
+    const auto& next = task.state.next_run_at;
+    fmt::print("edited {}: {}, next run {}\n", task.definition.name, describe_schedule(task.definition),
                next ? core::format_rfc3339(*next) : "none");
   }
   return {};

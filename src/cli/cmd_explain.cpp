@@ -43,9 +43,8 @@ std::optional<core::LocalTime> wall_time(std::string_view text, core::Zone zone,
 Result<std::optional<core::Time>> time_asked(const std::string& text, const core::TaskDefinition& definition,
                                              core::Time now) {
   if (text.empty()) return std::optional<core::Time>();
-  auto zone = core::find_zone(definition.tz);
-  if (!zone) return std::unexpected(zone.error());
-  if (auto local = wall_time(text, *zone, now)) return std::optional(core::resolve_local(*zone, *local).first);
+  auto zone = TRY(core::find_zone(definition.tz));
+  if (auto local = wall_time(text, zone, now)) return std::optional(core::resolve_local(zone, *local).first);
   auto parsed = optional_time(text, "--at", now);
   if (parsed) return parsed;
   return fail(ErrorKind::bad_input, fmt::format("--at: \"{}\" is neither a wall time in {} (03:00, 2026-11-24T03:00:00), "
@@ -61,11 +60,10 @@ core::PastRun past_run_of(const store::RunRecord& run) {
 // The runs whose slots the filter selects, oldest first.
 Result<std::vector<core::PastRun>> past_runs(store::Database& db, const store::RunFilter& filter) {
   std::vector<core::PastRun> runs;
-  auto walked = store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
+  TRY(store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
     runs.push_back(past_run_of(run));
     return {};
-  });
-  if (!walked) return std::unexpected(walked.error());
+  }));
   std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return runs;
 }
@@ -75,17 +73,12 @@ Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& ta
   core::SlotHistory history;
   auto next = core::next_slot_after(schedule, slot);
   store::RunFilter around{.task_id = task.id, .since = slot, .until = next ? *next + core::Millis{1} : core::Time::max()};
-  auto runs = past_runs(db, around);
-  if (!runs) return std::unexpected(runs.error());
-  history.runs = std::move(*runs);
+  history.runs = TRY(past_runs(db, around));
   store::RunFilter planned{
       .task_id = task.id, .trigger = core::Trigger::schedule, .until = slot + core::Millis{1}, .limit = 1};
-  auto before = past_runs(db, planned);
-  if (!before) return std::unexpected(before.error());
-  if (!before->empty()) history.newest_planned_before = before->front();
-  auto oldest = store::oldest_run_slot(db, task.id);
-  if (!oldest) return std::unexpected(oldest.error());
-  history.oldest_kept_slot = *oldest;
+  auto before = TRY(past_runs(db, planned));
+  if (!before.empty()) history.newest_planned_before = before.front();
+  history.oldest_kept_slot = TRY(store::oldest_run_slot(db, task.id));
   auto created = store::task_created_at(db, task.id);
   if (!created)
     return core::fail(created.error().kind, fmt::format("explain: task \"{}\": {}", task.definition.name,
@@ -97,17 +90,15 @@ Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& ta
 // The latest run queued for a time at or before `at`.
 Result<std::optional<core::PastRun>> latest_run_by(store::Database& db, const core::Task& task, core::Time at) {
   store::RunFilter filter{.task_id = task.id, .until = at + core::Millis{1}, .limit = 1};
-  auto runs = past_runs(db, filter);
-  if (!runs) return std::unexpected(runs.error());
-  if (runs->empty()) return std::optional<core::PastRun>();
-  return std::optional<core::PastRun>(runs->front());
+  auto runs = TRY(past_runs(db, filter));
+  if (runs.empty()) return std::optional<core::PastRun>();
+  return std::optional<core::PastRun>(runs.front());
 }
 
 Result<std::vector<core::SchedulerSeen>> schedulers_seen(store::Database& db) {
-  auto workers = store::list_workers(db);
-  if (!workers) return std::unexpected(workers.error());
+  auto workers = TRY(store::list_workers(db));
   std::vector<core::SchedulerSeen> seen;
-  for (const auto& worker : *workers) {
+  for (const auto& worker : workers) {
     if (worker.role == "run") seen.push_back({worker.identity.host, worker.started_at, worker.heartbeat_at});
   }
   return seen;
@@ -131,10 +122,9 @@ void append_new_facts(std::vector<core::Fact>& facts, std::vector<core::Fact> mo
 
 // The tasks --after this one, with how they follow it.
 Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Database& db, const core::Task& task) {
-  auto tasks = store::followers_of(db, task.definition.name);
-  if (!tasks) return std::unexpected(tasks.error());
+  auto tasks = TRY(store::followers_of(db, task.definition.name));
   std::vector<std::pair<std::string, core::Upstream>> out;
-  for (const auto& stored : *tasks) {
+  for (const auto& stored : tasks) {
     const auto& follower = store::readable(stored);
     out.emplace_back(follower.definition.name, follower.definition.after);
   }
@@ -167,26 +157,21 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
 Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
                                  core::Time now) {
   core::Time asked = at.value_or(now);
-  auto schedule = core::schedule_of(task.definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto schedulers = schedulers_seen(db);
-  if (!schedulers) return std::unexpected(schedulers.error());
-  auto chained = followers(db, task);
-  if (!chained) return std::unexpected(chained.error());
-  Explanation out{asked, !at, core::slot_in_question(*schedule, asked, now), {}};
-  explain_question(out, task, *schedule, *chained, now);
+  auto schedule = TRY(core::schedule_of(task.definition));
+  auto schedulers = TRY(schedulers_seen(db));
+  auto chained = TRY(followers(db, task));
+  Explanation out{asked, !at, core::slot_in_question(schedule, asked, now), {}};
+  explain_question(out, task, schedule, chained, now);
   std::vector<core::Fact> story;
   if (out.slot) {
-    auto history = slot_history(db, task, *schedule, *out.slot);
-    if (!history) return std::unexpected(history.error());
-    story = core::explain_slot(task, *schedule, *out.slot, *history, *schedulers, now);
-  } else if (!core::has_slot_grid(*schedule)) {
-    auto run = latest_run_by(db, task, asked);
-    if (!run) return std::unexpected(run.error());
-    story = core::explain_run_at(task, *schedule, *run, *schedulers, now);
+    auto history = TRY(slot_history(db, task, schedule, *out.slot));
+    story = core::explain_slot(task, schedule, *out.slot, history, schedulers, now);
+  } else if (!core::has_slot_grid(schedule)) {
+    auto run = TRY(latest_run_by(db, task, asked));
+    story = core::explain_run_at(task, schedule, run, schedulers, now);
   }
   append_new_facts(out.facts, std::move(story));
-  append_new_facts(out.facts, core::explain_next(task, *schedule, *schedulers, now));
+  append_new_facts(out.facts, core::explain_next(task, schedule, schedulers, now));
   return out;
 }
 
@@ -228,18 +213,14 @@ void print_explanation_text(const Explanation& explanation) {
 
 Result<void> explain(const Context& context, const ExplainOptions& options) {
   core::Time now = context.clock.now();
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto task = find_named_task(*db, options.name, "explain");
-  if (!task) return std::unexpected(task.error());
-  auto asked = time_asked(options.at, task->definition, now);
-  if (!asked) return std::unexpected(asked.error());
-  auto explanation = explain_task(*db, *task, *asked, now);
-  if (!explanation) return std::unexpected(explanation.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto task = TRY(find_named_task(db, options.name, "explain"));
+  auto asked = TRY(time_asked(options.at, task.definition, now));
+  auto explanation = TRY(explain_task(db, task, asked, now));
   if (context.json) {
-    print_explanation_json(*task, *explanation, now);
+    print_explanation_json(task, explanation, now);
   } else {
-    print_explanation_text(*explanation);
+    print_explanation_text(explanation);
   }
   return {};
 }

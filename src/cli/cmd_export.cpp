@@ -29,14 +29,12 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
 // an error (exit 65), so that a file that lacks a task is never taken for
 // the whole (applied with --prune, it would remove that task).
 Result<void> export_tasks(const Context& context, const std::string& owner) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto caps = store::group_caps(*db, owner);
-  if (!caps) return std::unexpected(caps.error());
-  fmt::print("{}", task_file_head(*caps));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto caps = TRY(store::group_caps(db, owner));
+  fmt::print("{}", task_file_head(caps));
   std::string text;
   std::int64_t left_out = 0;
-  auto exported = store::for_each_task(*db, {.owner = owner}, [&](const store::StoredTask& task) -> Result<void> {
+  auto exported = store::for_each_task(db, {.owner = owner}, [&](const store::StoredTask& task) -> Result<void> {
     if (!task) {
       ++left_out;
       fmt::print(stderr, "taskd: export: left out {}\n",

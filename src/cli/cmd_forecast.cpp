@@ -76,17 +76,15 @@ Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds
   Forecast forecast{from, bucket, std::vector<std::int64_t>(buckets, 0)};
   core::Time until = from + window;
   // A malformed row never runs (the tick disables it): it adds no start.
-  auto counted = store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
+  TRY(store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
     if (!stored) return {};
     const auto& task = *stored;
-    auto schedule = core::schedule_of(task.definition);
-    if (!schedule) return std::unexpected(schedule.error());
-    core::UpcomingStarts starts(task, *schedule, from);
+    auto schedule = TRY(core::schedule_of(task.definition));
+    core::UpcomingStarts starts(task, schedule, from);
     for (auto upcoming = starts.next(); upcoming && upcoming->start < until; upcoming = starts.next())
       forecast.starts[static_cast<std::size_t>((upcoming->start - from) / bucket)] += 1;
     return {};
-  });
-  if (!counted) return std::unexpected(counted.error());
+  }));
   return forecast;
 }
 
@@ -118,18 +116,15 @@ Json forecast_json(const Forecast& forecast) {
 }
 
 Result<void> forecast(const Context& context, const ForecastOptions& options) {
-  auto sizes = window_and_bucket(options);
-  if (!sizes) return std::unexpected(sizes.error());
-  auto [window, bucket] = *sizes;
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
+  auto sizes = TRY(window_and_bucket(options));
+  auto [window, bucket] = sizes;
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
   core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
-  auto result = forecast_of(*db, from, window, bucket);
-  if (!result) return std::unexpected(result.error());
+  auto result = TRY(forecast_of(db, from, window, bucket));
   if (context.json) {
-    print_json(forecast_json(*result));
+    print_json(forecast_json(result));
   } else {
-    print_chart(*result);
+    print_chart(result);
   }
   return {};
 }

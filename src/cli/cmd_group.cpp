@@ -44,28 +44,24 @@ Json group_json(const store::GroupSummary& group) {
 Result<void> set_group(const Context& context, const GroupOptions& options) {
   auto name = core::validate_task_name(options.name);
   if (!name) return fail(ErrorKind::bad_input, "group set: " + name.error().message);
-  auto cap = parse_cap(options.concurrency);
-  if (!cap) return std::unexpected(cap.error());
-  auto db = context.open_db(store::IfMissing::create);
-  if (!db) return std::unexpected(db.error());
-  if (auto set = store::set_group_concurrency(*db, *name, *cap, context.clock.now()); !set) return set;
-  fmt::print("group {}: concurrency {}\n", *name, cap_text(*cap));
+  auto cap = TRY(parse_cap(options.concurrency));
+  auto db = TRY(context.open_db(store::IfMissing::create));
+  TRY(store::set_group_concurrency(db, *name, cap, context.clock.now()));
+  fmt::print("group {}: concurrency {}\n", *name, cap_text(cap));
   return {};
 }
 
 Result<void> list_groups(const Context& context) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto groups = store::list_groups(*db);
-  if (!groups) return std::unexpected(groups.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto groups = TRY(store::list_groups(db));
   if (context.json) {
     Json out = Json::array();
-    for (const auto& group : *groups) out.push_back(group_json(group));
+    for (const auto& group : groups) out.push_back(group_json(group));
     print_json(out);
     return {};
   }
   std::vector<std::vector<std::string>> rows;
-  for (const auto& group : *groups) {
+  for (const auto& group : groups) {
     rows.push_back({group.name, cap_text(group.concurrency), std::to_string(group.tasks), std::to_string(group.paused),
                     std::to_string(group.queued), std::to_string(group.running)});
   }

@@ -27,10 +27,9 @@ struct HistoryOptions {
 // The task named `name`: what can be read of it (its id and name at least),
 // for the runs in history of a malformed row are shown as any others.
 Result<core::Task> required_task(store::Database& db, const std::string& name, std::string_view verb) {
-  auto task = store::find_stored_task(db, name);
-  if (!task) return std::unexpected(task.error());
-  if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return store::readable(**task);
+  auto task = TRY(store::find_stored_task(db, name));
+  if (!task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
+  return store::readable(*task);
 }
 
 std::string run_outcome(const store::RunRecord& run) {
@@ -58,12 +57,10 @@ Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now
     if (!trigger) return fail(ErrorKind::usage, "history: --trigger: " + trigger.error().message);
     filter.trigger = *trigger;
   }
-  auto since = optional_time(options.since, "--since", now);
-  if (!since) return std::unexpected(since.error());
-  auto until = optional_time(options.until, "--until", now);
-  if (!until) return std::unexpected(until.error());
-  filter.since = *since;
-  filter.until = *until;
+  auto since = TRY(optional_time(options.since, "--since", now));
+  auto until = TRY(optional_time(options.until, "--until", now));
+  filter.since = since;
+  filter.until = until;
   return filter;
 }
 
@@ -75,24 +72,20 @@ std::vector<std::string> history_row(const store::RunRecord& run) {
 
 // Each run is printed as it is read, newest first.
 Result<void> history(const Context& context, const HistoryOptions& options) {
-  auto filter = filter_of(options, context.clock.now());
-  if (!filter) return std::unexpected(filter.error());
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
+  auto filter = TRY(filter_of(options, context.clock.now()));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
   if (!options.name.empty()) {
-    auto task = required_task(*db, options.name, "history");
-    if (!task) return std::unexpected(task.error());
-    filter->task_id = task->id;
+    auto task = TRY(required_task(db, options.name, "history"));
+    filter.task_id = task.id;
   }
   if (context.json)
-    return print_json_array([&](const store::RunVisitor& visit) { return store::for_each_run(*db, *filter, visit); },
+    return print_json_array([&](const store::RunVisitor& visit) { return store::for_each_run(db, filter, visit); },
                             run_json);
   TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "CPU MEMORY", "REASON"}), {});
-  auto listed = store::for_each_run(*db, *filter, [&](const store::RunRecord& run) -> Result<void> {
+  TRY(store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
     table.add(plain_cells(history_row(run)));
     return {};
-  });
-  if (!listed) return listed;
+  }));
   table.finish();
   return {};
 }
@@ -101,37 +94,31 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
 // run that started.
 Result<store::RunRecord> run_to_show(store::Database& db, const core::Task& task, std::int64_t run_id) {
   if (run_id != 0) {
-    auto run = store::find_run(db, run_id);
-    if (!run) return std::unexpected(run.error());
-    if (!*run || (*run)->task_id != task.id)
+    auto run = TRY(store::find_run(db, run_id));
+    if (!run || run->task_id != task.id)
       return fail(ErrorKind::bad_input, fmt::format("logs: task \"{}\" has no run {}", task.definition.name, run_id));
-    return **run;
+    return *run;
   }
-  auto runs = store::list_runs(db, task.id, 1000);
-  if (!runs) return std::unexpected(runs.error());
-  for (const auto& run : *runs) {
+  auto runs = TRY(store::list_runs(db, task.id, 1000));
+  for (const auto& run : runs) {
     if (run.started_at) return run;
   }
   return fail(ErrorKind::bad_input, fmt::format("logs: task \"{}\" has not run yet", task.definition.name));
 }
 
 Result<void> logs(const Context& context, const HistoryOptions& options) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto task = required_task(*db, options.name, "logs");
-  if (!task) return std::unexpected(task.error());
-  auto run = run_to_show(*db, *task, options.run_id);
-  if (!run) return std::unexpected(run.error());
-  auto output = store::run_output(*db, run->id);
-  if (!output) return std::unexpected(output.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto task = TRY(required_task(db, options.name, "logs"));
+  auto run = TRY(run_to_show(db, task, options.run_id));
+  auto output = TRY(store::run_output(db, run.id));
   if (context.json) {
-    Json out = run_json(*run);
-    out["output"] = *output;
+    Json out = run_json(run);
+    out["output"] = output;
     print_json(out);
     return {};
   }
-  if (run->output_truncated) fmt::print("[taskd: earlier output was discarded; the last {} bytes follow]\n", output->size());
-  fmt::print("{}", *output);
+  if (run.output_truncated) fmt::print("[taskd: earlier output was discarded; the last {} bytes follow]\n", output.size());
+  fmt::print("{}", output);
   return {};
 }
 

@@ -111,18 +111,16 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
                            core::Time now) {
   core::Task task;
   auto& d = task.definition;
-  auto valid_name = core::validate_task_name(name);
-  if (!valid_name) return std::unexpected(valid_name.error());
-  d.name = *valid_name;
+  d.name = TRY(core::validate_task_name(name));
   d.command = core::crontab_command(entry);
   ScheduleOptions schedule;
   schedule.cron = entry.schedule;
   schedule.tz = entry.tz;
-  if (auto applied = apply_schedule(schedule, d, now); !applied) return std::unexpected(applied.error());
+  TRY(apply_schedule(schedule, d, now));
   d.retry = core::default_retry_ladder();
   d.owner = owner;
   d.env = std::move(entry.env);
-  if (auto text = require_utf8_text(d); !text) return std::unexpected(text.error());
+  TRY(require_utf8_text(d));
   task.state = core::on_create(core::schedule_of(d).value(), now, false);
   return task;
 }
@@ -139,11 +137,10 @@ Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, cons
       problem(ProblemKind::not_converted, task.error().message);
       continue;
     }
-    auto existing = store::find_task(db, names[i]);
-    if (!existing) return std::unexpected(existing.error());
-    if (*existing) {
+    auto existing = TRY(store::find_task(db, names[i]));
+    if (existing) {
       problem(ProblemKind::not_converted, fmt::format("a task named \"{}\" already exists (owner \"{}\")", names[i],
-                                                      (*existing)->definition.owner));
+                                                      existing->definition.owner));
       continue;
     }
     if (!entry.user.empty() && entry.user != user)
@@ -159,8 +156,7 @@ Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, cons
 Result<void> write_tasks(store::Database& db, const ImportPlan& plan, core::Time now) {
   return store::write(db, [&]() -> Result<void> {
     for (const auto& converted : plan.tasks) {
-      auto id = store::insert_task(db, converted.task.definition, converted.task.state, now);
-      if (!id) return std::unexpected(id.error());
+      TRY(store::insert_task(db, converted.task.definition, converted.task.state, now));
     }
     return {};
   });
@@ -212,38 +208,34 @@ Json report_json(const ImportPlan& plan, const ImportOptions& options, const std
 }
 
 Result<void> import_crontab(const Context& context, const ImportOptions& options) {
-  auto text = read_crontab(options.file);
-  if (!text) return std::unexpected(text.error());
+  auto text = TRY(read_crontab(options.file));
   std::string where = options.file == "-" ? "<stdin>" : options.file;
   std::string owner = options.owner.empty() ? default_owner(options.file) : options.owner;
-  auto reading = read_crontab_lines(options, *text);
+  auto reading = read_crontab_lines(options, text);
   // Planned on what is there, so that bad input creates no database.
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
   core::Time now = context.clock.now();
-  auto plan = plan_import(*db, reading.crontab, owner, now);
-  if (!plan) return std::unexpected(plan.error());
-  if (auto bad = plan->not_converted(); bad > 0 && !options.skip_bad) {
-    for (const auto& problem : plan->problems)
+  auto plan = TRY(plan_import(db, reading.crontab, owner, now));
+  if (auto bad = plan.not_converted(); bad > 0 && !options.skip_bad) {
+    for (const auto& problem : plan.problems)
       fmt::print(stderr, "{}\n", core::printable(problem_text(where, problem, "cannot convert")));
     return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; nothing was "
                                                   "imported (--skip-bad imports the rest)",
                                                   bad, where));
   }
   if (!options.dry_run) {
-    auto target = context.open_db(store::IfMissing::create);
-    if (!target) return std::unexpected(target.error());
-    if (auto written = write_tasks(*target, *plan, now); !written) return written;
+    auto target = TRY(context.open_db(store::IfMissing::create));
+    TRY(write_tasks(target, plan, now));
   }
   if (context.json) {
-    print_json(report_json(*plan, options, owner, reading.format));
+    print_json(report_json(plan, options, owner, reading.format));
   } else {
     if (reading.format_guessed)
       fmt::print(
           "{}: read as a system crontab: every command starts with a user name (--user if they are "
           "commands)\n",
           core::printable(where));
-    print_report(where, *plan, owner, options.dry_run ? DryRun::yes : DryRun::no);
+    print_report(where, plan, owner, options.dry_run ? DryRun::yes : DryRun::no);
   }
   return {};
 }

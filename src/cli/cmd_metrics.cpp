@@ -45,15 +45,13 @@ void print_lateness(const store::LatenessHistogram& lateness) {
 // active ones as the rest of the total.
 Result<std::vector<store::NamedCount>> tasks_by_condition(store::Database& db) {
   using core::Condition;
-  auto total = store::count_tasks(db, {});
-  if (!total) return std::unexpected(total.error());
-  std::vector<store::NamedCount> counts{{"active", *total}};
+  auto total = TRY(store::count_tasks(db, {}));
+  std::vector<store::NamedCount> counts{{"active", total}};
   for (auto [condition, name] : {std::pair{Condition::paused, "paused"}, std::pair{Condition::disabled, "disabled"},
                                  std::pair{Condition::failing, "failing"}}) {
-    auto count = store::count_tasks(db, {.condition = condition});
-    if (!count) return std::unexpected(count.error());
-    counts.front().count -= *count;
-    counts.push_back({name, *count});
+    auto count = TRY(store::count_tasks(db, {.condition = condition}));
+    counts.front().count -= count;
+    counts.push_back({name, count});
   }
   return counts;
 }
@@ -67,11 +65,9 @@ struct HealthSamples {
 };
 
 Result<HealthSamples> read_health(store::Database& db) {
-  auto successes = store::last_successes(db);
-  if (!successes) return std::unexpected(successes.error());
-  auto heartbeat = store::newest_heartbeat(db, "run");
-  if (!heartbeat) return std::unexpected(heartbeat.error());
-  return HealthSamples{std::move(*successes), *heartbeat};
+  auto successes = TRY(store::last_successes(db));
+  auto heartbeat = TRY(store::newest_heartbeat(db, "run"));
+  return HealthSamples{std::move(successes), heartbeat};
 }
 
 void print_last_successes(const std::vector<store::NamedTime>& successes) {
@@ -89,38 +85,30 @@ void print_heartbeat(const std::optional<core::Time>& heartbeat) {
 }
 
 Result<void> metrics(const Context& context) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto ended = store::ended_runs_by_status(*db);
-  if (!ended) return std::unexpected(ended.error());
-  auto in_flight = store::runs_in_flight(*db);
-  if (!in_flight) return std::unexpected(in_flight.error());
-  auto lateness = store::start_lateness(*db);
-  if (!lateness) return std::unexpected(lateness.error());
-  auto queue = store::queue_depth_by_group(*db);
-  if (!queue) return std::unexpected(queue.error());
-  auto tasks = tasks_by_condition(*db);
-  if (!tasks) return std::unexpected(tasks.error());
-  auto history = store::history_size(*db);
-  if (!history) return std::unexpected(history.error());
-  auto health = read_health(*db);
-  if (!health) return std::unexpected(health.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto ended = TRY(store::ended_runs_by_status(db));
+  auto in_flight = TRY(store::runs_in_flight(db));
+  auto lateness = TRY(store::start_lateness(db));
+  auto queue = TRY(store::queue_depth_by_group(db));
+  auto tasks = TRY(tasks_by_condition(db));
+  auto history = TRY(store::history_size(db));
+  auto health = TRY(read_health(db));
 
   print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");
-  print_counts("taskd_runs_total", "status", *ended);
+  print_counts("taskd_runs_total", "status", ended);
   print_header("taskd_runs_in_flight", "gauge", "Runs queued and running now.");
-  print_counts("taskd_runs_in_flight", "status", *in_flight);
-  print_lateness(*lateness);
+  print_counts("taskd_runs_in_flight", "status", in_flight);
+  print_lateness(lateness);
   print_header("taskd_queue_depth", "gauge", "Queued runs by group.");
-  print_counts("taskd_queue_depth", "group", *queue);
+  print_counts("taskd_queue_depth", "group", queue);
   print_header("taskd_tasks", "gauge", "Tasks by state (as taskd list --state selects them).");
-  print_counts("taskd_tasks", "state", *tasks);
+  print_counts("taskd_tasks", "state", tasks);
   print_header("taskd_history_runs", "gauge", "Ended runs the history holds now.");
-  fmt::print("taskd_history_runs {}\n", history->runs);
+  fmt::print("taskd_history_runs {}\n", history.runs);
   print_header("taskd_history_output_bytes", "gauge", "Bytes of captured output the history holds now.");
-  fmt::print("taskd_history_output_bytes {}\n", history->output_bytes);
-  print_last_successes(health->successes);
-  print_heartbeat(health->heartbeat);
+  fmt::print("taskd_history_output_bytes {}\n", history.output_bytes);
+  print_last_successes(health.successes);
+  print_heartbeat(health.heartbeat);
   return {};
 }
 

@@ -73,16 +73,14 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
     if (names_dst_rules(options.schedule))
       return fail(ErrorKind::usage, "preview: --dst-gap and --dst-repeat go with a schedule (--every, --cron, "
                                     "--rrule); a task NAME has its own (taskd edit changes them)");
-    auto db = context.open_db(store::IfMissing::use_empty);
-    if (!db) return std::unexpected(db.error());
-    auto task = store::find_task(*db, options.name);
-    if (!task) return std::unexpected(task.error());
-    if (!*task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
-    return **task;
+    auto db = TRY(context.open_db(store::IfMissing::use_empty));
+    auto task = TRY(store::find_task(db, options.name));
+    if (!task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
+    return *task;
   }
   core::Task task;
   task.definition.name = "preview";
-  if (auto applied = apply_schedule(options.schedule, task.definition, now); !applied) return std::unexpected(applied.error());
+  TRY(apply_schedule(options.schedule, task.definition, now));
   return task;
 }
 
@@ -95,15 +93,13 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
     if (!parsed) return fail(ErrorKind::bad_input, "--from: " + parsed.error().message);
     from = *parsed;
   }
-  auto task = task_to_preview(context, options, now);
-  if (!task) return std::unexpected(task.error());
-  auto schedule = core::schedule_of(task->definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  core::UpcomingStarts starts(*task, *schedule, from);
+  auto task = TRY(task_to_preview(context, options, now));
+  auto schedule = TRY(core::schedule_of(task.definition));
+  core::UpcomingStarts starts(task, schedule, from);
   if (context.json) {
     print_starts_json(starts, options.count);
   } else {
-    print_starts(starts, *schedule, options.count);
+    print_starts(starts, schedule, options.count);
   }
   return {};
 }

@@ -45,70 +45,54 @@ void add_log_options(CLI::App* command, LogOptions& options) {
 }
 
 Result<sched::Logger> open_log(const Context& context, const LogOptions& options) {
-  auto level = sched::parse_log_level(options.level);
-  if (!level) return std::unexpected(level.error());
-  return sched::Logger::open(options.file, *level, context.clock);
+  auto level = TRY(sched::parse_log_level(options.level));
+  return sched::Logger::open(options.file, level, context.clock);
 }
 
 // Opens the database as every command that runs or kills processes does.
 Result<store::Database> open_db_to_run(const Context& context) {
-  auto db = context.open_db(store::IfMissing::create);
-  if (!db) return std::unexpected(db.error());
-  if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
+  auto db = TRY(context.open_db(store::IfMissing::create));
+  TRY(store::check_safe_to_run(db));
   return db;
 }
 
 Result<void> tick(const Context& context, const TickOptions& options) {
-  auto log = open_log(context, options.log);
-  if (!log) return std::unexpected(log.error());
-  auto retention = retention_of(options.keep_days);
-  if (!retention) return std::unexpected(retention.error());
-  auto host_id = host_id_of(options.host_id);
-  if (!host_id) return std::unexpected(host_id.error());
-  auto db = open_db_to_run(context);
-  if (!db) return std::unexpected(db.error());
-  return sched::tick_once(*db, context.clock, *log, *retention, *host_id);
+  auto log = TRY(open_log(context, options.log));
+  auto retention = TRY(retention_of(options.keep_days));
+  auto host_id = TRY(host_id_of(options.host_id));
+  auto db = TRY(open_db_to_run(context));
+  return sched::tick_once(db, context.clock, log, retention, host_id);
 }
 
 Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
   std::string_view name = role == sched::Role::work ? "work" : "run";
   if (options.concurrency < 1) return fail(ErrorKind::usage, fmt::format("{}: --concurrency must be at least 1", name));
-  auto tick_bound = optional_duration(options.tick, "--tick");
-  if (!tick_bound) return std::unexpected(tick_bound.error());
-  if (!*tick_bound || **tick_bound <= core::Seconds{0})
+  auto tick_bound = TRY(optional_duration(options.tick, "--tick"));
+  if (!tick_bound || *tick_bound <= core::Seconds{0})
     return fail(ErrorKind::usage, fmt::format("{}: --tick must be a positive duration", name));
   const char* crash_at = std::getenv("TASKD_CRASH_AT");
-  auto crash = sched::parse_crash_switch(crash_at ? crash_at : "");
-  if (!crash) return std::unexpected(crash.error());
-  auto retention = retention_of(options.keep_days);
-  if (!retention) return std::unexpected(retention.error());
-  auto host_id = host_id_of(options.host_id);
-  if (!host_id) return std::unexpected(host_id.error());
-  auto containment = containment_of(options.containment);
-  if (!containment) return std::unexpected(containment.error());
-  auto log = open_log(context, options.log);
-  if (!log) return std::unexpected(log.error());
-  auto db = open_db_to_run(context);
-  if (!db) return std::unexpected(db.error());
-  auto lease = lease_of(options.lease, *db);
-  if (!lease) return std::unexpected(lease.error());
-  auto contained = exec::choose_containment(*containment);
-  if (!contained) return std::unexpected(contained.error());
+  auto crash = TRY(sched::parse_crash_switch(crash_at ? crash_at : ""));
+  auto retention = TRY(retention_of(options.keep_days));
+  auto host_id = TRY(host_id_of(options.host_id));
+  auto containment = TRY(containment_of(options.containment));
+  auto log = TRY(open_log(context, options.log));
+  auto db = TRY(open_db_to_run(context));
+  auto lease = TRY(lease_of(options.lease, db));
+  auto contained = TRY(exec::choose_containment(containment));
   sched::LoopOptions loop_options;
-  loop_options.worker.lease = *lease;
-  loop_options.retention = *retention;
-  loop_options.worker.crash = *crash;
+  loop_options.worker.lease = lease;
+  loop_options.retention = retention;
+  loop_options.worker.crash = crash;
   loop_options.role = role;
-  loop_options.tick = **tick_bound;
+  loop_options.tick = *tick_bound;
   loop_options.worker.concurrency = options.concurrency;
-  loop_options.worker.host_id = *host_id;
-  log->log(sched::LogLevel::info, "loop.started",
-           {{"command", std::string(name)}, {"db", db->name()}, {"concurrency", std::to_string(options.concurrency)},
-            {"tick", core::format_duration(**tick_bound)}, {"containment", contained->description}});
-  auto ended = sched::run_loop(*db, context.clock, *log, loop_options, std::move(*contained));
-  if (!ended) return std::unexpected(ended.error());
-  if (*ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
-  log->log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
+  loop_options.worker.host_id = host_id;
+  log.log(sched::LogLevel::info, "loop.started",
+          {{"command", std::string(name)}, {"db", db.name()}, {"concurrency", std::to_string(options.concurrency)},
+           {"tick", core::format_duration(*tick_bound)}, {"containment", contained.description}});
+  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
+  if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+  log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
 }
 

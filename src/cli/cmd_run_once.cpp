@@ -49,61 +49,50 @@ void print_reports_json(const std::vector<sched::RunReport>& reports) {
 Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
                                            const sched::WorkerOptions& worker, exec::ContainmentChoice contained) {
   auto self = sched::current_worker(worker.host_id);
-  if (auto free = sched::check_host_id_free(db, self, started); !free) return std::unexpected(free.error());
-  auto work = store::tick_work(db, started);
-  if (!work) return std::unexpected(work.error());
-  auto lost = sched::recover_as_probed(db, *work, started, self, sched::SystemProcessTable{});
-  if (!lost) return std::unexpected(lost.error());
-  if (!sched::enqueue_needed(*work) && !work->claimable) return lost;
-  auto ticked = sched::enqueue_due(db, started);
-  if (!ticked) return std::unexpected(ticked.error());
-  for (const auto& [task, problem] : ticked->disabled)
-    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n", task, problem);
+  TRY(sched::check_host_id_free(db, self, started));
+  auto work = TRY(store::tick_work(db, started));
+  auto lost = TRY(sched::recover_as_probed(db, work, started, self, sched::SystemProcessTable{}));
+  if (!sched::enqueue_needed(work) && !work.claimable) return lost;
+  auto ticked = TRY(sched::enqueue_due(db, started));
+  for (const auto& [task, problem] : ticked.disabled)
+    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n",
+               core::printable(task), problem);
   exec::Supervisor supervisor(std::move(contained), worker.lease);
-  auto reports = sched::work_until_idle(db, context.clock, supervisor, worker);
-  if (!reports) return std::unexpected(reports.error());
-  reports->insert(reports->begin(), lost->begin(), lost->end());
+  auto reports = TRY(sched::work_until_idle(db, context.clock, supervisor, worker));
+  reports.insert(reports.begin(), lost.begin(), lost.end());
   return reports;
 }
 
 Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
-  auto max_time = optional_duration(options.max_time, "--max-time");
-  if (!max_time) return std::unexpected(max_time.error());
-  auto retention = retention_of(options.keep_days);
-  if (!retention) return std::unexpected(retention.error());
-  auto host_id = host_id_of(options.host_id);
-  if (!host_id) return std::unexpected(host_id.error());
-  auto containment = containment_of(options.containment);
-  if (!containment) return std::unexpected(containment.error());
-  auto db = context.open_db(store::IfMissing::create);
-  if (!db) return std::unexpected(db.error());
-  if (auto safe = store::check_safe_to_run(*db); !safe) return std::unexpected(safe.error());
-  auto lease = lease_of(options.lease, *db);
-  if (!lease) return std::unexpected(lease.error());
+  auto max_time = TRY(optional_duration(options.max_time, "--max-time"));
+  auto retention = TRY(retention_of(options.keep_days));
+  auto host_id = TRY(host_id_of(options.host_id));
+  auto containment = TRY(containment_of(options.containment));
+  auto db = TRY(context.open_db(store::IfMissing::create));
+  TRY(store::check_safe_to_run(db));
+  auto lease = TRY(lease_of(options.lease, db));
 
   core::Time started = context.clock.now();
   sched::WorkerOptions worker;
   worker.concurrency = options.concurrency;
-  worker.host_id = *host_id;
-  worker.lease = *lease;
-  if (*max_time) worker.claim_until = started + **max_time;
+  worker.host_id = host_id;
+  worker.lease = lease;
+  if (max_time) worker.claim_until = started + *max_time;
   // Before the tick: what the runs of a taskd killed here left in their
   // cgroups is ended as the tree opens, whether this one runs anything.
-  auto contained = exec::choose_containment(*containment);
-  if (!contained) return std::unexpected(contained.error());
-  auto reports = tick(context, *db, started, worker, std::move(*contained));
-  if (!reports) return std::unexpected(reports.error());
-  if (*retention) {
-    if (auto pruned = sched::prune_expired(*db, started, **retention); !pruned) return std::unexpected(pruned.error());
+  auto contained = TRY(exec::choose_containment(containment));
+  auto reports = TRY(tick(context, db, started, worker, std::move(contained)));
+  if (retention) {
+    TRY(sched::prune_expired(db, started, *retention));
   }
   if (context.json) {
-    print_reports_json(*reports);
+    print_reports_json(reports);
     return {};
   }
   // Silent when all went well, as cron mails any output; printable, as a
   // reason is the last line a run wrote.
-  for (const auto& report : *reports) {
+  for (const auto& report : reports) {
     auto task = core::printable(report.task);
     auto reason = core::printable(report.reason);
     if (report.stale) fmt::print(stderr, "taskd: run {} of {}: {}\n", report.run_id, task, reason);

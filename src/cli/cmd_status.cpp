@@ -166,13 +166,12 @@ struct Status {
 
 Result<std::vector<DisabledTask>> first_disabled(store::Database& db) {
   std::vector<DisabledTask> disabled;
-  auto read = store::for_each_task(db, {.condition = core::Condition::disabled, .limit = disabled_shown},
-                                   [&](const store::StoredTask& stored) -> Result<void> {
-                                     const auto& task = store::readable(stored);
-                                     disabled.push_back({task.definition.name, task.state.disabled_reason});
-                                     return {};
-                                   });
-  if (!read) return std::unexpected(read.error());
+  TRY(store::for_each_task(db, {.condition = core::Condition::disabled, .limit = disabled_shown},
+                           [&](const store::StoredTask& stored) -> Result<void> {
+                             const auto& task = store::readable(stored);
+                             disabled.push_back({task.definition.name, task.state.disabled_reason});
+                             return {};
+                           }));
   return disabled;
 }
 
@@ -191,34 +190,17 @@ Result<void> read_malformed(store::Database& db, Status& status) {
 Result<Status> read_status(store::Database& db) {
   Status status;
   status.one_machine = db.file().has_value();
-  auto workers = store::list_workers(db);
-  if (!workers) return std::unexpected(workers.error());
-  status.workers = std::move(*workers);
-  auto running = store::running_runs(db);
-  if (!running) return std::unexpected(running.error());
-  status.running = std::move(*running);
-  auto queue = store::queue_depth_by_group(db);
-  if (!queue) return std::unexpected(queue.error());
-  status.queue = std::move(*queue);
-  auto pinned = store::queue_depth_by_host(db);
-  if (!pinned) return std::unexpected(pinned.error());
-  status.pinned = std::move(*pinned);
-  auto disabled = first_disabled(db);
-  if (!disabled) return std::unexpected(disabled.error());
-  status.disabled = std::move(*disabled);
-  auto disabled_count = store::count_tasks(db, {.condition = core::Condition::disabled});
-  if (!disabled_count) return std::unexpected(disabled_count.error());
-  status.disabled_count = *disabled_count;
-  if (auto malformed = read_malformed(db, status); !malformed) return std::unexpected(malformed.error());
-  auto history = store::history_size(db);
-  if (!history) return std::unexpected(history.error());
-  status.history = *history;
-  auto bytes = store::database_bytes(db);
-  if (!bytes) return std::unexpected(bytes.error());
-  status.file_bytes = *bytes;
-  auto warning = store::transport_warning(db);
-  if (!warning) return std::unexpected(warning.error());
-  if (!warning->empty()) status.warnings.push_back(*warning);
+  status.workers = TRY(store::list_workers(db));
+  status.running = TRY(store::running_runs(db));
+  status.queue = TRY(store::queue_depth_by_group(db));
+  status.pinned = TRY(store::queue_depth_by_host(db));
+  status.disabled = TRY(first_disabled(db));
+  status.disabled_count = TRY(store::count_tasks(db, {.condition = core::Condition::disabled}));
+  TRY(read_malformed(db, status));
+  status.history = TRY(store::history_size(db));
+  status.file_bytes = TRY(store::database_bytes(db));
+  auto warning = TRY(store::transport_warning(db));
+  if (!warning.empty()) status.warnings.push_back(warning);
   for (const auto& worker : status.workers) {
     if (auto off = clock_warning(worker)) status.warnings.push_back(*off);
   }
@@ -310,14 +292,12 @@ void print_status(const Status& status, core::Time now) {
 }
 
 Result<void> status(const Context& context) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto read = read_status(*db);
-  if (!read) return std::unexpected(read.error());
-  for (const auto& warning : read->warnings) fmt::print(stderr, "taskd: warning: {}\n", core::printable(warning));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto read = TRY(read_status(db));
+  for (const auto& warning : read.warnings) fmt::print(stderr, "taskd: warning: {}\n", core::printable(warning));
   core::Time now = context.clock.now();
-  if (context.json) print_json(status_json(*read, now));
-  else print_status(*read, now);
+  if (context.json) print_json(status_json(read, now));
+  else print_status(read, now);
   return {};
 }
 

@@ -36,18 +36,16 @@ Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Select
                                               verb == "rm" ? "--owner OWNER" : "--group GROUP"));
   std::vector<std::int64_t> ids;
   if (by_filter) {
-    auto selected = store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
-                                                  [&](const store::StoredTask& task) -> Result<void> {
-                                                    ids.push_back(store::readable(task).id);
-                                                    return {};
-                                                  });
-    if (!selected) return std::unexpected(selected.error());
+    TRY(store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
+                                      [&](const store::StoredTask& task) -> Result<void> {
+                                        ids.push_back(store::readable(task).id);
+                                        return {};
+                                      }));
     return ids;
   }
   for (const auto& name : selection.names) {
-    auto task = find_named_stored_task(db, name, verb);
-    if (!task) return std::unexpected(task.error());
-    ids.push_back(store::readable(*task).id);
+    auto task = TRY(find_named_stored_task(db, name, verb));
+    ids.push_back(store::readable(task).id);
   }
   return ids;
 }
@@ -60,26 +58,22 @@ using Check = Result<void> (*)(store::Database& db, std::string_view verb);
 template <class Change>
 Result<void> change_tasks(const Context& context, const Selection& selection, std::string_view verb, Change change,
                           Check check) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  return store::write(*db, [&]() -> Result<void> {
-    auto ids = select_tasks(*db, selection, verb);
-    if (!ids) return std::unexpected(ids.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  return store::write(db, [&]() -> Result<void> {
+    auto ids = TRY(select_tasks(db, selection, verb));
     core::Time now = context.clock.now();
-    for (auto id : *ids) {
-      auto task = store::find_stored_task(*db, id);
-      if (!task) return std::unexpected(task.error());
-      if (!*task) continue;  // the same name given twice, removed by its first mention
-      if (auto changed = change(*db, **task, now); !changed) return changed;
+    for (auto id : ids) {
+      auto task = TRY(store::find_stored_task(db, id));
+      if (!task) continue;  // the same name given twice, removed by its first mention
+      TRY(change(db, *task, now));
     }
-    return check ? check(*db, verb) : Result<void>();
+    return check ? check(db, verb) : Result<void>();
   });
 }
 
 // A malformed row is removed as any other.
 Result<void> remove(store::Database& db, const store::StoredTask& task, core::Time) {
-  auto removed = store::remove_task(db, store::readable(task).id);
-  if (!removed) return std::unexpected(removed.error());
+  TRY(store::remove_task(db, store::readable(task).id));
   return {};
 }
 
@@ -100,9 +94,8 @@ Result<void> pause(store::Database& db, const core::Task& task, core::Time now) 
 // Applies a policy transition that depends only on the schedule and now.
 template <class Transition>
 Result<void> transition(store::Database& db, const core::Task& task, core::Time now, Transition on_change) {
-  auto schedule = core::schedule_of(task.definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto decision = on_change(*schedule, task.state, now);
+  auto schedule = TRY(core::schedule_of(task.definition));
+  auto decision = on_change(schedule, task.state, now);
   return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
 }
 
@@ -180,23 +173,20 @@ std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool
 
 // Each task is printed as it is read: a million tasks list in the memory of a few.
 Result<void> list(const Context& context, const ListOptions& options) {
-  auto filter = filter_of(options);
-  if (!filter) return std::unexpected(filter.error());
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
+  auto filter = TRY(filter_of(options));
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
   if (context.json)
-    return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(*db, *filter, visit); },
+    return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(db, filter, visit); },
                             stored_task_json);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.
   TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
                     stdout_output());
-  auto listed = store::for_each_task_headline(*db, *filter, [&](const store::StoredTask& task) -> Result<void> {
+  TRY(store::for_each_task_headline(db, filter, [&](const store::StoredTask& task) -> Result<void> {
     table.add(list_row(task, now, options.absolute));
     return {};
-  });
-  if (!listed) return listed;
+  }));
   table.finish();
   return {};
 }
@@ -344,19 +334,16 @@ void print_task(const store::StoredTask& stored, core::Time now) {
 }
 
 Result<void> show(const Context& context, const std::string& name) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto stored = find_named_stored_task(*db, name, "show");
-  if (!stored) return std::unexpected(stored.error());
-  auto latest = store::list_runs(*db, store::readable(*stored).id, 1);
-  if (!latest) return std::unexpected(latest.error());
-  const store::RunRecord* last_run = latest->empty() ? nullptr : &latest->front();
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto stored = TRY(find_named_stored_task(db, name, "show"));
+  auto latest = TRY(store::list_runs(db, store::readable(stored).id, 1));
+  const store::RunRecord* last_run = latest.empty() ? nullptr : &latest.front();
   if (context.json) {
-    auto out = stored_task_json(*stored);
+    auto out = stored_task_json(stored);
     out["last_run"] = last_run ? run_json(*last_run) : Json(nullptr);
     print_json(out);
   } else {
-    print_task(*stored, context.clock.now());
+    print_task(stored, context.clock.now());
     if (last_run && last_run->usage.cpu)
       fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(last_run->usage));
   }
@@ -384,18 +371,16 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
 }  // namespace
 
 Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = store::find_stored_task(db, name);
-  if (!task) return std::unexpected(task.error());
-  if (!*task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return std::move(**task);
+  auto task = TRY(store::find_stored_task(db, name));
+  if (!task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
+  return std::move(*task);
 }
 
 Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = find_named_stored_task(db, name, verb);
-  if (!task) return std::unexpected(task.error());
-  if (!*task)
-    return fail(ErrorKind::bad_input, fmt::format("{}: {}", verb, store::malformed_task_error(task->error()).message));
-  return std::move(**task);
+  auto task = TRY(find_named_stored_task(db, name, verb));
+  if (!task)
+    return fail(ErrorKind::bad_input, fmt::format("{}: {}", verb, store::malformed_task_error(task.error()).message));
+  return std::move(*task);
 }
 
 void add_task_commands(CLI::App& app, Context& context, Action& action) {

@@ -35,16 +35,13 @@ Json triggered_json(const std::string& name, const sched::Triggered& triggered) 
 }
 
 core::Result<void> trigger(const Context& context, const TriggerOptions& options) {
-  auto db = context.open_db(store::IfMissing::use_empty);
-  if (!db) return std::unexpected(db.error());
-  auto task = find_named_task(*db, options.name, "trigger");
-  if (!task) return std::unexpected(task.error());
-  auto triggered = sched::trigger_run(*db, *task, options.force, context.clock.now());
-  if (!triggered) return std::unexpected(triggered.error());
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto task = TRY(find_named_task(db, options.name, "trigger"));
+  auto triggered = TRY(sched::trigger_run(db, task, options.force, context.clock.now()));
   if (context.json) {
-    print_json(triggered_json(task->definition.name, *triggered));
+    print_json(triggered_json(task.definition.name, triggered));
   } else {
-    print_triggered(task->definition.name, *triggered);
+    print_triggered(task.definition.name, triggered);
   }
   return {};
 }

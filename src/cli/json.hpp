@@ -46,11 +46,10 @@ class JsonArrayWriter {
 template <class Walk, class ToJson>
 core::Result<void> print_json_array(Walk walk, ToJson to_json) {
   JsonArrayWriter out;
-  auto walked = walk([&](const auto& item) -> core::Result<void> {
+  TRY(walk([&](const auto& item) -> core::Result<void> {
     out.add(to_json(item));
     return {};
-  });
-  if (!walked) return walked;
+  }));
   out.finish();
   return {};
 }

@@ -47,9 +47,8 @@ core::Result<store::Database> Context::open_db(store::IfMissing if_missing) cons
   if (auto source = clock_variable(); !source.empty() && source != "host" && source != "server")
     return core::fail(core::ErrorKind::usage,
                       fmt::format("TASKD_CLOCK=\"{}\": the clock is \"server\" (the default) or \"host\"", source));
-  auto db = store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir});
-  if (!db) return db;
-  if (auto followed = sched::follow_server_clock(*db, clock); !followed) return std::unexpected(followed.error());
+  auto db = TRY(store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir}));
+  TRY(sched::follow_server_clock(db, clock));
   return db;
 }
 
@@ -100,19 +99,18 @@ void add_lease_option(CLI::App& command, std::string& lease) {
 }
 
 core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db) {
-  auto given = optional_duration(lease, "--lease");
-  if (!given) return std::unexpected(given.error());
+  auto given = TRY(optional_duration(lease, "--lease"));
   if (db.file()) {
-    if (*given)
+    if (given)
       return core::fail(core::ErrorKind::usage,
                         "--lease is for a server: on a SQLite file, one machine's, a run's lease is its deadline "
                         "plus its kill grace");
     return std::optional<core::Millis>();
   }
-  if (*given && **given < shortest_lease)
+  if (given && *given < shortest_lease)
     return core::fail(core::ErrorKind::usage,
                       fmt::format("--lease must be at least {}", core::format_duration(shortest_lease)));
-  return std::optional<core::Millis>(given->value_or(default_lease));
+  return std::optional<core::Millis>(given.value_or(default_lease));
 }
 
 core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,

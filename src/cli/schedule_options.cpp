@@ -28,12 +28,11 @@ Result<void> apply_every(const ScheduleOptions& options, core::TaskDefinition& d
   d.schedule_kind = core::ScheduleKind::every;
   d.schedule_spec = options.every;
   d.after_finish = options.after_finish;
-  auto phase = optional_duration(options.phase, "--phase");
-  if (!phase) return std::unexpected(phase.error());
-  if (*phase && **phase >= *interval)
+  auto phase = TRY(optional_duration(options.phase, "--phase"));
+  if (phase && *phase >= *interval)
     return fail(ErrorKind::bad_input,
                 fmt::format("--phase {} must be shorter than the interval {}", options.phase, options.every));
-  d.phase = *phase ? core::Millis{**phase} : core::default_phase(d.name, *interval);
+  d.phase = phase ? core::Millis{*phase} : core::default_phase(d.name, *interval);
   if (options.tz.empty()) return {};
   if (!core::fits_wall_clock(*interval))
     return fail(ErrorKind::bad_input,
@@ -52,9 +51,8 @@ Result<void> apply_dtstart(const ScheduleOptions& options, core::TaskDefinition&
     d.dtstart = *dtstart;
     return {};
   }
-  auto zone = core::find_zone(d.tz);
-  if (!zone) return std::unexpected(zone.error());
-  d.dtstart = std::chrono::floor<std::chrono::days>(core::to_local(*zone, now));
+  auto zone = TRY(core::find_zone(d.tz));
+  d.dtstart = std::chrono::floor<std::chrono::days>(core::to_local(zone, now));
   return {};
 }
 
@@ -73,7 +71,7 @@ Result<void> check_combinations(const ScheduleOptions& options) {
 }
 
 Result<void> apply_wall_clock(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
-  if (auto zoned = apply_zone(options.tz, d); !zoned) return zoned;
+  TRY(apply_zone(options.tz, d));
   d.schedule_kind = options.cron.empty() ? core::ScheduleKind::rrule : core::ScheduleKind::cron;
   d.schedule_spec = options.cron.empty() ? options.rrule : options.cron;
   if (options.rrule.empty()) return {};
@@ -83,14 +81,13 @@ Result<void> apply_wall_clock(const ScheduleOptions& options, core::TaskDefiniti
 // --jitter: shorter than the interval, so the plan never drifts.
 Result<void> apply_jitter(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
                           core::Time now) {
-  auto jitter = optional_duration(options.jitter, "--jitter");
-  if (!jitter) return std::unexpected(jitter.error());
-  if (!*jitter) return {};
+  auto jitter = TRY(optional_duration(options.jitter, "--jitter"));
+  if (!jitter) return {};
   auto interval = core::interval_around(schedule, now);
-  if (interval && **jitter >= *interval)
+  if (interval && *jitter >= *interval)
     return fail(ErrorKind::bad_input, fmt::format("--jitter {} must be shorter than the interval {}", options.jitter,
                                                   core::format_duration(*interval)));
-  d.jitter = **jitter;
+  d.jitter = *jitter;
   return {};
 }
 
@@ -108,9 +105,8 @@ Result<std::optional<Rule>> optional_dst_rule(const std::string& text, std::stri
 // it names falls in a gap they skip: "30 2 * 3 0L" in Europe/Berlin).
 Result<void> check_still_runs(const core::TaskDefinition& d, const core::Schedule& schedule, core::Time now) {
   if (!core::next_slot_after(schedule, now)) return {};
-  auto with_rules = core::schedule_of(d);
-  if (!with_rules) return std::unexpected(with_rules.error());
-  if (core::next_slot_after(*with_rules, now)) return {};
+  auto with_rules = TRY(core::schedule_of(d));
+  if (core::next_slot_after(with_rules, now)) return {};
   return fail(ErrorKind::bad_input, "--dst-gap skip: every slot of this schedule falls in a DST gap, so it would "
                                     "never run (leave --dst-gap at run-after)");
 }
@@ -118,16 +114,14 @@ Result<void> check_still_runs(const core::TaskDefinition& d, const core::Schedul
 // --dst-gap and --dst-repeat, which only a schedule on a wall clock has.
 Result<void> apply_dst(const ScheduleOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
                        core::Time now) {
-  auto gap = optional_dst_rule(options.dst_gap, "--dst-gap", core::parse_dst_gap);
-  if (!gap) return std::unexpected(gap.error());
-  auto repeat = optional_dst_rule(options.dst_repeat, "--dst-repeat", core::parse_dst_repeat);
-  if (!repeat) return std::unexpected(repeat.error());
-  d.dst = {*gap, *repeat};
+  auto gap = TRY(optional_dst_rule(options.dst_gap, "--dst-gap", core::parse_dst_gap));
+  auto repeat = TRY(optional_dst_rule(options.dst_repeat, "--dst-repeat", core::parse_dst_repeat));
+  d.dst = {gap, repeat};
   if (d.dst.any() && !core::follows_wall_clock(schedule))
     return fail(ErrorKind::bad_input,
                 fmt::format("{}: only a schedule on a wall clock has DST changes (--cron, --rrule, or --every with "
                             "--tz); this one counts in UTC or has no slots",
-                            *gap ? "--dst-gap" : "--dst-repeat"));
+                            gap ? "--dst-gap" : "--dst-repeat"));
   return d.dst.any() ? check_still_runs(d, schedule, now) : Result<void>{};
 }
 
@@ -151,18 +145,16 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
 }
 
 Result<void> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
-  if (auto combined = check_combinations(options); !combined) return combined;
+  TRY(check_combinations(options));
   if (options.manual) {
     d.schedule_kind = core::ScheduleKind::manual;
     d.schedule_spec.clear();
     return apply_dst(options, d, core::Manual{}, now);
   }
-  auto kind = options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d);
-  if (!kind) return kind;
-  auto schedule = core::schedule_of(d);
-  if (!schedule) return std::unexpected(schedule.error());
-  if (auto dst = apply_dst(options, d, *schedule, now); !dst) return dst;
-  return apply_jitter(options, d, *schedule, now);
+  TRY(options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d));
+  auto schedule = TRY(core::schedule_of(d));
+  TRY(apply_dst(options, d, schedule, now));
+  return apply_jitter(options, d, schedule, now);
 }
 
 }  // namespace taskd::cli

@@ -109,10 +109,10 @@ ScheduleOptions schedule_or_manual(const TaskOptions& options) {
 
 Result<void> require_utf8_text(const core::TaskDefinition& d) {
   for (const auto& argument : d.command.argv) {
-    if (auto checked = core::require_utf8("command", argument); !checked) return checked;
+    TRY(core::require_utf8("command", argument));
   }
   for (const auto& [name, value] : d.env) {
-    if (auto checked = core::require_utf8("--env", name + "=" + value); !checked) return checked;
+    TRY(core::require_utf8("--env", name + "=" + value));
   }
   const std::pair<std::string, const std::string*> texts[] = {
       {fmt::format("--{}", core::to_string(d.schedule_kind)), &d.schedule_spec},
@@ -121,7 +121,7 @@ Result<void> require_utf8_text(const core::TaskDefinition& d) {
       {"--group", &d.group},
       {"--notify", &d.notify}};
   for (const auto& [option, text] : texts) {
-    if (auto checked = core::require_utf8(option, *text); !checked) return checked;
+    TRY(core::require_utf8(option, *text));
   }
   return {};
 }
@@ -308,14 +308,11 @@ bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b)
 
 Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
                                         const core::TaskDefinition& definition, core::Time now, Replan replan) {
-  auto schedule = core::schedule_of(definition);
-  if (!schedule) return std::unexpected(schedule.error());
+  auto schedule = TRY(core::schedule_of(definition));
   bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
-  auto decision = core::on_edit(*schedule, task.state, now, plan_anew);
-  if (auto updated = store::update_definition(db, task.id, definition, now); !updated)
-    return std::unexpected(updated.error());
-  if (auto saved = sched::write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
-    return std::unexpected(saved.error());
+  auto decision = core::on_edit(schedule, task.state, now, plan_anew);
+  TRY(store::update_definition(db, task.id, definition, now));
+  TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
   return decision.state;
 }
 

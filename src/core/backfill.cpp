@@ -59,8 +59,8 @@ std::string too_many_slots(const Schedule& schedule, const BackfillWindow& windo
 
 Result<std::vector<Time>> plan_backfill(const Task& task, const Schedule& schedule, const BackfillWindow& window,
                                         Time now) {
-  if (auto checked = check_window(window, now); !checked) return std::unexpected(checked.error());
-  if (auto checked = check_task(task, schedule); !checked) return std::unexpected(checked.error());
+  TRY(check_window(window, now));
+  TRY(check_task(task, schedule));
   auto slots = backfill_slots(schedule, window.from, window.until, window.max_slots + 1);
   if (slots.empty())
     return fail(ErrorKind::bad_input,

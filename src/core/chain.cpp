@@ -46,9 +46,7 @@ Result<Upstream> parse_upstream(std::string_view text) {
     text.remove_suffix(finished_suffix.size());
     upstream.on_any_outcome = true;
   }
-  auto name = validate_task_name(text);
-  if (!name) return std::unexpected(name.error());
-  upstream.task = *name;
+  upstream.task = TRY(validate_task_name(text));
   return upstream;
 }
 

@@ -141,12 +141,10 @@ class FieldParser {
     std::uint64_t mask = 0;
     for (auto item : split_list(text)) {
       if (item.empty()) return error(fmt::format("empty list item in \"{}\"", text));
-      auto calendar = parse_calendar_day(item, spec);
-      if (!calendar) return std::unexpected(calendar.error());
-      if (*calendar) continue;
-      auto values = parse_item(item);
-      if (!values) return values;
-      mask |= *values;
+      auto calendar = TRY(parse_calendar_day(item, spec));
+      if (calendar) continue;
+      auto values = TRY(parse_item(item));
+      mask |= values;
     }
     return mask;
   }
@@ -194,9 +192,8 @@ class FieldParser {
     const bool last = hash == std::string_view::npos && !item.empty() && to_lower(item.back()) == 'l';
     if (hash == std::string_view::npos && !last) return false;
     if (item.size() == 1) return error("\"L\" alone is not a day of week: write DL for the last weekday D (5L, FRIL)");
-    auto day = parse_value(item.substr(0, last ? item.size() - 1 : hash), item);
-    if (!day) return std::unexpected(day.error());
-    const auto weekday = static_cast<std::size_t>(*day % 7);
+    auto day = TRY(parse_value(item.substr(0, last ? item.size() - 1 : hash), item));
+    const auto weekday = static_cast<std::size_t>(day % 7);
     if (last) {
       spec.last_weekdays[weekday] = true;
       return true;
@@ -219,17 +216,14 @@ class FieldParser {
     const auto base = item.substr(0, slash);
     std::optional<int> step;
     if (slash != std::string_view::npos) {
-      auto parsed = parse_step(item.substr(slash + 1), item);
-      if (!parsed) return std::unexpected(parsed.error());
-      step = *parsed;
+      step = TRY(parse_step(item.substr(slash + 1), item));
     }
     if (is_wildcard(base)) return values_in(kind_.min, kind_.max, step.value_or(1));
     if (!base.empty() && to_lower(base.front()) == 'h') return parse_hashed(base.substr(1), step, item);
-    auto range = parse_range(base, item);
-    if (!range) return std::unexpected(range.error());
+    auto range = TRY(parse_range(base, item));
     // "a/step" means a-max/step, as Vixie cron, cronie and croniter read it.
     const bool open_ended = step && base.find('-') == std::string_view::npos;
-    return values_in(range->low, open_ended ? kind_.max : range->high, step.value_or(1));
+    return values_in(range.low, open_ended ? kind_.max : range.high, step.value_or(1));
   }
 
   Result<int> parse_step(std::string_view text, std::string_view item) const {
@@ -246,9 +240,7 @@ class FieldParser {
     if (!rest.empty()) {
       if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
         return error(fmt::format("expected H, H(a-b), H/step or H(a-b)/step, found \"{}\"", item));
-      auto given = parse_range(rest.substr(1, rest.size() - 2), item);
-      if (!given) return std::unexpected(given.error());
-      range = *given;
+      range = TRY(parse_range(rest.substr(1, rest.size() - 2), item));
     }
     const auto hash = stable_hash(task_name_, kind_.hash_salt);
     const auto span = static_cast<std::uint64_t>(range.high - range.low + 1);
@@ -259,17 +251,15 @@ class FieldParser {
 
   Result<Range> parse_range(std::string_view text, std::string_view item) const {
     const auto dash = text.find('-');
-    auto low = parse_value(text.substr(0, dash), item);
-    if (!low) return std::unexpected(low.error());
-    if (dash == std::string_view::npos) return Range{*low, *low};
-    auto high = is_day_of_month() && equals_ignoring_case(text.substr(dash + 1), "L")
-                    ? Result<int>(kind_.max)
-                    : parse_value(text.substr(dash + 1), item);
-    if (!high) return std::unexpected(high.error());
+    auto low = TRY(parse_value(text.substr(0, dash), item));
+    if (dash == std::string_view::npos) return Range{low, low};
+    auto high = TRY(is_day_of_month() && equals_ignoring_case(text.substr(dash + 1), "L")
+                        ? Result<int>(kind_.max)
+                        : parse_value(text.substr(dash + 1), item));
     // Sunday ends a weekday range as 7, so "FRI-SUN" reads as people mean it.
-    if (is_day_of_week() && *high == 0 && *low > 0) *high = 7;
-    if (*low > *high) return error(fmt::format("range {} is reversed", text));
-    return Range{*low, *high};
+    if (is_day_of_week() && high == 0 && low > 0) high = 7;
+    if (low > high) return error(fmt::format("range {} is reversed", text));
+    return Range{low, high};
   }
 
   Result<int> parse_value(std::string_view token, std::string_view item) const {
@@ -330,9 +320,8 @@ struct Fields {
 Result<Fields> split_into_fields(std::string_view expression) {
   const auto trimmed = trim(expression);
   if (trimmed.empty()) return fail(ErrorKind::bad_input, "cron: empty expression (write e.g. \"*/15 * * * *\")");
-  auto expanded = expand_alias(trimmed);
-  if (!expanded) return std::unexpected(expanded.error());
-  const auto written = split_on_spaces(*expanded);
+  auto expanded = TRY(expand_alias(trimmed));
+  const auto written = split_on_spaces(expanded);
   if (written.size() != 5 && written.size() != 6)
     return fail(ErrorKind::bad_input,
                 fmt::format("cron: expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
@@ -349,9 +338,7 @@ Result<CronSpec> spec_from_fields(const Fields& fields, std::string_view task_na
   masks[field::second] = 1;  // second 0 unless given
   CronSpec spec;
   for (std::size_t kind = fields.first_written; kind < field::count; ++kind) {
-    auto mask = FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind], spec);
-    if (!mask) return std::unexpected(mask.error());
-    masks[kind] = *mask;
+    masks[kind] = TRY(FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind], spec));
   }
   spec.seconds = masks[field::second];
   spec.minutes = masks[field::minute];
@@ -500,10 +487,9 @@ std::optional<LocalTime> cron_next_wall(const CronSpec& spec, LocalTime from) {
 }
 
 Result<CronSpec> parse_cron(std::string_view expression, std::string_view task_name) {
-  auto fields = split_into_fields(expression);
-  if (!fields) return std::unexpected(fields.error());
-  auto spec = spec_from_fields(*fields, task_name);
-  if (spec && !runs_someday(*spec)) return never_runs_error(*fields);
+  auto fields = TRY(split_into_fields(expression));
+  auto spec = spec_from_fields(fields, task_name);
+  if (spec && !runs_someday(*spec)) return never_runs_error(fields);
   return spec;
 }
 

@@ -202,7 +202,7 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
       entry.schedule += (field == 0 ? "" : " ") + std::string(word);
     }
   }
-  if (auto spec = parse_cron(entry.schedule, "crontab"); !spec) return std::unexpected(spec.error());
+  TRY(parse_cron(entry.schedule, "crontab"));
   if (format == CrontabFormat::system) {
     entry.user = next_word(rest);
     if (entry.user.empty())

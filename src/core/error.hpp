@@ -29,11 +29,15 @@ inline std::unexpected<Error> fail(ErrorKind kind, std::string message) {
 // the enclosing function (or lambda) when it holds one, else yields its
 // value (nothing for a Result<void>). `auto tasks = TRY(list_tasks(db));`
 // The statement expression is GCC's (and Clang's) extension.
-#define TRY(...)                                                           \
+#define TRY(...) TRY_WITH_(TRY_NAME_(try_result_, __COUNTER__), __VA_ARGS__)
+#define TRY_NAME_(prefix, counter) TRY_PASTE_(prefix, counter)
+#define TRY_PASTE_(prefix, counter) prefix##counter
+// A name of its own for each TRY: one may sit inside another's lambda.
+#define TRY_WITH_(result, ...)                                             \
   __extension__({                                                          \
-    auto&& try_result_ = (__VA_ARGS__);                                    \
-    if (!try_result_) return std::unexpected(std::move(try_result_).error()); \
-    ::taskd::core::detail::value_of(std::move(try_result_));               \
+    auto&& result = (__VA_ARGS__);                                         \
+    if (!result) return std::unexpected(std::move(result).error());        \
+    ::taskd::core::detail::value_of(std::move(result));                    \
   })
 
 namespace detail {

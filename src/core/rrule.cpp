@@ -220,9 +220,8 @@ Result<WeekdayNum> read_weekday_num(std::string_view item) {
 Result<std::vector<WeekdayNum>> read_by_day(std::string_view value) {
   std::vector<WeekdayNum> days;
   for (auto item : split(value, ',')) {
-    auto day = read_weekday_num(item);
-    if (!day) return std::unexpected(day.error());
-    days.push_back(*day);
+    auto day = TRY(read_weekday_num(item));
+    days.push_back(day);
   }
   return days;
 }
@@ -246,8 +245,7 @@ Result<std::vector<int>> read_number_list(const NumberListKind& kind, std::strin
 
 template <class Target, class Value>
 Result<void> assign(Target& target, Result<Value> value) {
-  if (!value) return std::unexpected(value.error());
-  target = std::move(*value);
+  target = TRY(std::move(value));
   return {};
 }
 
@@ -286,7 +284,7 @@ Result<RuleParts> read_parts(std::string_view text) {
     auto value = part.substr(equals + 1);
     if (value.empty()) return problem(fmt::format("{} has no value", name));
     if (!seen.insert(name).second) return problem(fmt::format("{} is given twice", name));
-    if (auto read = read_part(name, value, parts); !read) return std::unexpected(read.error());
+    TRY(read_part(name, value, parts));
   }
   if (!parts.freq) return problem("FREQ is missing");
   return parts;
@@ -623,17 +621,16 @@ struct CompiledRule {
 };
 
 Result<CompiledRule> compile(std::string_view rule, LocalTime dtstart) {
-  auto parts = read_parts(plain_rule_text(rule));
-  if (!parts) return std::unexpected(parts.error());
+  auto parts = TRY(read_parts(plain_rule_text(rule)));
   for (auto check : {check_rfc_rules, check_ordinals_fit_month}) {
-    if (auto checked = check(*parts); !checked) return std::unexpected(checked.error());
+    TRY(check(parts));
   }
-  if (auto checked = check_dtstart(dtstart); !checked) return std::unexpected(checked.error());
-  auto plan = make_plan(*parts, dtstart);
+  TRY(check_dtstart(dtstart));
+  auto plan = make_plan(parts, dtstart);
   for (auto check : {check_interval_reaches_a_time, check_set_positions_reach}) {
-    if (auto checked = check(plan); !checked) return std::unexpected(checked.error());
+    TRY(check(plan));
   }
-  return CompiledRule{*parts, std::move(plan)};
+  return CompiledRule{parts, std::move(plan)};
 }
 
 // ---- the periods ------------------------------------------------------------------------

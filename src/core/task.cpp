@@ -147,24 +147,19 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
       if (!interval) return fail(ErrorKind::bad_input, "--every: " + interval.error().message);
       if (interval->count() <= 0) return fail(ErrorKind::bad_input, "--every: the interval must be longer than 0s");
       if (definition.tz.empty()) return Every{*interval, definition.phase, definition.after_finish};
-      auto zone = find_zone(definition.tz);
-      if (!zone) return std::unexpected(zone.error());
-      return Every{*interval, definition.phase, definition.after_finish, *zone, definition.dst};
+      auto zone = TRY(find_zone(definition.tz));
+      return Every{*interval, definition.phase, definition.after_finish, zone, definition.dst};
     }
     case ScheduleKind::cron: {
-      auto zone = find_zone(definition.tz);
-      if (!zone) return std::unexpected(zone.error());
-      auto spec = parse_cron(definition.schedule_spec, definition.name);
-      if (!spec) return std::unexpected(spec.error());
-      return Cron{*spec, *zone, definition.dst};
+      auto zone = TRY(find_zone(definition.tz));
+      auto spec = TRY(parse_cron(definition.schedule_spec, definition.name));
+      return Cron{spec, zone, definition.dst};
     }
     case ScheduleKind::rrule: {
-      auto zone = find_zone(definition.tz);
-      if (!zone) return std::unexpected(zone.error());
+      auto zone = TRY(find_zone(definition.tz));
       if (!definition.dtstart) return fail(ErrorKind::bad_input, "--rrule needs a DTSTART");
-      auto spec = parse_rrule(definition.schedule_spec, *definition.dtstart);
-      if (!spec) return std::unexpected(spec.error());
-      return Recurrence{*spec, *zone, definition.dst};
+      auto spec = TRY(parse_rrule(definition.schedule_spec, *definition.dtstart));
+      return Recurrence{spec, zone, definition.dst};
     }
     case ScheduleKind::manual: return Manual{};
   }

@@ -59,7 +59,7 @@ struct Header {
 };
 
 Result<Header> read_header(std::string_view bytes, std::size_t at) {
-  if (auto fits = check_fits(bytes, at, header_size, "a header"); !fits) return std::unexpected(fits.error());
+  TRY(check_fits(bytes, at, header_size, "a header"));
   if (bytes.substr(at, magic.size()) != magic) return corrupt(fmt::format("no \"TZif\" header at byte {}", at));
   auto count = [&](std::size_t i) { return uint32_at(bytes, at + counts_at + 4 * i); };
   return Header{byte_at(bytes, at + magic.size()), count(0), count(1), count(2), count(3), count(4), count(5)};
@@ -147,27 +147,20 @@ Result<std::string> read_footer(std::string_view bytes, std::size_t at) {
 bool is_tzif(std::string_view bytes) { return bytes.starts_with(magic); }
 
 Result<Tzif> parse_tzif(std::string_view bytes) {
-  auto first = read_header(bytes, 0);
-  if (!first) return std::unexpected(first.error());
-  if (auto version = check_version(*first); !version) return std::unexpected(version.error());
+  auto first = TRY(read_header(bytes, 0));
+  TRY(check_version(first));
   // The version 1 block, 32-bit times, comes first; taskd reads the second.
-  if (auto fits = check_fits(bytes, header_size, first->data_size(4), "the version 1 data"); !fits)
-    return std::unexpected(fits.error());
-  const std::size_t second_at = header_size + first->data_size(4);
-  auto second = read_header(bytes, second_at);
-  if (!second) return std::unexpected(second.error());
-  if (auto counts = check_counts(*second, second_at); !counts) return std::unexpected(counts.error());
+  TRY(check_fits(bytes, header_size, first.data_size(4), "the version 1 data"));
+  const std::size_t second_at = header_size + first.data_size(4);
+  auto second = TRY(read_header(bytes, second_at));
+  TRY(check_counts(second, second_at));
   const std::size_t data_at = second_at + header_size;
-  if (auto fits = check_fits(bytes, data_at, second->data_size(8), "the 64-bit data"); !fits)
-    return std::unexpected(fits.error());
-  const std::size_t types_at = data_at + 9 * std::size_t{second->timecnt};
-  auto types = read_types(bytes, types_at, *second);
-  if (!types) return std::unexpected(types.error());
-  auto changes = read_changes(bytes, data_at, *second, *types);
-  if (!changes) return std::unexpected(changes.error());
-  auto footer = read_footer(bytes, data_at + second->data_size(8));
-  if (!footer) return std::unexpected(footer.error());
-  return Tzif{initial_offset(*types), std::move(*changes), std::move(*footer)};
+  TRY(check_fits(bytes, data_at, second.data_size(8), "the 64-bit data"));
+  const std::size_t types_at = data_at + 9 * std::size_t{second.timecnt};
+  auto types = TRY(read_types(bytes, types_at, second));
+  auto changes = TRY(read_changes(bytes, data_at, second, types));
+  auto footer = TRY(read_footer(bytes, data_at + second.data_size(8)));
+  return Tzif{initial_offset(types), std::move(changes), std::move(footer)};
 }
 
 }  // namespace taskd::core

@@ -93,9 +93,8 @@ Result<Zone> zone_named(std::string_view name) {
   static std::map<std::string, std::unique_ptr<TimeZone>, std::less<>> zones;
   std::lock_guard lock(mutex);
   if (auto known = zones.find(name); known != zones.end()) return known->second.get();
-  auto zone = load_zone(name);
-  if (!zone) return std::unexpected(zone.error());
-  return zones.emplace(std::string(name), std::move(*zone)).first->second.get();
+  auto zone = TRY(load_zone(name));
+  return zones.emplace(std::string(name), std::move(zone)).first->second.get();
 }
 
 // The zone name in a path below a zoneinfo directory: "Europe/Berlin" in

@@ -298,19 +298,18 @@ core::Result<void> RunCgroup::limit(const core::ResourceLimits& limits) {
 }
 
 core::Result<CgroupTree> CgroupTree::open() {
-  auto parent = own_cgroup_path();
-  if (!parent) return std::unexpected(parent.error());
+  auto parent = TRY(own_cgroup_path());
   // The start time tells this process's tree from that of a dead one with its
   // pid, which the next taskd ends.
   auto start = process_start_ticks(::getpid());
   if (start <= 0) return core::fail(core::ErrorKind::unavailable, "this process's start time cannot be read");
-  auto path = *parent / tree_name(::getpid(), start);
+  auto path = parent / tree_name(::getpid(), start);
   if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST)
     return core::fail(core::ErrorKind::unavailable,
                       fmt::format("cannot make a cgroup in {}: {}", path.parent_path().string(), std::strerror(errno)));
   fs::path home;
-  if (*parent != cgroup2_mount() && move_into_leaf(path)) {
-    home = *parent;
+  if (parent != cgroup2_mount() && move_into_leaf(path)) {
+    home = parent;
     switch_limit_controllers(home, '+');
   }
   switch_limit_controllers(path, '+');

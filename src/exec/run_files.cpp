@@ -102,9 +102,8 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
     if (!first_try || errno != ENOENT) break;
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.
-    auto fresh = create();
-    if (!fresh) return std::unexpected(fresh.error());
-    path_ = std::exchange(fresh->path_, {});
+    auto fresh = TRY(create());
+    path_ = std::exchange(fresh.path_, {});
     spares_.clear();
   }
   return core::fail(core::ErrorKind::internal,

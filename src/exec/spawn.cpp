@@ -211,7 +211,7 @@ core::Result<std::string> program_of(const SpawnRequest& request) {
   std::string program = find_program(name, path_list);
   if (program.empty())
     return core::fail(core::ErrorKind::bad_input, fmt::format("cannot execute \"{}\": not found in PATH ({})", name, path_list));
-  if (auto cwd_ok = check_cwd(request.cwd); !cwd_ok) return std::unexpected(cwd_ok.error());
+  TRY(check_cwd(request.cwd));
   return program;
 }
 
@@ -232,8 +232,7 @@ std::string find_program(const std::string& name, const std::string& path_list) 
 }
 
 core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
-  auto program = program_of(request);
-  if (!program) return std::unexpected(program.error());
+  auto program = TRY(program_of(request));
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
@@ -242,7 +241,7 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   std::string ledger_line = request.ledger_tag + ' ';
   auto before = boot_clock();
-  auto pid = start_child({.program = program->c_str(),
+  auto pid = start_child({.program = program.c_str(),
                           .argv = argv.data(),
                           .envp = envp.data(),
                           .cwd = cwd,
@@ -262,13 +261,12 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
 }
 
 core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit) {
-  auto program = program_of(request);
-  if (!program) return std::unexpected(program.error());
+  auto program = TRY(program_of(request));
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   auto seconds = static_cast<unsigned>(std::max<std::int64_t>(1, time_limit.count()));
-  return start_child({.program = program->c_str(),
+  return start_child({.program = program.c_str(),
                       .argv = argv.data(),
                       .envp = envp.data(),
                       .cwd = cwd,

@@ -122,9 +122,7 @@ void Supervisor::kill_child(const Child& child) {
 
 core::Result<StartedProcess> Supervisor::start(std::uint64_t key, const SpawnRequest& request,
                                               const ChildLimits& limits) {
-  auto contained = run_cgroup(limits.resources);
-  if (!contained) return std::unexpected(contained.error());
-  std::optional<RunCgroup> cgroup = std::move(*contained);
+  std::optional<RunCgroup> cgroup = TRY(run_cgroup(limits.resources));
   auto spawned = cgroup ? spawn_child(in_cgroup(request, *cgroup)) : spawn_child(request);
   if (!spawned) {
     // Not back to the pool: it may be why the child could not start.
@@ -160,14 +158,13 @@ core::Result<std::optional<RunCgroup>> Supervisor::run_cgroup(const core::Resour
     return core::fail(core::ErrorKind::unavailable,
                       limits_without_cgroup(resources, "this worker contains its runs by " + containment_));
   if (!cgroups_) return std::optional<RunCgroup>();
-  auto made = cgroups_->run_cgroup();
-  if (!made) return std::unexpected(made.error());
-  if (auto limited = made->limit(resources); !limited) {
+  auto made = TRY(cgroups_->run_cgroup());
+  if (auto limited = made.limit(resources); !limited) {
     // Not back to the pool: a limit may be left half set.
-    made->remove();
+    made.remove();
     return std::unexpected(limited.error());
   }
-  return std::optional<RunCgroup>(std::move(*made));
+  return std::optional<RunCgroup>(std::move(made));
 }
 
 std::vector<ChildResult> Supervisor::wait_for_exits(SteadyTime until) {
@@ -331,7 +328,7 @@ std::vector<ChildResult> Supervisor::reap_exited(SteadyTime now) {
     }
     if (contained && !cgroups_->release(*child.cgroup)) {
       child.cgroup->signal_all(SIGTERM);
-      lingering_.push_back(Lingering{child.pid, kill_at, std::move(child.cgroup)});
+      lingering_.push_back(Lingering{child.pid, kill_at, std::move(child.cgroup), child.watched});
     }
     // A stopped child's escapees may have forked again since its SIGTERM; a
     // child killed from outside (overlap=replace) takes its escapees along.

@@ -74,7 +74,7 @@ class Supervisor final : public Runner {
     OutputBuffer output;
     std::string token;  // its "TASKD_ATTEMPT_UID=..." environment entry; empty if none
     std::optional<RunCgroup> cgroup;  // its run's cgroup, with a CgroupTree
-    std::optional<std::size_t> watched;  // its run's entry with the watchdog, without a CgroupTree
+    std::optional<std::size_t> watched;  // its run's entry with the watchdog (with cgroups: on a server only)
   };
   // A group (or a run's cgroup) whose leader has ended but whose other
   // members may not have.

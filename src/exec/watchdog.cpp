@@ -80,10 +80,11 @@ int keep_only(int taskd_end) {
 
 // Whether the end of file that says taskd is gone came within `wait` (for
 // ever without one). Nothing else ever comes: the pipe is never written.
+// A failed poll (out of memory, say) is no end: it is tried again.
 bool taskd_gone(int taskd_end, std::optional<std::chrono::milliseconds> wait) {
   pollfd end{taskd_end, POLLIN, 0};
   int ready = ::poll(&end, 1, wait ? static_cast<int>(wait->count()) : -1);
-  return ready > 0 || (ready < 0 && errno != EINTR);
+  return ready > 0 && (end.revents & (POLLIN | POLLHUP)) != 0;
 }
 
 // What the runs of a taskd without cgroups left: each child's group, then
@@ -114,8 +115,11 @@ void end_overdue(WatchedRuns& runs, const CgroupTree* cgroups) {
 }
 
 // The watchdog's life, from the fork (with every signal blocked) to its exit.
+// noexcept: an exception must end it here (std::terminate), never unwind into
+// the stack of taskd it was forked from, whose destructors would take the
+// runs of a taskd still alive down.
 [[noreturn]] void keep_watch(int taskd_end, pid_t taskd, WatchedRuns& runs, const CgroupTree* cgroups,
-                             std::optional<std::chrono::milliseconds> scan_every) {
+                             std::optional<std::chrono::milliseconds> scan_every) noexcept {
   ::setpgid(0, 0);
   show_as("taskd-watchdog", fmt::format("taskd: watchdog of pid {}", taskd));
   taskd_end = keep_only(taskd_end);

@@ -9,24 +9,22 @@ using namespace std::chrono_literals;
 
 core::Result<void> check_backfill_not_pending(store::Database& db, const core::Task& task,
                                               const std::vector<core::Time>& slots) {
-  auto pending = store::pending_backfill_slots(db, task.id, slots.front(), slots.back() + 1ms);
-  if (!pending) return std::unexpected(pending.error());
-  if (pending->empty()) return {};
+  auto pending = TRY(store::pending_backfill_slots(db, task.id, slots.front(), slots.back() + 1ms));
+  if (pending.empty()) return {};
   return core::fail(core::ErrorKind::bad_input,
                     fmt::format("backfill: {} slot(s) of {} in this window already have a backfilled run queued or "
                                 "running (the first: {}); nothing queued: wait for them, or narrow the window",
-                                pending->size(), task.definition.name, core::format_rfc3339(pending->front())));
+                                pending.size(), task.definition.name, core::format_rfc3339(pending.front())));
 }
 
 core::Result<std::vector<std::int64_t>> queue_backfill(store::Database& db, const core::Task& task,
                                                        const std::vector<core::Time>& slots, core::Time now) {
   return store::write(db, [&]() -> core::Result<std::vector<std::int64_t>> {
-    auto current = store::find_task(db, task.id);
-    if (!current) return std::unexpected(current.error());
-    if (!*current)
+    auto current = TRY(store::find_task(db, task.id));
+    if (!current)
       return core::fail(core::ErrorKind::bad_input, fmt::format("backfill: no task named \"{}\"", task.definition.name));
-    if (auto checked = check_backfill_not_pending(db, **current, slots); !checked) return std::unexpected(checked.error());
-    return store::insert_backfill_runs(db, **current, slots, 1, now, now);
+    TRY(check_backfill_not_pending(db, *current, slots));
+    return store::insert_backfill_runs(db, *current, slots, 1, now, now);
   });
 }
 
@@ -35,8 +33,7 @@ core::Result<core::FinishDecision> finish_with_own_ladder(store::Database& db, c
                                                           const AttemptEnd& end, core::Time now) {
   auto decision = core::on_backfill_finish(schedule, task.state, now, end.outcome, end.reason);
   if (auto retry_at = core::backfill_retry_at(task.definition, run.attempt_no, end.outcome, now)) {
-    auto queued = store::insert_retry_of(db, task, run, run.attempt_no + 1, now, *retry_at);
-    if (!queued) return std::unexpected(queued.error());
+    TRY(store::insert_retry_of(db, task, run, run.attempt_no + 1, now, *retry_at));
     decision.retry_pending = true;
   }
   return decision;

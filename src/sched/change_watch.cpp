@@ -11,8 +11,7 @@ namespace taskd::sched {
 
 core::Result<ChangeWatch> ChangeWatch::open(store::Database& db) {
   if (!db.file()) {
-    auto socket = store::notice_socket(db);
-    if (!socket) return std::unexpected(socket.error());
+    TRY(store::notice_socket(db));
     return ChangeWatch(-1, {}, &db);
   }
   const auto& database = *db.file();

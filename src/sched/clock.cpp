@@ -31,11 +31,10 @@ void SystemClock::correct_by(core::Millis offset) const {
 
 core::Result<std::optional<core::Millis>> follow_server_clock(store::Database& db, const Clock& clock) {
   auto before = system_now();
-  auto server = store::server_time(db);
-  if (!server) return std::unexpected(server.error());
-  if (!*server) return std::nullopt;
+  auto server = TRY(store::server_time(db));
+  if (!server) return std::nullopt;
   auto after = system_now();
-  auto offset = before + (after - before) / 2 - **server;
+  auto offset = before + (after - before) / 2 - *server;
   clock.correct_by(offset);
   return offset;
 }

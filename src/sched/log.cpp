@@ -139,9 +139,8 @@ std::string logfmt_line(core::Time ts, LogLevel level, std::string_view event, c
 
 core::Result<Logger> Logger::open(std::string path, LogLevel threshold, const Clock& clock) {
   if (path.empty()) return Logger(std::move(path), STDERR_FILENO, threshold, clock);
-  auto fd = open_log_file(path);
-  if (!fd) return std::unexpected(fd.error());
-  return Logger(std::move(path), *fd, threshold, clock);
+  auto fd = TRY(open_log_file(path));
+  return Logger(std::move(path), fd, threshold, clock);
 }
 
 Logger::Logger(Logger&& other) noexcept
@@ -160,10 +159,9 @@ void Logger::log(LogLevel level, std::string_view event, const std::vector<LogFi
 
 core::Result<void> Logger::reopen() {
   if (path_.empty()) return {};
-  auto fd = open_log_file(path_);
-  if (!fd) return std::unexpected(fd.error());
+  auto fd = TRY(open_log_file(path_));
   ::close(fd_);
-  fd_ = *fd;
+  fd_ = fd;
   return {};
 }
 

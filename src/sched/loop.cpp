@@ -44,29 +44,26 @@ void log_reports(Logger& log, const std::vector<RunReport>& reports) {
 }
 
 core::Result<void> recover(store::Database& db, Time now, Logger& log, const store::WorkerIdentity& self) {
-  auto lost = recover_lost_runs(db, now, self, SystemProcessTable{});
-  if (!lost) return std::unexpected(lost.error());
-  log_reports(log, *lost);
+  auto lost = TRY(recover_lost_runs(db, now, self, SystemProcessTable{}));
+  log_reports(log, lost);
   return {};
 }
 
 core::Result<TickResult> enqueue(store::Database& db, Time now, Logger& log,
                                  const std::function<void()>& before_commit = {},
                                  const std::function<core::Result<void>()>& between_batches = {}) {
-  auto ticked = enqueue_due(
+  auto ticked = TRY(enqueue_due(
       db, now, 500, [&log](const RunReport& report) { log_report(log, report); }, system_processes(),
-      before_commit, between_batches);
-  if (!ticked) return std::unexpected(ticked.error());
-  for (const auto& [task, problem] : ticked->disabled)
+      before_commit, between_batches));
+  for (const auto& [task, problem] : ticked.disabled)
     log.log(LogLevel::error, "task.malformed", {{"task", task}, {"problem", problem}, {"action", "disabled"}});
   return ticked;
 }
 
 // Deletes every run the retention expired, logging how many when any.
 core::Result<void> prune(store::Database& db, Time now, Logger& log, const Retention& retention) {
-  auto pruned = prune_expired(db, now, retention);
-  if (!pruned) return std::unexpected(pruned.error());
-  if (*pruned > 0) log.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(*pruned)}});
+  auto pruned = TRY(prune_expired(db, now, retention));
+  if (pruned > 0) log.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(pruned)}});
   return {};
 }
 
@@ -110,15 +107,13 @@ class Loop {
         crash_(options.worker.crash) {}
 
   Result<LoopEnd> run() {
-    auto version = store::data_version(db_);
-    if (!version) return std::unexpected(version.error());
-    seen_version_ = *version;
+    seen_version_ = TRY(store::data_version(db_));
     note_clock_offset();
     Wake wake{.timer = true};
     while (true) {
       if (wake.needs_pass()) {
         if (auto passed = stopping_ ? keep_up() : pass(); !passed) {
-          if (auto waited_out = wait_out(passed.error()); !waited_out) return std::unexpected(waited_out.error());
+          TRY(wait_out(passed.error()));
         } else {
           end_outage();
         }
@@ -131,10 +126,9 @@ class Loop {
                     {"note", "the runs that ended are recorded as lost once their leases expire"}});
         return LoopEnd::stopped;
       }
-      auto woke = wait();
-      if (!woke) return std::unexpected(woke.error());
+      auto woke = TRY(wait());
       if (aborted_) return LoopEnd::aborted;
-      wake = *woke;
+      wake = woke;
       // Not a wake without a cause: the log file may be in the database's
       // directory, and its own line would wake the loop again, and again.
       if (wake.has_cause())
@@ -150,35 +144,32 @@ class Loop {
   // when they would find nothing.
   Result<void> pass() {
     held_ = false;
-    if (auto kept = keep_up(); !kept) return kept;
+    TRY(keep_up());
     Time now = clock_.now();
-    if (auto beat = presence_.beat_if_due(now); !beat) return beat;
+    TRY(presence_.beat_if_due(now));
     note_clock_offset();
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_ || (recover_at_ && now >= *recover_at_)) {
-      if (auto recovered = recover(db_, now, log_, self_); !recovered) return recovered;
+      TRY(recover(db_, now, log_, self_));
       next_recovery_ = steady_now + options_.tick;
     }
-    auto work = store::tick_work(db_, now);
-    if (!work) return std::unexpected(work.error());
-    bool enqueues = options_.role == Role::tick_and_work && work->due;
+    auto work = TRY(store::tick_work(db_, now));
+    bool enqueues = options_.role == Role::tick_and_work && work.due;
     if (enqueues) {
       auto before_commit = [this] { crash_.reached(CrashPoint::enqueue); };
       auto keep_leases = [this] { return worker_.keep_leases(); };
-      auto enqueued = enqueue(db_, now, log_, before_commit, keep_leases);
-      if (!enqueued) return std::unexpected(enqueued.error());
-      held_ = enqueued->held;
+      auto enqueued = TRY(enqueue(db_, now, log_, before_commit, keep_leases));
+      held_ = enqueued.held;
     }
-    if (auto filled = fill_if(enqueues || work->claimable); !filled) return filled;
-    if (auto pruned = prune_batch(now); !pruned) return pruned;
-    auto upcoming = store::upcoming_after(db_, now, self_.host);
-    if (!upcoming) return std::unexpected(upcoming.error());
-    next_pass_at_ = next_pass_at(now, *upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
+    TRY(fill_if(enqueues || work.claimable));
+    TRY(prune_batch(now));
+    auto upcoming = TRY(store::upcoming_after(db_, now, self_.host));
+    next_pass_at_ = next_pass_at(now, upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
     if (held_) next_pass_at_ = std::min(next_pass_at_, clock_.now() + lock_wait());
     // A lease that ends is looked at a margin after: its run may be lost.
     recover_at_.reset();
-    if (upcoming->earliest_lease_end && *upcoming->earliest_lease_end + lease_margin(db_) > now) {
-      recover_at_ = *upcoming->earliest_lease_end + lease_margin(db_);
+    if (upcoming.earliest_lease_end && *upcoming.earliest_lease_end + lease_margin(db_) > now) {
+      recover_at_ = *upcoming.earliest_lease_end + lease_margin(db_);
       next_pass_at_ = std::min(next_pass_at_, *recover_at_);
     }
     log_.log(LogLevel::debug, "loop.sleep",
@@ -190,7 +181,7 @@ class Loop {
   // What is owed to the runs in flight, stopping or not: their leases
   // renewed when due, and the ends not yet written.
   Result<void> keep_up() {
-    if (auto kept = worker_.keep_leases(); !kept) return kept;
+    TRY(worker_.keep_leases());
     auto recorded = worker_.record({});
     log_reports();
     return recorded;
@@ -270,10 +261,9 @@ class Loop {
   Result<void> prune_batch(Time now) {
     prune_left_ = false;
     if (options_.role != Role::tick_and_work || !options_.retention) return {};
-    auto deleted = prune_expired_batch(db_, now, *options_.retention);
-    if (!deleted) return std::unexpected(deleted.error());
-    prune_left_ = *deleted == options_.retention->batch;
-    if (*deleted > 0) log_.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(*deleted)}});
+    auto deleted = TRY(prune_expired_batch(db_, now, *options_.retention));
+    prune_left_ = deleted == options_.retention->batch;
+    if (deleted > 0) log_.log(LogLevel::info, "history.pruned", {{"runs", std::to_string(deleted)}});
     return {};
   }
 
@@ -317,7 +307,7 @@ class Loop {
     auto recorded = worker_.record(ended);
     log_reports();
     if (!recorded) {
-      if (auto waited_out = wait_out(recorded.error()); !waited_out) return std::unexpected(waited_out.error());
+      TRY(wait_out(recorded.error()));
     }
     // Both are read even when poll() did not report them: wait_until()
     // returns on a child's exit without polling, and under load that may
@@ -327,7 +317,7 @@ class Loop {
     obey(signals);
     auto changed = noticed_change();
     if (!changed) {
-      if (auto waited_out = wait_out(changed.error()); !waited_out) return std::unexpected(waited_out.error());
+      TRY(wait_out(changed.error()));
     }
     wake.db_change = changed.value_or(false);
     follow_stop_announcements();
@@ -345,10 +335,9 @@ class Loop {
     bool recheck_due = recheck_at_ && now >= *recheck_at_;
     if (!about_database && !recheck_due) return false;
     if (recheck_due) recheck_at_.reset();
-    auto version = store::data_version(db_);
-    if (!version) return std::unexpected(version.error());
-    bool changed = *version != seen_version_;
-    seen_version_ = *version;
+    auto version = TRY(store::data_version(db_));
+    bool changed = version != seen_version_;
+    seen_version_ = version;
     if (changed) {
       changes_rest_until_ = now + change_rest;
       recheck_at_ = changes_rest_until_;  // what came meanwhile
@@ -429,14 +418,12 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
                        std::string_view host_id) {
   Time now = clock.now();
   auto self = current_worker(host_id);
-  if (auto free = check_host_id_free(db, self, now); !free) return free;
-  auto work = store::tick_work(db, now);
-  if (!work) return std::unexpected(work.error());
-  auto lost = recover_as_probed(db, *work, now, self, SystemProcessTable{});
-  if (!lost) return std::unexpected(lost.error());
-  log_reports(log, *lost);
-  if (enqueue_needed(*work)) {
-    if (auto enqueued = enqueue(db, now, log); !enqueued) return std::unexpected(enqueued.error());
+  TRY(check_host_id_free(db, self, now));
+  auto work = TRY(store::tick_work(db, now));
+  auto lost = TRY(recover_as_probed(db, work, now, self, SystemProcessTable{}));
+  log_reports(log, lost);
+  if (enqueue_needed(work)) {
+    TRY(enqueue(db, now, log));
   }
   if (!retention) return {};
   return prune(db, now, log, *retention);
@@ -444,18 +431,15 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
 
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
                          exec::ContainmentChoice containment) {
-  auto signals = exec::SignalWatch::open();
-  if (!signals) return std::unexpected(signals.error());
-  auto changes = ChangeWatch::open(db);
-  if (!changes) return std::unexpected(changes.error());
+  auto signals = TRY(exec::SignalWatch::open());
+  auto changes = TRY(ChangeWatch::open(db));
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
                           options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
-  auto presence = Presence::enter(db, std::move(worker), clock);
-  if (!presence) return std::unexpected(presence.error());
+  auto presence = TRY(Presence::enter(db, std::move(worker), clock));
   exec::Supervisor supervisor(std::move(containment), options.worker.lease);
-  Loop loop(db, clock, log, options, supervisor, *signals, *changes, *presence);
+  Loop loop(db, clock, log, options, supervisor, signals, changes, presence);
   auto ended = loop.run();
-  auto left = presence->leave();
+  auto left = presence.leave();
   if (!ended) return ended;
   if (!left) return std::unexpected(left.error());
   return ended;

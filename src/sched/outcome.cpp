@@ -36,26 +36,20 @@ core::Result<core::FinishDecision> finish_decision(store::Database& db, const co
                                                    core::Time now) {
   if (end.trigger != core::Trigger::manual)
     return core::on_finish(task.definition, schedule, task.state, now, end.outcome, end.reason);
-  auto run = store::find_run(db, end.run_id);
-  if (!run) return std::unexpected(run.error());
-  if (*run && core::has_own_ladder((*run)->trigger, (*run)->scheduled_at, (*run)->enqueued_at,
-                                   (*run)->upstream_run_id.has_value()))
-    return finish_with_own_ladder(db, task, schedule, **run, end, now);
+  auto run = TRY(store::find_run(db, end.run_id));
+  if (run && core::has_own_ladder(run->trigger, run->scheduled_at, run->enqueued_at, run->upstream_run_id.has_value()))
+    return finish_with_own_ladder(db, task, schedule, *run, end, now);
   return core::on_manual_finish(schedule, task.state, now, end.outcome, end.reason);
 }
 
 // The policy's decision on the attempt's end, written.
 core::Result<core::FinishDecision> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
                                                 core::Time now) {
-  auto schedule = core::schedule_of(task.definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto decided = finish_decision(db, task, *schedule, end, now);
-  if (!decided) return std::unexpected(decided.error());
-  auto& decision = *decided;
-  if (auto saved = write_decision(db, task.id, decision.state, decision.skipped, now); !saved)
-    return std::unexpected(saved.error());
+  auto schedule = TRY(core::schedule_of(task.definition));
+  auto decision = TRY(finish_decision(db, task, schedule, end, now));
+  TRY(write_decision(db, task.id, decision.state, decision.skipped, now));
   if (end.state_blob) {
-    if (auto saved = store::save_state_blob(db, task.id, *end.state_blob); !saved) return std::unexpected(saved.error());
+    TRY(store::save_state_blob(db, task.id, *end.state_blob));
   }
   return decision;
 }
@@ -84,22 +78,19 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
                                   const AttemptEnd& end, const Followed& followed) {
   auto why = why_follower_waits(follower.state);
   if (!why) {
-    auto queued = queue_manual_run(db, follower, follower.state, followed.now, end.run_id);
-    if (!queued) return std::unexpected(queued.error());
-    if (queued->queued_run) {
+    auto queued = TRY(queue_manual_run(db, follower, follower.state, followed.now, end.run_id));
+    if (queued.queued_run) {
       // Only a replaced attempt changes the follower's state.
-      if (!queued->to_stop) return {};
-      followed.to_stop.push_back(*queued->to_stop);
+      if (!queued.to_stop) return {};
+      followed.to_stop.push_back(*queued.to_stop);
       return store::save_state(db, follower.id, follower.state, followed.now);
     }
-    why = fmt::format("its run {} is still queued or running (overlap=skip)", *queued->active_run);
+    why = fmt::format("its run {} is still queued or running (overlap=skip)", *queued.active_run);
   }
   auto reason = fmt::format("not run after {} run {}: {}", upstream, end.run_id, *why);
   core::SkippedSlots skipped{1, followed.now, followed.now, std::move(reason)};
-  if (auto written = store::insert_skipped_run(db, follower.id, skipped, followed.now, end.run_id); !written)
-    return written;
-  auto pruned = store::prune_history(db, follower.id, follower.definition.keep_runs);
-  if (!pruned) return std::unexpected(pruned.error());
+  TRY(store::insert_skipped_run(db, follower.id, skipped, followed.now, end.run_id));
+  TRY(store::prune_history(db, follower.id, follower.definition.keep_runs));
   return {};
 }
 
@@ -108,14 +99,12 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
 // follower whose row is malformed is not run: a SKIPPED row says why.
 core::Result<void> start_followers(store::Database& db, const std::string& upstream, const AttemptEnd& end,
                                    const Followed& followed) {
-  auto followers = store::followers_of(db, upstream);
-  if (!followers) return std::unexpected(followers.error());
-  for (auto& follower : *followers) {
+  auto followers = TRY(store::followers_of(db, upstream));
+  for (auto& follower : followers) {
     if (!store::readable(follower).definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded)
       continue;
-    auto started = follower ? start_follower(db, std::move(*follower), upstream, end, followed)
-                            : skip_malformed_follower(db, follower.error(), upstream, end, followed.now);
-    if (!started) return started;
+    TRY(follower ? start_follower(db, std::move(*follower), upstream, end, followed)
+                 : skip_malformed_follower(db, follower.error(), upstream, end, followed.now));
   }
   return {};
 }
@@ -168,36 +157,31 @@ struct Recorded {
 
 core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptEnd& end, bool finished,
                                              core::Time now) {
-  auto found = store::find_stored_task(db, end.task_id);
-  if (!found) return std::unexpected(found.error());
-  if (!*found) return Recorded{};
-  if (!**found) return Recorded{.current = finished};
-  core::Task task = std::move(***found);
-  if (auto pruned = store::prune_history(db, end.task_id, task.definition.keep_runs); !pruned)
-    return std::unexpected(pruned.error());
+  auto found = TRY(store::find_stored_task(db, end.task_id));
+  if (!found) return Recorded{};
+  if (!*found) return Recorded{.current = finished};
+  core::Task task = std::move(**found);
+  TRY(store::prune_history(db, end.task_id, task.definition.keep_runs));
   bool is_current = finished && task.state.attempt_uid == end.attempt_uid;
   if (!is_current) return Recorded{};
-  auto decision = apply_policy(db, task, end, now);
-  if (!decision) return std::unexpected(decision.error());
-  return Recorded{true, StateChange{std::move(task), std::move(decision->state)}, !decision->retry_pending};
+  auto decision = TRY(apply_policy(db, task, end, now));
+  return Recorded{true, StateChange{std::move(task), std::move(decision.state)}, !decision.retry_pending};
 }
 
 }  // namespace
 
 core::Result<EndRecorded> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
-  auto recorded = record_attempt_ends(db, {end}, now);
-  if (!recorded) return std::unexpected(recorded.error());
-  return recorded->front();
+  auto recorded = TRY(record_attempt_ends(db, {end}, now));
+  return recorded.front();
 }
 
 core::Result<std::vector<EndRecorded>> record_attempt_ends(store::Database& db, const std::vector<AttemptEnd>& ends,
                                                            core::Time now) {
   auto recorded =
-      store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows);
-  if (!recorded) return std::unexpected(recorded.error());
-  after_commit(*recorded, now);
+      TRY(store::write(db, [&]() { return record_attempt_ends_within(db, ends, now); }, store::WriteScope::rows));
+  after_commit(recorded, now);
   std::vector<EndRecorded> each;
-  for (std::size_t i = 0; i < ends.size(); ++i) each.push_back({recorded->written[i], recorded->current[i]});
+  for (std::size_t i = 0; i < ends.size(); ++i) each.push_back({recorded.written[i], recorded.current[i]});
   return each;
 }
 
@@ -206,28 +190,26 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   RecordedEnds recorded;
   std::vector<std::int64_t> task_ids;
   for (const auto& end : ends) task_ids.push_back(end.task_id);
-  if (auto locked = store::lock_tasks_and_followers(db, task_ids); !locked) return std::unexpected(locked.error());
+  TRY(store::lock_tasks_and_followers(db, task_ids));
   // Every run of the batch ends before any follower starts: a follower's own
   // run may have ended in it too, and is then no longer running.
   std::vector<bool> finished;
   for (const auto& end : ends) {
-    auto written = finish_attempt_run(db, end, now);
-    if (!written) return std::unexpected(written.error());
-    finished.push_back(*written);
+    auto written = TRY(finish_attempt_run(db, end, now));
+    finished.push_back(written);
   }
   std::vector<std::pair<std::string, const AttemptEnd*>> final_outcomes;  // by the upstream's name
   for (std::size_t i = 0; i < ends.size(); ++i) {
-    auto result = record_in_transaction(db, ends[i], finished[i], now);
-    if (!result) return std::unexpected(result.error());
+    auto result = TRY(record_in_transaction(db, ends[i], finished[i], now));
     recorded.written.push_back(finished[i]);
-    recorded.current.push_back(result->current);
-    if (!result->change) continue;
-    if (result->final_outcome) final_outcomes.emplace_back(result->change->task.definition.name, &ends[i]);
-    recorded.changes.push_back({&ends[i], std::move(*result->change)});
+    recorded.current.push_back(result.current);
+    if (!result.change) continue;
+    if (result.final_outcome) final_outcomes.emplace_back(result.change->task.definition.name, &ends[i]);
+    recorded.changes.push_back({&ends[i], std::move(*result.change)});
   }
   Followed followed{now, recorded.to_stop};
   for (const auto& [upstream, end] : final_outcomes) {
-    if (auto started = start_followers(db, upstream, *end, followed); !started) return std::unexpected(started.error());
+    TRY(start_followers(db, upstream, *end, followed));
   }
   return recorded;
 }
@@ -239,15 +221,14 @@ void after_commit(const RecordedEnds& recorded, core::Time now) {
 
 core::Result<MalformedReport> disable_malformed(store::Database& db, const store::MalformedTask& task, core::Time now) {
   MalformedReport report{task.readable.definition.name, store::describe_problems(task.problems)};
-  auto disabled = store::disable_task(db, task.readable.id, "malformed in the database: " + report.problem, now);
-  if (!disabled) return std::unexpected(disabled.error());
+  TRY(store::disable_task(db, task.readable.id, "malformed in the database: " + report.problem, now));
   return report;
 }
 
 core::Result<void> write_decision(store::Database& db, std::int64_t task_id, const core::TaskState& state,
                                   const std::optional<core::SkippedSlots>& skipped, core::Time now) {
   if (skipped) {
-    if (auto written = store::insert_skipped_run(db, task_id, *skipped, now); !written) return written;
+    TRY(store::insert_skipped_run(db, task_id, *skipped, now));
   }
   return store::save_state(db, task_id, state, now);
 }

@@ -75,22 +75,21 @@ Liveness liveness_of(bool one_machine, const store::WorkerIdentity& worker, std:
 
 core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const store::WorkerIdentity& self,
                                       const ProcessTable& processes) {
-  auto workers = store::list_workers(db);
-  if (!workers) return std::unexpected(workers.error());
+  auto workers = TRY(store::list_workers(db));
   std::map<std::string, core::Time> last_heard_of;  // by host
-  for (const auto& worker : *workers) {
+  for (const auto& worker : workers) {
     auto& last = last_heard_of[worker.identity.host];
     last = std::max(last, worker.heartbeat_at);
   }
   int removed = 0;
-  for (const auto& worker : *workers) {
+  for (const auto& worker : workers) {
     auto liveness = liveness_of(db.file().has_value(), worker.identity, worker.heartbeat_at, now, self, processes);
     bool hosts_last = worker.heartbeat_at == last_heard_of[worker.identity.host];
     auto silent = now - worker.heartbeat_at;
     bool silent_too_long = liveness == Liveness::stale &&
                            silent >= (hosts_last ? core::Millis{silent_host_forgotten} : core::Millis{silent_worker_removal});
     if (liveness != Liveness::gone && !silent_too_long) continue;
-    if (auto deleted = store::unregister_worker(db, worker.id); !deleted) return std::unexpected(deleted.error());
+    TRY(store::unregister_worker(db, worker.id));
     // A ledger is this machine's: a dead worker's here, or one of an earlier
     // boot under this host id (on a server, told by its silence).
     if (liveness == Liveness::gone || worker.identity.host == self.host)
@@ -103,11 +102,10 @@ core::Result<int> remove_gone_workers(store::Database& db, core::Time now, const
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
                                                        const ProcessTable& processes) {
-  auto running = store::running_runs(db);
-  if (!running) return std::unexpected(running.error());
+  auto running = TRY(store::running_runs(db));
   std::vector<RunReport> lost;
   std::set<std::string> dead_ledgers;
-  for (const auto& run : *running) {
+  for (const auto& run : running) {
     auto reason = gone_reason(db, run, now, self, processes);
     if (!reason) continue;
     // Before the task can run again, what the dead worker started must stop.
@@ -123,13 +121,12 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
     end.trigger = run.trigger;
     end.outcome = core::AttemptOutcome::lost;
     end.reason = *reason;
-    auto recorded = record_attempt_end(db, end, now);
-    if (!recorded) return std::unexpected(recorded.error());
+    auto recorded = TRY(record_attempt_end(db, end, now));
     // Every host may find the run lost at once: the one whose write ended it reports it.
-    if (recorded->written) lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
+    if (recorded.written) lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
   std::ranges::for_each(dead_ledgers, exec::remove_spawn_ledger);
-  if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
+  TRY(remove_gone_workers(db, now, self, processes));
   return lost;
 }
 
@@ -138,7 +135,7 @@ core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, cons
                                                        const ProcessTable& processes) {
   if (work.running) return recover_lost_runs(db, now, self, processes);
   if (work.workers) {
-    if (auto removed = remove_gone_workers(db, now, self, processes); !removed) return std::unexpected(removed.error());
+    TRY(remove_gone_workers(db, now, self, processes));
   }
   return std::vector<RunReport>{};
 }

@@ -12,21 +12,18 @@ core::Result<std::optional<ChildToStop>> replace_active_runs(store::Database& db
                                                              core::TaskState& state, core::Time slot,
                                                              core::Time now) {
   auto why = fmt::format("replaced by the run of slot {} (overlap=replace)", core::format_rfc3339(slot));
-  if (auto dropped = store::drop_queued_runs(db, task_id, why, now); !dropped) return std::unexpected(dropped.error());
-  auto running = store::running_run_of(db, task_id);
-  if (!running) return std::unexpected(running.error());
-  if (!*running) return std::optional<ChildToStop>();
-  const auto& run = **running;
+  TRY(store::drop_queued_runs(db, task_id, why, now));
+  auto running = TRY(store::running_run_of(db, task_id));
+  if (!running) return std::optional<ChildToStop>();
+  const auto& run = *running;
   if (state.attempt_uid == run.attempt_uid) state = core::on_replace(std::move(state));
   if (!db.file()) {
-    auto asked = store::ask_to_stop(db, run.id, run.attempt_uid, why);
-    if (!asked) return std::unexpected(asked.error());
+    TRY(store::ask_to_stop(db, run.id, run.attempt_uid, why));
     return std::optional<ChildToStop>(ChildToStop{});
   }
   store::FinishRecord record{run.id, run.attempt_uid, core::RunStatus::failed, now, std::nullopt, SIGTERM, why, "",
                              false};
-  auto ended = store::finish_run(db, record);
-  if (!ended) return std::unexpected(ended.error());
+  TRY(store::finish_run(db, record));
   return std::optional<ChildToStop>(ChildToStop{run.child_pid, run.child_started_at});
 }
 

@@ -23,30 +23,26 @@ struct TaskEnqueued {
 core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now,
                                         std::vector<RunReport>& reports) {
   TaskEnqueued result;
-  auto schedule = core::schedule_of(task.definition);
-  if (!schedule) return std::unexpected(schedule.error());
-  auto active = store::has_active_run(db, task.id);
-  if (!active) return std::unexpected(active.error());
-  auto decision = core::on_enqueue(task.definition, *schedule, task.state, now, *active);
+  auto schedule = TRY(core::schedule_of(task.definition));
+  auto active = TRY(store::has_active_run(db, task.id));
+  auto decision = core::on_enqueue(task.definition, schedule, task.state, now, active);
   if (decision.skipped) {
-    if (auto written = store::insert_skipped_run(db, task.id, *decision.skipped, now); !written)
-      return std::unexpected(written.error());
+    TRY(store::insert_skipped_run(db, task.id, *decision.skipped, now));
     result.counts.skipped = 1;
     reports.emplace_back(0, task.definition.name, core::RunStatus::skipped, decision.skipped->reason);
   }
   if (decision.run_slot) {
-    if (*active && task.definition.overlap == core::Overlap::replace) {
-      auto replaced = replace_active_runs(db, task.id, decision.state, *decision.run_slot, now);
-      if (!replaced) return std::unexpected(replaced.error());
-      result.replaced_child = *replaced;
-      result.counts.replaced = replaced->has_value();
+    if (active && task.definition.overlap == core::Overlap::replace) {
+      auto replaced = TRY(replace_active_runs(db, task.id, decision.state, *decision.run_slot, now));
+      result.replaced_child = replaced;
+      result.counts.replaced = replaced.has_value();
     }
-    auto queued = store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before);
-    if (!queued) return std::unexpected(queued.error());
+    auto queued =
+        TRY(store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before));
     result.counts.enqueued = 1;
-    reports.emplace_back(*queued, task.definition.name, core::RunStatus::queued, "");
+    reports.emplace_back(queued, task.definition.name, core::RunStatus::queued, "");
   }
-  if (auto saved = store::save_state(db, task.id, decision.state, now); !saved) return std::unexpected(saved.error());
+  TRY(store::save_state(db, task.id, decision.state, now));
   return result;
 }
 
@@ -73,35 +69,31 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
   int waits = 0;
   while (true) {
     std::vector<RunReport> reports;
-    auto batch_result = store::write(db, [&]() -> core::Result<BatchResult> {
-      auto due = store::due_tasks(db, now, batch);
-      if (!due) return std::unexpected(due.error());
-      BatchResult result{static_cast<int>(due->size()), {}, {}};
-      for (const auto& task : *due) {
+    auto batch_result = TRY(store::write(db, [&]() -> core::Result<BatchResult> {
+      auto due = TRY(store::due_tasks(db, now, batch));
+      BatchResult result{static_cast<int>(due.size()), {}, {}};
+      for (const auto& task : due) {
         if (!task) {
-          auto disabled = disable_malformed(db, task.error(), now);
-          if (!disabled) return std::unexpected(disabled.error());
-          result.disabled.push_back(std::move(*disabled));
+          auto disabled = TRY(disable_malformed(db, task.error(), now));
+          result.disabled.push_back(std::move(disabled));
           continue;
         }
-        auto enqueued = enqueue_task(db, *task, now, reports);
-        if (!enqueued) return std::unexpected(enqueued.error());
-        total.enqueued += enqueued->counts.enqueued;
-        total.skipped += enqueued->counts.skipped;
-        total.replaced += enqueued->counts.replaced;
-        if (enqueued->replaced_child) result.to_stop.push_back(*enqueued->replaced_child);
+        auto enqueued = TRY(enqueue_task(db, *task, now, reports));
+        total.enqueued += enqueued.counts.enqueued;
+        total.skipped += enqueued.counts.skipped;
+        total.replaced += enqueued.counts.replaced;
+        if (enqueued.replaced_child) result.to_stop.push_back(*enqueued.replaced_child);
       }
-      if (before_commit && !due->empty()) before_commit();
+      if (before_commit && !due.empty()) before_commit();
       return result;
-    }, store::WriteScope::rows);
-    if (!batch_result) return std::unexpected(batch_result.error());
-    stop_children(processes, batch_result->to_stop);
-    std::ranges::move(batch_result->disabled, std::back_inserter(total.disabled));
+    }, store::WriteScope::rows));
+    stop_children(processes, batch_result.to_stop);
+    std::ranges::move(batch_result.disabled, std::back_inserter(total.disabled));
     if (sink) std::ranges::for_each(reports, sink);
     if (between_batches) {
-      if (auto kept = between_batches(); !kept) return std::unexpected(kept.error());
+      TRY(between_batches());
     }
-    if (batch_result->due >= batch) continue;
+    if (batch_result.due >= batch) continue;
     if (waits++ < waits_for_held) {
       auto held = store::wait_for_held_due_task(db, now);
       if (held && *held) continue;  // another host's transaction held it: it has ended
@@ -109,7 +101,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
       total.held = !held;
     }
     if (total.enqueued >= herd) {
-      if (auto refreshed = store::refresh_run_statistics(db); !refreshed) return std::unexpected(refreshed.error());
+      TRY(store::refresh_run_statistics(db));
     }
     return total;
   }

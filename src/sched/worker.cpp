@@ -183,6 +183,7 @@ class WorkerImpl {
 
   void stop_claiming() { claiming_ = false; }
   std::size_t running() const { return runner_.running(); }
+  bool has_unwritten_ends() const { return !unrecorded_ends_.empty(); }
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
   // Claims and launches runs until every slot is busy, the queue is empty or
@@ -192,18 +193,17 @@ class WorkerImpl {
   Result<Filled> fill(int max_batches) {
     for (int round = 0; round < max_batches; ++round) {
       // A claim may wait for locks: the leases are not left to wait with it.
-      if (auto kept = keep_leases(); !kept) return std::unexpected(kept.error());
+      TRY(keep_leases());
       int slots = free_slots();
       if (slots <= 0) return Filled::done;
-      auto batch = store::write(db_, [&]() { return claim(slots, instant()); }, store::WriteScope::rows);
-      if (!batch) return std::unexpected(batch.error());
-      if (batch->queued_seen == 0) {
+      auto batch = TRY(store::write(db_, [&]() { return claim(slots, instant()); }, store::WriteScope::rows));
+      if (batch.queued_seen == 0) {
         auto held = store::wait_for_held_claimable_run(db_, clock_.now(), identity_.host);
         if (held && *held) continue;  // another host's transaction held it: it has ended
         if (!held && held.error().kind != core::ErrorKind::busy) return std::unexpected(held.error());
         return held ? Filled::done : Filled::held;
       }
-      if (auto launched = launch_all(std::move(*batch)); !launched) return std::unexpected(launched.error());
+      TRY(launch_all(std::move(batch)));
     }
     return Filled::more;
   }
@@ -223,25 +223,22 @@ class WorkerImpl {
     }
     if (unrecorded_ends_.empty()) return {};
     // The ends' write may wait for a task's row: a renewal due goes first.
-    if (auto kept = keep_leases(); !kept) return kept;
+    TRY(keep_leases());
     auto at = instant();
     struct Written {
       RecordedEnds ends;
       ClaimBatch refill;
     };
-    auto written = store::write(db_, [&]() -> Result<Written> {
-      auto recorded = record_attempt_ends_within(db_, unrecorded_ends_, at.now);
-      if (!recorded) return std::unexpected(recorded.error());
-      auto refill = claim(free_slots(), at);
-      if (!refill) return std::unexpected(refill.error());
-      return Written{std::move(*recorded), std::move(*refill)};
-    }, store::WriteScope::rows);
-    if (!written) return std::unexpected(written.error());
-    after_commit(written->ends, at.now);
+    auto written = TRY(store::write(db_, [&]() -> Result<Written> {
+      auto recorded = TRY(record_attempt_ends_within(db_, unrecorded_ends_, at.now));
+      auto refill = TRY(claim(free_slots(), at));
+      return Written{std::move(recorded), std::move(refill)};
+    }, store::WriteScope::rows));
+    after_commit(written.ends, at.now);
     auto ends = std::exchange(unrecorded_ends_, {});
     auto runs = std::exchange(unrecorded_runs_, {});
-    for (std::size_t i = 0; i < ends.size(); ++i) report_end(runs[i], ends[i], written->ends.current[i], at.now);
-    return launch_all(std::move(written->refill));
+    for (std::size_t i = 0; i < ends.size(); ++i) report_end(runs[i], ends[i], written.ends.current[i], at.now);
+    return launch_all(std::move(written.refill));
   }
 
   Result<void> keep_leases() {
@@ -255,17 +252,16 @@ class WorkerImpl {
     // task's row held by another transaction meanwhile): another host would
     // take it for lost.
     for (const auto& run : unrecorded_runs_) held.push_back({run.run.id, run.attempt_uid});
-    auto renewed = store::renew_leases(db_, held, at.now + *options_.lease);
-    if (!renewed) return std::unexpected(renewed.error());
+    auto renewed = TRY(store::renew_leases(db_, held, at.now + *options_.lease));
     lease_held_ = false;
     for (auto& [key, flight] : in_flight_) {
-      auto kept = std::ranges::find(*renewed, flight.claimed.run.id, &store::RenewedLease::run_id);
-      if (kept != renewed->end() && kept->held) {
+      auto kept = std::ranges::find(renewed, flight.claimed.run.id, &store::RenewedLease::run_id);
+      if (kept != renewed.end() && kept->held) {
         lease_held_ = true;  // its fencing point stays that of its last renewal
         continue;
       }
-      if (kept != renewed->end()) flight.claimed.stop_reason = kept->stop_reason;
-      bool ends_now = kept == renewed->end() || !kept->stop_reason.empty();
+      if (kept != renewed.end()) flight.claimed.stop_reason = kept->stop_reason;
+      bool ends_now = kept == renewed.end() || !kept->stop_reason.empty();
       runner_.hold_lease(key, ends_now ? at.steady : fencing_point(at.steady));
     }
     renewed_at_ = at.steady;
@@ -313,15 +309,13 @@ class WorkerImpl {
   Result<ClaimBatch> claim(int limit, Instant at) {
     ClaimBatch batch;
     if (limit <= 0) return batch;
-    auto queued = store::next_queued_runs(db_, at.now, limit, identity_.host);
-    if (!queued) return std::unexpected(queued.error());
-    batch.queued_seen = queued->size();
+    auto queued = TRY(store::next_queued_runs(db_, at.now, limit, identity_.host));
+    batch.queued_seen = queued.size();
     std::vector<std::int64_t> task_ids;
-    for (const auto& run : *queued) task_ids.push_back(run.task_id);
-    if (auto locked = store::lock_groups_of(db_, task_ids); !locked) return std::unexpected(locked.error());
-    for (const auto& run : *queued) {
-      if (auto started = start_run(run, at, batch); !started)
-        return std::unexpected(started.error());
+    for (const auto& run : queued) task_ids.push_back(run.task_id);
+    TRY(store::lock_groups_of(db_, task_ids));
+    for (const auto& run : queued) {
+      TRY(start_run(run, at, batch));
     }
     return batch;
   }
@@ -334,9 +328,8 @@ class WorkerImpl {
     options_.crash.reached(CrashPoint::after_claim);
     std::vector<Spawned> spawned;
     for (auto& run : batch.claimed) {
-      auto launched = launch(std::move(run));
-      if (!launched) return std::unexpected(launched.error());
-      if (*launched) spawned.push_back(**launched);
+      auto launched = TRY(launch(std::move(run)));
+      if (launched) spawned.push_back(*launched);
     }
     return note_children(spawned);
   }
@@ -345,33 +338,29 @@ class WorkerImpl {
   // adds it to `batch`.
   Result<void> start_run(const store::RunRecord& run, Instant at, ClaimBatch& batch) {
     Time now = at.now;
-    auto found = store::find_task_to_claim(db_, run.id, run.task_id, now, identity_.host);
-    if (!found) return std::unexpected(found.error());
-    if (!*found || !(*found)->claimable) return {};  // removed since, or filled by a run claimed before it
-    if (!(*found)->task) return drop_malformed(run, (*found)->task.error(), now, batch);
-    core::Task task = std::move(*(*found)->task);
-    auto schedule = core::schedule_of(task.definition);
-    if (!schedule) return std::unexpected(schedule.error());
-    std::optional<std::string> dropped = core::drop_reason(task.definition, *schedule, task.state, run.trigger, now);
+    auto found = TRY(store::find_task_to_claim(db_, run.id, run.task_id, now, identity_.host));
+    if (!found || !found->claimable) return {};  // removed since, or filled by a run claimed before it
+    if (!found->task) return drop_malformed(run, found->task.error(), now, batch);
+    core::Task task = std::move(*found->task);
+    auto schedule = TRY(core::schedule_of(task.definition));
+    std::optional<std::string> dropped = core::drop_reason(task.definition, schedule, task.state, run.trigger, now);
     if (task.state.disabled_until_update) dropped = "dropped: the task is disabled: " + task.state.disabled_reason;
     if (dropped) {
-      if (auto marked = store::mark_dropped(db_, run.id, *dropped, now); !marked) return std::unexpected(marked.error());
+      TRY(store::mark_dropped(db_, run.id, *dropped, now));
       batch.dropped.push_back({run.id, run.task, core::RunStatus::dropped, *dropped});
       return {};
     }
-    auto decision = start_decision(run, task, *schedule, now);
+    auto decision = start_decision(run, task, schedule, now);
     Time lease_base = options_.lease ? now + *options_.lease : decision.deadline;
     store::StartRecord start{run.id, decision.state.attempt_uid, attempt_no_of(run, decision.state),
                              decision.state.run_index, now, decision.deadline,
                              lease_base + task.definition.kill_grace, identity_};
-    auto marked = store::mark_running(db_, start);
-    if (!marked) return std::unexpected(marked.error());
-    if (!*marked) return {};
-    if (auto saved = write_decision(db_, task.id, decision.state, decision.skipped, now); !saved)
-      return std::unexpected(saved.error());
+    auto marked = TRY(store::mark_running(db_, start));
+    if (!marked) return {};
+    TRY(write_decision(db_, task.id, decision.state, decision.skipped, now));
     task.state = decision.state;
     batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline,
-                             std::move((*found)->state_blob), at.steady});
+                             std::move(found->state_blob), at.steady});
     return {};
   }
 
@@ -379,10 +368,9 @@ class WorkerImpl {
   // runs no malformed task.
   Result<void> drop_malformed(const store::RunRecord& run, const store::MalformedTask& task, Time now,
                               ClaimBatch& batch) {
-    auto disabled = disable_malformed(db_, task, now);
-    if (!disabled) return std::unexpected(disabled.error());
-    auto reason = "dropped: the task is malformed in the database: " + disabled->problem;
-    if (auto marked = store::mark_dropped(db_, run.id, reason, now); !marked) return std::unexpected(marked.error());
+    auto disabled = TRY(disable_malformed(db_, task, now));
+    auto reason = "dropped: the task is malformed in the database: " + disabled.problem;
+    TRY(store::mark_dropped(db_, run.id, reason, now));
     batch.dropped.push_back({run.id, run.task, core::RunStatus::dropped, std::move(reason)});
     return {};
   }
@@ -425,9 +413,8 @@ class WorkerImpl {
     if (files) left = run_directory_->collect(std::move(*files), options_.state_limit);
     auto end = attempt_end(claimed, verdict, exec::ChildResult{}, left ? &left->state : nullptr);
     Time now = clock_.now();
-    auto recorded = record_attempt_end(db_, end, now);
-    if (!recorded) return std::unexpected(recorded.error());
-    report_end(claimed, end, recorded->current, now);
+    auto recorded = TRY(record_attempt_end(db_, end, now));
+    report_end(claimed, end, recorded.current, now);
     return std::optional<Spawned>();
   }
 
@@ -446,9 +433,9 @@ class WorkerImpl {
   // The descriptor of this worker's spawn ledger (made at its first run).
   Result<int> spawn_ledger() {
     if (!spawn_ledger_) {
-      auto made = exec::SpawnLedger::create(exec::spawn_ledger_path(db_.local_stem(), identity_.pid, identity_.started_at));
-      if (!made) return std::unexpected(made.error());
-      spawn_ledger_.emplace(std::move(*made));
+      auto made = TRY(
+          exec::SpawnLedger::create(exec::spawn_ledger_path(db_.local_stem(), identity_.pid, identity_.started_at)));
+      spawn_ledger_.emplace(std::move(made));
     }
     return spawn_ledger_->fd();
   }
@@ -456,9 +443,8 @@ class WorkerImpl {
   // The files of a run, in this worker's run directory (made at its first run).
   Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state) {
     if (!run_directory_) {
-      auto made = exec::RunDirectory::create();
-      if (!made) return std::unexpected(made.error());
-      run_directory_.emplace(std::move(*made));
+      auto made = TRY(exec::RunDirectory::create());
+      run_directory_.emplace(std::move(made));
     }
     return run_directory_->files_for(run_id, state);
   }
@@ -527,19 +513,35 @@ void Worker::stop_claiming() { impl_->stop_claiming(); }
 
 std::size_t Worker::running() const { return impl_->running(); }
 
+bool Worker::has_unwritten_ends() const { return impl_->has_unwritten_ends(); }
+
 std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
+
+namespace {
+
+// A lock another session of a server held past the lock wait: no failure.
+// The ends wait in memory and the claim waits; both are tried again soon.
+bool look_again(const store::Database& db, const core::Error& error) {
+  return !db.file() && error.kind == core::ErrorKind::busy;
+}
+
+}  // namespace
 
 Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock& clock, exec::Runner& runner,
                                                const WorkerOptions& options) {
   Worker worker(db, clock, runner, options);
+  auto lock_wait = options.lease ? session_bounds(*options.lease).lock_wait : core::Millis{0};
   while (true) {
     auto filled = worker.fill();
-    if (!filled) return std::unexpected(filled.error());
-    if (*filled == Filled::more) continue;
-    if (worker.running() == 0) break;
-    auto ended = runner.wait_for_exits(worker.next_renewal_at().value_or(exec::SteadyTime::max()));
-    if (auto recorded = worker.record(ended); !recorded) return std::unexpected(recorded.error());
-    if (auto kept = worker.keep_leases(); !kept) return std::unexpected(kept.error());
+    if (!filled && !look_again(db, filled.error())) return std::unexpected(filled.error());
+    if (filled && *filled == Filled::more) continue;
+    if (worker.running() == 0 && !worker.has_unwritten_ends()) break;
+    auto until = worker.next_renewal_at().value_or(exec::SteadyTime::max());
+    if (!filled || worker.has_unwritten_ends()) until = std::min(until, std::chrono::steady_clock::now() + lock_wait);
+    auto ended = runner.wait_for_exits(until);
+    if (auto recorded = worker.record(ended); !recorded && !look_again(db, recorded.error()))
+      return std::unexpected(recorded.error());
+    TRY(worker.keep_leases());
   }
   runner.finish_lingering();
   auto reports = worker.take_reports();

@@ -92,6 +92,8 @@ class Worker {
   // From now on, no run is claimed.
   void stop_claiming();
   std::size_t running() const;
+  // Whether ends of children wait to be written (the server busy or out of reach).
+  bool has_unwritten_ends() const;
   // The runs that started or ended since the last call, in order.
   std::vector<RunReport> take_reports();
 

@@ -259,11 +259,10 @@ void continue_ids_after_copied(Database& db, const char* table) {
 namespace {
 
 Result<void> check_nothing_running(Database& from) {
-  auto runs = running_runs(from);
-  if (!runs) return std::unexpected(runs.error());
-  if (runs->empty()) return {};
+  auto runs = TRY(running_runs(from));
+  if (runs.empty()) return {};
   std::vector<std::string> names;
-  for (const auto& run : *runs) names.push_back(run.task);
+  for (const auto& run : runs) names.push_back(run.task);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return std::unexpected(refused(fmt::format(
@@ -292,7 +291,7 @@ Result<void> check_well_formed(Database& from) {
 }  // namespace
 
 Result<void> check_copy_source(Database& from) {
-  if (auto idle = check_nothing_running(from); !idle) return idle;
+  TRY(check_nothing_running(from));
   return check_well_formed(from);
 }
 

@@ -93,13 +93,13 @@ Database& Database::operator=(Database&&) noexcept = default;
 core::Result<Database> Database::open(const std::string& location, const OpenOptions& options) {
   try {
     if (is_server_uri(location)) {
-      if (auto checked = check_server_location(location); !checked) return std::unexpected(checked.error());
+      TRY(check_server_location(location));
       auto state_dir = options.state_dir.empty() ? default_state_dir() : options.state_dir;
       make_private_directory(state_dir);
       return Database(without_password(location), std::nullopt, state_dir / "taskd",
                       open_postgresql(location, options));
     }
-    if (auto named = check_file_name(location); !named) return std::unexpected(named.error());
+    TRY(check_file_name(location));
     return Database(location, fs::path(location), fs::path(location), open_sqlite(location, options));
   } catch (const Failure& failure) {
     return core::fail(error_kind_of(failure.kind()), failure.what());

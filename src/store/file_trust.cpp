@@ -32,7 +32,7 @@ core::Result<void> refuse_writable(const fs::path& path, const struct stat& info
 }
 
 core::Result<void> check_private(const fs::path& path, const struct stat& info) {
-  if (auto owned = check_owner(path, info); !owned) return owned;
+  TRY(check_owner(path, info));
   if (writable_by_others(info)) return refuse_writable(path, info);
   return {};
 }
@@ -40,7 +40,7 @@ core::Result<void> check_private(const fs::path& path, const struct stat& info) 
 // A component on the way to a file: a directory that others can write must
 // be sticky, so that only their owners can replace its entries.
 core::Result<void> check_on_the_way(const fs::path& path, const struct stat& info) {
-  if (auto owned = check_owner(path, info); !owned) return owned;
+  TRY(check_owner(path, info));
   if (S_ISDIR(info.st_mode) && writable_by_others(info) && !(info.st_mode & S_ISVTX))
     return refuse_writable(path, info);
   return {};
@@ -75,7 +75,7 @@ core::Result<fs::path> resolve_trusted(const fs::path& path) {
     fs::path next = resolved / name;
     struct stat info {};
     if (::lstat(next.c_str(), &info) != 0) return cannot_check(next, std::strerror(errno));
-    if (auto trusted = check_on_the_way(next, info); !trusted) return std::unexpected(trusted.error());
+    TRY(check_on_the_way(next, info));
     if (!S_ISLNK(info.st_mode)) {
       resolved = std::move(next);
       continue;
@@ -106,9 +106,8 @@ core::Result<struct stat> stat_opened(const fs::path& path, int flags) {
 }
 
 core::Result<struct stat> private_opened(const fs::path& path, int flags) {
-  auto info = stat_opened(path, flags);
-  if (!info) return info;
-  if (auto checked = check_private(path, *info); !checked) return std::unexpected(checked.error());
+  auto info = TRY(stat_opened(path, flags));
+  TRY(check_private(path, info));
   return info;
 }
 
@@ -123,19 +122,17 @@ core::Result<void> check_owner(const fs::path& path, const struct stat& info) {
 }
 
 core::Result<struct stat> check_private_file(const fs::path& path) {
-  auto resolved = resolve_trusted(path);
-  if (!resolved) return std::unexpected(resolved.error());
-  if (auto dir = private_opened(resolved->parent_path(), O_DIRECTORY); !dir) return dir;
-  auto file = private_opened(*resolved, 0);
+  auto resolved = TRY(resolve_trusted(path));
+  TRY(private_opened(resolved.parent_path(), O_DIRECTORY));
+  auto file = private_opened(resolved, 0);
   if (file && !S_ISREG(file->st_mode))
-    return fail(ErrorKind::unavailable, fmt::format("{} is not a regular file", resolved->string()));
+    return fail(ErrorKind::unavailable, fmt::format("{} is not a regular file", resolved.string()));
   return file;
 }
 
 core::Result<void> check_private_directory(const fs::path& path) {
-  auto resolved = resolve_trusted(path);
-  if (!resolved) return std::unexpected(resolved.error());
-  if (auto dir = private_opened(*resolved, O_DIRECTORY); !dir) return std::unexpected(dir.error());
+  auto resolved = TRY(resolve_trusted(path));
+  TRY(private_opened(resolved, O_DIRECTORY));
   return {};
 }
 

@@ -209,6 +209,12 @@ class PgConnection final : public Connection {
     run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock{}({})", shared ? "_shared" : "", lock));
     in_transaction_ = true;
   }
+  // A transaction whose lock waits only the reply timeout bounds: another
+  // host's migration, and the old hosts' locks a migration waits behind.
+  void begin_unbounded(std::int64_t lock) {
+    run(fmt::format("BEGIN; SET LOCAL lock_timeout = 0; SELECT pg_advisory_xact_lock({})", lock));
+    in_transaction_ = true;
+  }
   void commit() override {
     run("COMMIT");
     in_transaction_ = false;
@@ -587,7 +593,7 @@ void migrate(PgConnection& connection, const std::string& display) {
   if (version == postgresql_schema_version()) return;
   // Under a transaction-level advisory lock: two hosts upgrading at once
   // take turns, and the second finds the work done.
-  connection.begin(migration_lock);
+  connection.begin_unbounded(migration_lock);
   try {
     connection.run("CREATE SCHEMA IF NOT EXISTS taskd");
     version = schema_version_of(connection, display);

@@ -287,7 +287,7 @@ Result<void> refresh_run_statistics(Database& db) {
 
 Result<bool> wait_for_held_claimable_run(Database& db, Time now, std::string_view host) {
   if (db.dialect() != Dialect::postgresql) return false;
-  auto first = guarded(db, [&]() -> Result<std::vector<RunRecord>> {
+  auto first = TRY(guarded(db, [&]() -> Result<std::vector<RunRecord>> {
     static const std::string sql = queued_runs_sql("");
     auto query = db.cached(sql);
     Binder b(query);
@@ -295,10 +295,9 @@ Result<bool> wait_for_held_claimable_run(Database& db, Time now, std::string_vie
     b.int64(1);
     b.text(host);
     return runs_from(query);
-  });
-  if (!first) return std::unexpected(first.error());
-  if (first->empty()) return false;
-  if (auto waited = wait_for_task(db, first->front().task_id); !waited) return std::unexpected(waited.error());
+  }));
+  if (first.empty()) return false;
+  TRY(wait_for_task(db, first.front().task_id));
   return true;
 }
 
@@ -596,7 +595,7 @@ Result<void> for_each_run(Database& db, const RunFilter& filter, const RunVisito
     auto query = db.prepare(filtered.sql);
     for (std::size_t i = 0; i < filtered.values.size(); ++i) query.bind(static_cast<int>(i + 1), filtered.values[i]);
     while (query.step()) {
-      if (auto visited = visit(run_from(Columns(query))); !visited) return visited;
+      TRY(visit(run_from(Columns(query))));
     }
     return {};
   });
@@ -604,11 +603,10 @@ Result<void> for_each_run(Database& db, const RunFilter& filter, const RunVisito
 
 Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit) {
   std::vector<RunRecord> runs;
-  auto collected = for_each_run(db, {.task_id = task_id, .limit = limit}, [&](const RunRecord& run) -> Result<void> {
+  TRY(for_each_run(db, {.task_id = task_id, .limit = limit}, [&](const RunRecord& run) -> Result<void> {
     runs.push_back(run);
     return {};
-  });
-  if (!collected) return std::unexpected(collected.error());
+  }));
   return runs;
 }
 

@@ -248,15 +248,13 @@ core::Result<void> check_opened_file_safe(const Database& db) {
   // The path SQLite opened, its symbolic links resolved as it opened it; its
   // WAL and shared-memory files are found beside it.
   fs::path opened = sqlite3_db_filename(handle, "main");
-  auto used = check_private_file(opened);
-  if (!used) return std::unexpected(used.error());
-  auto named = check_private_file(*db.file());
-  if (!named) return std::unexpected(named.error());
+  auto used = TRY(check_private_file(opened));
+  auto named = TRY(check_private_file(*db.file()));
   // Both paths are out of other users' reach now: the file SQLite holds must
   // be the one they lead to (the unix VFS compares its inode with the path's).
   int moved = 0;
   if (sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) != SQLITE_OK || moved ||
-      used->st_dev != named->st_dev || used->st_ino != named->st_ino)
+      used.st_dev != named.st_dev || used.st_ino != named.st_ino)
     return fail(ErrorKind::unavailable,
                 fmt::format("{} does not lead to the file taskd opened ({}): it was moved or replaced meanwhile",
                             db.file()->string(), opened.string()));

@@ -97,9 +97,7 @@ Result<core::Time> instant(const core::StoredCell& c) {
 // Seconds that may carry milliseconds as a fraction (a REAL value).
 Result<core::Millis> phase(Cell c) {
   if (c.row.is_integer(c.i)) {
-    auto seconds = stored_duration(c);
-    if (!seconds) return std::unexpected(seconds.error());
-    return *seconds;
+    return TRY(stored_duration(c));
   }
   if (c.row.type(c.i) != ValueType::real) return malformed_value("not a number of seconds", c.text());
   double seconds = c.row.real(c.i);

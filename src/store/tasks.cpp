@@ -49,10 +49,10 @@ Result<std::optional<StoredTask>> first_task(Statement& query) {
 
 // A stored task as a caller that can do nothing with a malformed row sees it.
 Result<std::optional<Task>> well_formed(Result<std::optional<StoredTask>> found) {
-  if (!found) return std::unexpected(found.error());
-  if (!*found) return std::optional<Task>();
-  if (!**found) return std::unexpected(malformed_task_error((*found)->error()));
-  return std::optional(std::move(***found));
+  auto stored = TRY(std::move(found));
+  if (!stored) return std::optional<Task>();
+  if (!*stored) return std::unexpected(malformed_task_error(stored->error()));
+  return std::optional(std::move(**stored));
 }
 
 constexpr const char* state_assignments =
@@ -181,7 +181,7 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
                           fmt::format("a task named \"{}\" already exists (use taskd edit, or taskd rm first)", d.name));
       throw;
     }
-    if (auto saved = save_state(db, id, s, now); !saved) return std::unexpected(saved.error());
+    TRY(save_state(db, id, s, now));
     return id;
   });
 }
@@ -334,7 +334,7 @@ using RowRead = StoredTask (*)(const Query& row);
 // Visits each row of `query` as `read` reads it.
 Result<void> visit_rows(Statement& query, RowRead read, const TaskVisitor& visit) {
   while (query.step()) {
-    if (auto visited = visit(read(query.query())); !visited) return visited;
+    TRY(visit(read(query.query())));
   }
   return {};
 }
@@ -384,11 +384,10 @@ Result<void> for_each_task_starting_before(Database& db, Time until, const TaskV
 
 Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filter) {
   std::vector<StoredTask> tasks;
-  auto collected = for_each_task(db, filter, [&](const StoredTask& task) -> Result<void> {
+  TRY(for_each_task(db, filter, [&](const StoredTask& task) -> Result<void> {
     tasks.push_back(task);
     return {};
-  });
-  if (!collected) return std::unexpected(collected.error());
+  }));
   return tasks;
 }
 
@@ -425,16 +424,15 @@ Result<void> wait_for_task(Database& db, std::int64_t id) {
 
 Result<bool> wait_for_held_due_task(Database& db, Time now) {
   if (db.dialect() != Dialect::postgresql) return false;
-  auto first = guarded(db, [&]() -> Result<std::optional<std::int64_t>> {
+  auto first = TRY(guarded(db, [&]() -> Result<std::optional<std::int64_t>> {
     static const std::string sql = fmt::format("SELECT id FROM tasks WHERE {} ORDER BY next_run_at LIMIT 1", due_at_1);
     auto query = db.cached(sql);
     query.bind(1, core::to_unix_ms(now));
     if (!query.step()) return std::optional<std::int64_t>();
     return std::optional(query.query().int64(0));
-  });
-  if (!first) return std::unexpected(first.error());
-  if (!*first) return false;
-  if (auto waited = wait_for_task(db, **first); !waited) return std::unexpected(waited.error());
+  }));
+  if (!first) return false;
+  TRY(wait_for_task(db, *first));
   return true;
 }
 

@@ -42,7 +42,7 @@ Result<void> check_host_id_free(Database& db, const WorkerRow& worker, core::Tim
 Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std::optional<core::Time> alive_since) {
   return write(db, [&]() -> Result<std::int64_t> {
     if (alive_since) {
-      if (auto free = check_host_name_free(db, worker, *alive_since); !free) return std::unexpected(free.error());
+      TRY(check_host_name_free(db, worker, *alive_since));
     }
     auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
                              "started_at, heartbeat_at, machine_id, clock_offset_ms, containment) "

@@ -150,6 +150,14 @@ class ApplyTest(TaskdTestCase):
         self.assertIn(": 0 added, 0 changed, 1 removed, 1 unchanged", out)
         self.assertEqual(self.names(), ["by-hand", "fetch", "other-file"])
 
+    def test_prune_escapes_the_name_another_client_wrote(self):
+        path = self.write(TWO_TASKS)
+        self.apply(path)
+        self.sql("UPDATE tasks SET name = ? WHERE name = 'report'", ("report\x1b[2J",))
+        out = self.apply(path, "--prune", "--dry-run")
+        self.assertNotIn("\x1b", out)
+        self.assertIn("- report", out)
+
     def test_prune_refuses_an_empty_owner_that_would_select_every_task(self):
         self.add("by-hand", "--every", "1h", "--", "true")
         path = self.write('[defaults]\nowner = ""\n')

@@ -83,6 +83,16 @@ class TestTheOthersRun(MalformedRowTestCase):
                     self.assertTrue(bad["disabled_until_update"])
                     self.assertIn("malformed", bad["disabled_reason"])
 
+    def test_run_once_escapes_the_name_of_a_malformed_task_another_client_wrote(self):
+        self.fresh_database("escape")
+        self.add_pair()
+        self.damage("env", "{")
+        self.sql("UPDATE tasks SET name = ? WHERE name = 'bad'", ("bad\x1b]0;owned\x07",))
+        code, out, err = self.run_taskd("run-once")
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("\x1b", err)
+        self.assertIn("is malformed in the database", err)
+
     def test_tick_queues_the_healthy_task_and_logs_the_malformed_one(self):
         for label in DAMAGES:
             with self.subTest(damage=label):

@@ -4,11 +4,14 @@ The rest of the command line runs on a server too (cli-postgresql.*)."""
 
 import os
 import socket
+import subprocess
 import unittest
 
 import pg_server
 from tcp_proxy import TcpProxy
-from taskd_test import TaskdTestCase
+from taskd_test import WRITE_LOCK, TaskdTestCase
+
+MIGRATION_LOCK = WRITE_LOCK + 1  # the advisory lock a migration takes
 
 
 def closed_port():
@@ -118,6 +121,20 @@ class ServerStoreTest(TaskdTestCase):
             out, err = proc.communicate(timeout=60)
             self.assertEqual(proc.returncode, 0, err)
         self.assertEqual(sorted(t["name"] for t in self.json_of("list")), ["t0", "t1", "t2", "t3"])
+
+    def test_a_host_that_finds_another_migrating_waits_for_it_past_the_lock_wait(self):
+        # Another host's migration holds the lock for longer than the 5 s a
+        # command waits for any other lock; this one waits its turn.
+        release = self.server.hold_advisory_lock(self.db, MIGRATION_LOCK)
+        try:
+            proc = self.popen_taskd("add", "t", "--every", "1h", "--", "true")
+            with self.assertRaises(subprocess.TimeoutExpired):
+                proc.wait(timeout=6)
+        finally:
+            release()
+        _, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual([t["name"] for t in self.json_of("list")], ["t"])
 
     def test_the_spawn_ledger_is_kept_in_the_state_directory(self):
         state = os.path.join(self.tmp, "state")

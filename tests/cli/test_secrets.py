@@ -4,10 +4,14 @@ reads a server's location."""
 
 import json
 import os
+import pwd
+import shutil
 import socket
+import subprocess
+import tempfile
 import unittest
 
-from taskd_test import STORE, TaskdTestCase
+from taskd_test import STORE, TASKD_BIN, TaskdTestCase
 
 PYTHON = "/usr/bin/python3"
 SECRET = "s3cret-Pa55"
@@ -20,6 +24,17 @@ import json, os, sys
 print(json.dumps(dict(os.environ)))
 sys.exit(1)
 """
+
+
+def unprivileged_user():
+    """The password entry of a user that is not root (Debian's postgresql
+    package makes `postgres`; `nobody` is always there), or None."""
+    for name in ("postgres", "nobody"):
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            pass
+    return None
 
 
 def closed_port():
@@ -61,6 +76,26 @@ class SecretsTest(TaskdTestCase):
                 self.assertEqual(environment["PGPASSFILE"], "/given/by/the/task")
                 self.assertEqual(environment["PGAPPNAME"], "kept")
                 self.assertNotIn(SECRET, json.dumps(environment))
+
+    @unittest.skipUnless(os.geteuid() == 0 and shutil.which("setpriv") and unprivileged_user(),
+                         "needs root to run taskd as another user (root reads any process's environment)")
+    def test_a_task_cannot_read_its_taskds_environment(self):
+        user = unprivileged_user()
+        home = tempfile.mkdtemp(prefix="taskd-private-")
+        self.addCleanup(shutil.rmtree, home, ignore_errors=True)
+        os.chown(home, user.pw_uid, user.pw_gid)
+        env = dict(self.env, HOME=home, TMPDIR=home, XDG_STATE_HOME=home, PGPASSWORD=SECRET)
+        as_user = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--",
+                   TASKD_BIN, "--db", os.path.join(home, "taskd.db")]
+        seen, error = os.path.join(home, "seen"), os.path.join(home, "error")
+        for args in (["add", "peek", "--every", "1h", "--start-now", "--shell", "--",
+                      f"cat /proc/$PPID/environ > {seen} 2> {error}; true"], ["run-once"]):
+            proc = subprocess.run(as_user + args, env=env, cwd=home, capture_output=True, text=True, timeout=60)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(seen, "rb") as f:
+            self.assertNotIn(SECRET.encode(), f.read())
+        with open(error) as f:
+            self.assertIn("Permission denied", f.read())
 
     def test_a_password_in_db_is_warned_of_and_hidden_from_ps(self):
         # A server that takes the connection and never answers: taskd waits

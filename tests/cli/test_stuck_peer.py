@@ -164,6 +164,25 @@ class StuckPeerTest(LoopTestCase):
             self.assertEqual(self.events(log, "run.lost"), [])
             self.assertEqual(self.stop(proc)[0], 0)
 
+    def test_run_once_waits_for_a_held_task_row_to_write_its_runs_end(self):
+        started = os.path.join(self.tmp, "started")
+        self.add("held", "--every", "1d", "--start-now", "--shell", "--", f"touch {started}; sleep 1")
+        run_once = self.popen_taskd("run-once")
+        self.addCleanup(self.reap, run_once)
+        wait_for(lambda: os.path.exists(started), 20, "the run to start")
+        holder = self.psql()
+        holder.query("BEGIN")
+        holder.query("SELECT 1 FROM taskd.tasks WHERE name = 'held' FOR UPDATE")
+        # Its end comes while the row is held, for longer than run-once's
+        # lock wait (1 s): a busy server, not a failure.
+        until = time.monotonic() + HOLD
+        while time.monotonic() < until and run_once.poll() is None:
+            time.sleep(0.05)
+        holder.query("ROLLBACK")
+        _, err = run_once.communicate(timeout=30)
+        self.assertEqual(run_once.returncode, 0, err)
+        self.assertEqual(self.sql("SELECT status FROM runs"), [("succeeded",)])
+
     def freeze_in_a_claim(self, hosts, group_holder):
         """Freezes the host whose claim waits for the capped group's row
         (which `group_holder` holds), then lets the group go: the frozen
