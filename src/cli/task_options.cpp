@@ -90,7 +90,8 @@ Result<core::Command> build_command(const TaskOptions& options) {
   return core::Command{{line}, true};
 }
 
-Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d) {
+// --retry and --permanent-exit.
+Result<void> apply_retries(const TaskOptions& options, core::TaskDefinition& d) {
   d.retry = TRY(parse_ladder(options.retry));
   d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
   return {};
@@ -135,7 +136,7 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   d.after = *after;
   TRY(apply_schedule(schedule_or_manual(options), d, now));
   for (const auto& field : core::task_fields()) TRY(field.set(options.field(field.name), d, now));
-  TRY(apply_policy(options, d));
+  TRY(apply_retries(options, d));
   d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
   // The command line was checked as it came; a --cwd made absolute, or a
@@ -153,6 +154,8 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
 
 namespace {
 
+// The option of a field of the table; CLI11 reads a whole number, so that
+// one that is not stays a usage error.
 void add_field_option(CLI::App& command, TaskOptions& options, const core::TaskField& field) {
   auto& text = options.field(field.name);
   if (field.file_form == core::FileForm::whole_number) {
