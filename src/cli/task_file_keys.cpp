@@ -77,7 +77,7 @@ Result<void> set_field(const core::TaskField& field, const toml::node& value, Fi
       if (!text) return expected("a whole number or a string, e.g. \"512M\" or \"max\"");
       break;
   }
-  task.options.field(field.name) = *text;
+  task.options.field(field) = *text;
   return {};
 }
 

@@ -110,7 +110,7 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   for (const auto& field : core::task_fields()) {
     if (field.name == "overlap") write_lists(out, d);
     if (field.name == "owner") write_text(out, "cwd", o.cwd);
-    write_field(out, field, o.field(field.name));
+    write_field(out, field, o.field(field));
   }
   write_text(out, "after", o.after);
 }

@@ -135,7 +135,7 @@ Result<core::TaskDefinition> build_definition(const TaskOptions& options, core::
   if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
   d.after = *after;
   TRY(apply_schedule(schedule_or_manual(options), d, now));
-  for (const auto& field : core::task_fields()) TRY(field.set(options.field(field.name), d, now));
+  for (const auto& field : core::task_fields()) TRY(field.set(options.field(field), d, now));
   TRY(apply_retries(options, d));
   d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
@@ -157,7 +157,7 @@ namespace {
 // The option of a field of the table; CLI11 reads a whole number, so that
 // one that is not stays a usage error.
 void add_field_option(CLI::App& command, TaskOptions& options, const core::TaskField& field) {
-  auto& text = options.field(field.name);
+  auto& text = options.field(field);
   if (field.file_form == core::FileForm::whole_number) {
     command.add_option_function<int>(
         field.flag(), [&text](const int& number) { text = std::to_string(number); }, std::string(field.help));
@@ -270,15 +270,35 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.permanent_exit = d.permanent_exit.empty() ? "none" : fmt::format("{}", fmt::join(d.permanent_exit, ","));
   for (const auto& [name, value] : d.env) options.env.push_back(name + "=" + value);
   options.cwd = d.cwd;
-  for (const auto& field : core::task_fields()) options.field(field.name) = field.text(d);
+  for (const auto& field : core::task_fields()) options.field(field) = field.text(d);
   options.after = core::to_string(d.after);
   return options;
 }
 
-std::map<std::string, std::string, std::less<>> TaskOptions::initial_field_texts() {
-  std::map<std::string, std::string, std::less<>> texts;
-  for (const auto& field : core::task_fields()) texts.emplace(field.name, field.initial);
+std::vector<std::string> TaskOptions::initial_field_texts() {
+  std::vector<std::string> texts;
+  for (const auto& field : core::task_fields()) texts.emplace_back(field.initial);
   return texts;
+}
+
+namespace {
+
+std::size_t index_of(const core::TaskField& field) {
+  return static_cast<std::size_t>(&field - core::task_fields().data());
+}
+
+std::size_t index_named(std::string_view name) {
+  auto fields = core::task_fields();
+  return static_cast<std::size_t>(std::ranges::find(fields, name, &core::TaskField::name) - fields.begin());
+}
+
+}  // namespace
+
+std::string& TaskOptions::field(const core::TaskField& field) { return field_texts[index_of(field)]; }
+const std::string& TaskOptions::field(const core::TaskField& field) const { return field_texts[index_of(field)]; }
+std::string& TaskOptions::field(std::string_view field_name) { return field_texts.at(index_named(field_name)); }
+const std::string& TaskOptions::field(std::string_view field_name) const {
+  return field_texts.at(index_named(field_name));
 }
 
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
@@ -296,7 +316,7 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
     if (given.contains(name)) copy(base, edits);
   }
   for (const auto& field : core::task_fields()) {
-    if (given.contains(field.flag())) base.field(field.name) = edits.field(field.name);
+    if (given.contains(field.flag())) base.field(field) = edits.field(field);
   }
 }
 

@@ -2,13 +2,13 @@
 // The options that define a task, as `add` and `edit` take them: text as the
 // user typed it, checked and turned into a TaskDefinition in one place.
 #include <CLI/CLI.hpp>
-#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "cli/schedule_options.hpp"
 #include "core/task.hpp"
+#include "core/task_fields.hpp"
 #include "store/database.hpp"
 
 namespace taskd::cli {
@@ -23,12 +23,15 @@ struct TaskOptions {
   std::string cwd;
   bool shell = false;
   std::string after;  // --after TASK[:finished]; "": none
-  // The text of each field of core::task_fields(), by its name: its initial text unless given.
-  std::map<std::string, std::string, std::less<>> fields = initial_field_texts();
+  // The text of each field of core::task_fields(), in its order: its initial text unless given.
+  std::vector<std::string> field_texts = initial_field_texts();
 
-  std::string& field(std::string_view field_name) { return fields.find(field_name)->second; }
-  const std::string& field(std::string_view field_name) const { return fields.find(field_name)->second; }
-  static std::map<std::string, std::string, std::less<>> initial_field_texts();
+  std::string& field(const core::TaskField& field);
+  const std::string& field(const core::TaskField& field) const;
+  // The text of the field of the table with that name.
+  std::string& field(std::string_view field_name);
+  const std::string& field(std::string_view field_name) const;
+  static std::vector<std::string> initial_field_texts();
 };
 
 // Registers every option of a task definition but its name.
