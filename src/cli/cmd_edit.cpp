@@ -10,6 +10,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
+#include "core/task_fields.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::cli {
@@ -23,8 +24,9 @@ struct EditOptions {
 };
 
 // The edit options that set each column of a task's definition that can
-// be malformed; a malformed column not listed is one of its state, which
-// the edit writes anew.
+// be malformed and is not a field of core::task_fields() (whose option is
+// its flag); a malformed column not listed is one of its state, which the
+// edit writes anew.
 const std::map<std::string_view, std::vector<std::string_view>>& options_setting() {
   static const std::vector<std::string_view> schedule{"--every", "--cron",  "--rrule", "--manual",
                                                       "--tz",    "--dtstart", "--phase", "--after-finish"};
@@ -38,24 +40,20 @@ const std::map<std::string_view, std::vector<std::string_view>>& options_setting
       {"after_finish", schedule},
       {"phase", schedule},
       {"jitter", {"--jitter"}},
-      {"timeout", {"--timeout"}},
-      {"kill_grace", {"--kill-grace"}},
-      {"tolerance", {"--tolerance"}},
       {"retry", {"--retry"}},
       {"permanent_exit", {"--permanent-exit"}},
-      {"overlap", {"--overlap"}},
-      {"priority", {"--priority"}},
       {"env", {"--env"}},
-      {"keep_runs", {"--keep-runs"}},
-      {"memory_max", {"--memory-max"}},
-      {"cpu_weight", {"--cpu-weight"}},
-      {"tasks_max", {"--tasks-max"}},
-      {"alert_after", {"--alert-after"}},
-      {"catch_up", {"--catch-up"}},
-      {"catch_up_window", {"--catch-up-window"}},
       {"after_finished", {"--after"}},
   };
   return options;
+}
+
+// The edit options that set `column`; none for a column of the task's state.
+std::vector<std::string> options_setting_column(std::string_view column) {
+  if (const auto* field = core::task_field_of_column(column)) return {field->flag()};
+  auto setting = options_setting().find(column);
+  if (setting == options_setting().end()) return {};
+  return {setting->second.begin(), setting->second.end()};
 }
 
 // An edit of a malformed row must set each malformed column of its
@@ -64,9 +62,8 @@ const std::map<std::string_view, std::vector<std::string_view>>& options_setting
 std::vector<std::string> columns_left(const store::MalformedTask& task, const std::set<std::string>& given) {
   std::vector<std::string> left;
   for (const auto& problem : task.problems) {
-    auto setting = options_setting().find(problem.column);
-    if (setting == options_setting().end()) continue;
-    const auto& options = setting->second;
+    auto options = options_setting_column(problem.column);
+    if (options.empty()) continue;
     if (std::ranges::none_of(options, [&](auto option) { return given.contains(std::string(option)); }))
       left.push_back(fmt::format("{} ({}) with {}{}", problem.column, problem.what,
                                  options.size() == 1 ? "" : "one of ", fmt::join(options, ", ")));

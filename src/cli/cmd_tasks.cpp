@@ -1,11 +1,13 @@
 #include <fmt/format.h>
 #include <memory>
+#include <span>
 
 #include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/policy.hpp"
+#include "core/task_fields.hpp"
 #include "core/text.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
@@ -247,13 +249,6 @@ std::string optional_time(const std::optional<core::Time>& time, core::Time now)
   return fmt::format("{} ({})", core::format_rfc3339(*time), relative_time(time, now));
 }
 
-// "all:5, window 1h" (show's "catch up" line).
-std::string catch_up_text(const core::TaskDefinition& d) {
-  auto text = core::to_string(d.catch_up);
-  if (d.catch_up_window) text += ", window " + core::format_duration(*d.catch_up_window);
-  return text;
-}
-
 // "gap skip, repeat once (the default)" (show's "dst" line).
 std::string dst_text(const core::DstPolicy& dst, const core::Schedule& schedule) {
   const auto rule = dst.over(core::default_dst(schedule));
@@ -284,6 +279,10 @@ class TaskLines {
 
   void add(std::string_view key, const std::string& value, std::initializer_list<std::string_view> columns = {},
            bool shown = true) {
+    add(key, value, std::span(columns.begin(), columns.size()), shown);
+  }
+
+  void add(std::string_view key, const std::string& value, std::span<const std::string_view> columns, bool shown) {
     std::string wrong;
     for (const auto& problem : problems_) {
       if (std::ranges::find(columns, problem.column) == columns.end()) continue;
@@ -310,6 +309,51 @@ class TaskLines {
   const std::vector<store::ColumnProblem>& problems_;
   std::vector<const store::ColumnProblem*> told_;
 };
+
+// The lines of the fields that are not in the table, before the line of
+// the table's field that they come before.
+void add_lines_before(TaskLines& lines, const core::TaskField& field, const core::TaskDefinition& d,
+                      const core::Schedule* schedule) {
+  if (field.name == "overlap") {
+    std::string ladder;
+    for (auto delay : d.retry) ladder += (ladder.empty() ? "" : ",") + core::format_duration(delay);
+    lines.add("retry", ladder.empty() ? "none" : ladder, {"retry"});
+    lines.add("owner", d.owner, {}, !d.owner.empty());
+  }
+  if (field.name == "notify") {
+    lines.add("cwd", d.cwd, {}, !d.cwd.empty());
+    lines.add("env", "", {"env"}, false);
+    for (const auto& [name, value] : d.env) lines.add("env", name + "=" + value);
+  }
+  if (field.label == "limits")
+    lines.add("dst", schedule ? dst_text(d.dst, *schedule) : "", {}, d.dst.any() && schedule);
+}
+
+// The line of `fields`, which share a label: shown always, or when one of
+// them is not its initial text.
+void add_field_line(TaskLines& lines, const core::TaskDefinition& d, std::span<const core::TaskField> fields) {
+  std::vector<std::string_view> columns;
+  bool shown = fields.front().shown == core::Shown::always;
+  for (const auto& field : fields) {
+    columns.push_back(field.column);
+    shown = shown || field.text(d) != field.initial;
+  }
+  lines.add(fields.front().label, fields.front().shown_text(d), columns, shown);
+}
+
+// The lines of the table's fields (and of those before them that are not in it).
+void add_field_lines(TaskLines& lines, const core::TaskDefinition& d, const core::Schedule* schedule) {
+  auto fields = core::task_fields();
+  for (std::size_t i = 0; i < fields.size();) {
+    add_lines_before(lines, fields[i], d, schedule);
+    std::size_t end = i + 1;
+    if (fields[i].shown != core::Shown::apart) {
+      while (end < fields.size() && fields[end].label == fields[i].label) ++end;
+      add_field_line(lines, d, fields.subspan(i, end - i));
+    }
+    i = end;
+  }
+}
 
 // "disabled: why", or of a malformed row that taskd does not run it.
 std::string state_text(const store::StoredTask& stored) {
@@ -338,26 +382,7 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   lines.add("last success", optional_time(s.last_succeeded_at, now), {"last_succeeded_at"});
   lines.add("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index), {"attempt_no", "run_index"});
   if (schedule) lines.add("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)), {"timeout"});
-  lines.add("kill grace", core::format_duration(d.kill_grace), {"kill_grace"});
-  std::string ladder;
-  for (auto delay : d.retry) ladder += (ladder.empty() ? "" : ",") + core::format_duration(delay);
-  lines.add("retry", ladder.empty() ? "none" : ladder, {"retry"});
-  lines.add("owner", d.owner, {}, !d.owner.empty());
-  lines.add("overlap", std::string(core::to_string(d.overlap)), {"overlap"}, d.overlap != core::Overlap::skip);
-  lines.add("group", d.group, {}, !d.group.empty());
-  lines.add("priority", std::to_string(d.priority), {"priority"}, d.priority != 0);
-  lines.add("cwd", d.cwd, {}, !d.cwd.empty());
-  lines.add("env", "", {"env"}, false);
-  for (const auto& [name, value] : d.env) lines.add("env", name + "=" + value);
-  lines.add("notify", d.notify, {}, !d.notify.empty());
-  lines.add("keep runs", std::to_string(d.keep_runs), {"keep_runs"}, d.keep_runs != core::TaskDefinition{}.keep_runs);
-  lines.add("on host", d.on_host, {}, !d.on_host.empty());
-  lines.add("catch up", catch_up_text(d), {"catch_up", "catch_up_window"},
-            d.catch_up != core::CatchUp{} || d.catch_up_window);
-  lines.add("dst", schedule ? dst_text(d.dst, *schedule) : "", {}, d.dst.any() && schedule);
-  lines.add("limits", core::describe_limits(d.limits), {"memory_max", "cpu_weight", "tasks_max"}, d.limits.any());
-  lines.add("alert after", d.alert_after ? core::format_duration(*d.alert_after) : "", {"alert_after"},
-            d.alert_after.has_value());
+  add_field_lines(lines, d, schedule ? &*schedule : nullptr);
   lines.finish();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/policy.hpp"
+#include "core/task_fields.hpp"
 
 namespace taskd::cli {
 
@@ -20,7 +21,27 @@ namespace {
 
 using core::Precision;
 
-Json optional_json(const std::optional<std::int64_t>& number) { return number ? Json(*number) : Json(nullptr); }
+Json value_json(const core::FieldValue& value) {
+  return std::visit(
+      [](const auto& held) -> Json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(held)>, std::monostate>) {
+          return nullptr;
+        } else {
+          return held;
+        }
+      },
+      value);
+}
+
+// The timeout and the tolerance a run has: those given, else the schedule's
+// defaults (at the epoch, for a schedule whose interval varies).
+void add_effective_policy(Json& out, const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
+  if (!schedule) return;
+  auto epoch = core::Time{};
+  out["timeout"] = seconds_json(core::effective_timeout(d, *schedule, epoch));
+  if (auto interval = core::interval_around(*schedule, epoch))
+    out["tolerance"] = seconds_json(core::effective_tolerance(d, *interval));
+}
 
 Json definition_json(const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
   Json out;
@@ -35,37 +56,22 @@ Json definition_json(const core::TaskDefinition& d, const std::optional<core::Sc
   out["jitter"] = d.jitter.count();
   out["dst_gap"] = d.dst.gap ? Json(core::to_string(*d.dst.gap)) : Json(nullptr);
   out["dst_repeat"] = d.dst.repeat ? Json(core::to_string(*d.dst.repeat)) : Json(nullptr);
-  std::optional<core::Seconds> timeout = d.timeout;
-  std::optional<core::Millis> tolerance = d.tolerance;
-  if (schedule) {
-    auto epoch = core::Time{};
-    timeout = core::effective_timeout(d, *schedule, epoch);
-    if (auto interval = core::interval_around(*schedule, epoch)) tolerance = core::effective_tolerance(d, *interval);
+  for (const auto& field : core::task_fields()) {
+    if (field.name == "overlap") {
+      Json retry = Json::array();
+      for (auto delay : d.retry) retry.push_back(delay.count());
+      out["retry"] = retry;
+      out["permanent_exit"] = d.permanent_exit;
+    }
+    if (field.name == "notify") {
+      out["cwd"] = d.cwd;
+      Json env = Json::object();
+      for (const auto& [name, value] : d.env) env[name] = value;
+      out["env"] = env;
+    }
+    out[std::string(field.name)] = value_json(field.value(d));
   }
-  out["timeout"] = seconds_json(timeout);
-  out["kill_grace"] = d.kill_grace.count();
-  out["tolerance"] = seconds_json(tolerance);
-  Json retry = Json::array();
-  for (auto delay : d.retry) retry.push_back(delay.count());
-  out["retry"] = retry;
-  out["permanent_exit"] = d.permanent_exit;
-  out["overlap"] = core::to_string(d.overlap);
-  out["owner"] = d.owner;
-  out["group"] = d.group;
-  out["priority"] = d.priority;
-  out["cwd"] = d.cwd;
-  Json env = Json::object();
-  for (const auto& [name, value] : d.env) env[name] = value;
-  out["env"] = env;
-  out["notify"] = d.notify;
-  out["keep_runs"] = d.keep_runs;
-  out["on_host"] = d.on_host;
-  out["catch_up"] = core::to_string(d.catch_up);
-  out["catch_up_window"] = seconds_json(d.catch_up_window);
-  out["memory_max"] = optional_json(d.limits.memory_max);
-  out["cpu_weight"] = optional_json(d.limits.cpu_weight);
-  out["tasks_max"] = optional_json(d.limits.tasks_max);
-  out["alert_after"] = seconds_json(d.alert_after);
+  add_effective_policy(out, d, schedule);
   out["after"] = d.after.task.empty() ? Json(nullptr) : Json(core::to_string(d.after));
   return out;
 }
@@ -96,7 +102,7 @@ namespace {
 // The key of task_json that shows a column of the tasks table.
 std::string_view json_key_of(std::string_view column) {
   if (column == "schedule_kind" || column == "schedule_spec") return "schedule";
-  if (column == "group_name") return "group";
+  if (const auto* field = core::task_field_of_column(column)) return field->name;
   if (column == "after_task" || column == "after_finished") return "after";
   return column;
 }

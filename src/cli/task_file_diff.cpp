@@ -1,5 +1,7 @@
 #include "cli/task_file_diff.hpp"
 
+#include "core/task_fields.hpp"
+
 namespace taskd::cli {
 namespace {
 
@@ -11,18 +13,14 @@ bool same(const Definition& a, const Definition& b) {
 }
 
 template <auto Member>
-bool same_limit(const Definition& a, const Definition& b) {
-  return a.limits.*Member == b.limits.*Member;
-}
-
-template <auto Member>
 bool same_dst(const Definition& a, const Definition& b) {
   return a.dst.*Member == b.dst.*Member;
 }
 
 using FieldComparison = bool (*)(const Definition&, const Definition&);
 
-const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() {
+// The command and the schedule's fields, which come first.
+const std::vector<std::pair<std::string, FieldComparison>>& command_and_schedule() {
   static const std::vector<std::pair<std::string, FieldComparison>> fields{
       {"command", same<&Definition::command>},
       {"schedule", same<&Definition::schedule_kind, &Definition::schedule_spec>},
@@ -33,27 +31,6 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
       {"jitter", same<&Definition::jitter>},
       {"dst_gap", same_dst<&core::DstPolicy::gap>},
       {"dst_repeat", same_dst<&core::DstPolicy::repeat>},
-      {"timeout", same<&Definition::timeout>},
-      {"kill_grace", same<&Definition::kill_grace>},
-      {"tolerance", same<&Definition::tolerance>},
-      {"retry", same<&Definition::retry>},
-      {"permanent_exit", same<&Definition::permanent_exit>},
-      {"overlap", same<&Definition::overlap>},
-      {"owner", same<&Definition::owner>},
-      {"group", same<&Definition::group>},
-      {"priority", same<&Definition::priority>},
-      {"cwd", same<&Definition::cwd>},
-      {"env", same<&Definition::env>},
-      {"notify", same<&Definition::notify>},
-      {"keep_runs", same<&Definition::keep_runs>},
-      {"on_host", same<&Definition::on_host>},
-      {"catch_up", same<&Definition::catch_up>},
-      {"catch_up_window", same<&Definition::catch_up_window>},
-      {"memory_max", same_limit<&core::ResourceLimits::memory_max>},
-      {"cpu_weight", same_limit<&core::ResourceLimits::cpu_weight>},
-      {"tasks_max", same_limit<&core::ResourceLimits::tasks_max>},
-      {"alert_after", same<&Definition::alert_after>},
-      {"after", same<&Definition::after>},
   };
   return fields;
 }
@@ -62,9 +39,22 @@ const std::vector<std::pair<std::string, FieldComparison>>& definition_fields() 
 
 std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after) {
   std::vector<std::string> changed;
-  for (const auto& [name, same_in] : definition_fields()) {
-    if (!same_in(before, after)) changed.push_back(name);
+  auto compare = [&](std::string_view name, FieldComparison same_in) {
+    if (!same_in(before, after)) changed.emplace_back(name);
+  };
+  for (const auto& [name, same_in] : command_and_schedule()) compare(name, same_in);
+  for (const auto& field : core::task_fields()) {
+    if (field.name == "overlap") {
+      compare("retry", same<&Definition::retry>);
+      compare("permanent_exit", same<&Definition::permanent_exit>);
+    }
+    if (field.name == "notify") {
+      compare("cwd", same<&Definition::cwd>);
+      compare("env", same<&Definition::env>);
+    }
+    compare(field.name, field.same);
   }
+  compare("after", same<&Definition::after>);
   return changed;
 }
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/task_fields.hpp"
+
 namespace taskd::cli {
 namespace {
 
@@ -55,22 +57,27 @@ Result<void> set_flag(const toml::node& value, FileTask& task) {
   return {};
 }
 
-template <auto Member>
-Result<void> set_number(const toml::node& value, FileTask& task) {
+// A field of the table as its file form gives it, set as the option's text.
+Result<void> set_field(const core::TaskField& field, const toml::node& value, FileTask& task) {
   auto number = value.value_exact<std::int64_t>();
-  if (!number || *number < std::numeric_limits<int>::min() || *number > std::numeric_limits<int>::max())
-    return expected("a whole number");
-  field<Member>(task) = static_cast<int>(*number);
-  return {};
-}
-
-// A limit: a whole number, or a string as the option takes it ("512M", "max").
-template <auto Member>
-Result<void> set_limit(const toml::node& value, FileTask& task) {
-  auto number = value.value_exact<std::int64_t>();
-  auto text = number ? std::to_string(*number) : value.value_exact<std::string>();
-  if (!text) return expected("a whole number or a string, e.g. \"512M\" or \"max\"");
-  field<Member>(task) = *text;
+  std::optional<std::string> text;
+  switch (field.file_form) {
+    case core::FileForm::text:
+      text = value.value_exact<std::string>();
+      if (!text) return expected("a string");
+      break;
+    case core::FileForm::whole_number:
+      if (!number || *number < std::numeric_limits<int>::min() || *number > std::numeric_limits<int>::max())
+        return expected("a whole number");
+      text = std::to_string(*number);
+      break;
+    case core::FileForm::limit_as_text:
+    case core::FileForm::limit_as_number:
+      text = number ? std::to_string(*number) : value.value_exact<std::string>();
+      if (!text) return expected("a whole number or a string, e.g. \"512M\" or \"max\"");
+      break;
+  }
+  task.options.field(field) = *text;
   return {};
 }
 
@@ -145,43 +152,34 @@ Result<void> set_env(const toml::node& value, FileTask& task) {
 }  // namespace
 
 const std::map<std::string, Setter, std::less<>>& task_keys() {
-  static const std::map<std::string, Setter, std::less<>> keys{
-      {"name", set_text<&TaskOptions::name>},
-      {"command", set_command},
-      {"every", set_text<&ScheduleOptions::every>},
-      {"cron", set_text<&ScheduleOptions::cron>},
-      {"rrule", set_text<&ScheduleOptions::rrule>},
-      {"tz", set_text<&ScheduleOptions::tz>},
-      {"dtstart", set_text<&ScheduleOptions::dtstart>},
-      {"phase", set_text<&ScheduleOptions::phase>},
-      {"after_finish", set_flag<&ScheduleOptions::after_finish>},
-      {"manual", set_flag<&ScheduleOptions::manual>},
-      {"jitter", set_text<&ScheduleOptions::jitter>},
-      {"dst_gap", set_text<&ScheduleOptions::dst_gap>},
-      {"dst_repeat", set_text<&ScheduleOptions::dst_repeat>},
-      {"timeout", set_text<&TaskOptions::timeout>},
-      {"kill_grace", set_text<&TaskOptions::kill_grace>},
-      {"tolerance", set_text<&TaskOptions::tolerance>},
-      {"retry", set_retry},
-      {"permanent_exit", set_permanent_exit},
-      {"overlap", set_text<&TaskOptions::overlap>},
-      {"env", set_env},
-      {"cwd", set_text<&TaskOptions::cwd>},
-      {"owner", set_text<&TaskOptions::owner>},
-      {"group", set_text<&TaskOptions::group>},
-      {"priority", set_number<&TaskOptions::priority>},
-      {"keep_runs", set_number<&TaskOptions::keep_runs>},
-      {"notify", set_text<&TaskOptions::notify>},
-      {"on_host", set_text<&TaskOptions::on_host>},
-      {"catch_up", set_text<&TaskOptions::catch_up>},
-      {"catch_up_window", set_text<&TaskOptions::catch_up_window>},
-      {"memory_max", set_limit<&TaskOptions::memory_max>},
-      {"cpu_weight", set_limit<&TaskOptions::cpu_weight>},
-      {"tasks_max", set_limit<&TaskOptions::tasks_max>},
-      {"alert_after", set_text<&TaskOptions::alert_after>},
-      {"after", set_text<&TaskOptions::after>},
-      {"start_now", set_flag<&FileTask::start_now>},
-  };
+  static const auto keys = [] {
+    std::map<std::string, Setter, std::less<>> table{
+        {"name", set_text<&TaskOptions::name>},
+        {"command", set_command},
+        {"every", set_text<&ScheduleOptions::every>},
+        {"cron", set_text<&ScheduleOptions::cron>},
+        {"rrule", set_text<&ScheduleOptions::rrule>},
+        {"tz", set_text<&ScheduleOptions::tz>},
+        {"dtstart", set_text<&ScheduleOptions::dtstart>},
+        {"phase", set_text<&ScheduleOptions::phase>},
+        {"after_finish", set_flag<&ScheduleOptions::after_finish>},
+        {"manual", set_flag<&ScheduleOptions::manual>},
+        {"jitter", set_text<&ScheduleOptions::jitter>},
+        {"dst_gap", set_text<&ScheduleOptions::dst_gap>},
+        {"dst_repeat", set_text<&ScheduleOptions::dst_repeat>},
+        {"retry", set_retry},
+        {"permanent_exit", set_permanent_exit},
+        {"env", set_env},
+        {"cwd", set_text<&TaskOptions::cwd>},
+        {"after", set_text<&TaskOptions::after>},
+        {"start_now", set_flag<&FileTask::start_now>},
+    };
+    for (const auto& field : core::task_fields()) {
+      table.emplace(field.name,
+                    [&field](const toml::node& value, FileTask& task) { return set_field(field, value, task); });
+    }
+    return table;
+  }();
   return keys;
 }
 }  // namespace taskd::cli

@@ -12,7 +12,7 @@
 namespace taskd::cli {
 
 // Sets the field of `task` that a key names; the error says what the value should have been.
-using Setter = core::Result<void> (*)(const toml::node& value, FileTask& task);
+using Setter = std::function<core::Result<void>(const toml::node& value, FileTask& task)>;
 
 // Every key of a [[task]] table: the options of `add` without dashes.
 const std::map<std::string, Setter, std::less<>>& task_keys();

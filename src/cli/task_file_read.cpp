@@ -77,7 +77,7 @@ Result<void> complete_task(const FileContext& file, const toml::table& table, Fi
   if (task.options.command.empty())
     return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" has no command (command = [\"PROGRAM\", \"ARG\"])",
                                                   task.where, task.options.name));
-  if (!task.keys.contains("owner")) task.options.owner = file.owner;
+  if (!task.keys.contains("owner")) task.options.field("owner") = file.owner;
   if (!task.options.cwd.empty())
     task.options.cwd =
         std::filesystem::absolute(file.path.parent_path() / task.options.cwd).lexically_normal().string();

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/task_options.hpp"
+#include "core/task_fields.hpp"
 #include "core/text.hpp"
 
 namespace taskd::cli {
@@ -60,8 +61,12 @@ void write_text(std::string& out, std::string_view key, const std::string& text,
   if (text != implied) write_key(out, key, toml_string(text));
 }
 
-void write_number(std::string& out, std::string_view key, const std::optional<std::int64_t>& number) {
-  if (number) write_key(out, key, std::to_string(*number));
+// A field of the table, unless it has its initial text; the owner always
+// (without it, apply would make the file the owner).
+void write_field(std::string& out, const core::TaskField& field, const std::string& text) {
+  if (text == field.initial && field.name != "owner") return;
+  bool number = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number;
+  write_key(out, field.name, number ? text : toml_string(text));
 }
 
 std::string command_text(const core::Command& command) {
@@ -88,7 +93,6 @@ void write_lists(std::string& out, const core::TaskDefinition& d) {
 
 void write_task(std::string& out, const core::TaskDefinition& d) {
   const TaskOptions o = options_of(d);
-  const TaskOptions implied;
   out += "\n[[task]]\n";
   write_text(out, "name", o.name);
   write_key(out, "command", command_text(d.command));
@@ -103,25 +107,11 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   write_text(out, "jitter", o.schedule.jitter);
   write_text(out, "dst_gap", o.schedule.dst_gap);
   write_text(out, "dst_repeat", o.schedule.dst_repeat);
-  write_text(out, "timeout", o.timeout);
-  write_text(out, "kill_grace", o.kill_grace, implied.kill_grace);
-  write_text(out, "tolerance", o.tolerance);
-  write_lists(out, d);
-  write_text(out, "overlap", o.overlap, implied.overlap);
-  write_text(out, "cwd", o.cwd);
-  // Always written: without it, apply would make the file the owner.
-  write_key(out, "owner", toml_string(o.owner));
-  write_text(out, "group", o.group);
-  if (o.priority != implied.priority) write_key(out, "priority", std::to_string(o.priority));
-  write_text(out, "notify", o.notify);
-  if (o.keep_runs != implied.keep_runs) write_key(out, "keep_runs", std::to_string(o.keep_runs));
-  write_text(out, "on_host", o.on_host);
-  write_text(out, "catch_up", o.catch_up, implied.catch_up);
-  write_text(out, "catch_up_window", o.catch_up_window);
-  write_text(out, "memory_max", o.memory_max);
-  write_number(out, "cpu_weight", d.limits.cpu_weight);
-  write_number(out, "tasks_max", d.limits.tasks_max);
-  write_text(out, "alert_after", o.alert_after);
+  for (const auto& field : core::task_fields()) {
+    if (field.name == "overlap") write_lists(out, d);
+    if (field.name == "owner") write_text(out, "cwd", o.cwd);
+    write_field(out, field, o.field(field));
+  }
   write_text(out, "after", o.after);
 }
 

@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
+#include "core/task_fields.hpp"
 #include "core/text.hpp"
 #include "exec/cgroup.hpp"
 #include "sched/outcome.hpp"
@@ -89,44 +90,11 @@ Result<core::Command> build_command(const TaskOptions& options) {
   return core::Command{{line}, true};
 }
 
-// An optional duration option that must be longer than 0s when given.
-Result<std::optional<core::Seconds>> optional_positive(const std::string& text, std::string_view option) {
-  auto duration = optional_duration(text, option);
-  if (duration && *duration && (*duration)->count() <= 0)
-    return fail(ErrorKind::bad_input, fmt::format("{}: must be longer than 0s", option));
-  return duration;
-}
-
-// --catch-up and --catch-up-window, which only a schedule of slots has.
-Result<void> apply_catch_up(const TaskOptions& options, core::TaskDefinition& d, const core::Schedule& schedule) {
-  auto catch_up = core::parse_catch_up(options.catch_up);
-  if (!catch_up) return fail(ErrorKind::bad_input, "--catch-up: " + catch_up.error().message);
-  d.catch_up = *catch_up;
-  d.catch_up_window = TRY(optional_duration(options.catch_up_window, "--catch-up-window"));
-  bool slots = core::has_slot_grid(schedule);
-  if (!slots && (d.catch_up != core::CatchUp{} || d.catch_up_window)) {
-    return fail(ErrorKind::bad_input, "--catch-up and --catch-up-window need a schedule of slots (--every without "
-                                      "--after-finish, --cron or --rrule)");
-  }
-  return {};
-}
-
-Result<void> apply_policy(const TaskOptions& options, core::TaskDefinition& d, const core::Schedule& schedule,
-                          core::Time now) {
-  d.timeout = TRY(optional_positive(options.timeout, "--timeout"));
-  auto grace = core::parse_duration(options.kill_grace);
-  if (!grace) return fail(ErrorKind::bad_input, "--kill-grace: " + grace.error().message);
-  d.kill_grace = *grace;
-  auto tolerance = TRY(optional_duration(options.tolerance, "--tolerance"));
-  auto interval = core::interval_around(schedule, now);
-  if (tolerance && interval && *tolerance >= *interval)
-    return fail(ErrorKind::bad_input, fmt::format("--tolerance {} must be shorter than the interval {}",
-                                                  options.tolerance, core::format_duration(*interval)));
-  d.tolerance = tolerance;
+// --retry and --permanent-exit.
+Result<void> apply_retries(const TaskOptions& options, core::TaskDefinition& d) {
   d.retry = TRY(parse_ladder(options.retry));
   d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
-  d.alert_after = TRY(optional_positive(options.alert_after == "none" ? "" : options.alert_after, "--alert-after"));
-  return apply_catch_up(options, d, schedule);
+  return {};
 }
 
 // The schedule options; with --after alone, --manual (only the upstream
@@ -136,15 +104,6 @@ ScheduleOptions schedule_or_manual(const TaskOptions& options) {
   bool none = schedule.every.empty() && schedule.cron.empty() && schedule.rrule.empty() && !schedule.manual;
   if (none && !options.after.empty()) schedule.manual = true;
   return schedule;
-}
-
-// The resource limits the options give; an error names the first bad one.
-Result<core::ResourceLimits> parse_limits(const TaskOptions& options) {
-  core::ResourceLimits limits;
-  limits.memory_max = TRY(core::parse_memory_max(options.memory_max));
-  limits.cpu_weight = TRY(core::parse_cpu_weight(options.cpu_weight));
-  limits.tasks_max = TRY(core::parse_tasks_max(options.tasks_max));
-  return limits;
 }
 
 }  // namespace
@@ -177,25 +136,10 @@ Result<core::Task> build_task(const TaskOptions& options, core::Time now) {
   if (!after) return fail(ErrorKind::bad_input, "--after: " + after.error().message);
   d.after = *after;
   auto schedule = TRY(apply_schedule(schedule_or_manual(options), d, now));
-  TRY(apply_policy(options, d, schedule, now));
+  for (const auto& field : core::task_fields()) TRY(field.set(options.field(field), d, schedule, now));
+  TRY(apply_retries(options, d));
   d.env = TRY(parse_env(options.env));
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
-  d.owner = options.owner;
-  d.group = options.group;
-  d.priority = options.priority;
-  d.notify = options.notify;
-  if (options.keep_runs < 1)
-    return fail(ErrorKind::bad_input, fmt::format("--keep-runs {} must be at least 1", options.keep_runs));
-  d.keep_runs = options.keep_runs;
-  if (!options.on_host.empty()) {
-    auto host = core::validate_host_id(options.on_host);
-    if (!host) return fail(ErrorKind::bad_input, "--on-host: " + host.error().message);
-    d.on_host = *host;
-  }
-  auto overlap = core::parse_overlap(options.overlap);
-  if (!overlap) return fail(ErrorKind::bad_input, "--overlap: " + overlap.error().message);
-  d.overlap = *overlap;
-  d.limits = TRY(parse_limits(options));
   // The command line was checked as it came; a --cwd made absolute, or a
   // task file's owner and cwd taken from its path, may still not be UTF-8.
   TRY(require_utf8_text(d));
@@ -210,39 +154,39 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
                why);
 }
 
+namespace {
+
+// The option of a field of the table; CLI11 reads a whole number, so that
+// one that is not stays a usage error.
+void add_field_option(CLI::App& command, TaskOptions& options, const core::TaskField& field) {
+  auto& text = options.field(field);
+  if (field.file_form == core::FileForm::whole_number) {
+    command.add_option_function<int>(
+        field.flag(), [&text](const int& number) { text = std::to_string(number); }, std::string(field.help));
+  } else {
+    command.add_option(field.flag(), text, std::string(field.help));
+  }
+}
+
+}  // namespace
+
 void add_definition_options(CLI::App& command, TaskOptions& options) {
   command.add_option("command", options.command, "The program and its arguments, after --");
   add_schedule_options(command, options.schedule);
-  command.add_option("--timeout", options.timeout, "Timebox of a run (default: half the interval)");
-  command.add_option("--kill-grace", options.kill_grace, "Time between SIGTERM and SIGKILL at the timebox (default 10s)");
-  command.add_option("--tolerance", options.tolerance, "Drop-rule tolerance (default: 10% of the interval)");
-  command.add_option("--retry", options.retry, "Retry delays after failed attempts (default 0s,1m,5m,15m,30m,1h)");
-  command.add_option("--permanent-exit", options.permanent_exit, "Exit codes that disable the task at once (default 78)");
-  command.add_option("--overlap", options.overlap, "When a run is still queued or running: skip, queue or replace");
-  command.add_flag("--shell,!--no-shell", options.shell, "Run the command as one string with /bin/sh -c");
-  command.add_option("--cwd", options.cwd, "Working directory of the command");
-  command.add_option("--env", options.env, "NAME=VALUE for the command's environment (repeatable)")
-      ->allow_extra_args(false);
-  command.add_option("--owner", options.owner, "Who created the task (taskd rm --owner removes them all)");
-  command.add_option("--group", options.group, "Group of the task (taskd pause --group pauses them all)");
-  command.add_option("--priority", options.priority, "Higher runs first when runs queue up (default 0)");
-  command.add_option("--notify", options.notify,
-                     "Shell command run when the task fails, recovers or is disabled ('' for none)");
-  command.add_option("--keep-runs", options.keep_runs, "Finished runs the history keeps of the task (default 1000)");
-  command.add_option("--on-host", options.on_host,
-                     "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)");
-  command.add_option("--catch-up", options.catch_up,
-                     "Slots missed while no scheduler ran: latest (run the last), none, all or all:N (default latest)");
-  command.add_option("--catch-up-window", options.catch_up_window,
-                     "Missed slots older than this are skipped ('' for no window)");
-  command.add_option("--memory-max", options.memory_max,
-                     "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup");
-  command.add_option("--cpu-weight", options.cpu_weight,
-                     "CPU weight of a run's cgroup, 1 to 10000 ('' for the default 100); needs a cgroup");
-  command.add_option("--tasks-max", options.tasks_max,
-                     "Processes and threads a run may have at once (max for no limit); needs a cgroup");
-  command.add_option("--alert-after", options.alert_after,
-                     "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)");
+  for (const auto& field : core::task_fields()) {
+    if (field.name == "overlap") {
+      command.add_option("--retry", options.retry, "Retry delays after failed attempts (default 0s,1m,5m,15m,30m,1h)");
+      command.add_option("--permanent-exit", options.permanent_exit,
+                         "Exit codes that disable the task at once (default 78)");
+    }
+    if (field.name == "owner") {
+      command.add_flag("--shell,!--no-shell", options.shell, "Run the command as one string with /bin/sh -c");
+      command.add_option("--cwd", options.cwd, "Working directory of the command");
+      command.add_option("--env", options.env, "NAME=VALUE for the command's environment (repeatable)")
+          ->allow_extra_args(false);
+    }
+    add_field_option(command, options, field);
+  }
   command.add_option("--after", options.after,
                      "Run when a run of TASK succeeds, or with TASK:finished whatever its outcome ('' for none)");
 }
@@ -253,10 +197,6 @@ std::string joined_durations(const std::vector<core::Seconds>& delays) {
   std::vector<std::string> texts;
   for (auto delay : delays) texts.push_back(core::format_duration(delay));
   return texts.empty() ? "none" : fmt::format("{}", fmt::join(texts, ","));
-}
-
-std::string optional_duration_text(const std::optional<core::Seconds>& duration) {
-  return duration ? core::format_duration(*duration) : "";
 }
 
 ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
@@ -299,27 +239,11 @@ using FieldCopy = void (*)(TaskOptions&, const TaskOptions&);
 const std::map<std::string, FieldCopy>& option_fields() {
   static const std::map<std::string, FieldCopy> fields{
       {"command", copy_field<&TaskOptions::command>},
-      {"--timeout", copy_field<&TaskOptions::timeout>},
-      {"--kill-grace", copy_field<&TaskOptions::kill_grace>},
-      {"--tolerance", copy_field<&TaskOptions::tolerance>},
       {"--retry", copy_field<&TaskOptions::retry>},
       {"--permanent-exit", copy_field<&TaskOptions::permanent_exit>},
-      {"--overlap", copy_field<&TaskOptions::overlap>},
       {"--shell", copy_field<&TaskOptions::shell>},
       {"--cwd", copy_field<&TaskOptions::cwd>},
       {"--env", copy_field<&TaskOptions::env>},
-      {"--owner", copy_field<&TaskOptions::owner>},
-      {"--group", copy_field<&TaskOptions::group>},
-      {"--priority", copy_field<&TaskOptions::priority>},
-      {"--notify", copy_field<&TaskOptions::notify>},
-      {"--keep-runs", copy_field<&TaskOptions::keep_runs>},
-      {"--on-host", copy_field<&TaskOptions::on_host>},
-      {"--catch-up", copy_field<&TaskOptions::catch_up>},
-      {"--catch-up-window", copy_field<&TaskOptions::catch_up_window>},
-      {"--memory-max", copy_field<&TaskOptions::memory_max>},
-      {"--cpu-weight", copy_field<&TaskOptions::cpu_weight>},
-      {"--tasks-max", copy_field<&TaskOptions::tasks_max>},
-      {"--alert-after", copy_field<&TaskOptions::alert_after>},
       {"--after", copy_field<&TaskOptions::after>},
       {"--every", copy_schedule_field<&ScheduleOptions::every>},
       {"--cron", copy_schedule_field<&ScheduleOptions::cron>},
@@ -344,29 +268,39 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.command = d.command.argv;
   options.shell = d.command.shell;
   options.schedule = schedule_options_of(d);
-  options.timeout = optional_duration_text(d.timeout);
-  options.kill_grace = core::format_duration(d.kill_grace);
-  options.tolerance = optional_duration_text(d.tolerance);
   options.retry = joined_durations(d.retry);
   options.permanent_exit = d.permanent_exit.empty() ? "none" : fmt::format("{}", fmt::join(d.permanent_exit, ","));
-  options.overlap = core::to_string(d.overlap);
   for (const auto& [name, value] : d.env) options.env.push_back(name + "=" + value);
   options.cwd = d.cwd;
-  options.owner = d.owner;
-  options.group = d.group;
-  options.priority = d.priority;
-  options.notify = d.notify;
-  options.keep_runs = d.keep_runs;
-  options.on_host = d.on_host;
-  options.catch_up = core::to_string(d.catch_up);
-  options.catch_up_window = optional_duration_text(d.catch_up_window);
-  const auto& limits = d.limits;
-  if (limits.memory_max) options.memory_max = core::format_memory_max(*limits.memory_max);
-  if (limits.cpu_weight) options.cpu_weight = std::to_string(*limits.cpu_weight);
-  if (limits.tasks_max) options.tasks_max = std::to_string(*limits.tasks_max);
-  options.alert_after = optional_duration_text(d.alert_after);
+  for (const auto& field : core::task_fields()) options.field(field) = field.text(d);
   options.after = core::to_string(d.after);
   return options;
+}
+
+std::vector<std::string> TaskOptions::initial_field_texts() {
+  std::vector<std::string> texts;
+  for (const auto& field : core::task_fields()) texts.emplace_back(field.initial);
+  return texts;
+}
+
+namespace {
+
+std::size_t index_of(const core::TaskField& field) {
+  return static_cast<std::size_t>(&field - core::task_fields().data());
+}
+
+std::size_t index_named(std::string_view name) {
+  auto fields = core::task_fields();
+  return static_cast<std::size_t>(std::ranges::find(fields, name, &core::TaskField::name) - fields.begin());
+}
+
+}  // namespace
+
+std::string& TaskOptions::field(const core::TaskField& field) { return field_texts[index_of(field)]; }
+const std::string& TaskOptions::field(const core::TaskField& field) const { return field_texts[index_of(field)]; }
+std::string& TaskOptions::field(std::string_view field_name) { return field_texts.at(index_named(field_name)); }
+const std::string& TaskOptions::field(std::string_view field_name) const {
+  return field_texts.at(index_named(field_name));
 }
 
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given) {
@@ -382,6 +316,9 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
   }
   for (const auto& [name, copy] : option_fields()) {
     if (given.contains(name)) copy(base, edits);
+  }
+  for (const auto& field : core::task_fields()) {
+    if (given.contains(field.flag())) base.field(field) = edits.field(field);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/schedule_options.hpp"
 #include "core/task.hpp"
+#include "core/task_fields.hpp"
 #include "store/database.hpp"
 
 namespace taskd::cli {
@@ -16,28 +17,21 @@ struct TaskOptions {
   std::string name;
   std::vector<std::string> command;
   ScheduleOptions schedule;
-  std::string timeout;
-  std::string kill_grace = "10s";
-  std::string tolerance;
   std::string retry = "0s,1m,5m,15m,30m,1h";
   std::string permanent_exit = "78";
-  std::string overlap = "skip";
   std::vector<std::string> env;
   std::string cwd;
-  std::string owner;
-  std::string group;
-  int priority = 0;
   bool shell = false;
-  std::string notify;
-  int keep_runs = core::TaskDefinition{}.keep_runs;
-  std::string on_host;
-  std::string memory_max;  // "" or "max": no limit
-  std::string cpu_weight;  // "": cgroup's default
-  std::string tasks_max;   // "" or "max": no limit
-  std::string alert_after;  // "" or "none": never
-  std::string catch_up = "latest";
-  std::string catch_up_window;  // "": no window
   std::string after;  // --after TASK[:finished]; "": none
+  // The text of each field of core::task_fields(), in its order: its initial text unless given.
+  std::vector<std::string> field_texts = initial_field_texts();
+
+  std::string& field(const core::TaskField& field);
+  const std::string& field(const core::TaskField& field) const;
+  // The text of the field of the table with that name.
+  std::string& field(std::string_view field_name);
+  const std::string& field(std::string_view field_name) const;
+  static std::vector<std::string> initial_field_texts();
 };
 
 // Registers every option of a task definition but its name.

@@ -97,7 +97,6 @@ class Binder {
   void text(std::string_view value) { query_.bind_text(++next_, value); }
   void blob(std::string_view value) { query_.bind_blob(++next_, value); }
   void seconds(core::Seconds value) { int64(value.count()); }
-  void seconds(const std::optional<core::Seconds>& value) { value ? seconds(*value) : null(); }
   void fractional_seconds(core::Millis value) {
     if (value % core::Seconds{1} == core::Millis{0}) return seconds(std::chrono::duration_cast<core::Seconds>(value));
     query_.bind_real(++next_, static_cast<double>(value.count()) / 1000);

@@ -48,7 +48,7 @@ constexpr std::string_view latest_run_by_hand =
 
 // The columns check reads of each task: see task_facts_from.
 std::string task_facts_columns() {
-  return fmt::format("{}, created_at, {}, {}, {}, {}", task_columns, latest_planned_run("not_before"),
+  return fmt::format("{}, created_at, {}, {}, {}, {}", task_columns(), latest_planned_run("not_before"),
                      latest_planned_run("started_at"), active_retry_slot, latest_run_by_hand);
 }
 
@@ -81,8 +81,7 @@ core::TaskFacts task_facts_from(const Query& row) {
   facts.run_started_at = c.optional_time();
   facts.last_status = task.state.last_status;
   facts.last_finished_at = task.state.last_finished_at;
-  auto schedule = core::schedule_of(task.definition);  // parses: read_task checked it
-  facts.retry_pending = schedule && core::retry_pending(*schedule, task.state, c.optional_time());
+  facts.retry_pending = task.schedule && core::retry_pending(*task.schedule, task.state, c.optional_time());
   facts.last_run_by_hand = c.optional_int64().value_or(0) == 1;
   return facts;
 }

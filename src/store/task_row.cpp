@@ -7,22 +7,31 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/task_fields.hpp"
+
 namespace taskd::store {
 
-const char* const task_columns =
-    "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, "
-    "kill_grace, tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, "
-    "on_host, memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, dst_gap, dst_repeat, "
-    "next_run_at, last_run_at, "
-    "last_finished_at, last_status, attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, "
-    "disabled_until_update, disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished";
+std::string with_field_columns(std::string_view own) {
+  std::string columns(own);
+  for (const auto& field : core::task_fields()) columns += fmt::format(", {}", field.column);
+  return columns;
+}
+
+const std::string& task_columns() {
+  static const std::string columns = with_field_columns(
+      "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, "
+      "permanent_exit, cwd, env, dst_gap, dst_repeat, next_run_at, last_run_at, last_finished_at, last_status, "
+      "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
+      "disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished");
+  return columns;
+}
 
 const char* const headline_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
     "paused, disabled_until_update, after_task, after_finished";
 
 int task_column_count() {
-  static const int count = static_cast<int>(std::ranges::count(std::string_view(task_columns), ',')) + 1;
+  static const int count = static_cast<int>(std::ranges::count(task_columns(), ',')) + 1;
   return count;
 }
 
@@ -33,20 +42,8 @@ using core::Result;
 using core::Task;
 using nlohmann::json;
 
-// A problem says at most this much, a value it quotes at most `quoted_most`.
+// A problem says at most this much.
 constexpr std::size_t problem_most = 200;
-constexpr std::size_t quoted_most = 40;
-
-// `what` is wrong with `value`: "not a JSON array of strings: \"{\"".
-std::unexpected<core::Error> malformed(std::string_view what, std::string_view value) {
-  bool cut = value.size() > quoted_most;
-  return core::fail(ErrorKind::bad_input,
-                    fmt::format("{}: \"{}{}\"", what, value.substr(0, quoted_most), cut ? "..." : ""));
-}
-
-std::unexpected<core::Error> out_of_range(std::int64_t value, std::string_view range) {
-  return core::fail(ErrorKind::bad_input, fmt::format("{} is not {}", value, range));
-}
 
 // A problem as messages, logs and JSON carry it: printable ASCII (each
 // other byte as \xNN, for a value may hold anything), of its first
@@ -65,71 +62,47 @@ std::string printable(std::string_view text) {
 }
 
 // One column of the current row.
-struct Cell {
+struct Cell final : core::StoredCell {
+  Cell(const Query& query, int column) : row(query), i(column) {}
   const Query& row;
   int i;
-  bool is_null() const { return row.is_null(i); }
-  std::string_view text() const { return row.text(i); }
+  bool is_null() const override { return row.is_null(i); }
+  bool is_integer() const override { return row.is_integer(i); }
+  std::int64_t integer() const override { return row.int64(i); }
+  std::string_view text() const override { return row.text(i); }
 };
 
-Result<std::int64_t> integer(Cell c) {
-  if (!c.row.is_integer(c.i)) return malformed("not an integer", c.text());
-  return c.row.int64(c.i);
-}
-
-// An integer from `least` to `most`, as a T.
-template <class T, std::int64_t least, std::int64_t most>
-Result<T> integer_from(Cell c) {
-  auto value = TRY(integer(c));
-  if (value < least || value > most) return out_of_range(value, fmt::format("from {} to {}", least, most));
-  return static_cast<T>(value);
-}
+using core::malformed_value;
+using core::stored_duration;
+using core::stored_flag;
+using core::stored_integer;
+using core::stored_integer_from;
+using core::stored_name;
+using core::stored_optional;
+using core::stored_text;
 
 constexpr std::int64_t int_max = std::numeric_limits<int>::max();
-
-Result<bool> flag(Cell c) {
-  auto value = TRY(integer(c));
-  return value != 0;
-}
-
-Result<std::string> text(Cell c) { return std::string(c.text()); }
-
-// A column that may be NULL (none), else read as `read` reads it.
-template <auto read>
-auto optional_of(Cell c) -> Result<std::optional<typename decltype(read(c))::value_type>> {
-  if (c.is_null()) return std::nullopt;
-  auto value = TRY(read(c));
-  return std::optional(std::move(value));
-}
+constexpr std::int64_t longest = core::longest_duration.count();
 
 // An instant taskd can have written: Unix milliseconds from 1970 to
 // core::latest_time. Anything else is never computed with (an hour added
 // to the largest integer overflows).
-Result<core::Time> instant(Cell c) {
-  auto ms = TRY(integer(c));
+Result<core::Time> instant(const core::StoredCell& c) {
+  auto ms = TRY(stored_integer(c));
   if (ms < 0 || ms > core::to_unix_ms(core::latest_time))
-    return out_of_range(ms, "a time from 1970 to 9999 in Unix milliseconds");
+    return core::out_of_range(ms, "a time from 1970 to 9999 in Unix milliseconds");
   return core::from_unix_ms(ms);
-}
-
-constexpr std::int64_t longest = core::longest_duration.count();
-
-// Whole seconds from 0 to core::longest_duration.
-Result<core::Seconds> duration(Cell c) {
-  auto seconds = TRY(integer(c));
-  if (seconds < 0 || seconds > longest) return out_of_range(seconds, "a duration from 0 to 10 years in seconds");
-  return core::Seconds{seconds};
 }
 
 // Seconds that may carry milliseconds as a fraction (a REAL value).
 Result<core::Millis> phase(Cell c) {
   if (c.row.is_integer(c.i)) {
-    return TRY(duration(c));
+    return TRY(stored_duration(c));
   }
-  if (c.row.type(c.i) != ValueType::real) return malformed("not a number of seconds", c.text());
+  if (c.row.type(c.i) != ValueType::real) return malformed_value("not a number of seconds", c.text());
   double seconds = c.row.real(c.i);
   if (!std::isfinite(seconds) || seconds < 0 || seconds > static_cast<double>(longest))
-    return malformed("not a duration from 0 to 10 years in seconds", c.text());
+    return malformed_value("not a duration from 0 to 10 years in seconds", c.text());
   return core::Millis{std::llround(seconds * 1000)};
 }
 
@@ -169,20 +142,21 @@ std::optional<std::vector<std::int64_t>> integers_in(std::string_view text) {
 
 // A JSON array of integers from `least` to `most`, each as a T.
 template <class T>
-Result<std::vector<T>> integer_list(Cell c, std::int64_t least, std::int64_t most, std::string_view what) {
+Result<std::vector<T>> integer_list(const core::StoredCell& c, std::int64_t least, std::int64_t most,
+                                    std::string_view what) {
   auto values = integers_in(c.text());
   if (!values || std::ranges::any_of(*values, [&](auto v) { return v < least || v > most; }))
-    return malformed(what, c.text());
+    return malformed_value(what, c.text());
   std::vector<T> out;
   for (auto value : *values) out.push_back(T(value));
   return out;
 }
 
-Result<std::vector<core::Seconds>> retry_ladder(Cell c) {
+Result<std::vector<core::Seconds>> retry_ladder(const core::StoredCell& c) {
   return integer_list<core::Seconds>(c, 0, longest, "not a JSON array of delays from 0 to 10 years in seconds");
 }
 
-Result<std::vector<int>> exit_codes(Cell c) {
+Result<std::vector<int>> exit_codes(const core::StoredCell& c) {
   return integer_list<int>(c, 1, 255, "not a JSON array of exit codes from 1 to 255");
 }
 
@@ -214,13 +188,13 @@ std::optional<std::vector<std::string>> strings_in(std::string_view text) {
   return parsed.get<std::vector<std::string>>();
 }
 
-Result<std::vector<std::string>> argv(Cell c) {
+Result<std::vector<std::string>> argv(const core::StoredCell& c) {
   auto strings = strings_in(c.text());
-  if (!strings) return malformed("not a JSON array of strings", c.text());
+  if (!strings) return malformed_value("not a JSON array of strings", c.text());
   return std::move(*strings);
 }
 
-Result<std::vector<core::EnvVar>> env_pairs(Cell c) {
+Result<std::vector<core::EnvVar>> env_pairs(const core::StoredCell& c) {
   auto text = c.text();
   std::vector<core::EnvVar> env;
   if (text == "[]") return env;  // most tasks: no parser needed
@@ -229,27 +203,22 @@ Result<std::vector<core::EnvVar>> env_pairs(Cell c) {
     return pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string();
   };
   if (!parsed.is_array() || !std::ranges::all_of(parsed, is_pair))
-    return malformed("not a JSON array of [name, value] pairs of strings", text);
+    return malformed_value("not a JSON array of [name, value] pairs of strings", text);
   for (const auto& pair : parsed) env.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
   return env;
-}
-
-// A column of names that `parse` reads ("skip", "cron").
-template <auto parse>
-auto named(Cell c) -> decltype(parse(std::string_view())) {
-  return parse(c.text());
 }
 
 // A DST rule column: NULL (or a value this taskd does not know) is the
 // schedule's default.
 template <auto parse>
-auto dst_rule(Cell c) -> Result<std::optional<typename decltype(parse(std::string_view()))::value_type>> {
+auto dst_rule(const core::StoredCell& c)
+    -> Result<std::optional<typename decltype(parse(std::string_view()))::value_type>> {
   if (c.is_null()) return std::nullopt;
   auto rule = parse(c.text());
   return rule ? std::optional(*rule) : std::nullopt;
 }
 
-Result<core::LocalTime> wall_time(Cell c) { return core::parse_local(c.text()); }
+Result<core::LocalTime> wall_time(const core::StoredCell& c) { return core::parse_local(c.text()); }
 
 // Reads a task row's columns in order, each with the parser of its field:
 // a column its parser refuses leaves the field at its default and is noted
@@ -268,6 +237,11 @@ class RowReader {
     } else {
       note(row_.column_name(i), value.error().message);
     }
+  }
+
+  void next_field(const core::TaskField& field, core::TaskDefinition& d) {
+    const int i = next_++;
+    if (auto read = field.read(Cell{row_, i}, d); !read) note(row_.column_name(i), read.error().message);
   }
 
   void note(std::string_view column, std::string_view what) {
@@ -296,21 +270,21 @@ class RowReader {
 // the name, the command and the schedule.
 void read_head(RowReader& r, Task& task) {
   auto& d = task.definition;
-  r.next<integer>(task.id);
-  r.next<text>(d.name);
+  r.next<stored_integer>(task.id);
+  r.next<stored_text>(d.name);
   r.next<argv>(d.command.argv);
-  r.next<flag>(d.command.shell);
-  r.next<named<core::parse_schedule_kind>>(d.schedule_kind);
-  r.next<text>(d.schedule_spec);
-  r.next<text>(d.tz);
-  r.next<optional_of<wall_time>>(d.dtstart);
-  r.next<flag>(d.after_finish);
+  r.next<stored_flag>(d.command.shell);
+  r.next<stored_name<core::parse_schedule_kind>>(d.schedule_kind);
+  r.next<stored_text>(d.schedule_spec);
+  r.next<stored_text>(d.tz);
+  r.next<stored_optional<wall_time>>(d.dtstart);
+  r.next<stored_flag>(d.after_finish);
 }
 
 // The columns after_task and after_finished.
 void read_upstream(RowReader& r, core::TaskDefinition& d) {
-  r.next<text>(d.after.task);
-  r.next<flag>(d.after.on_any_outcome);
+  r.next<stored_text>(d.after.task);
+  r.next<stored_flag>(d.after.on_any_outcome);
 }
 
 // The schedule the columns describe, parsed once for all who use the task.
@@ -340,47 +314,31 @@ StoredTask read_task(const Query& row) {
   auto& s = task.state;
   read_head(r, task);
   r.next<phase>(d.phase);
-  r.next<duration>(d.jitter);
-  r.next<optional_of<duration>>(d.timeout);
-  r.next<duration>(d.kill_grace);
-  r.next<optional_of<duration>>(d.tolerance);
+  r.next<stored_duration>(d.jitter);
   r.next<retry_ladder>(d.retry);
   r.next<exit_codes>(d.permanent_exit);
-  r.next<named<core::parse_overlap>>(d.overlap);
-  r.next<text>(d.owner);
-  r.next<text>(d.group);
-  r.next<integer_from<int, std::numeric_limits<int>::min(), int_max>>(d.priority);
-  r.next<text>(d.cwd);
+  r.next<stored_text>(d.cwd);
   r.next<env_pairs>(d.env);
-  r.next<text>(d.notify);
-  r.next<integer_from<int, 1, int_max>>(d.keep_runs);
-  r.next<text>(d.on_host);
-  // The schema's CHECK constraints keep the limits in their ranges.
-  r.next<optional_of<integer>>(d.limits.memory_max);
-  r.next<optional_of<integer>>(d.limits.cpu_weight);
-  r.next<optional_of<integer>>(d.limits.tasks_max);
-  r.next<optional_of<duration>>(d.alert_after);
-  r.next<named<core::parse_catch_up>>(d.catch_up);
-  r.next<optional_of<duration>>(d.catch_up_window);
   r.next<dst_rule<core::parse_dst_gap>>(d.dst.gap);
   r.next<dst_rule<core::parse_dst_repeat>>(d.dst.repeat);
-  r.next<optional_of<instant>>(s.next_run_at);
-  r.next<optional_of<instant>>(s.last_run_at);
-  r.next<optional_of<instant>>(s.last_finished_at);
-  r.next<optional_of<named<core::parse_run_status>>>(s.last_status);
+  r.next<stored_optional<instant>>(s.next_run_at);
+  r.next<stored_optional<instant>>(s.last_run_at);
+  r.next<stored_optional<instant>>(s.last_finished_at);
+  r.next<stored_optional<stored_name<core::parse_run_status>>>(s.last_status);
   // An attempt number or run index far from any count taskd reaches: one
   // added to it must not overflow.
-  r.next<integer_from<int, 0, int_max - 1>>(s.attempt_no);
-  r.next<text>(s.attempt_uid);
-  r.next<optional_of<instant>>(s.attempt_started_at);
-  r.next<optional_of<instant>>(s.attempt_timeout_at);
-  r.next<integer_from<std::int64_t, 0, (std::int64_t{1} << 62)>>(s.run_index);
-  r.next<flag>(s.disabled_until_update);
-  r.next<text>(s.disabled_reason);
-  r.next<flag>(s.paused);
-  r.next<optional_of<instant>>(s.accounted_until);
-  r.next<optional_of<instant>>(s.last_succeeded_at);
+  r.next<stored_integer_from<int, 0, int_max - 1>>(s.attempt_no);
+  r.next<stored_text>(s.attempt_uid);
+  r.next<stored_optional<instant>>(s.attempt_started_at);
+  r.next<stored_optional<instant>>(s.attempt_timeout_at);
+  r.next<stored_integer_from<std::int64_t, 0, (std::int64_t{1} << 62)>>(s.run_index);
+  r.next<stored_flag>(s.disabled_until_update);
+  r.next<stored_text>(s.disabled_reason);
+  r.next<stored_flag>(s.paused);
+  r.next<stored_optional<instant>>(s.accounted_until);
+  r.next<stored_optional<instant>>(s.last_succeeded_at);
   read_upstream(r, d);
+  for (const auto& field : core::task_fields()) r.next_field(field, d);
   read_schedule(r, task);
   std::move(r).finish(stored);
   return stored;
@@ -398,10 +356,10 @@ StoredTask read_headline(const Query& row) {
   auto& task = *stored;
   auto& s = task.state;
   read_head(r, task);
-  r.next<optional_of<instant>>(s.next_run_at);
-  r.next<optional_of<named<core::parse_run_status>>>(s.last_status);
-  r.next<flag>(s.paused);
-  r.next<flag>(s.disabled_until_update);
+  r.next<stored_optional<instant>>(s.next_run_at);
+  r.next<stored_optional<stored_name<core::parse_run_status>>>(s.last_status);
+  r.next<stored_flag>(s.paused);
+  r.next<stored_flag>(s.disabled_until_update);
   read_upstream(r, task.definition);
   std::move(r).finish(stored);
   return stored;

@@ -3,13 +3,18 @@
 // that tells a task taskd can run from a malformed row (a column that does
 // not hold what its field needs: a list that does not parse, a schedule
 // that does not, a time out of range). Only store/*.cpp include this.
+#include <string>
+
 #include "store/connection.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::store {
 
-// Every column of a task, in read_task's order.
-extern const char* const task_columns;
+// `own` columns, then those of core::task_fields(), in their order.
+std::string with_field_columns(std::string_view own);
+
+// Every column of a task, in read_task's order: its own, then the table's.
+const std::string& task_columns();
 // How many columns task_columns names.
 int task_column_count();
 

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/task_fields.hpp"
 #include "store/columns.hpp"
 #include "store/runs.hpp"
 #include "store/task_row.hpp"
@@ -82,14 +83,19 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.time(now);
 }
 
-// Every definition column but the name, in bind_definition's order.
-constexpr const char* definition_columns =
-    "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, timeout, kill_grace, "
-    "tolerance, retry, permanent_exit, overlap, owner, group_name, priority, cwd, env, notify, keep_runs, on_host, "
-    "memory_max, cpu_weight, tasks_max, alert_after, catch_up, catch_up_window, after_task, after_finished, dst_gap, "
-    "dst_repeat";
-// How many columns definition_columns names.
-constexpr std::size_t definition_column_count = 33;
+// Every definition column but the name, in bind_definition's order: those
+// of the fields not in core::task_fields(), then those of the table.
+const std::string& definition_columns() {
+  static const std::string columns = with_field_columns(
+      "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, permanent_exit, "
+      "cwd, env, after_task, after_finished, dst_gap, dst_repeat");
+  return columns;
+}
+
+std::size_t definition_column_count() {
+  static const std::size_t count = std::ranges::count(definition_columns(), ',') + 1;
+  return count;
+}
 
 // "?, ?, ?": `count` parameters.
 std::string placeholders(std::size_t count) {
@@ -107,6 +113,12 @@ void bind_optional_rule(Binder& b, const std::optional<Rule>& rule) {
   }
 }
 
+void bind_value(Binder& b, const core::FieldValue& value) {
+  if (const auto* number = std::get_if<std::int64_t>(&value)) return b.int64(*number);
+  if (const auto* text = std::get_if<std::string>(&value)) return b.text(*text);
+  b.null();
+}
+
 void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.text(json(d.command.argv).dump());
   b.int64(d.command.shell);
@@ -121,30 +133,15 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.int64(d.after_finish);
   b.fractional_seconds(d.phase);
   b.seconds(d.jitter);
-  b.seconds(d.timeout);
-  b.seconds(d.kill_grace);
-  b.seconds(d.tolerance);
   b.text(seconds_list(d.retry).dump());
   b.text(json(d.permanent_exit).dump());
-  b.text(core::to_string(d.overlap));
-  b.text(d.owner);
-  b.text(d.group);
-  b.int64(d.priority);
   b.text(d.cwd);
   b.text(env_json(d.env).dump());
-  b.text(d.notify);
-  b.int64(d.keep_runs);
-  b.text(d.on_host);
-  b.optional_int(d.limits.memory_max);
-  b.optional_int(d.limits.cpu_weight);
-  b.optional_int(d.limits.tasks_max);
-  b.seconds(d.alert_after);
-  b.text(core::to_string(d.catch_up));
-  b.seconds(d.catch_up_window);
   b.text(d.after.task);
   b.int64(d.after.on_any_outcome);
   bind_optional_rule(b, d.dst.gap);
   bind_optional_rule(b, d.dst.repeat);
+  for (const auto& field : core::task_fields()) bind_value(b, field.value(d));
 }
 
 }  // namespace
@@ -167,9 +164,9 @@ core::Error malformed_task_error(const MalformedTask& task) {
 
 Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, const core::TaskState& s, Time now) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    static const std::string sql = fmt::format(
-        "INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id", definition_columns,
-        placeholders(definition_column_count + 3));
+    static const std::string sql =
+        fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id",
+                    definition_columns(), placeholders(definition_column_count() + 3));
     auto insert = db.cached(sql);
     Binder b(insert);
     b.text(d.name);
@@ -193,7 +190,7 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
 Result<void> update_definition(Database& db, std::int64_t task_id, const core::TaskDefinition& d, Time now) {
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql = fmt::format("UPDATE tasks SET ({}, updated_at) = ({}) WHERE id = ?",
-                                               definition_columns, placeholders(definition_column_count + 1));
+                                               definition_columns(), placeholders(definition_column_count() + 1));
     auto update = db.cached(sql);
     Binder b(update);
     bind_definition(b, d);
@@ -206,7 +203,7 @@ Result<void> update_definition(Database& db, std::int64_t task_id, const core::T
 
 Result<std::optional<StoredTask>> find_stored_task(Database& db, std::string_view name) {
   return guarded(db, [&]() -> Result<std::optional<StoredTask>> {
-    static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns);
+    static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE name = ?", task_columns());
     auto query = db.cached(sql);
     query.bind(1, std::string(name));
     return first_task(query);
@@ -230,7 +227,7 @@ Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id)
 
 Result<std::optional<StoredTask>> find_stored_task(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<StoredTask>> {
-    static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns);
+    static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns());
     auto query = db.cached(sql);
     query.bind(1, id);
     return first_task(query);
@@ -332,7 +329,7 @@ Selection selection_of(const TaskFilter& filter, Dialect dialect) {
   return selection;
 }
 
-std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::string_view columns = task_columns) {
+std::string filtered_tasks_sql(const TaskFilter& filter, Dialect dialect, std::string_view columns = task_columns()) {
   return fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY name{}", columns, selection_of(filter, dialect).where,
                      filter.limit ? " LIMIT ?" : "");
 }
@@ -370,7 +367,7 @@ Result<void> visit_filtered(Database& db, const TaskFilter& filter, std::string_
 std::string task_query_sql(const TaskFilter& filter) { return filtered_tasks_sql(filter, Dialect::sqlite); }
 
 Result<void> for_each_task(Database& db, const TaskFilter& filter, const TaskVisitor& visit) {
-  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns, read_task, visit); });
+  return guarded(db, [&]() { return visit_filtered(db, filter, task_columns(), read_task, visit); });
 }
 
 Result<void> for_each_task_row(Database& db, const TaskFilter& filter, std::string_view columns,
@@ -399,7 +396,7 @@ Result<std::int64_t> count_tasks(Database& db, const TaskFilter& filter) {
 Result<void> for_each_task_starting_before(Database& db, Time until, const TaskVisitor& visit) {
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql =
-        fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns, due_at_1);
+        fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at", task_columns(), due_at_1);
     auto query = db.prepare(sql);
     query.bind(1, core::to_unix_ms(until));
     return visit_rows(query, read_task, visit);
@@ -422,7 +419,7 @@ Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filte
 // attempt's end locks its tasks in the order of their ids.)
 const std::string& due_tasks_sql(const Database& db) {
   static const std::string sql =
-      fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns, due_at_1);
+      fmt::format("SELECT {} FROM tasks WHERE {} ORDER BY next_run_at LIMIT ?2", task_columns(), due_at_1);
   static const std::string locking = sql + " FOR UPDATE SKIP LOCKED";
   return db.dialect() == Dialect::postgresql ? locking : sql;
 }
@@ -512,7 +509,7 @@ Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64
 Result<std::vector<StoredTask>> followers_of(Database& db, std::string_view name) {
   return guarded(db, [&]() -> Result<std::vector<StoredTask>> {
     static const std::string sql =
-        fmt::format("SELECT {} FROM tasks WHERE after_task = ? AND after_task <> '' ORDER BY id", task_columns);
+        fmt::format("SELECT {} FROM tasks WHERE after_task = ? AND after_task <> '' ORDER BY id", task_columns());
     auto query = db.cached(sql);
     query.bind(1, std::string(name));
     return tasks_from(query);
@@ -583,10 +580,10 @@ Result<bool> save_state_fenced(Database& db, std::int64_t task_id, const std::st
 Result<std::optional<TaskToClaim>> find_task_to_claim(Database& db, std::int64_t run_id, std::int64_t task_id,
                                                       Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<std::optional<TaskToClaim>> {
-    static const std::string sql =
-        fmt::format("SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
-                    "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
-                    task_columns, claimable_run_condition());
+    static const std::string sql = fmt::format(
+        "SELECT {}, state_blob, EXISTS (SELECT 1 FROM runs r JOIN tasks t ON t.id = r.task_id "
+        "WHERE {} AND r.id = ?2) FROM tasks WHERE id = ?4",
+        task_columns(), claimable_run_condition());
     static const int blob_column = task_column_count();
     auto query = db.cached(sql);
     Binder b(query);

@@ -65,7 +65,7 @@ start_now = true
   CHECK(task.options.permanent_exit == "64,78");
   CHECK(task.options.env == std::vector<std::string>{"LANG=C", "TOKEN=a=b"});
   CHECK(task.options.cwd == "/srv/data");
-  CHECK(task.options.owner == "/srv/tasks.toml");
+  CHECK(task.options.field("owner") == "/srv/tasks.toml");
   CHECK(task.start_now);
   CHECK(task.where == "/srv/tasks.toml:2:1");
   auto d = definition_of(task);
@@ -114,10 +114,10 @@ timeout = "1m"
   CHECK(file.owner == "ops");
   REQUIRE(file.tasks.size() == 2);
   CHECK(file.tasks[0].options.schedule.every == "1h");
-  CHECK(file.tasks[0].options.timeout == "5m");
-  CHECK(file.tasks[0].options.owner == "ops");
+  CHECK(file.tasks[0].options.field("timeout") == "5m");
+  CHECK(file.tasks[0].options.field("owner") == "ops");
   CHECK(file.tasks[1].options.schedule.every.empty());
-  CHECK(file.tasks[1].options.timeout == "1m");
+  CHECK(file.tasks[1].options.field("timeout") == "1m");
   definition_of(file.tasks[1]);
 }
 

@@ -1,0 +1,270 @@
+#include "core/task_fields.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <limits>
+
+#include "core/limits.hpp"
+
+namespace taskd::core {
+namespace {
+
+using Definition = TaskDefinition;
+
+// Where a field is in a definition: a member, or a member of its limits.
+template <auto member>
+struct Of {
+  static auto& in(Definition& d) { return d.*member; }
+  static const auto& in(const Definition& d) { return d.*member; }
+};
+template <auto member>
+struct LimitOf {
+  static auto& in(Definition& d) { return d.limits.*member; }
+  static const auto& in(const Definition& d) { return d.limits.*member; }
+};
+
+std::unexpected<Error> bad_option(const TaskField& field, std::string_view message) {
+  return fail(ErrorKind::bad_input, fmt::format("{}: {}", field.flag(), message));
+}
+
+// `parse_text`'s value of `text`; its error names the option.
+template <auto parse_text>
+auto parsed(const TaskField& field, std::string_view text) -> decltype(parse_text(text)) {
+  auto value = parse_text(text);
+  if (!value) return bad_option(field, value.error().message);
+  return value;
+}
+
+// How a field's value is written as text, stored and read back: each codec
+// has a Value, parse (the option's text), text, value (stored) and read.
+struct Text {
+  using Value = std::string;
+  static Result<Value> parse(const TaskField&, std::string_view text) { return std::string(text); }
+  static std::string text(const Value& value) { return value; }
+  static FieldValue value(const Value& value) { return value; }
+  static constexpr auto read = stored_text;
+};
+
+template <int least>
+struct Count {
+  using Value = int;
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    int number = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error != std::errc() || end != text.data() + text.size()) return bad_option(field, "expected a whole number");
+    if (number < least)
+      return fail(ErrorKind::bad_input, fmt::format("{} {} must be at least {}", field.flag(), number, least));
+    return number;
+  }
+  static std::string text(Value value) { return std::to_string(value); }
+  static FieldValue value(Value value) { return std::int64_t{value}; }
+  static constexpr auto read = stored_integer_from<int, least, std::numeric_limits<int>::max()>;
+};
+
+struct Duration {
+  using Value = Seconds;
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    return parsed<parse_duration>(field, text);
+  }
+  static std::string text(Value value) { return format_duration(value); }
+  static FieldValue value(Value value) { return value.count(); }
+  static constexpr auto read = stored_duration;
+};
+
+// None when the text is empty.
+struct OptionalDuration {
+  using Value = std::optional<Seconds>;
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    return TRY(Duration::parse(field, text));
+  }
+  static std::string text(const Value& value) { return value ? format_duration(*value) : ""; }
+  static FieldValue value(const Value& value) { return value ? FieldValue(value->count()) : FieldValue(); }
+  static constexpr auto read = stored_optional<stored_duration>;
+};
+
+// One longer than 0s, when given.
+struct PositiveDuration : OptionalDuration {
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    auto duration = TRY(OptionalDuration::parse(field, text));
+    if (duration && duration->count() <= 0) return bad_option(field, "must be longer than 0s");
+    return duration;
+  }
+};
+
+// "none" as "": never.
+struct PositiveDurationOrNone : PositiveDuration {
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    return PositiveDuration::parse(field, text == "none" ? "" : text);
+  }
+};
+
+// A value of names ("skip", "all:5").
+template <class T, auto parse_name, auto name_of>
+struct Named {
+  using Value = T;
+  static Result<Value> parse(const TaskField& field, std::string_view text) { return parsed<parse_name>(field, text); }
+  static std::string text(const Value& value) { return std::string(name_of(value)); }
+  static FieldValue value(const Value& value) { return text(value); }
+  static constexpr auto read = stored_name<parse_name>;
+};
+
+std::string_view overlap_name(Overlap overlap) { return to_string(overlap); }
+std::string catch_up_name(const CatchUp& catch_up) { return to_string(catch_up); }
+std::string limit_number(std::int64_t value) { return std::to_string(value); }
+
+// A resource limit; its parser's errors name the option. None: no limit.
+// The schema's CHECK constraints keep a stored limit in its range.
+template <auto parse_limit, auto format_limit>
+struct Limit {
+  using Value = std::optional<std::int64_t>;
+  static Result<Value> parse(const TaskField&, std::string_view text) { return parse_limit(text); }
+  static std::string text(const Value& value) { return value ? format_limit(*value) : ""; }
+  static FieldValue value(const Value& value) { return value ? FieldValue(*value) : FieldValue(); }
+  static constexpr auto read = stored_optional<stored_integer>;
+};
+
+// The functions of a field at `At` with `Codec`, and what else `check`
+// asks of its text once it is set.
+using Check = Result<void> (*)(const TaskField&, std::string_view text, const Definition&, const Schedule&,
+                               Time now);
+
+template <class At, class Codec, Check check = nullptr>
+struct Field {
+  static Result<void> parse(const TaskField& field, std::string_view text, Definition& d, const Schedule& schedule,
+                            Time now) {
+    At::in(d) = TRY(Codec::parse(field, text));
+    if constexpr (check != nullptr) TRY(check(field, text, d, schedule, now));
+    return {};
+  }
+  static std::string text(const Definition& d) { return Codec::text(At::in(d)); }
+  static bool same(const Definition& a, const Definition& b) { return At::in(a) == At::in(b); }
+  static FieldValue value(const Definition& d) { return Codec::value(At::in(d)); }
+  static Result<void> read(const StoredCell& cell, Definition& d) {
+    At::in(d) = TRY(Codec::read(cell));
+    return {};
+  }
+};
+
+template <class At, class Codec, Check check = nullptr>
+constexpr TaskField field(std::string_view name, std::string_view column, std::string_view help,
+                          std::string_view initial, FileForm file_form, Shown shown, std::string_view label) {
+  using F = Field<At, Codec, check>;
+  return {name, column, help, initial, file_form, shown, label, F::parse, F::text, F::same, F::value, F::read};
+}
+
+Result<void> shorter_than_interval(const TaskField& field, std::string_view text, const Definition& d,
+                                  const Schedule& schedule, Time now) {
+  auto interval = interval_around(schedule, now);
+  if (d.tolerance && interval && *d.tolerance >= *interval)
+    return fail(ErrorKind::bad_input, fmt::format("{} {} must be shorter than the interval {}", field.flag(), text,
+                                                  format_duration(*interval)));
+  return {};
+}
+
+Result<void> host_id(const TaskField& field, std::string_view text, const Definition&, const Schedule&, Time) {
+  if (text.empty()) return {};
+  if (auto host = validate_host_id(text); !host) return bad_option(field, host.error().message);
+  return {};
+}
+
+// --catch-up and --catch-up-window, which only a schedule of slots has.
+Result<void> slot_grid(const TaskField&, std::string_view, const Definition& d, const Schedule& schedule, Time) {
+  bool slots = has_slot_grid(schedule);
+  if (!slots && (d.catch_up != CatchUp{} || d.catch_up_window)) {
+    return fail(ErrorKind::bad_input,
+                "--catch-up and --catch-up-window need a schedule of slots (--every without "
+                "--after-finish, --cron or --rrule)");
+  }
+  return {};
+}
+
+// "all:5, window 1h" (show's "catch up" line).
+std::string catch_up_line(const Definition& d) {
+  auto text = to_string(d.catch_up);
+  if (d.catch_up_window) text += ", window " + format_duration(*d.catch_up_window);
+  return text;
+}
+
+std::string limits_line(const Definition& d) { return describe_limits(d.limits); }
+
+constexpr TaskField with_show(TaskField field, std::string (*show)(const Definition&)) {
+  field.show = show;
+  return field;
+}
+
+using D = Definition;
+using L = ResourceLimits;
+using F = FileForm;
+using S = Shown;
+
+const std::array<TaskField, 16> fields{
+    field<Of<&D::timeout>, PositiveDuration>("timeout", "timeout", "Timebox of a run (default: half the interval)", "",
+                                             F::text, S::apart, ""),
+    field<Of<&D::kill_grace>, Duration>("kill_grace", "kill_grace",
+                                        "Time between SIGTERM and SIGKILL at the timebox (default 10s)", "10s", F::text,
+                                        S::always, "kill grace"),
+    field<Of<&D::tolerance>, OptionalDuration, shorter_than_interval>(
+        "tolerance", "tolerance", "Drop-rule tolerance (default: 10% of the interval)", "", F::text, S::apart, ""),
+    field<Of<&D::overlap>, Named<Overlap, parse_overlap, overlap_name>>(
+        "overlap", "overlap", "When a run is still queued or running: skip, queue or replace", "skip", F::text,
+        S::unless_initial, "overlap"),
+    // Apart in show, which prints it before overlap.
+    field<Of<&D::owner>, Text>("owner", "owner", "Who created the task (taskd rm --owner removes them all)", "",
+                               F::text, S::apart, ""),
+    field<Of<&D::group>, Text>("group", "group_name", "Group of the task (taskd pause --group pauses them all)", "",
+                               F::text, S::unless_initial, "group"),
+    field<Of<&D::priority>, Count<std::numeric_limits<int>::min()>>(
+        "priority", "priority", "Higher runs first when runs queue up (default 0)", "0", F::whole_number,
+        S::unless_initial, "priority"),
+    field<Of<&D::notify>, Text>("notify", "notify",
+                                "Shell command run when the task fails, recovers or is disabled ('' for none)", "",
+                                F::text, S::unless_initial, "notify"),
+    field<Of<&D::keep_runs>, Count<1>>("keep_runs", "keep_runs",
+                                       "Finished runs the history keeps of the task (default 1000)", "1000",
+                                       F::whole_number, S::unless_initial, "keep runs"),
+    field<Of<&D::on_host>, Text, host_id>(
+        "on_host", "on_host", "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)", "",
+        F::text, S::unless_initial, "on host"),
+    with_show(field<Of<&D::catch_up>, Named<CatchUp, parse_catch_up, catch_up_name>>(
+                  "catch_up", "catch_up",
+                  "Slots missed while no scheduler ran: latest (run the last), none, all or all:N (default latest)",
+                  "latest", F::text, S::unless_initial, "catch up"),
+              catch_up_line),
+    field<Of<&D::catch_up_window>, OptionalDuration, slot_grid>(
+        "catch_up_window", "catch_up_window", "Missed slots older than this are skipped ('' for no window)", "",
+        F::text, S::unless_initial, "catch up"),
+    with_show(field<LimitOf<&L::memory_max>, Limit<parse_memory_max, format_memory_max>>(
+                  "memory_max", "memory_max",
+                  "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup", "",
+                  F::limit_as_text, S::unless_initial, "limits"),
+              limits_line),
+    field<LimitOf<&L::cpu_weight>, Limit<parse_cpu_weight, limit_number>>(
+        "cpu_weight", "cpu_weight", "CPU weight of a run's cgroup, 1 to 10000 ('' for the default 100); needs a cgroup",
+        "", F::limit_as_number, S::unless_initial, "limits"),
+    field<LimitOf<&L::tasks_max>, Limit<parse_tasks_max, limit_number>>(
+        "tasks_max", "tasks_max", "Processes and threads a run may have at once (max for no limit); needs a cgroup", "",
+        F::limit_as_number, S::unless_initial, "limits"),
+    field<Of<&D::alert_after>, PositiveDurationOrNone>(
+        "alert_after", "alert_after",
+        "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)", "", F::text,
+        S::unless_initial, "alert after"),
+};
+
+}  // namespace
+
+std::string TaskField::flag() const {
+  std::string flag = "--" + std::string(name);
+  std::ranges::replace(flag, '_', '-');
+  return flag;
+}
+
+std::span<const TaskField> task_fields() { return fields; }
+
+const TaskField* task_field_of_column(std::string_view column) {
+  auto found = std::ranges::find(fields, column, &TaskField::column);
+  return found == fields.end() ? nullptr : &*found;
+}
+
+}  // namespace taskd::core
