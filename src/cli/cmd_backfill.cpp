@@ -4,6 +4,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
+#include "ops/tasks.hpp"
 #include "sched/backfill.hpp"
 
 namespace taskd::cli {
@@ -78,7 +79,7 @@ Result<void> backfill(const Context& context, const BackfillOptions& options) {
   core::Time now = context.clock.now();
   auto window = TRY(window_of(options, now));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "backfill"));
+  auto task = TRY(ops::find_named_task(db, options.name, "backfill"));
   const auto& schedule = task.schedule.value();
   auto slots = TRY(core::plan_backfill(task, schedule, window, now));
   auto dry_run = options.dry_run ? DryRun::yes : DryRun::no;

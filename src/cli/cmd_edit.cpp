@@ -11,6 +11,7 @@
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
 #include "core/task_fields.hpp"
+#include "ops/tasks.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::cli {
@@ -74,7 +75,7 @@ std::vector<std::string> columns_left(const store::MalformedTask& task, const st
 // The task to edit: a malformed row only when the options set every
 // malformed column of its definition.
 Result<store::StoredTask> task_to_edit(store::Database& db, const EditOptions& options) {
-  auto task = find_named_stored_task(db, options.edits.name, "edit");
+  auto task = ops::find_named_stored_task(db, options.edits.name, "edit");
   if (!task || *task) return task;
   auto left = columns_left(task->error(), options.given);
   if (left.empty()) return task;

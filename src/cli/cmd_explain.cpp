@@ -7,6 +7,7 @@
 #include "cli/json.hpp"
 #include "core/explain.hpp"
 #include "core/text.hpp"
+#include "ops/tasks.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 #include "store/workers.hpp"
@@ -214,7 +215,7 @@ void print_explanation_text(const Explanation& explanation) {
 Result<void> explain(const Context& context, const ExplainOptions& options) {
   core::Time now = context.clock.now();
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "explain"));
+  auto task = TRY(ops::find_named_task(db, options.name, "explain"));
   auto asked = TRY(time_asked(options.at, task.definition, now));
   auto explanation = TRY(explain_task(db, task, asked, now));
   if (context.json) {

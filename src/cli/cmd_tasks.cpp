@@ -9,6 +9,7 @@
 #include "core/policy.hpp"
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
+#include "ops/tasks.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
@@ -44,7 +45,7 @@ Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Select
     return ids;
   }
   for (const auto& name : selection.names) {
-    auto task = TRY(find_named_stored_task(db, name, verb));
+    auto task = TRY(ops::find_named_stored_task(db, name, verb));
     ids.push_back(store::readable(task).id);
   }
   return ids;
@@ -229,14 +230,15 @@ Result<void> list(const Context& context, const ListOptions& options) {
   auto filter = TRY(filter_of(options));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   if (context.json)
-    return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(db, filter, visit); },
-                            stored_task_json);
+    return print_json_array(
+        [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, filter, ops::Detail::full, visit); },
+        stored_task_json);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.
   TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
                     stdout_output());
-  TRY(store::for_each_task_headline(db, filter, [&](const store::StoredTask& task) -> Result<void> {
+  TRY(ops::list_tasks(db, filter, ops::Detail::headline, [&](const store::StoredTask& task) -> Result<void> {
     table.add(list_row(task, now, options.absolute));
     return {};
   }));
@@ -388,17 +390,13 @@ void print_task(const store::StoredTask& stored, core::Time now) {
 
 Result<void> show(const Context& context, const std::string& name) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto stored = TRY(find_named_stored_task(db, name, "show"));
-  auto latest = TRY(store::list_runs(db, store::readable(stored).id, 1));
-  const store::RunRecord* last_run = latest.empty() ? nullptr : &latest.front();
+  auto shown = TRY(ops::show_task(db, name));
   if (context.json) {
-    auto out = stored_task_json(stored);
-    out["last_run"] = last_run ? run_json(*last_run) : Json(nullptr);
-    print_json(out);
+    print_json(ops::shown_task_json(shown));
   } else {
-    print_task(stored, context.clock.now());
-    if (last_run && last_run->usage.cpu)
-      fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(last_run->usage));
+    print_task(shown.task, context.clock.now());
+    if (shown.last_run && shown.last_run->usage.cpu)
+      fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(shown.last_run->usage));
   }
   return {};
 }
@@ -427,7 +425,7 @@ Result<void> rename(const Context& context, const RenameOptions& options) {
   TRY(core::validate_task_name(options.new_name));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   auto followers = TRY(store::write(db, [&]() -> Result<std::int64_t> {
-    auto task = TRY(find_named_stored_task(db, options.old_name, "rename"));
+    auto task = TRY(ops::find_named_stored_task(db, options.old_name, "rename"));
     if (TRY(store::find_stored_task(db, options.new_name)))
       return fail(ErrorKind::bad_input, fmt::format("rename: a task named \"{}\" already exists", options.new_name));
     return store::rename_task(db, store::readable(task).id, options.old_name, options.new_name);
@@ -459,19 +457,6 @@ void add_change_command(CLI::App& app, Context& context, Action& action, const s
 }
 
 }  // namespace
-
-Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = TRY(store::find_stored_task(db, name));
-  if (!task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return std::move(*task);
-}
-
-Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = TRY(find_named_stored_task(db, name, verb));
-  if (!task)
-    return fail(ErrorKind::bad_input, fmt::format("{}: {}", verb, store::malformed_task_error(task.error()).message));
-  return std::move(*task);
-}
 
 void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto list_options = std::make_shared<ListOptions>();

@@ -3,6 +3,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
+#include "ops/tasks.hpp"
 #include "sched/trigger.hpp"
 
 namespace taskd::cli {
@@ -36,7 +37,7 @@ Json triggered_json(const std::string& name, const sched::Triggered& triggered) 
 
 core::Result<void> trigger(const Context& context, const TriggerOptions& options) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "trigger"));
+  auto task = TRY(ops::find_named_task(db, options.name, "trigger"));
   auto triggered = TRY(sched::trigger_run(db, task, options.force, context.clock.now()));
   if (context.json) {
     print_json(triggered_json(task.definition.name, triggered));

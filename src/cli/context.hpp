@@ -72,13 +72,6 @@ void add_copy_db_command(CLI::App& app, Context& context, Action& action);
 // Hidden: `completion bash` and `__names`; add it last, it reads the others.
 void add_completion_commands(CLI::App& app, Context& context, Action& action);
 
-// The task called `name`; an unknown name is bad input, said in `verb`'s
-// words, and so is a malformed row (see store::malformed_task_error).
-core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);
-// The same, with a malformed row as one: for show, edit, rm and history.
-core::Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name,
-                                                       std::string_view verb);
-
 // --keep-days N of the commands that tick: 0 (not given) keeps every run
 // that --keep-runs keeps.
 void add_keep_days_option(CLI::App& command, int& keep_days);
