@@ -2,7 +2,7 @@
 #include <memory>
 #include <unistd.h>
 
-#include "cli/chains.hpp"
+#include "ops/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -49,7 +49,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto db = TRY(context.open_db(store::IfMissing::create));
   auto state = core::on_create(schedule, now, options.start_now);
   auto id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
-    TRY(check_chains(db, {.written = {&definition}}, "--after", "add"));
+    TRY(ops::check_chains(db, {.written = {&definition}}, "--after", "add"));
     return store::insert_task(db, definition, state, now);
   }));
   core::Task task{id, definition, state, schedule};

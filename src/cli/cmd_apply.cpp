@@ -4,7 +4,7 @@
 #include <memory>
 #include <set>
 
-#include "cli/chains.hpp"
+#include "ops/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -114,7 +114,7 @@ Result<Plan> plan_file(store::Database& db, const TaskFile& file, bool prune, co
 // The plan's chains (--after) checked: a task of the file may be after
 // another of the file.
 Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
-  TaskChange change;
+  ops::TaskChange change;
   for (const auto& step : plan.tasks) {
     if (step.kind == Step::remove) {
       change.removed.insert(step.definition.name);
@@ -122,7 +122,7 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
       change.written.push_back(&step.definition);
     }
   }
-  return check_chains(db, change, "after", "apply --prune");
+  return ops::check_chains(db, change, "after", "apply --prune");
 }
 
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {

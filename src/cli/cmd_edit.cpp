@@ -5,7 +5,7 @@
 #include <memory>
 #include <set>
 
-#include "cli/chains.hpp"
+#include "ops/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
@@ -98,7 +98,7 @@ Result<core::Task> edit_task(store::Database& db, const EditOptions& options, co
     bool changed = definition != task.definition || !stored;
     if (!changed && !task.state.disabled_until_update) return task;
     if (definition.after != task.definition.after) {
-      TRY(check_chains(db, {.written = {&definition}}, "--after", "edit"));
+      TRY(ops::check_chains(db, {.written = {&definition}}, "--after", "edit"));
     }
     auto replan = stored ? Replan::when_schedule_changes : Replan::always;
     auto state = TRY(save_definition(db, task, definition, built.schedule.value(), now, replan));

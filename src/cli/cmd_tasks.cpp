@@ -2,17 +2,14 @@
 #include <memory>
 #include <span>
 
-#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/policy.hpp"
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
+#include "ops/change.hpp"
 #include "ops/tasks.hpp"
-#include "sched/outcome.hpp"
-#include "store/runs.hpp"
-#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -21,141 +18,21 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
-struct Selection {
-  std::vector<std::string> names;
-  std::string owner;
-  std::string group;
-};
-
-// The ids of the tasks a command names: by name (every one must exist), or
-// all of an owner or a group (ids only: a group may have a million tasks).
-Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Selection& selection,
-                                               std::string_view verb) {
-  bool by_filter = !selection.owner.empty() || !selection.group.empty();
-  if (by_filter == !selection.names.empty())
-    return fail(ErrorKind::usage, fmt::format("{}: name the tasks, or give {}", verb,
-                                              verb == "rm" ? "--owner OWNER" : "--group GROUP"));
-  std::vector<std::int64_t> ids;
-  if (by_filter) {
-    TRY(store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
-                                      [&](const store::StoredTask& task) -> Result<void> {
-                                        ids.push_back(store::readable(task).id);
-                                        return {};
-                                      }));
-    return ids;
-  }
-  for (const auto& name : selection.names) {
-    auto task = TRY(ops::find_named_stored_task(db, name, verb));
-    ids.push_back(store::readable(task).id);
-  }
-  return ids;
-}
-
-// What a change did to one task: `done`, or nothing as the task already
-// was so; enable keeps why the task had been disabled.
-struct Outcome {
-  std::string task;
-  bool done = true;
-  std::string disabled_reason;
-};
-
-// What a change must leave true of the database, checked before its commit.
-using Check = Result<void> (*)(store::Database& db, std::string_view verb);
-
-// Applies `change` to every selected task in one transaction, then `check`:
-// all or nothing. What it did to each task, once committed.
-template <class Change>
-Result<std::vector<Outcome>> change_tasks(const Context& context, const Selection& selection, std::string_view verb,
-                                          Change change, Check check) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  std::vector<Outcome> outcomes;
-  TRY(store::write(db, [&]() -> Result<void> {
-    auto ids = TRY(select_tasks(db, selection, verb));
-    core::Time now = context.clock.now();
-    for (auto id : ids) {
-      auto task = TRY(store::find_stored_task(db, id));
-      if (!task) continue;  // the same name given twice, removed by its first mention
-      outcomes.push_back(TRY(change(db, *task, now)));
-    }
-    return check ? check(db, verb) : Result<void>();
-  }));
-  return outcomes;
-}
-
-// A malformed row is removed as any other.
-Result<Outcome> remove(store::Database& db, const store::StoredTask& task, core::Time) {
-  const auto& readable = store::readable(task);
-  TRY(store::remove_task(db, readable.id));
-  return Outcome{.task = readable.definition.name};
-}
-
-// A change made from the task's state: refused for a malformed row, whose
-// state may not read (edit sets what is wrong; rm removes it).
-template <Result<Outcome> (*change)(store::Database&, const core::Task&, core::Time)>
-Result<Outcome> of_well_formed(store::Database& db, const store::StoredTask& task, core::Time now) {
-  if (!task) return std::unexpected(store::malformed_task_error(task.error()));
-  return change(db, *task, now);
-}
-
-Result<Outcome> pause(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = !task.state.paused};
-  if (!outcome.done) return outcome;
-  auto state = task.state;
-  state.paused = true;
-  TRY(store::save_state(db, task.id, state, now));
-  return outcome;
-}
-
-// Applies a policy transition that depends only on the schedule and now.
-template <class Transition>
-Result<void> transition(store::Database& db, const core::Task& task, core::Time now, Transition on_change) {
-  const auto& schedule = task.schedule.value();
-  auto decision = on_change(schedule, task.state, now);
-  return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
-}
-
-Result<Outcome> resume(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = task.state.paused};
-  if (outcome.done) TRY(transition(db, task, now, core::on_resume));
-  return outcome;
-}
-
-Result<Outcome> enable(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = task.state.disabled_until_update};
-  if (!outcome.done) return outcome;
-  outcome.disabled_reason = task.state.disabled_reason;
-  TRY(transition(db, task, now, core::on_enable));
-  return outcome;
-}
-
 // How a command says what it did to each task: a line (fmt formats, given
-// the name and, for enable, the reason the task was disabled), and in JSON
-// a boolean under `key`, false when the task already was so.
+// the name and, for enable, the reason the task was disabled).
 struct Wording {
-  std::string_view key;
   std::string_view done;
   std::string_view not_done;
-  bool with_reason = false;  // JSON: "disabled_reason", null unless done
 };
 
-constexpr Wording pause_wording{"paused", "paused {}", "{} was already paused"};
-constexpr Wording resume_wording{"resumed", "resumed {}", "{} was not paused"};
-constexpr Wording enable_wording{"enabled", "enabled {} (it was disabled: {})", "{} was not disabled", true};
-
-Json outcome_json(const Outcome& outcome, const Wording& wording) {
-  Json out;
-  out["task"] = outcome.task;
-  out[std::string(wording.key)] = outcome.done;
-  if (wording.with_reason) out["disabled_reason"] = outcome.done ? Json(outcome.disabled_reason) : Json(nullptr);
-  return out;
-}
+constexpr Wording pause_wording{"paused {}", "{} was already paused"};
+constexpr Wording resume_wording{"resumed {}", "{} was not paused"};
+constexpr Wording enable_wording{"enabled {} (it was disabled: {})", "{} was not disabled"};
 
 // One line per task, names and reasons shown printable; or one JSON array.
-void print_outcomes(const std::vector<Outcome>& outcomes, const Wording& wording, bool json) {
+void print_outcomes(const std::vector<ops::Outcome>& outcomes, ops::Change change, const Wording& wording, bool json) {
   if (json) {
-    Json out = Json::array();
-    for (const auto& outcome : outcomes) out.push_back(outcome_json(outcome, wording));
-    print_json(out);
+    print_json(ops::outcomes_json(outcomes, change));
     return;
   }
   for (const auto& outcome : outcomes)
@@ -409,7 +286,7 @@ struct RenameOptions {
 // What rename did: the followers that follow the new name.
 void print_renamed(const RenameOptions& options, std::int64_t followers, bool json) {
   if (json) {
-    print_json({{"task", options.new_name}, {"renamed_from", options.old_name}, {"followers", followers}});
+    print_json(ops::renamed_json(options.old_name, options.new_name, followers));
     return;
   }
   fmt::print("renamed {} to {}", core::printable(options.old_name), core::printable(options.new_name));
@@ -419,38 +296,32 @@ void print_renamed(const RenameOptions& options, std::int64_t followers, bool js
   fmt::print("\n");
 }
 
-// Gives a task another name. Its id stays, and with it its state, history,
-// owner and a run in flight, which the scheduler records by id.
 Result<void> rename(const Context& context, const RenameOptions& options) {
-  TRY(core::validate_task_name(options.new_name));
+  TRY(core::validate_task_name(options.new_name));  // bad input is told before the database is opened
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto followers = TRY(store::write(db, [&]() -> Result<std::int64_t> {
-    auto task = TRY(ops::find_named_stored_task(db, options.old_name, "rename"));
-    if (TRY(store::find_stored_task(db, options.new_name)))
-      return fail(ErrorKind::bad_input, fmt::format("rename: a task named \"{}\" already exists", options.new_name));
-    return store::rename_task(db, store::readable(task).id, options.old_name, options.new_name);
-  }));
+  auto followers = TRY(ops::rename_task(db, options.old_name, options.new_name));
   print_renamed(options, followers, context.json);
   return {};
 }
 
 // A command that changes the tasks it selects; it says what it did in
 // `wording`'s words, or (without one) nothing.
-template <class Change>
-void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
-                        const std::string& summary, Change change, const Wording* wording, Check check = nullptr) {
-  auto selection = std::make_shared<Selection>();
+void add_change_command(CLI::App& app, Context& context, Action& action, ops::Change change, const std::string& summary,
+                        const Wording* wording) {
+  auto selection = std::make_shared<ops::Selection>();
+  std::string verb(ops::verb_of(change));
   auto* command = app.add_subcommand(verb, summary);
   command->add_option("names", selection->names, "Task names");
-  if (verb == "rm") {
+  if (change == ops::Change::remove) {
     command->add_option("--owner", selection->owner, "Every task this owner created");
   } else {
     command->add_option("--group", selection->group, "Every task of this group");
   }
-  command->callback([&context, &action, selection, verb, change, wording, check] {
-    action = [&context, selection, verb, change, wording, check]() -> Result<void> {
-      auto outcomes = TRY(change_tasks(context, *selection, verb, change, check));
-      if (wording) print_outcomes(outcomes, *wording, context.json);
+  command->callback([&context, &action, selection, change, wording] {
+    action = [&context, selection, change, wording]() -> Result<void> {
+      auto db = TRY(context.open_db(store::IfMissing::use_empty));
+      auto outcomes = TRY(ops::change_tasks(db, *selection, change, context.clock));
+      if (wording) print_outcomes(outcomes, change, *wording, context.json);
       return {};
     };
   });
@@ -484,14 +355,12 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
     action = [&context, rename_options] { return rename(context, *rename_options); };
   });
 
-  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, nullptr,
-                     check_no_follower_left);
-  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", of_well_formed<pause>,
-                     &pause_wording);
-  add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot",
-                     of_well_formed<resume>, &resume_wording);
-  add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",
-                     of_well_formed<enable>, &enable_wording);
+  add_change_command(app, context, action, ops::Change::remove, "Remove tasks and their history", nullptr);
+  add_change_command(app, context, action, ops::Change::pause, "Stop scheduling tasks until resumed", &pause_wording);
+  add_change_command(app, context, action, ops::Change::resume, "Schedule paused tasks again from the next slot",
+                     &resume_wording);
+  add_change_command(app, context, action, ops::Change::enable,
+                     "Enable tasks that failures disabled, from the next slot", &enable_wording);
 }
 
 }  // namespace taskd::cli
