@@ -56,7 +56,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   if (context.json) {
     print_json(task_json(task));
   } else {
-    fmt::print("added {}: {}, next run {}\n", task.definition.name, describe_schedule(task.definition),
+    fmt::print("added {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
                state.next_run_at ? core::format_rfc3339(*state.next_run_at) : "none");
   }
   return {};

@@ -114,7 +114,7 @@ Result<void> edit(const Context& context, const EditOptions& options) {
     print_json(task_json(task));
   } else {
     const auto& next = task.state.next_run_at;
-    fmt::print("edited {}: {}, next run {}\n", task.definition.name, describe_schedule(task.definition),
+    fmt::print("edited {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
                next ? core::format_rfc3339(*next) : "none");
   }
   return {};

@@ -173,7 +173,7 @@ void print_report(const std::string& where, const ImportPlan& plan, const std::s
   for (const auto& [line, task] : plan.tasks) {
     lines.emplace_back(line,
                        fmt::format("{}:{}: {} {}: {}", where, line, dry_run == DryRun::yes ? "would add" : "added",
-                                   task.definition.name, describe_schedule(task.definition)));
+                                   task.definition.name, core::describe_schedule(task.definition)));
   }
   std::ranges::stable_sort(lines, {}, &std::pair<int, std::string>::first);
   for (const auto& [line, text] : lines) fmt::print("{}\n", core::printable(text));

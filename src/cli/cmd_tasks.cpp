@@ -95,7 +95,7 @@ std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool
   Cell state_cell =
       stored ? Cell{task_condition(task.state), condition_colour(task.state)} : Cell{"malformed", Colour::red};
   return {{task.definition.name},
-          {describe_schedule(task.definition)},
+          {core::describe_schedule(task.definition)},
           {absolute && next ? core::format_rfc3339(*next) : relative_time(next, now)},
           {last_outcome(task.state), outcome_colour(task.state.last_status)},
           state_cell,
@@ -251,7 +251,7 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   lines.add("name", d.name);
   lines.add("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""),
             {"command", "shell"});
-  lines.add("schedule", describe_schedule(d),
+  lines.add("schedule", core::describe_schedule(d),
             {"schedule_kind", "schedule_spec", "tz", "dtstart", "after_finish", "phase", "after_task",
              "after_finished"});
   lines.add("state", state_text(stored), {"disabled_until_update", "paused"});

@@ -93,7 +93,7 @@ void add_containment_option(CLI::App& command, std::string& containment);
 core::Result<exec::Containment> containment_of(const std::string& containment);
 core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db);
 
-// --dry-run of import-crontab and backfill: show what would be done, write nothing.
+// --dry-run of import-crontab: show what would be done, write nothing.
 enum class DryRun { no, yes };
 
 // Parses an optional time option: an RFC 3339 time, or a duration that
