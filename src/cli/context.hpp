@@ -37,6 +37,9 @@ struct Context {
 
   std::filesystem::path db_path() const;
   core::Result<store::Database> open_db(store::IfMissing if_missing) const;
+  // A database that is not there is unavailable, not an empty one that is
+  // well: a check pointed at the wrong file must not pass.
+  core::Result<store::Database> open_existing_db() const;
 };
 
 // The work a parsed command will do; set by the command's CLI11 callback and
