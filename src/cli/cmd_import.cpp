@@ -14,6 +14,7 @@
 #include "core/policy.hpp"
 #include "core/text.hpp"
 #include "ops/define.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {

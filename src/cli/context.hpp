@@ -40,6 +40,9 @@ struct Context {
   // A database that is not there is unavailable, not an empty one that is
   // well: a check pointed at the wrong file must not pass.
   core::Result<store::Database> open_existing_db() const;
+  // As every command that runs or kills processes opens it: created when
+  // missing, refused when someone else could write or swap it.
+  core::Result<store::Database> open_db_to_run() const;
 };
 
 // The work a parsed command will do; set by the command's CLI11 callback and

@@ -53,6 +53,12 @@ core::Result<store::Database> Context::open_db(store::IfMissing if_missing) cons
   return db;
 }
 
+core::Result<store::Database> Context::open_db_to_run() const {
+  auto db = TRY(open_db(store::IfMissing::create));
+  TRY(store::check_safe_to_run(db));
+  return db;
+}
+
 core::Result<store::Database> Context::open_existing_db() const {
   auto path = db_path();
   if (store::is_server_uri(path.string())) return open_db(store::IfMissing::use_empty);

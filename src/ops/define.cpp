@@ -127,10 +127,6 @@ StepNames names_of(Step step) {
   return {"?", "?"};
 }
 
-Result<std::optional<core::Task>> find_task(store::Database& db, std::string_view name) {
-  return store::find_task(db, name);
-}
-
 Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now, core::Time now) {
   task.state = core::on_create(task.schedule.value(), now, start_now);
   task.id = TRY(store::write(db, [&]() -> Result<std::int64_t> {

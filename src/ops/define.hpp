@@ -18,9 +18,6 @@
 
 namespace taskd::ops {
 
-// The task called `name`, if there is one (none for a malformed row).
-core::Result<std::optional<core::Task>> find_task(store::Database& db, std::string_view name);
-
 // Adds `task` (its definition and schedule; its state is planned here),
 // in one transaction, after the checks of its chain. `start_now`: its first
 // run at the next tick.

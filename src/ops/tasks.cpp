@@ -21,6 +21,10 @@ Result<core::Task> find_named_task(store::Database& db, std::string_view name, s
   return std::move(*task);
 }
 
+Result<std::optional<core::Task>> find_task(store::Database& db, std::string_view name) {
+  return store::find_task(db, name);
+}
+
 Result<void> list_tasks(store::Database& db, const store::TaskFilter& filter, Detail detail,
                         const store::TaskVisitor& visit) {
   if (detail == Detail::headline) return store::for_each_task_headline(db, filter, visit);

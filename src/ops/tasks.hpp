@@ -17,6 +17,10 @@ core::Result<core::Task> find_named_task(store::Database& db, std::string_view n
 core::Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name,
                                                        std::string_view verb);
 
+// The task called `name`, if there is one; a malformed row is the error
+// store::malformed_task_error.
+core::Result<std::optional<core::Task>> find_task(store::Database& db, std::string_view name);
+
 // What a listing reads of each task: all of it (for --json), or only what
 // `list` shows, which a million tasks read faster.
 enum class Detail { full, headline };
