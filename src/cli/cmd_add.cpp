@@ -2,15 +2,13 @@
 #include <memory>
 #include <unistd.h>
 
-#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
-#include "core/policy.hpp"
 #include "core/text.hpp"
 #include "exec/spawn.hpp"
-#include "store/tasks.hpp"
+#include "ops/define.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -42,22 +40,15 @@ void warn_if_missing(const core::TaskDefinition& d) {
 Result<void> add_task(const AddOptions& options, const Context& context) {
   core::Time now = context.clock.now();
   auto built = TRY(build_task(options.task, now));
-  const auto& definition = built.definition;
-  const auto& schedule = built.schedule.value();
-  warn_if_missing(definition);
-  warn_if_limits_unavailable(definition);
+  warn_if_missing(built.definition);
+  warn_if_limits_unavailable(built.definition);
   auto db = TRY(context.open_db(store::IfMissing::create));
-  auto state = core::on_create(schedule, now, options.start_now);
-  auto id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
-    TRY(check_chains(db, {.written = {&definition}}, "--after", "add"));
-    return store::insert_task(db, definition, state, now);
-  }));
-  core::Task task{id, definition, state, schedule};
+  auto task = TRY(ops::add_task(db, std::move(built), options.start_now, now));
   if (context.json) {
     print_json(task_json(task));
   } else {
-    fmt::print("added {}: {}, next run {}\n", task.definition.name, describe_schedule(task.definition),
-               state.next_run_at ? core::format_rfc3339(*state.next_run_at) : "none");
+    fmt::print("added {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
+               task.state.next_run_at ? core::format_rfc3339(*task.state.next_run_at) : "none");
   }
   return {};
 }

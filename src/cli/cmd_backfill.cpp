@@ -4,7 +4,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
-#include "sched/backfill.hpp"
+#include "ops/backfill.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -36,18 +36,9 @@ Result<core::BackfillWindow> window_of(const BackfillOptions& options, core::Tim
   return core::BackfillWindow{from, until, static_cast<std::size_t>(options.max)};
 }
 
-// {scheduled_at, run_id} per slot; run_id null in a dry run.
-void print_backfill_json(const std::vector<core::Time>& slots, const std::vector<std::int64_t>& run_ids) {
-  Json out = Json::array();
-  for (std::size_t i = 0; i < slots.size(); ++i)
-    out.push_back({{"scheduled_at", core::format_rfc3339(slots[i])},
-                   {"run_id", i < run_ids.size() ? Json(run_ids[i]) : Json(nullptr)}});
-  print_json(out);
-}
-
 // One line per slot (with its run, once queued), then what was done.
-void print_backfill_text(const core::Task& task, const std::vector<core::Time>& slots,
-                         const std::vector<std::int64_t>& run_ids, DryRun dry_run) {
+void print_backfill_text(const ops::Backfilled& backfilled, bool dry_run) {
+  const auto& [task, slots, run_ids] = backfilled;
   fmt::memory_buffer text;
   for (std::size_t i = 0; i < slots.size(); ++i) {
     fmt::format_to(std::back_inserter(text), "{}", core::format_rfc3339(slots[i]));
@@ -55,7 +46,7 @@ void print_backfill_text(const core::Task& task, const std::vector<core::Time>& 
     text.push_back('\n');
   }
   const auto& name = task.definition.name;
-  if (dry_run == DryRun::yes) {
+  if (dry_run) {
     fmt::format_to(std::back_inserter(text), "dry run: {} slot(s) of {} to backfill; nothing queued\n", slots.size(),
                    name);
   } else {
@@ -65,28 +56,15 @@ void print_backfill_text(const core::Task& task, const std::vector<core::Time>& 
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-// The runs queued for `slots`; none in a dry run, which refuses what the
-// queuing would refuse but writes nothing.
-Result<std::vector<std::int64_t>> queue_slots(store::Database& db, const core::Task& task,
-                                              const std::vector<core::Time>& slots, core::Time now, DryRun dry_run) {
-  if (dry_run == DryRun::no) return sched::queue_backfill(db, task, slots, now);
-  TRY(sched::check_backfill_not_pending(db, task, slots));
-  return std::vector<std::int64_t>();
-}
-
 Result<void> backfill(const Context& context, const BackfillOptions& options) {
   core::Time now = context.clock.now();
   auto window = TRY(window_of(options, now));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "backfill"));
-  const auto& schedule = task.schedule.value();
-  auto slots = TRY(core::plan_backfill(task, schedule, window, now));
-  auto dry_run = options.dry_run ? DryRun::yes : DryRun::no;
-  auto run_ids = TRY(queue_slots(db, task, slots, now, dry_run));
+  auto backfilled = TRY(ops::backfill(db, {.name = options.name, .window = window, .dry_run = options.dry_run}, now));
   if (context.json) {
-    print_backfill_json(slots, run_ids);
+    print_json(ops::backfilled_json(backfilled));
   } else {
-    print_backfill_text(task, slots, run_ids, dry_run);
+    print_backfill_text(backfilled, options.dry_run);
   }
   return {};
 }

@@ -4,15 +4,10 @@
 // could not be read, or the command line is wrong). It writes nothing.
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "cli/context.hpp"
 #include "cli/json.hpp"
-#include "core/health.hpp"
 #include "core/text.hpp"
-#include "store/overview.hpp"
-#include "store/tasks.hpp"
-#include "store/workers.hpp"
+#include "ops/check.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -24,32 +19,6 @@ struct CheckOptions {
   std::string late;  // --late DUR; empty: lateness is not judged
   store::TaskFilter selection;  // the tasks judged: names, --group, --owner
 };
-
-Json problem_json(const core::HealthProblem& problem) {
-  return {{"status", core::to_string(problem.verdict)},
-          {"kind", core::to_string(problem.kind)},
-          {"task", problem.task.empty() ? Json(nullptr) : Json(problem.task)},
-          {"detail", problem.detail},
-          {"since", time_json(problem.since)},
-          {"for", problem.since ? seconds_json(problem.age) : Json(nullptr)},
-          {"limit", seconds_json(problem.limit)}};
-}
-
-// The verdict with what led to it; `late` as check was given it.
-Json check_report_json(const core::CheckReport& report, const core::SchedulerFacts& scheduler,
-                 std::optional<core::Millis> late) {
-  Json problems = Json::array();
-  for (const auto& problem : report.problems) problems.push_back(problem_json(problem));
-  const auto& c = report.counts;
-  return {
-      {"status", core::to_string(report.verdict)},
-      {"exit_code", core::exit_code(report.verdict)},
-      {"summary", core::summary_line(report)},
-      {"counts", {{"ok", c.ok}, {"warning", c.warning}, {"critical", c.critical}, {"paused", c.paused}}},
-      {"late", seconds_json(late)},
-      {"scheduler", {{"heartbeat_at", time_json(scheduler.newest_heartbeat)}, {"due_tasks", scheduler.overdue_tasks}}},
-      {"problems", problems}};
-}
 
 // UNKNOWN: what could not be known, as the plugin's one line (or as JSON).
 int unknown(const core::Error& error, const Context& context) {
@@ -64,56 +33,20 @@ int unknown(const core::Error& error, const Context& context) {
   return core::exit_code(Verdict::unknown);
 }
 
-// A database that is not there is UNKNOWN, not an empty one that is well: a
-// check pointed at the wrong file must not pass.
-Result<store::Database> open_existing(const Context& context) {
-  auto path = context.db_path();
-  if (store::is_server_uri(path.string())) return context.open_db(store::IfMissing::use_empty);
-  std::error_code error;
-  bool found = std::filesystem::exists(path, error);
-  if (error)
-    return core::fail(core::ErrorKind::unavailable,
-                      fmt::format("cannot look at the database {}: {}", path.string(), error.message()));
-  if (!found) return core::fail(core::ErrorKind::unavailable, fmt::format("no database at {}", path.string()));
-  return context.open_db(store::IfMissing::use_empty);
-}
-
-// Each task named must exist: a check of a name that is not there (a typo,
-// a task removed) must not pass.
-Result<void> require_named_tasks(store::Database& db, const std::vector<std::string>& names) {
-  for (const auto& name : names) {
-    if (!TRY(store::find_stored_task(db, name)))
-      return core::fail(core::ErrorKind::bad_input, fmt::format("no task named \"{}\" (see taskd list)", name));
-  }
-  return {};
-}
-
-Result<core::SchedulerFacts> read_scheduler(store::Database& db, core::Time now) {
-  auto heartbeat = TRY(store::newest_heartbeat(db, "run"));
-  auto overdue = TRY(store::count_due_tasks(db, now - core::scheduler_silence));
-  return core::SchedulerFacts{heartbeat, overdue};
-}
-
 // The plugin's lines: the summary, then one per problem; or the JSON.
-void print_check_report(const core::CheckReport& report, const core::SchedulerFacts& scheduler,
-                  std::optional<core::Millis> late, const Context& context) {
-  if (context.json) return print_json(check_report_json(report, scheduler, late));
+void print_check_report(const ops::Checked& checked, const Context& context) {
+  if (context.json) return print_json(ops::checked_json(checked));
+  const auto& report = checked.report;
   fmt::print("{}\n", core::printable(core::summary_line(report)));
   for (const auto& problem : report.problems) fmt::print("{}\n", core::printable(core::detail_line(problem)));
 }
 
 Result<void> check(Context& context, const CheckOptions& options) {
   auto late = TRY(optional_duration(options.late, "--late"));
-  auto db = TRY(open_existing(context));
-  TRY(require_named_tasks(db, options.selection.names));
-  core::Time now = context.clock.now();
-  auto scheduler = TRY(read_scheduler(db, now));
-  core::CheckReportBuilder builder(scheduler, now, late);
-  TRY(store::for_each_task_facts(db, options.selection,
-                                 [&builder](const core::TaskFacts& task) { builder.add(task); }));
-  auto report = std::move(builder).finish();
-  print_check_report(report, scheduler, late, context);
-  context.exit_code = core::exit_code(report.verdict);
+  auto db = TRY(context.open_existing_db());
+  auto checked = TRY(ops::check_tasks(db, {.selection = options.selection, .late = late}, context.clock));
+  print_check_report(checked, context);
+  context.exit_code = core::exit_code(checked.report.verdict);
   return {};
 }
 

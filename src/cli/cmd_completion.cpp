@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "cli/context.hpp"
-#include "store/tasks.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -151,7 +151,7 @@ Result<void> print_completion(const CLI::App& app, const std::string& shell) {
 
 Result<void> print_names(const Context& context) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  return store::for_each_task_headline(db, {}, [](const store::StoredTask& task) -> Result<void> {
+  return ops::list_tasks(db, {}, ops::Detail::headline, [](const store::StoredTask& task) -> Result<void> {
     fmt::print("{}\n", store::readable(task).definition.name);
     return {};
   });

@@ -5,13 +5,12 @@
 #include <memory>
 #include <set>
 
-#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
 #include "core/task_fields.hpp"
-#include "store/tasks.hpp"
+#include "ops/define.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -71,49 +70,31 @@ std::vector<std::string> columns_left(const store::MalformedTask& task, const st
   return left;
 }
 
-// The task to edit: a malformed row only when the options set every
-// malformed column of its definition.
-Result<store::StoredTask> task_to_edit(store::Database& db, const EditOptions& options) {
-  auto task = find_named_stored_task(db, options.edits.name, "edit");
-  if (!task || *task) return task;
-  auto left = columns_left(task->error(), options.given);
-  if (left.empty()) return task;
-  return core::fail(core::ErrorKind::bad_input,
-                    fmt::format("edit: task \"{}\" is malformed in the database: set {} (or remove it with taskd rm)",
-                                options.edits.name, fmt::join(left, "; ")));
-}
-
-// In one transaction: the new definition, and the state the change implies.
-// An edit of a malformed row writes what could be read with the options
-// over it, and plans its state anew from now.
-Result<core::Task> edit_task(store::Database& db, const EditOptions& options, core::Time now) {
-  return store::write(db, [&]() -> Result<core::Task> {
-    auto stored = TRY(task_to_edit(db, options));
-    const auto& task = store::readable(stored);
-    auto merged = options_of(task.definition);
-    overlay_options(merged, options.edits, options.given);
-    auto built = TRY(build_task(merged, now));
-    const auto& definition = built.definition;
-    bool changed = definition != task.definition || !stored;
-    if (!changed && !task.state.disabled_until_update) return task;
-    if (definition.after != task.definition.after) {
-      TRY(check_chains(db, {.written = {&definition}}, "--after", "edit"));
-    }
-    auto replan = stored ? Replan::when_schedule_changes : Replan::always;
-    auto state = TRY(save_definition(db, task, definition, built.schedule.value(), now, replan));
-    return core::Task{task.id, definition, state, built.schedule};
-  });
+// The task the options make of the stored one: of a malformed row only
+// when they set every malformed column of its definition.
+Result<core::Task> rebuilt(const store::StoredTask& stored, const EditOptions& options, core::Time now) {
+  if (!stored) {
+    auto left = columns_left(stored.error(), options.given);
+    if (!left.empty())
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("edit: task \"{}\" is malformed in the database: set {} (or remove it with taskd rm)",
+                                    options.edits.name, fmt::join(left, "; ")));
+  }
+  auto merged = options_of(store::readable(stored).definition);
+  overlay_options(merged, options.edits, options.given);
+  return build_task(merged, now);
 }
 
 Result<void> edit(const Context& context, const EditOptions& options) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(edit_task(db, options, context.clock.now()));
+  auto rebuild = [&options](const store::StoredTask& stored, core::Time now) { return rebuilt(stored, options, now); };
+  auto task = TRY(ops::edit_task(db, options.edits.name, rebuild, context.clock.now()));
   warn_if_limits_unavailable(task.definition);
   if (context.json) {
     print_json(task_json(task));
   } else {
     const auto& next = task.state.next_run_at;
-    fmt::print("edited {}: {}, next run {}\n", task.definition.name, describe_schedule(task.definition),
+    fmt::print("edited {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
                next ? core::format_rfc3339(*next) : "none");
   }
   return {};

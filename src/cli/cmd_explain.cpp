@@ -5,11 +5,9 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
-#include "core/explain.hpp"
 #include "core/text.hpp"
-#include "store/runs.hpp"
-#include "store/tasks.hpp"
-#include "store/workers.hpp"
+#include "ops/explain.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -52,159 +50,7 @@ Result<std::optional<core::Time>> time_asked(const std::string& text, const core
                                                 text, definition.tz.empty() ? "UTC" : definition.tz));
 }
 
-core::PastRun past_run_of(const store::RunRecord& run) {
-  return {run.id,         run.status,      run.trigger,     run.scheduled_at, run.enqueued_at, run.not_before,
-          run.started_at, run.finished_at, run.deadline_at, run.attempt_no,   run.reason,      run.upstream_run_id};
-}
-
-// The runs whose slots the filter selects, oldest first.
-Result<std::vector<core::PastRun>> past_runs(store::Database& db, const store::RunFilter& filter) {
-  std::vector<core::PastRun> runs;
-  TRY(store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
-    runs.push_back(past_run_of(run));
-    return {};
-  }));
-  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  return runs;
-}
-
-Result<core::SlotHistory> slot_history(store::Database& db, const core::Task& task, const core::Schedule& schedule,
-                                       core::Time slot) {
-  core::SlotHistory history;
-  auto next = core::next_slot_after(schedule, slot);
-  store::RunFilter around{.task_id = task.id, .since = slot, .until = next ? *next + core::Millis{1} : core::Time::max()};
-  history.runs = TRY(past_runs(db, around));
-  store::RunFilter planned{
-      .task_id = task.id, .trigger = core::Trigger::schedule, .until = slot + core::Millis{1}, .limit = 1};
-  auto before = TRY(past_runs(db, planned));
-  if (!before.empty()) history.newest_planned_before = before.front();
-  history.oldest_kept_slot = TRY(store::oldest_run_slot(db, task.id));
-  auto created = store::task_created_at(db, task.id);
-  if (!created)
-    return core::fail(created.error().kind, fmt::format("explain: task \"{}\": {}", task.definition.name,
-                                                        created.error().message));
-  history.created_at = *created;
-  return history;
-}
-
-// The latest run queued for a time at or before `at`.
-Result<std::optional<core::PastRun>> latest_run_by(store::Database& db, const core::Task& task, core::Time at) {
-  store::RunFilter filter{.task_id = task.id, .until = at + core::Millis{1}, .limit = 1};
-  auto runs = TRY(past_runs(db, filter));
-  if (runs.empty()) return std::optional<core::PastRun>();
-  return std::optional<core::PastRun>(runs.front());
-}
-
-Result<std::vector<core::SchedulerSeen>> schedulers_seen(store::Database& db) {
-  auto workers = TRY(store::list_workers(db));
-  std::vector<core::SchedulerSeen> seen;
-  for (const auto& worker : workers) {
-    if (worker.role == "run") seen.push_back({worker.identity.host, worker.started_at, worker.heartbeat_at});
-  }
-  return seen;
-}
-
-struct Explanation {
-  core::Time asked;
-  bool asked_now = false;  // no --at: the latest slot is the one in question
-  std::optional<core::Time> slot;
-  std::vector<core::Fact> facts;
-};
-
-// The facts not already told: the slot's story and the next run may both
-// say whether a scheduler is running.
-void append_new_facts(std::vector<core::Fact>& facts, std::vector<core::Fact> more) {
-  for (auto& fact : more) {
-    bool told = std::any_of(facts.begin(), facts.end(), [&](const auto& f) { return f.text == fact.text; });
-    if (!told) facts.push_back(std::move(fact));
-  }
-}
-
-// The tasks --after this one, with how they follow it.
-Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Database& db, const core::Task& task) {
-  auto tasks = TRY(store::followers_of(db, task.definition.name));
-  std::vector<std::pair<std::string, core::Upstream>> out;
-  for (const auto& stored : tasks) {
-    const auto& follower = store::readable(stored);
-    out.emplace_back(follower.definition.name, follower.definition.after);
-  }
-  return out;
-}
-
-// The question's own facts: the schedule, the chain, and the slot it is about.
-void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule,
-                      const std::vector<std::pair<std::string, core::Upstream>>& chained, core::Time now) {
-  auto schedule_text = describe_schedule(task.definition);
-  out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
-                       {{"schedule", schedule_text}}});
-  append_new_facts(out.facts, core::explain_chain(task.definition, chained));
-  if (!out.slot) {
-    if (core::has_slot_grid(schedule))
-      out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",
-                                                  core::format_rfc3339(out.asked)),
-                           {}});
-    return;
-  }
-  auto slot = core::format_rfc3339(*out.slot);
-  auto text = out.asked_now              ? fmt::format("The latest planned slot is {}.", slot)
-              : *out.slot == out.asked ? fmt::format("{} is a planned slot.", slot)
-                                       : fmt::format("{} is no planned slot; the slot in question is {}.",
-                                                     core::format_rfc3339(out.asked), slot);
-  out.facts.push_back({"slot", std::move(text), {{"slot", *out.slot}}});
-  if (auto dst = core::explain_dst(schedule, *out.slot)) out.facts.push_back(std::move(*dst));
-}
-
-Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
-                                 core::Time now) {
-  core::Time asked = at.value_or(now);
-  const auto& schedule = task.schedule.value();
-  auto schedulers = TRY(schedulers_seen(db));
-  auto chained = TRY(followers(db, task));
-  Explanation out{asked, !at, core::slot_in_question(schedule, asked, now), {}};
-  explain_question(out, task, schedule, chained, now);
-  std::vector<core::Fact> story;
-  if (out.slot) {
-    auto history = TRY(slot_history(db, task, schedule, *out.slot));
-    story = core::explain_slot(task, schedule, *out.slot, history, schedulers, now);
-  } else if (!core::has_slot_grid(schedule)) {
-    auto run = TRY(latest_run_by(db, task, asked));
-    story = core::explain_run_at(task, schedule, run, schedulers, now);
-  }
-  append_new_facts(out.facts, std::move(story));
-  append_new_facts(out.facts, core::explain_next(task, schedule, schedulers, now));
-  return out;
-}
-
-Json value_json(const core::FactValue& value) {
-  return std::visit(
-      [](const auto& v) -> Json {
-        using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, core::Time>) {
-          return core::format_rfc3339(v);
-        } else if constexpr (std::is_same_v<V, core::Millis>) {
-          return seconds_json(v);
-        } else {
-          return v;
-        }
-      },
-      value);
-}
-
-void print_explanation_json(const core::Task& task, const Explanation& explanation, core::Time now) {
-  Json facts = Json::array();
-  for (const auto& fact : explanation.facts) {
-    Json entry = {{"kind", fact.kind}, {"text", fact.text}};
-    for (const auto& [key, value] : fact.data) entry[key] = value_json(value);
-    facts.push_back(std::move(entry));
-  }
-  print_json({{"task", task.definition.name},
-              {"now", core::format_rfc3339(now)},
-              {"at", core::format_rfc3339(explanation.asked)},
-              {"slot", time_json(explanation.slot)},
-              {"facts", std::move(facts)}});
-}
-
-void print_explanation_text(const Explanation& explanation) {
+void print_explanation_text(const ops::Explanation& explanation) {
   fmt::memory_buffer text;
   for (const auto& fact : explanation.facts)
     fmt::format_to(std::back_inserter(text), "{}\n", core::printable(fact.text));
@@ -214,11 +60,11 @@ void print_explanation_text(const Explanation& explanation) {
 Result<void> explain(const Context& context, const ExplainOptions& options) {
   core::Time now = context.clock.now();
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "explain"));
+  auto task = TRY(ops::find_named_task(db, options.name, "explain"));
   auto asked = TRY(time_asked(options.at, task.definition, now));
-  auto explanation = TRY(explain_task(db, task, asked, now));
+  auto explanation = TRY(ops::explain_task(db, task, asked, now));
   if (context.json) {
-    print_explanation_json(task, explanation, now);
+    print_json(ops::explanation_json(task, explanation, now));
   } else {
     print_explanation_text(explanation);
   }

@@ -7,8 +7,8 @@
 #include "cli/context.hpp"
 #include "cli/task_file_write.hpp"
 #include "core/text.hpp"
-#include "store/groups.hpp"
-#include "store/tasks.hpp"
+#include "ops/groups.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -30,11 +30,11 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
 // the whole (applied with --prune, it would remove that task).
 Result<void> export_tasks(const Context& context, const std::string& owner) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto caps = TRY(store::group_caps(db, owner));
+  auto caps = TRY(ops::group_caps(db, owner));
   fmt::print("{}", task_file_head(caps));
   std::string text;
   std::int64_t left_out = 0;
-  auto exported = store::for_each_task(db, {.owner = owner}, [&](const store::StoredTask& task) -> Result<void> {
+  auto exported = ops::list_tasks(db, {.owner = owner}, ops::Detail::full, [&](const store::StoredTask& task) -> Result<void> {
     if (!task) {
       ++left_out;
       fmt::print(stderr, "taskd: export: left out {}\n",

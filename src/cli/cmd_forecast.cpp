@@ -5,8 +5,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
-#include "core/policy.hpp"
-#include "store/tasks.hpp"
+#include "ops/forecast.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -54,41 +53,7 @@ Result<std::pair<core::Seconds, core::Seconds>> window_and_bucket(const Forecast
   return std::pair{*window, *bucket};
 }
 
-struct Forecast {
-  core::Time from;
-  core::Seconds bucket;
-  std::vector<std::int64_t> starts;  // per bucket
-
-  std::int64_t peak() const { return starts.empty() ? 0 : *std::ranges::max_element(starts); }
-  std::size_t peak_index() const { return static_cast<std::size_t>(std::ranges::max_element(starts) - starts.begin()); }
-  double mean() const {
-    double total = 0;
-    for (auto n : starts) total += static_cast<double>(n);
-    return starts.empty() ? 0 : total / static_cast<double>(starts.size());
-  }
-  core::Time bucket_start(std::size_t i) const { return from + static_cast<std::int64_t>(i) * bucket; }
-};
-
-// Only the tasks whose next run comes before the window's end are read (the
-// tick's index): a task planned later cannot start in the window.
-Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds window, core::Seconds bucket) {
-  auto buckets = static_cast<std::size_t>((window + bucket - core::Seconds{1}) / bucket);
-  Forecast forecast{from, bucket, std::vector<std::int64_t>(buckets, 0)};
-  core::Time until = from + window;
-  // A malformed row never runs (the tick disables it): it adds no start.
-  TRY(store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
-    if (!stored) return {};
-    const auto& task = *stored;
-    const auto& schedule = task.schedule.value();
-    core::UpcomingStarts starts(task, schedule, from);
-    for (auto upcoming = starts.next(); upcoming && upcoming->start < until; upcoming = starts.next())
-      forecast.starts[static_cast<std::size_t>((upcoming->start - from) / bucket)] += 1;
-    return {};
-  }));
-  return forecast;
-}
-
-void print_chart(const Forecast& forecast) {
+void print_chart(const ops::Forecast& forecast) {
   auto peak = forecast.peak();
   for (std::size_t i = 0; i < forecast.starts.size(); ++i) {
     auto n = forecast.starts[i];
@@ -101,28 +66,14 @@ void print_chart(const Forecast& forecast) {
              mean, mean > 0 ? static_cast<double>(peak) / mean : 0.0);
 }
 
-Json forecast_json(const Forecast& forecast) {
-  Json buckets = Json::array();
-  for (std::size_t i = 0; i < forecast.starts.size(); ++i)
-    buckets.push_back({{"start", core::format_rfc3339(forecast.bucket_start(i))}, {"starts", forecast.starts[i]}});
-  double mean = forecast.mean();
-  return {{"from", core::format_rfc3339(forecast.from)},
-          {"bucket", forecast.bucket.count()},
-          {"buckets", buckets},
-          {"peak", forecast.peak()},
-          {"peak_at", core::format_rfc3339(forecast.bucket_start(forecast.peak_index()))},
-          {"mean", mean},
-          {"peak_to_mean", mean > 0 ? static_cast<double>(forecast.peak()) / mean : 0.0}};
-}
-
 Result<void> forecast(const Context& context, const ForecastOptions& options) {
   auto sizes = TRY(window_and_bucket(options));
   auto [window, bucket] = sizes;
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
-  auto result = TRY(forecast_of(db, from, window, bucket));
+  auto result = TRY(ops::forecast_of(db, from, window, bucket));
   if (context.json) {
-    print_json(forecast_json(result));
+    print_json(ops::forecast_json(result));
   } else {
     print_chart(result);
   }

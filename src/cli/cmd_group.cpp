@@ -5,7 +5,7 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
-#include "store/groups.hpp"
+#include "ops/groups.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -30,33 +30,22 @@ Result<std::optional<int>> parse_cap(const std::string& text) {
   return std::optional<int>(cap);
 }
 
-Json group_json(const store::GroupSummary& group) {
-  Json out;
-  out["name"] = group.name;
-  out["concurrency"] = group.concurrency ? Json(*group.concurrency) : Json(nullptr);
-  out["tasks"] = group.tasks;
-  out["paused"] = group.paused;
-  out["queued"] = group.queued;
-  out["running"] = group.running;
-  return out;
-}
-
 Result<void> set_group(const Context& context, const GroupOptions& options) {
   auto name = core::validate_task_name(options.name);
   if (!name) return fail(ErrorKind::bad_input, "group set: " + name.error().message);
   auto cap = TRY(parse_cap(options.concurrency));
   auto db = TRY(context.open_db(store::IfMissing::create));
-  TRY(store::set_group_concurrency(db, *name, cap, context.clock.now()));
+  TRY(ops::set_group_concurrency(db, *name, cap, context.clock.now()));
   fmt::print("group {}: concurrency {}\n", *name, cap_text(cap));
   return {};
 }
 
 Result<void> list_groups(const Context& context) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto groups = TRY(store::list_groups(db));
+  auto groups = TRY(ops::list_groups(db));
   if (context.json) {
     Json out = Json::array();
-    for (const auto& group : groups) out.push_back(group_json(group));
+    for (const auto& group : groups) out.push_back(ops::group_json(group));
     print_json(out);
     return {};
   }

@@ -4,8 +4,7 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
-#include "store/runs.hpp"
-#include "store/tasks.hpp"
+#include "ops/runs.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -23,14 +22,6 @@ struct HistoryOptions {
   std::string since;
   std::string until;
 };
-
-// The task named `name`: what can be read of it (its id and name at least),
-// for the runs in history of a malformed row are shown as any others.
-Result<core::Task> required_task(store::Database& db, const std::string& name, std::string_view verb) {
-  auto task = TRY(store::find_stored_task(db, name));
-  if (!task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return store::readable(*task);
-}
 
 std::string run_outcome(const store::RunRecord& run) {
   if (run.exit_code) return fmt::format("exit {}", *run.exit_code);
@@ -74,15 +65,12 @@ std::vector<std::string> history_row(const store::RunRecord& run) {
 Result<void> history(const Context& context, const HistoryOptions& options) {
   auto filter = TRY(filter_of(options, context.clock.now()));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  if (!options.name.empty()) {
-    auto task = TRY(required_task(db, options.name, "history"));
-    filter.task_id = task.id;
-  }
-  if (context.json)
-    return print_json_array([&](const store::RunVisitor& visit) { return store::for_each_run(db, filter, visit); },
-                            run_json);
+  auto walk = [&](const store::RunVisitor& visit) {
+    return ops::for_each_run_of(db, options.name, filter, "history", visit);
+  };
+  if (context.json) return print_json_array(walk, run_json);
   TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "CPU MEMORY", "REASON"}), {});
-  TRY(store::for_each_run(db, filter, [&](const store::RunRecord& run) -> Result<void> {
+  TRY(walk([&](const store::RunRecord& run) -> Result<void> {
     table.add(plain_cells(history_row(run)));
     return {};
   }));
@@ -90,33 +78,14 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
   return {};
 }
 
-// The run whose output `logs` shows: the one asked for, or the task's latest
-// run that started.
-Result<store::RunRecord> run_to_show(store::Database& db, const core::Task& task, std::int64_t run_id) {
-  if (run_id != 0) {
-    auto run = TRY(store::find_run(db, run_id));
-    if (!run || run->task_id != task.id)
-      return fail(ErrorKind::bad_input, fmt::format("logs: task \"{}\" has no run {}", task.definition.name, run_id));
-    return *run;
-  }
-  auto runs = TRY(store::list_runs(db, task.id, 1000));
-  for (const auto& run : runs) {
-    if (run.started_at) return run;
-  }
-  return fail(ErrorKind::bad_input, fmt::format("logs: task \"{}\" has not run yet", task.definition.name));
-}
-
 Result<void> logs(const Context& context, const HistoryOptions& options) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(required_task(db, options.name, "logs"));
-  auto run = TRY(run_to_show(db, task, options.run_id));
-  auto output = TRY(store::run_output(db, run.id));
+  auto shown = TRY(ops::run_output(db, options.name, options.run_id));
   if (context.json) {
-    Json out = run_json(run);
-    out["output"] = output;
-    print_json(out);
+    print_json(ops::run_output_json(shown));
     return {};
   }
+  const auto& [run, output] = shown;
   if (run.output_truncated) fmt::print("[taskd: earlier output was discarded; the last {} bytes follow]\n", output.size());
   fmt::print("{}", output);
   return {};

@@ -13,7 +13,8 @@
 #include "core/crontab.hpp"
 #include "core/policy.hpp"
 #include "core/text.hpp"
-#include "store/tasks.hpp"
+#include "ops/define.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -125,6 +126,12 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   return task;
 }
 
+std::vector<core::Task> tasks_of(const ImportPlan& plan) {
+  std::vector<core::Task> tasks;
+  for (const auto& converted : plan.tasks) tasks.push_back(converted.task);
+  return tasks;
+}
+
 Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, const std::string& owner, core::Time now) {
   ImportPlan plan{{}, crontab.problems};
   auto names = core::crontab_task_names(crontab.entries);
@@ -137,7 +144,7 @@ Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, cons
       problem(ProblemKind::not_converted, task.error().message);
       continue;
     }
-    auto existing = TRY(store::find_task(db, names[i]));
+    auto existing = TRY(ops::find_task(db, names[i]));
     if (existing) {
       problem(ProblemKind::not_converted, fmt::format("a task named \"{}\" already exists (owner \"{}\")", names[i],
                                                       existing->definition.owner));
@@ -153,15 +160,6 @@ Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, cons
   return plan;
 }
 
-Result<void> write_tasks(store::Database& db, const ImportPlan& plan, core::Time now) {
-  return store::write(db, [&]() -> Result<void> {
-    for (const auto& converted : plan.tasks) {
-      TRY(store::insert_task(db, converted.task.definition, converted.task.state, now));
-    }
-    return {};
-  });
-}
-
 std::string problem_text(const std::string& where, const CrontabProblem& problem, std::string_view not_converted) {
   auto kind = problem.kind == ProblemKind::note ? std::string_view("note") : not_converted;
   return fmt::format("{}:{}: {}: {}", where, problem.line, kind, problem.message);
@@ -173,7 +171,7 @@ void print_report(const std::string& where, const ImportPlan& plan, const std::s
   for (const auto& [line, task] : plan.tasks) {
     lines.emplace_back(line,
                        fmt::format("{}:{}: {} {}: {}", where, line, dry_run == DryRun::yes ? "would add" : "added",
-                                   task.definition.name, describe_schedule(task.definition)));
+                                   task.definition.name, core::describe_schedule(task.definition)));
   }
   std::ranges::stable_sort(lines, {}, &std::pair<int, std::string>::first);
   for (const auto& [line, text] : lines) fmt::print("{}\n", core::printable(text));
@@ -225,7 +223,7 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   }
   if (!options.dry_run) {
     auto target = TRY(context.open_db(store::IfMissing::create));
-    TRY(write_tasks(target, plan, now));
+    TRY(ops::add_tasks(target, tasks_of(plan), now));
   }
   if (context.json) {
     print_json(report_json(plan, options, owner, reading.format));

@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.hpp"
-#include "store/overview.hpp"
-#include "store/tasks.hpp"
-#include "store/workers.hpp"
+#include "ops/metrics.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -41,34 +39,7 @@ void print_lateness(const store::LatenessHistogram& lateness) {
   fmt::print("taskd_start_lateness_seconds_count {}\n", lateness.count);
 }
 
-// Tasks by condition: the three rare ones each from its partial index, the
-// active ones as the rest of the total.
-Result<std::vector<store::NamedCount>> tasks_by_condition(store::Database& db) {
-  using core::Condition;
-  auto total = TRY(store::count_tasks(db, {}));
-  std::vector<store::NamedCount> counts{{"active", total}};
-  for (auto [condition, name] : {std::pair{Condition::paused, "paused"}, std::pair{Condition::disabled, "disabled"},
-                                 std::pair{Condition::failing, "failing"}}) {
-    auto count = TRY(store::count_tasks(db, {.condition = condition}));
-    counts.front().count -= count;
-    counts.push_back({name, count});
-  }
-  return counts;
-}
-
 double unix_seconds(core::Time time) { return static_cast<double>(core::to_unix_ms(time)) / 1000.0; }
-
-// What taskd check judges, for alerts of Prometheus' own.
-struct HealthSamples {
-  std::vector<store::NamedTime> successes;
-  std::optional<core::Time> heartbeat;
-};
-
-Result<HealthSamples> read_health(store::Database& db) {
-  auto successes = TRY(store::last_successes(db));
-  auto heartbeat = TRY(store::newest_heartbeat(db, "run"));
-  return HealthSamples{std::move(successes), heartbeat};
-}
 
 void print_last_successes(const std::vector<store::NamedTime>& successes) {
   print_header("taskd_task_last_success_timestamp_seconds", "gauge",
@@ -86,29 +57,23 @@ void print_heartbeat(const std::optional<core::Time>& heartbeat) {
 
 Result<void> metrics(const Context& context) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto ended = TRY(store::ended_runs_by_status(db));
-  auto in_flight = TRY(store::runs_in_flight(db));
-  auto lateness = TRY(store::start_lateness(db));
-  auto queue = TRY(store::queue_depth_by_group(db));
-  auto tasks = TRY(tasks_by_condition(db));
-  auto history = TRY(store::history_size(db));
-  auto health = TRY(read_health(db));
+  auto read = TRY(ops::read_metrics(db));
 
   print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");
-  print_counts("taskd_runs_total", "status", ended);
+  print_counts("taskd_runs_total", "status", read.ended);
   print_header("taskd_runs_in_flight", "gauge", "Runs queued and running now.");
-  print_counts("taskd_runs_in_flight", "status", in_flight);
-  print_lateness(lateness);
+  print_counts("taskd_runs_in_flight", "status", read.in_flight);
+  print_lateness(read.lateness);
   print_header("taskd_queue_depth", "gauge", "Queued runs by group.");
-  print_counts("taskd_queue_depth", "group", queue);
+  print_counts("taskd_queue_depth", "group", read.queue);
   print_header("taskd_tasks", "gauge", "Tasks by state (as taskd list --state selects them).");
-  print_counts("taskd_tasks", "state", tasks);
+  print_counts("taskd_tasks", "state", read.tasks);
   print_header("taskd_history_runs", "gauge", "Ended runs the history holds now.");
-  fmt::print("taskd_history_runs {}\n", history.runs);
+  fmt::print("taskd_history_runs {}\n", read.history.runs);
   print_header("taskd_history_output_bytes", "gauge", "Bytes of captured output the history holds now.");
-  fmt::print("taskd_history_output_bytes {}\n", history.output_bytes);
-  print_last_successes(health.successes);
-  print_heartbeat(health.heartbeat);
+  fmt::print("taskd_history_output_bytes {}\n", read.history.output_bytes);
+  print_last_successes(read.successes);
+  print_heartbeat(read.heartbeat);
   return {};
 }
 

@@ -6,7 +6,7 @@
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "core/policy.hpp"
-#include "store/tasks.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -74,7 +74,7 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
       return fail(ErrorKind::usage, "preview: --dst-gap and --dst-repeat go with a schedule (--every, --cron, "
                                     "--rrule); a task NAME has its own (taskd edit changes them)");
     auto db = TRY(context.open_db(store::IfMissing::use_empty));
-    auto task = TRY(store::find_task(db, options.name));
+    auto task = TRY(ops::find_task(db, options.name));
     if (!task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
     return *task;
   }

@@ -49,18 +49,11 @@ Result<sched::Logger> open_log(const Context& context, const LogOptions& options
   return sched::Logger::open(options.file, level, context.clock);
 }
 
-// Opens the database as every command that runs or kills processes does.
-Result<store::Database> open_db_to_run(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::create));
-  TRY(store::check_safe_to_run(db));
-  return db;
-}
-
 Result<void> tick(const Context& context, const TickOptions& options) {
   auto log = TRY(open_log(context, options.log));
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
-  auto db = TRY(open_db_to_run(context));
+  auto db = TRY(context.open_db_to_run());
   return sched::tick_once(db, context.clock, log, retention, host_id);
 }
 
@@ -76,7 +69,7 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
   auto log = TRY(open_log(context, options.log));
-  auto db = TRY(open_db_to_run(context));
+  auto db = TRY(context.open_db_to_run());
   auto lease = TRY(lease_of(options.lease, db));
   auto contained = TRY(exec::choose_containment(containment));
   sched::LoopOptions loop_options;

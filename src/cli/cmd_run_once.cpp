@@ -5,12 +5,8 @@
 #include "cli/context.hpp"
 #include "cli/json.hpp"
 #include "core/text.hpp"
-#include "exec/supervisor.hpp"
-#include "sched/presence.hpp"
-#include "sched/recovery.hpp"
-#include "sched/tick.hpp"
-#include "sched/worker.hpp"
-#include "store/tasks.hpp"
+#include "ops/run_once.hpp"
+#include "sched/retention.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -32,45 +28,13 @@ bool is_failure(core::RunStatus status) {
   return status == core::RunStatus::failed || status == core::RunStatus::timed_out || status == core::RunStatus::lost;
 }
 
-// Every run that ended, failed or not.
-void print_reports_json(const std::vector<sched::RunReport>& reports) {
-  Json out = Json::array();
-  for (const auto& report : reports)
-    out.push_back({{"id", report.run_id}, {"task", report.task}, {"status", core::to_string(report.status)},
-                   {"reason", report.reason}});
-  print_json(out);
-}
-
-// The tick at `started`: recovers lost runs, queues what is due, runs what
-// is queued and waits for it; every run that ended, the lost ones first. A
-// due task whose row is malformed is disabled, and told on stderr.
-// Only what the probe finds work for is read or locked: with no task due
-// and no run running or claimable, at most the workers' rows are checked.
-Result<std::vector<sched::RunReport>> tick(const Context& context, store::Database& db, core::Time started,
-                                           const sched::WorkerOptions& worker, exec::ContainmentChoice contained) {
-  auto self = sched::current_worker(worker.host_id);
-  TRY(sched::check_host_id_free(db, self, started));
-  auto work = TRY(store::tick_work(db, started));
-  auto lost = TRY(sched::recover_as_probed(db, work, started, self, sched::SystemProcessTable{}));
-  if (!sched::enqueue_needed(work) && !work.claimable) return lost;
-  auto ticked = TRY(sched::enqueue_due(db, started));
-  for (const auto& [task, problem] : ticked.disabled)
-    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n",
-               core::printable(task), problem);
-  exec::Supervisor supervisor(std::move(contained), worker.lease);
-  auto reports = TRY(sched::work_until_idle(db, context.clock, supervisor, worker));
-  reports.insert(reports.begin(), lost.begin(), lost.end());
-  return reports;
-}
-
 Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   if (options.concurrency < 1) return fail(ErrorKind::usage, "run-once: --concurrency must be at least 1");
   auto max_time = TRY(optional_duration(options.max_time, "--max-time"));
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
-  auto db = TRY(context.open_db(store::IfMissing::create));
-  TRY(store::check_safe_to_run(db));
+  auto db = TRY(context.open_db_to_run());
   auto lease = TRY(lease_of(options.lease, db));
 
   core::Time started = context.clock.now();
@@ -82,12 +46,16 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
   // Before the tick: what the runs of a taskd killed here left in their
   // cgroups is ended as the tree opens, whether this one runs anything.
   auto contained = TRY(exec::choose_containment(containment));
-  auto reports = TRY(tick(context, db, started, worker, std::move(contained)));
+  auto tell_disabled = [](const sched::MalformedReport& disabled) {
+    fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n",
+               core::printable(disabled.task), disabled.problem);
+  };
+  auto reports = TRY(ops::tick_and_work(db, started, worker, std::move(contained), context.clock, tell_disabled));
   if (retention) {
     TRY(sched::prune_expired(db, started, *retention));
   }
   if (context.json) {
-    print_reports_json(reports);
+    print_json(ops::run_reports_json(reports));
     return {};
   }
   // Silent when all went well, as cron mails any output; printable, as a

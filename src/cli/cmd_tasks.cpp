@@ -2,16 +2,14 @@
 #include <memory>
 #include <span>
 
-#include "cli/chains.hpp"
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "core/policy.hpp"
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
-#include "sched/outcome.hpp"
-#include "store/runs.hpp"
-#include "store/tasks.hpp"
+#include "ops/change.hpp"
+#include "ops/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -20,141 +18,21 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
-struct Selection {
-  std::vector<std::string> names;
-  std::string owner;
-  std::string group;
-};
-
-// The ids of the tasks a command names: by name (every one must exist), or
-// all of an owner or a group (ids only: a group may have a million tasks).
-Result<std::vector<std::int64_t>> select_tasks(store::Database& db, const Selection& selection,
-                                               std::string_view verb) {
-  bool by_filter = !selection.owner.empty() || !selection.group.empty();
-  if (by_filter == !selection.names.empty())
-    return fail(ErrorKind::usage, fmt::format("{}: name the tasks, or give {}", verb,
-                                              verb == "rm" ? "--owner OWNER" : "--group GROUP"));
-  std::vector<std::int64_t> ids;
-  if (by_filter) {
-    TRY(store::for_each_task_headline(db, {.group = selection.group, .owner = selection.owner},
-                                      [&](const store::StoredTask& task) -> Result<void> {
-                                        ids.push_back(store::readable(task).id);
-                                        return {};
-                                      }));
-    return ids;
-  }
-  for (const auto& name : selection.names) {
-    auto task = TRY(find_named_stored_task(db, name, verb));
-    ids.push_back(store::readable(task).id);
-  }
-  return ids;
-}
-
-// What a change did to one task: `done`, or nothing as the task already
-// was so; enable keeps why the task had been disabled.
-struct Outcome {
-  std::string task;
-  bool done = true;
-  std::string disabled_reason;
-};
-
-// What a change must leave true of the database, checked before its commit.
-using Check = Result<void> (*)(store::Database& db, std::string_view verb);
-
-// Applies `change` to every selected task in one transaction, then `check`:
-// all or nothing. What it did to each task, once committed.
-template <class Change>
-Result<std::vector<Outcome>> change_tasks(const Context& context, const Selection& selection, std::string_view verb,
-                                          Change change, Check check) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  std::vector<Outcome> outcomes;
-  TRY(store::write(db, [&]() -> Result<void> {
-    auto ids = TRY(select_tasks(db, selection, verb));
-    core::Time now = context.clock.now();
-    for (auto id : ids) {
-      auto task = TRY(store::find_stored_task(db, id));
-      if (!task) continue;  // the same name given twice, removed by its first mention
-      outcomes.push_back(TRY(change(db, *task, now)));
-    }
-    return check ? check(db, verb) : Result<void>();
-  }));
-  return outcomes;
-}
-
-// A malformed row is removed as any other.
-Result<Outcome> remove(store::Database& db, const store::StoredTask& task, core::Time) {
-  const auto& readable = store::readable(task);
-  TRY(store::remove_task(db, readable.id));
-  return Outcome{.task = readable.definition.name};
-}
-
-// A change made from the task's state: refused for a malformed row, whose
-// state may not read (edit sets what is wrong; rm removes it).
-template <Result<Outcome> (*change)(store::Database&, const core::Task&, core::Time)>
-Result<Outcome> of_well_formed(store::Database& db, const store::StoredTask& task, core::Time now) {
-  if (!task) return std::unexpected(store::malformed_task_error(task.error()));
-  return change(db, *task, now);
-}
-
-Result<Outcome> pause(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = !task.state.paused};
-  if (!outcome.done) return outcome;
-  auto state = task.state;
-  state.paused = true;
-  TRY(store::save_state(db, task.id, state, now));
-  return outcome;
-}
-
-// Applies a policy transition that depends only on the schedule and now.
-template <class Transition>
-Result<void> transition(store::Database& db, const core::Task& task, core::Time now, Transition on_change) {
-  const auto& schedule = task.schedule.value();
-  auto decision = on_change(schedule, task.state, now);
-  return sched::write_decision(db, task.id, decision.state, decision.skipped, now);
-}
-
-Result<Outcome> resume(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = task.state.paused};
-  if (outcome.done) TRY(transition(db, task, now, core::on_resume));
-  return outcome;
-}
-
-Result<Outcome> enable(store::Database& db, const core::Task& task, core::Time now) {
-  Outcome outcome{.task = task.definition.name, .done = task.state.disabled_until_update};
-  if (!outcome.done) return outcome;
-  outcome.disabled_reason = task.state.disabled_reason;
-  TRY(transition(db, task, now, core::on_enable));
-  return outcome;
-}
-
 // How a command says what it did to each task: a line (fmt formats, given
-// the name and, for enable, the reason the task was disabled), and in JSON
-// a boolean under `key`, false when the task already was so.
+// the name and, for enable, the reason the task was disabled).
 struct Wording {
-  std::string_view key;
   std::string_view done;
   std::string_view not_done;
-  bool with_reason = false;  // JSON: "disabled_reason", null unless done
 };
 
-constexpr Wording pause_wording{"paused", "paused {}", "{} was already paused"};
-constexpr Wording resume_wording{"resumed", "resumed {}", "{} was not paused"};
-constexpr Wording enable_wording{"enabled", "enabled {} (it was disabled: {})", "{} was not disabled", true};
-
-Json outcome_json(const Outcome& outcome, const Wording& wording) {
-  Json out;
-  out["task"] = outcome.task;
-  out[std::string(wording.key)] = outcome.done;
-  if (wording.with_reason) out["disabled_reason"] = outcome.done ? Json(outcome.disabled_reason) : Json(nullptr);
-  return out;
-}
+constexpr Wording pause_wording{"paused {}", "{} was already paused"};
+constexpr Wording resume_wording{"resumed {}", "{} was not paused"};
+constexpr Wording enable_wording{"enabled {} (it was disabled: {})", "{} was not disabled"};
 
 // One line per task, names and reasons shown printable; or one JSON array.
-void print_outcomes(const std::vector<Outcome>& outcomes, const Wording& wording, bool json) {
+void print_outcomes(const std::vector<ops::Outcome>& outcomes, ops::Change change, const Wording& wording, bool json) {
   if (json) {
-    Json out = Json::array();
-    for (const auto& outcome : outcomes) out.push_back(outcome_json(outcome, wording));
-    print_json(out);
+    print_json(ops::outcomes_json(outcomes, change));
     return;
   }
   for (const auto& outcome : outcomes)
@@ -217,7 +95,7 @@ std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool
   Cell state_cell =
       stored ? Cell{task_condition(task.state), condition_colour(task.state)} : Cell{"malformed", Colour::red};
   return {{task.definition.name},
-          {describe_schedule(task.definition)},
+          {core::describe_schedule(task.definition)},
           {absolute && next ? core::format_rfc3339(*next) : relative_time(next, now)},
           {last_outcome(task.state), outcome_colour(task.state.last_status)},
           state_cell,
@@ -229,14 +107,15 @@ Result<void> list(const Context& context, const ListOptions& options) {
   auto filter = TRY(filter_of(options));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   if (context.json)
-    return print_json_array([&](const store::TaskVisitor& visit) { return store::for_each_task(db, filter, visit); },
-                            stored_task_json);
+    return print_json_array(
+        [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, filter, ops::Detail::full, visit); },
+        stored_task_json);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.
   TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
                     stdout_output());
-  TRY(store::for_each_task_headline(db, filter, [&](const store::StoredTask& task) -> Result<void> {
+  TRY(ops::list_tasks(db, filter, ops::Detail::headline, [&](const store::StoredTask& task) -> Result<void> {
     table.add(list_row(task, now, options.absolute));
     return {};
   }));
@@ -372,7 +251,7 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   lines.add("name", d.name);
   lines.add("command", describe_command(d.command) + (d.command.shell ? "  (via /bin/sh -c)" : ""),
             {"command", "shell"});
-  lines.add("schedule", describe_schedule(d),
+  lines.add("schedule", core::describe_schedule(d),
             {"schedule_kind", "schedule_spec", "tz", "dtstart", "after_finish", "phase", "after_task",
              "after_finished"});
   lines.add("state", state_text(stored), {"disabled_until_update", "paused"});
@@ -388,17 +267,13 @@ void print_task(const store::StoredTask& stored, core::Time now) {
 
 Result<void> show(const Context& context, const std::string& name) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto stored = TRY(find_named_stored_task(db, name, "show"));
-  auto latest = TRY(store::list_runs(db, store::readable(stored).id, 1));
-  const store::RunRecord* last_run = latest.empty() ? nullptr : &latest.front();
+  auto shown = TRY(ops::show_task(db, name));
   if (context.json) {
-    auto out = stored_task_json(stored);
-    out["last_run"] = last_run ? run_json(*last_run) : Json(nullptr);
-    print_json(out);
+    print_json(ops::shown_task_json(shown));
   } else {
-    print_task(stored, context.clock.now());
-    if (last_run && last_run->usage.cpu)
-      fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(last_run->usage));
+    print_task(shown.task, context.clock.now());
+    if (shown.last_run && shown.last_run->usage.cpu)
+      fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(shown.last_run->usage));
   }
   return {};
 }
@@ -411,7 +286,7 @@ struct RenameOptions {
 // What rename did: the followers that follow the new name.
 void print_renamed(const RenameOptions& options, std::int64_t followers, bool json) {
   if (json) {
-    print_json({{"task", options.new_name}, {"renamed_from", options.old_name}, {"followers", followers}});
+    print_json(ops::renamed_json(options.old_name, options.new_name, followers));
     return;
   }
   fmt::print("renamed {} to {}", core::printable(options.old_name), core::printable(options.new_name));
@@ -421,57 +296,38 @@ void print_renamed(const RenameOptions& options, std::int64_t followers, bool js
   fmt::print("\n");
 }
 
-// Gives a task another name. Its id stays, and with it its state, history,
-// owner and a run in flight, which the scheduler records by id.
 Result<void> rename(const Context& context, const RenameOptions& options) {
-  TRY(core::validate_task_name(options.new_name));
+  TRY(core::validate_task_name(options.new_name));  // bad input is told before the database is opened
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto followers = TRY(store::write(db, [&]() -> Result<std::int64_t> {
-    auto task = TRY(find_named_stored_task(db, options.old_name, "rename"));
-    if (TRY(store::find_stored_task(db, options.new_name)))
-      return fail(ErrorKind::bad_input, fmt::format("rename: a task named \"{}\" already exists", options.new_name));
-    return store::rename_task(db, store::readable(task).id, options.old_name, options.new_name);
-  }));
+  auto followers = TRY(ops::rename_task(db, options.old_name, options.new_name));
   print_renamed(options, followers, context.json);
   return {};
 }
 
 // A command that changes the tasks it selects; it says what it did in
 // `wording`'s words, or (without one) nothing.
-template <class Change>
-void add_change_command(CLI::App& app, Context& context, Action& action, const std::string& verb,
-                        const std::string& summary, Change change, const Wording* wording, Check check = nullptr) {
-  auto selection = std::make_shared<Selection>();
+void add_change_command(CLI::App& app, Context& context, Action& action, ops::Change change, const std::string& summary,
+                        const Wording* wording) {
+  auto selection = std::make_shared<ops::Selection>();
+  std::string verb(ops::verb_of(change));
   auto* command = app.add_subcommand(verb, summary);
   command->add_option("names", selection->names, "Task names");
-  if (verb == "rm") {
+  if (change == ops::Change::remove) {
     command->add_option("--owner", selection->owner, "Every task this owner created");
   } else {
     command->add_option("--group", selection->group, "Every task of this group");
   }
-  command->callback([&context, &action, selection, verb, change, wording, check] {
-    action = [&context, selection, verb, change, wording, check]() -> Result<void> {
-      auto outcomes = TRY(change_tasks(context, *selection, verb, change, check));
-      if (wording) print_outcomes(outcomes, *wording, context.json);
+  command->callback([&context, &action, selection, change, wording] {
+    action = [&context, selection, change, wording]() -> Result<void> {
+      auto db = TRY(context.open_db(store::IfMissing::use_empty));
+      auto outcomes = TRY(ops::change_tasks(db, *selection, change, context.clock));
+      if (wording) print_outcomes(outcomes, change, *wording, context.json);
       return {};
     };
   });
 }
 
 }  // namespace
-
-Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = TRY(store::find_stored_task(db, name));
-  if (!task) return fail(ErrorKind::bad_input, fmt::format("{}: no task named \"{}\" (see taskd list)", verb, name));
-  return std::move(*task);
-}
-
-Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb) {
-  auto task = TRY(find_named_stored_task(db, name, verb));
-  if (!task)
-    return fail(ErrorKind::bad_input, fmt::format("{}: {}", verb, store::malformed_task_error(task.error()).message));
-  return std::move(*task);
-}
 
 void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto list_options = std::make_shared<ListOptions>();
@@ -499,14 +355,12 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
     action = [&context, rename_options] { return rename(context, *rename_options); };
   });
 
-  add_change_command(app, context, action, "rm", "Remove tasks and their history", remove, nullptr,
-                     check_no_follower_left);
-  add_change_command(app, context, action, "pause", "Stop scheduling tasks until resumed", of_well_formed<pause>,
-                     &pause_wording);
-  add_change_command(app, context, action, "resume", "Schedule paused tasks again from the next slot",
-                     of_well_formed<resume>, &resume_wording);
-  add_change_command(app, context, action, "enable", "Enable tasks that failures disabled, from the next slot",
-                     of_well_formed<enable>, &enable_wording);
+  add_change_command(app, context, action, ops::Change::remove, "Remove tasks and their history", nullptr);
+  add_change_command(app, context, action, ops::Change::pause, "Stop scheduling tasks until resumed", &pause_wording);
+  add_change_command(app, context, action, ops::Change::resume, "Schedule paused tasks again from the next slot",
+                     &resume_wording);
+  add_change_command(app, context, action, ops::Change::enable,
+                     "Enable tasks that failures disabled, from the next slot", &enable_wording);
 }
 
 }  // namespace taskd::cli

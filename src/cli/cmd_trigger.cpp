@@ -3,7 +3,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
-#include "sched/trigger.hpp"
+#include "ops/change.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -13,7 +13,9 @@ struct TriggerOptions {
   bool force = false;
 };
 
-void print_triggered(const std::string& name, const sched::Triggered& triggered) {
+void print_triggered(const ops::Triggered& outcome) {
+  const auto& name = outcome.task;
+  const auto& triggered = outcome.result;
   if (triggered.enabled) fmt::print("enabled {} (--force)\n", name);
   if (triggered.replaced) fmt::print("stopped the running run of {} (overlap=replace)\n", name);
   if (triggered.queued_run) {
@@ -24,24 +26,13 @@ void print_triggered(const std::string& name, const sched::Triggered& triggered)
   }
 }
 
-Json triggered_json(const std::string& name, const sched::Triggered& triggered) {
-  Json out;
-  out["task"] = name;
-  out["triggered"] = triggered.queued_run.has_value();
-  out["run"] = triggered.queued_run ? *triggered.queued_run : *triggered.active_run;
-  out["enabled"] = triggered.enabled;
-  out["replaced"] = triggered.replaced;
-  return out;
-}
-
 core::Result<void> trigger(const Context& context, const TriggerOptions& options) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  auto task = TRY(find_named_task(db, options.name, "trigger"));
-  auto triggered = TRY(sched::trigger_run(db, task, options.force, context.clock.now()));
+  auto triggered = TRY(ops::trigger_task(db, options.name, options.force, context.clock));
   if (context.json) {
-    print_json(triggered_json(task.definition.name, triggered));
+    print_json(ops::triggered_json(triggered));
   } else {
-    print_triggered(task.definition.name, triggered);
+    print_triggered(triggered);
   }
   return {};
 }

@@ -37,6 +37,12 @@ struct Context {
 
   std::filesystem::path db_path() const;
   core::Result<store::Database> open_db(store::IfMissing if_missing) const;
+  // A database that is not there is unavailable, not an empty one that is
+  // well: a check pointed at the wrong file must not pass.
+  core::Result<store::Database> open_existing_db() const;
+  // As every command that runs or kills processes opens it: created when
+  // missing, refused when someone else could write or swap it.
+  core::Result<store::Database> open_db_to_run() const;
 };
 
 // The work a parsed command will do; set by the command's CLI11 callback and
@@ -72,13 +78,6 @@ void add_copy_db_command(CLI::App& app, Context& context, Action& action);
 // Hidden: `completion bash` and `__names`; add it last, it reads the others.
 void add_completion_commands(CLI::App& app, Context& context, Action& action);
 
-// The task called `name`; an unknown name is bad input, said in `verb`'s
-// words, and so is a malformed row (see store::malformed_task_error).
-core::Result<core::Task> find_named_task(store::Database& db, std::string_view name, std::string_view verb);
-// The same, with a malformed row as one: for show, edit, rm and history.
-core::Result<store::StoredTask> find_named_stored_task(store::Database& db, std::string_view name,
-                                                       std::string_view verb);
-
 // --keep-days N of the commands that tick: 0 (not given) keeps every run
 // that --keep-runs keeps.
 void add_keep_days_option(CLI::App& command, int& keep_days);
@@ -100,7 +99,7 @@ void add_containment_option(CLI::App& command, std::string& containment);
 core::Result<exec::Containment> containment_of(const std::string& containment);
 core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, const store::Database& db);
 
-// --dry-run of import-crontab and backfill: show what would be done, write nothing.
+// --dry-run of import-crontab: show what would be done, write nothing.
 enum class DryRun { no, yes };
 
 // Parses an optional time option: an RFC 3339 time, or a duration that

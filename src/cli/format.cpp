@@ -263,35 +263,6 @@ std::string relative_time(const std::optional<core::Time>& time, core::Time now)
 
 namespace {
 
-std::string schedule_text(const core::TaskDefinition& definition) {
-  switch (definition.schedule_kind) {
-    case core::ScheduleKind::every: {
-      // Built by hand: `list` describes every task it lists, a million at times.
-      std::string text = "every " + definition.schedule_spec;
-      if (definition.after_finish) text += " after finish";
-      if (!definition.tz.empty()) text += " (" + definition.tz + ")";
-      return text;
-    }
-    case core::ScheduleKind::cron: return "cron " + definition.schedule_spec + " (" + definition.tz + ")";
-    case core::ScheduleKind::rrule:
-      return fmt::format("rrule {} from {} ({})", definition.schedule_spec,
-                         definition.dtstart ? core::format_local(*definition.dtstart) : "?", definition.tz);
-    case core::ScheduleKind::manual: return "manual";
-  }
-  return std::string(core::to_string(definition.schedule_kind));
-}
-
-}  // namespace
-
-std::string describe_schedule(const core::TaskDefinition& definition) {
-  if (definition.after.task.empty()) return schedule_text(definition);
-  auto after = "after " + core::to_string(definition.after);
-  if (definition.schedule_kind == core::ScheduleKind::manual) return after;
-  return schedule_text(definition) + " + " + after;
-}
-
-namespace {
-
 // Whether a shell reads `c` as itself in an unquoted word.
 bool is_shell_plain(char c) {
   static const auto plain = [] {

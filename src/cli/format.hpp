@@ -82,9 +82,6 @@ void print_table(const std::vector<std::string>& header, const std::vector<std::
 // "in 42s", "in 4m", "3h20m ago", "in 2d5h", "now"; "-" for none.
 std::string relative_time(const std::optional<core::Time>& time, core::Time now);
 
-// "every 5m", "every 5m after finish", "manual".
-std::string describe_schedule(const core::TaskDefinition& definition);
-
 // A word as a shell reads it: quoted when it has to be.
 std::string shell_word(const std::string& word);
 

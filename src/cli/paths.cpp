@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/context.hpp"
+#include "store/location.hpp"
 
 namespace taskd::cli {
 
@@ -50,6 +51,24 @@ core::Result<store::Database> Context::open_db(store::IfMissing if_missing) cons
   auto db = TRY(store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir}));
   TRY(sched::follow_server_clock(db, clock));
   return db;
+}
+
+core::Result<store::Database> Context::open_db_to_run() const {
+  auto db = TRY(open_db(store::IfMissing::create));
+  TRY(store::check_safe_to_run(db));
+  return db;
+}
+
+core::Result<store::Database> Context::open_existing_db() const {
+  auto path = db_path();
+  if (store::is_server_uri(path.string())) return open_db(store::IfMissing::use_empty);
+  std::error_code error;
+  bool found = std::filesystem::exists(path, error);
+  if (error)
+    return core::fail(core::ErrorKind::unavailable,
+                      fmt::format("cannot look at the database {}: {}", path.string(), error.message()));
+  if (!found) return core::fail(core::ErrorKind::unavailable, fmt::format("no database at {}", path.string()));
+  return open_db(store::IfMissing::use_empty);
 }
 
 void add_keep_days_option(CLI::App& command, int& keep_days) {

@@ -3,7 +3,7 @@
 // `add` as keys. They are read into TaskOptions, so `add`'s checks are the
 // only ones, and written back from definitions by `export`
 // (task_file_write.hpp); `apply` compares what it read with what is stored
-// (task_file_diff.hpp).
+// (ops/task_diff.hpp).
 #include <filesystem>
 #include <map>
 #include <string>

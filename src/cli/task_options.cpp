@@ -12,8 +12,6 @@
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
 #include "exec/cgroup.hpp"
-#include "sched/outcome.hpp"
-#include "store/tasks.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -320,25 +318,6 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
   for (const auto& field : core::task_fields()) {
     if (given.contains(field.flag())) base.field(field) = edits.field(field);
   }
-}
-
-namespace {
-
-bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
-  return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
-         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst;
-}
-
-}  // namespace
-
-Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                        const core::TaskDefinition& definition, const core::Schedule& schedule,
-                                        core::Time now, Replan replan) {
-  bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
-  auto decision = core::on_edit(schedule, task.state, now, plan_anew);
-  TRY(store::update_definition(db, task.id, definition, now));
-  TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
-  return decision.state;
 }
 
 }  // namespace taskd::cli

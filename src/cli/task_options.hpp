@@ -9,7 +9,6 @@
 #include "cli/schedule_options.hpp"
 #include "core/task.hpp"
 #include "core/task_fields.hpp"
-#include "store/database.hpp"
 
 namespace taskd::cli {
 
@@ -59,17 +58,5 @@ TaskOptions options_of(const core::TaskDefinition& definition);
 // phase, DTSTART and fixed-delay flag; its jitter (and, for --cron and
 // --rrule, its zone and DST rules) stay unless given.
 void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set<std::string>& given);
-
-// Whether a saved definition plans the task's next run from now: when its
-// schedule changed, or always (its stored state did not read).
-enum class Replan { when_schedule_changes, always };
-
-// Saves `definition`, whose schedule is `schedule`, as `task`'s, with the
-// state that the change implies (core::on_edit: a disabled task is enabled;
-// a new schedule plans from now), and returns that state. Call it inside
-// store::write.
-core::Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
-                                              const core::TaskDefinition& definition, const core::Schedule& schedule,
-                                              core::Time now, Replan replan = Replan::when_schedule_changes);
 
 }  // namespace taskd::cli

@@ -168,4 +168,33 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
   return fail(ErrorKind::internal, "unknown schedule kind");
 }
 
+namespace {
+
+std::string schedule_text(const TaskDefinition& definition) {
+  switch (definition.schedule_kind) {
+    case ScheduleKind::every: {
+      // Built by hand: `list` describes every task it lists, a million at times.
+      std::string text = "every " + definition.schedule_spec;
+      if (definition.after_finish) text += " after finish";
+      if (!definition.tz.empty()) text += " (" + definition.tz + ")";
+      return text;
+    }
+    case ScheduleKind::cron: return "cron " + definition.schedule_spec + " (" + definition.tz + ")";
+    case ScheduleKind::rrule:
+      return fmt::format("rrule {} from {} ({})", definition.schedule_spec,
+                         definition.dtstart ? format_local(*definition.dtstart) : "?", definition.tz);
+    case ScheduleKind::manual: return "manual";
+  }
+  return std::string(to_string(definition.schedule_kind));
+}
+
+}  // namespace
+
+std::string describe_schedule(const TaskDefinition& definition) {
+  if (definition.after.task.empty()) return schedule_text(definition);
+  auto after = "after " + to_string(definition.after);
+  if (definition.schedule_kind == ScheduleKind::manual) return after;
+  return schedule_text(definition) + " + " + after;
+}
+
 }  // namespace taskd::core

@@ -136,4 +136,7 @@ Result<std::string> validate_host_id(std::string_view name);
 // The schedule a definition describes.
 Result<Schedule> schedule_of(const TaskDefinition& definition);
 
+// "every 5m", "every 5m after finish", "manual".
+std::string describe_schedule(const TaskDefinition& definition);
+
 }  // namespace taskd::core

@@ -1,12 +1,13 @@
 #include <doctest/doctest.h>
 
 #include "cli/task_file.hpp"
-#include "cli/task_file_diff.hpp"
+#include "ops/task_diff.hpp"
 #include "cli/task_file_write.hpp"
 #include "test_helpers.hpp"
 
 using namespace taskd;
 using namespace taskd::cli;
+using namespace taskd::ops;
 using taskd::test::at;
 
 namespace {

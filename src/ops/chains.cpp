@@ -1,4 +1,4 @@
-#include "cli/chains.hpp"
+#include "ops/chains.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,7 +7,7 @@
 
 #include "store/tasks.hpp"
 
-namespace taskd::cli {
+namespace taskd::ops {
 namespace {
 
 using core::ErrorKind;
@@ -71,4 +71,4 @@ Result<void> check_no_follower_left(store::Database& db, std::string_view verb) 
   return check_followers_of(left, gone, verb);
 }
 
-}  // namespace taskd::cli
+}  // namespace taskd::ops

@@ -10,7 +10,7 @@
 #include "core/task.hpp"
 #include "store/database.hpp"
 
-namespace taskd::cli {
+namespace taskd::ops {
 
 // A change of tasks: the definitions it adds or changes, the names it removes.
 struct TaskChange {
@@ -29,4 +29,4 @@ core::Result<void> check_chains(store::Database& db, const TaskChange& change, s
 // them (the caller rolls the removal back).
 core::Result<void> check_no_follower_left(store::Database& db, std::string_view verb);
 
-}  // namespace taskd::cli
+}  // namespace taskd::ops

@@ -1,8 +1,8 @@
-#include "cli/task_file_diff.hpp"
+#include "ops/task_diff.hpp"
 
 #include "core/task_fields.hpp"
 
-namespace taskd::cli {
+namespace taskd::ops {
 namespace {
 
 using Definition = core::TaskDefinition;
@@ -58,4 +58,4 @@ std::vector<std::string> changed_fields(const core::TaskDefinition& before, cons
   return changed;
 }
 
-}  // namespace taskd::cli
+}  // namespace taskd::ops

@@ -5,10 +5,10 @@
 
 #include "core/task.hpp"
 
-namespace taskd::cli {
+namespace taskd::ops {
 
 // The names of the definition fields (as in --json) that differ between
 // `before` and `after`, in SPEC.md's order.
 std::vector<std::string> changed_fields(const core::TaskDefinition& before, const core::TaskDefinition& after);
 
-}  // namespace taskd::cli
+}  // namespace taskd::ops

@@ -1,0 +1,206 @@
+#include "ops/define.hpp"
+
+#include <fmt/format.h>
+#include <set>
+
+#include "core/policy.hpp"
+#include "ops/chains.hpp"
+#include "ops/tasks.hpp"
+#include "ops/task_diff.hpp"
+#include "sched/outcome.hpp"
+#include "store/groups.hpp"
+
+namespace taskd::ops {
+namespace {
+
+using core::Result;
+
+bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
+  return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
+         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst;
+}
+
+Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired, core::Time now) {
+  auto existing = TRY(store::find_task(db, desired.name));
+  auto built = TRY(desired.build(existing, now));
+  auto& definition = built.definition;
+  if (existing && existing->definition == definition) return std::nullopt;
+  auto schedule = std::move(built.schedule).value();
+  if (!existing) return TaskStep{Step::add, definition, std::nullopt, {}, desired.start_now, schedule};
+  auto fields = changed_fields(existing->definition, definition);
+  return TaskStep{Step::change, definition, existing, fields, false, schedule};
+}
+
+// The owner's tasks that the file no longer lists.
+Result<void> plan_prune(store::Database& db, const ApplyArgs& args, Plan& plan) {
+  std::set<std::string> listed;
+  for (const auto& task : args.tasks) listed.insert(task.name);
+  auto owned = TRY(store::list_tasks(db, {.owner = args.owner}));
+  for (const auto& stored : owned) {
+    const auto& task = store::readable(stored);  // a malformed row goes too
+    if (!listed.contains(task.definition.name)) plan.tasks.push_back({Step::remove, task.definition, task, {}});
+  }
+  return {};
+}
+
+Result<void> plan_groups(store::Database& db, const ApplyArgs& args, Plan& plan) {
+  auto groups = TRY(store::list_groups(db));
+  std::map<std::string, std::optional<int>> caps;
+  for (const auto& group : groups) caps[group.name] = group.concurrency;
+  for (const auto& [name, cap] : args.group_caps) {
+    auto was = caps.contains(name) ? caps[name] : std::nullopt;
+    if (was != cap) plan.groups.push_back({name, cap, was});
+  }
+  return {};
+}
+
+Result<Plan> plan_file(store::Database& db, const ApplyArgs& args, core::Time now) {
+  Plan plan;
+  for (const auto& desired : args.tasks) {
+    auto step = TRY(plan_task(db, desired, now));
+    if (step) {
+      plan.tasks.push_back(std::move(*step));
+    } else {
+      ++plan.unchanged;
+    }
+  }
+  if (args.prune) {
+    TRY(plan_prune(db, args, plan));
+  }
+  TRY(plan_groups(db, args, plan));
+  return plan;
+}
+
+// The plan's chains (--after) checked: a task of the file may be after
+// another of the file.
+Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
+  TaskChange change;
+  for (const auto& step : plan.tasks) {
+    if (step.kind == Step::remove) {
+      change.removed.insert(step.definition.name);
+    } else {
+      change.written.push_back(&step.definition);
+    }
+  }
+  return check_chains(db, change, "after", "apply --prune");
+}
+
+Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
+  switch (step.kind) {
+    case Step::add: {
+      TRY(store::insert_task(db, step.definition, core::on_create(step.schedule.value(), now, step.start_now), now));
+      return {};
+    }
+    case Step::change: {
+      TRY(save_definition(db, *step.existing, step.definition, step.schedule.value(), now));
+      return {};
+    }
+    case Step::remove: {
+      TRY(store::remove_task(db, step.existing->id));
+      return {};
+    }
+  }
+  return {};
+}
+
+Result<void> carry_out(store::Database& db, const Plan& plan, core::Time now) {
+  for (const auto& step : plan.tasks) {
+    TRY(carry_out(db, step, now));
+  }
+  for (const auto& group : plan.groups) {
+    TRY(store::set_group_concurrency(db, group.name, group.concurrency, now));
+  }
+  return {};
+}
+
+}  // namespace
+
+StepNames names_of(Step step) {
+  switch (step) {
+    case Step::add:
+      return {"+", "add"};
+    case Step::change:
+      return {"~", "change"};
+    case Step::remove:
+      return {"-", "remove"};
+  }
+  return {"?", "?"};
+}
+
+Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now, core::Time now) {
+  task.state = core::on_create(task.schedule.value(), now, start_now);
+  task.id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
+    TRY(check_chains(db, {.written = {&task.definition}}, "--after", "add"));
+    return store::insert_task(db, task.definition, task.state, now);
+  }));
+  return task;
+}
+
+Result<void> add_tasks(store::Database& db, const std::vector<core::Task>& tasks, core::Time now) {
+  return store::write(db, [&]() -> Result<void> {
+    for (const auto& task : tasks) {
+      TRY(store::insert_task(db, task.definition, task.state, now));
+    }
+    return {};
+  });
+}
+
+Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
+                                        const core::TaskDefinition& definition, const core::Schedule& schedule,
+                                        core::Time now, Replan replan) {
+  bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
+  auto decision = core::on_edit(schedule, task.state, now, plan_anew);
+  TRY(store::update_definition(db, task.id, definition, now));
+  TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
+  return decision.state;
+}
+
+Result<core::Task> edit_task(store::Database& db, std::string_view name, const Rebuild& rebuild, core::Time now) {
+  return store::write(db, [&]() -> Result<core::Task> {
+    auto stored = TRY(find_named_stored_task(db, name, "edit"));
+    const auto& task = store::readable(stored);
+    auto built = TRY(rebuild(stored, now));
+    const auto& definition = built.definition;
+    bool changed = definition != task.definition || !stored;
+    if (!changed && !task.state.disabled_until_update) return task;
+    if (definition.after != task.definition.after) {
+      TRY(check_chains(db, {.written = {&definition}}, "--after", "edit"));
+    }
+    auto replan = stored ? Replan::when_schedule_changes : Replan::always;
+    auto state = TRY(save_definition(db, task, definition, built.schedule.value(), now, replan));
+    return core::Task{task.id, definition, state, built.schedule};
+  });
+}
+
+Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Clock& clock) {
+  return store::write(db, [&]() -> Result<Plan> {
+    // Planned from when the write lock is held, not from before the checks:
+    // fewer first slots of a large file fall due before it is committed.
+    core::Time now = clock.now();
+    auto plan = TRY(plan_file(db, args, now));
+    TRY(check_plan_chains(db, plan));
+    if (args.dry_run) return plan;
+    TRY(carry_out(db, plan, now));
+    return plan;
+  });
+}
+
+Json plan_json(const Plan& plan, std::string_view file, bool dry_run) {
+  Json tasks = Json::array();
+  for (const auto& step : plan.tasks) {
+    tasks.push_back({{"action", names_of(step.kind).action}, {"name", step.definition.name}, {"fields", step.fields}});
+  }
+  Json groups = Json::array();
+  for (const auto& group : plan.groups) {
+    groups.push_back({{"name", group.name},
+                      {"concurrency", group.concurrency},
+                      {"was", group.was ? Json(*group.was) : Json(nullptr)}});
+  }
+  return {{"file", file},
+          {"dry_run", dry_run},
+          {"tasks", tasks},
+          {"groups", groups},
+          {"unchanged", plan.unchanged}};
+}
+
+}  // namespace taskd::ops

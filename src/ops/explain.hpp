@@ -1,0 +1,27 @@
+#pragma once
+// explain: why a slot ran, was skipped, dropped, retried or late, and when
+// the task runs next and why then, as facts.
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/explain.hpp"
+#include "ops/json.hpp"
+#include "store/database.hpp"
+
+namespace taskd::ops {
+
+struct Explanation {
+  core::Time asked;
+  bool asked_now = false;  // no --at: the latest slot is the one in question
+  std::optional<core::Time> slot;
+  std::vector<core::Fact> facts;
+};
+
+// The facts about `task` at `at` (none: now), each told once.
+core::Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
+                                       core::Time now);
+// {"task", "now", "at", "slot", "facts": [{"kind", "text", and the fact's data}]}.
+Json explanation_json(const core::Task& task, const Explanation& explanation, core::Time now);
+
+}  // namespace taskd::ops

@@ -1,0 +1,27 @@
+#pragma once
+// metrics: the counts the schema's triggers keep and counts over small
+// indexes; no history is read, so a cron job may ask every minute.
+#include <optional>
+#include <vector>
+
+#include "core/error.hpp"
+#include "store/overview.hpp"
+#include "store/workers.hpp"
+
+namespace taskd::ops {
+
+struct Metrics {
+  std::vector<store::NamedCount> ended;      // runs that ended, by status
+  std::vector<store::NamedCount> in_flight;  // runs queued and running, by status
+  store::LatenessHistogram lateness;
+  std::vector<store::NamedCount> queue;  // queued runs by group
+  std::vector<store::NamedCount> tasks;  // tasks by condition (as list --state selects them)
+  store::HistorySize history;
+  // What taskd check judges, for alerts of Prometheus' own.
+  std::vector<store::NamedTime> successes;
+  std::optional<core::Time> heartbeat;
+};
+
+core::Result<Metrics> read_metrics(store::Database& db);
+
+}  // namespace taskd::ops
