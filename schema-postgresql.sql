@@ -445,3 +445,17 @@ ALTER TABLE runs ADD COLUMN upstream_run_id bigint;
 -- The DST rules of a task (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN dst_gap text CHECK (dst_gap IN ('run-after', 'skip'));
 ALTER TABLE tasks ADD COLUMN dst_repeat text CHECK (dst_repeat IN ('once', 'twice'));
+
+-- migrate: 12
+-- What a task does when its retry ladder runs out, and its failing streak
+-- (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN disable_when_exhausted integer NOT NULL DEFAULT 0
+  CHECK (disable_when_exhausted IN (0, 1));
+ALTER TABLE tasks ADD COLUMN failing_since bigint;
+ALTER TABLE tasks ADD COLUMN ladder_exhausted_at bigint;
+UPDATE tasks SET failing_since = coalesce(
+    (SELECT min(finished_at) FROM runs WHERE runs.task_id = tasks.id
+       AND runs.status IN ('failed', 'timed_out', 'lost')
+       AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
+    last_finished_at)
+  WHERE last_status IN ('failed', 'timed_out', 'lost');

@@ -279,3 +279,22 @@ ALTER TABLE runs ADD COLUMN upstream_run_id INTEGER;
 -- (cronie's rules, RFC 5545's for an RRULE).
 ALTER TABLE tasks ADD COLUMN dst_gap TEXT CHECK (dst_gap IN ('run-after', 'skip'));
 ALTER TABLE tasks ADD COLUMN dst_repeat TEXT CHECK (dst_repeat IN ('once', 'twice'));
+
+-- migrate: 13
+-- When a task's retry ladder runs out (taskd(1), --disable-when-exhausted):
+-- 1, it is disabled until the next update; 0, the default, it goes on with
+-- its next planned slot. Its failing streak: when the first failed attempt
+-- after its last success ended, and when its ladder first ran out in that
+-- streak (NULL: not failing; it has not). A failing task of a file from
+-- before this migration takes the start of its streak from the history it
+-- kept, else from its last attempt.
+ALTER TABLE tasks ADD COLUMN disable_when_exhausted INTEGER NOT NULL DEFAULT 0
+  CHECK (disable_when_exhausted IN (0, 1));
+ALTER TABLE tasks ADD COLUMN failing_since INTEGER;
+ALTER TABLE tasks ADD COLUMN ladder_exhausted_at INTEGER;
+UPDATE tasks SET failing_since = coalesce(
+    (SELECT min(finished_at) FROM runs WHERE runs.task_id = tasks.id
+       AND runs.status IN ('failed', 'timed_out', 'lost')
+       AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
+    last_finished_at)
+  WHERE last_status IN ('failed', 'timed_out', 'lost');

@@ -1,13 +1,15 @@
 #!/bin/sh
 # Seed 003's refresh, as a taskd task: fetch URL into FILE.
 #
-#   taskd add refresh-prices --every 30m -- /path/to/refresh-url.sh URL FILE
+#   taskd add refresh-prices --every 30m --disable-when-exhausted -- /path/to/refresh-url.sh URL FILE
 #
 # A 404 or 410 means the URL itself is wrong and no retry can help: the script
 # writes a reason for people to $TASKD_STATUS and exits 78, taskd's default
 # --permanent-exit, so the task is disabled until someone edits it. Any other
-# failure exits 1 and taskd's retry ladder tries again. The download stops at
-# the run's deadline ($TASKD_DEADLINE) and replaces FILE only when complete.
+# failure exits 1 and taskd's retry ladder tries again; when the ladder runs
+# out, --disable-when-exhausted disables the task until someone looks (without
+# it, the next planned refresh would run as usual). The download stops at the
+# run's deadline ($TASKD_DEADLINE) and replaces FILE only when complete.
 set -u
 
 if [ $# -ne 2 ]; then

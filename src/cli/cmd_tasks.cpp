@@ -88,15 +88,25 @@ Colour condition_colour(const core::TaskState& state) {
   return Colour::none;
 }
 
+std::string time_cell(const std::optional<core::Time>& time, core::Time now, bool absolute) {
+  return absolute && time ? core::format_rfc3339(*time) : relative_time(time, now);
+}
+
+// "failing since 4m ago" for a failing task; else its condition.
+std::string condition_cell(const core::TaskState& state, core::Time now, bool absolute) {
+  auto condition = task_condition(state);
+  if (core::condition_of(state) != core::Condition::failing || !state.failing_since) return condition;
+  return fmt::format("{} since {}", condition, time_cell(state.failing_since, now, absolute));
+}
+
 // A malformed row's STATE is "malformed"; its other cells show what could be read.
 std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool absolute) {
   const auto& task = store::readable(stored);
-  const auto& next = task.state.next_run_at;
-  Cell state_cell =
-      stored ? Cell{task_condition(task.state), condition_colour(task.state)} : Cell{"malformed", Colour::red};
+  Cell state_cell = stored ? Cell{condition_cell(task.state, now, absolute), condition_colour(task.state)}
+                           : Cell{"malformed", Colour::red};
   return {{task.definition.name},
           {core::describe_schedule(task.definition)},
-          {absolute && next ? core::format_rfc3339(*next) : relative_time(next, now)},
+          {time_cell(task.state.next_run_at, now, absolute)},
           {last_outcome(task.state), outcome_colour(task.state.last_status)},
           state_cell,
           {describe_command(task.definition.command)}};
@@ -234,10 +244,19 @@ void add_field_lines(TaskLines& lines, const core::TaskDefinition& d, const core
   }
 }
 
-// "disabled: why", or of a malformed row that taskd does not run it.
-std::string state_text(const store::StoredTask& stored) {
+// "failing since T (4m ago); its retries ran out at T, the plan goes on".
+std::string failing_text(const core::TaskState& s, core::Time now) {
+  auto text = fmt::format("failing since {}", optional_time(s.failing_since, now));
+  if (s.ladder_exhausted_at)
+    text += fmt::format("; its retries ran out at {}, the plan goes on", core::format_rfc3339(*s.ladder_exhausted_at));
+  return text;
+}
+
+// "disabled: why", "failing since …", or of a malformed row that taskd does not run it.
+std::string state_text(const store::StoredTask& stored, core::Time now) {
   const auto& s = store::readable(stored).state;
   if (!stored) return fmt::format("malformed, not run ({}): taskd edit sets what is wrong", task_condition(s));
+  if (core::condition_of(s) == core::Condition::failing && s.failing_since) return failing_text(s, now);
   return task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : "");
 }
 
@@ -254,7 +273,8 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   lines.add("schedule", core::describe_schedule(d),
             {"schedule_kind", "schedule_spec", "tz", "dtstart", "after_finish", "phase", "after_task",
              "after_finished"});
-  lines.add("state", state_text(stored), {"disabled_until_update", "paused"});
+  lines.add("state", state_text(stored, now),
+            {"disabled_until_update", "paused", "failing_since", "ladder_exhausted_at"});
   lines.add("next run", next_run_text(task, schedule ? &*schedule : nullptr, now), {"next_run_at"});
   lines.add("last run", optional_time(s.last_run_at, now), {"last_run_at"});
   lines.add("last status", last_outcome(s), {"last_status"});

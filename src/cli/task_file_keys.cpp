@@ -76,6 +76,10 @@ Result<void> set_field(const core::TaskField& field, const toml::node& value, Fi
       text = number ? std::to_string(*number) : value.value_exact<std::string>();
       if (!text) return expected("a whole number or a string, e.g. \"512M\" or \"max\"");
       break;
+    case core::FileForm::flag:
+      if (auto flag = value.value_exact<bool>()) text = *flag ? "true" : "false";
+      if (!text) return expected("true or false");
+      break;
   }
   task.options.field(field) = *text;
   return {};

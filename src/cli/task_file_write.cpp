@@ -65,8 +65,9 @@ void write_text(std::string& out, std::string_view key, const std::string& text,
 // (without it, apply would make the file the owner).
 void write_field(std::string& out, const core::TaskField& field, const std::string& text) {
   if (text == field.initial && field.name != "owner") return;
-  bool number = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number;
-  write_key(out, field.name, number ? text : toml_string(text));
+  bool bare = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number ||
+              field.file_form == core::FileForm::flag;
+  write_key(out, field.name, bare ? text : toml_string(text));
 }
 
 std::string command_text(const core::Command& command) {

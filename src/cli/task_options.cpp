@@ -155,10 +155,14 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
 namespace {
 
 // The option of a field of the table; CLI11 reads a whole number, so that
-// one that is not stays a usage error.
+// one that is not stays a usage error. A flag takes no value; --no-… unsets it.
 void add_field_option(CLI::App& command, TaskOptions& options, const core::TaskField& field) {
   auto& text = options.field(field);
-  if (field.file_form == core::FileForm::whole_number) {
+  if (field.file_form == core::FileForm::flag) {
+    command.add_flag_function(
+        fmt::format("{},!--no-{}", field.flag(), field.flag().substr(2)),
+        [&text](std::int64_t count) { text = count > 0 ? "true" : "false"; }, std::string(field.help));
+  } else if (field.file_form == core::FileForm::whole_number) {
     command.add_option_function<int>(
         field.flag(), [&text](const int& number) { text = std::to_string(number); }, std::string(field.help));
   } else {

@@ -214,14 +214,17 @@ bool is_failure(RunStatus status) {
   return status == RunStatus::failed || status == RunStatus::timed_out || status == RunStatus::lost;
 }
 
-// After the slot's last attempt: a failure with no rung left disabled the task.
+// After the slot's last attempt: a failure with no rung left disabled the
+// task (--disable-when-exhausted), or its plan went on.
 void explain_end_of_ladder(std::vector<Fact>& facts, const Task& task, const PastRun& last) {
   if (!is_failure(last.status) || last.trigger == Trigger::manual) return;
   if (rung_after(task.definition, last.attempt_no)) return;
+  auto then = task.definition.disable_when_exhausted
+                  ? "the task was disabled until it is enabled or edited (--disable-when-exhausted)"
+                  : "the task kept its plan: its next planned slot runs, with the ladder from its first rung";
   facts.push_back({"ladder_exhausted",
-                   fmt::format("No rung of the ladder was left after attempt {} ({} retries): the task was disabled "
-                               "until it is enabled or edited.",
-                               last.attempt_no, task.definition.retry.size()),
+                   fmt::format("No rung of the ladder was left after attempt {} ({} retries): {}.", last.attempt_no,
+                               task.definition.retry.size(), then),
                    {{"attempt_no", number(last.attempt_no)}}});
 }
 

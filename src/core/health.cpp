@@ -56,12 +56,20 @@ std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::
       Verdict::warning, HealthProblemKind::late, task.name, detail, task.run_not_before, lateness, *late};
 }
 
+// A task whose retries ran out stays warned about while the ladders of its
+// later slots are walked, until a run succeeds.
 std::optional<HealthProblem> failed_problem(const TaskFacts& task, Time now) {
-  if (!is_failure(task.last_status) || !task.last_finished_at || task.retry_pending || task.last_run_by_hand)
+  bool final_outcome = !task.retry_pending || task.ladder_exhausted_at;
+  if (!is_failure(task.last_status) || !task.last_finished_at || !final_outcome || task.last_run_by_hand)
     return std::nullopt;
   Time at = *task.last_finished_at;
-  std::string detail = fmt::format("its latest run ended {} {} ago ({}), with no retry to come",
-                                   to_string(*task.last_status), whole(now - at), format_rfc3339(at));
+  std::string detail = fmt::format("its latest run ended {} {} ago ({}), {}", to_string(*task.last_status),
+                                   whole(now - at), format_rfc3339(at),
+                                   task.retry_pending ? "a retry to come" : "with no retry to come");
+  if (task.failing_since && *task.failing_since < at)
+    detail += fmt::format("; failing since {}", format_rfc3339(*task.failing_since));
+  if (task.ladder_exhausted_at)
+    detail += fmt::format("; its retries ran out at {}", format_rfc3339(*task.ladder_exhausted_at));
   return HealthProblem{Verdict::warning, HealthProblemKind::failed, task.name, detail, at, now - at, std::nullopt};
 }
 

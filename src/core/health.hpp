@@ -50,6 +50,10 @@ struct TaskFacts {
   std::optional<Time> last_finished_at;
   bool retry_pending = false;
   bool last_run_by_hand = false;
+  // Its failing streak: the end of its first failed attempt, and when its
+  // retries ran out (none: they have not).
+  std::optional<Time> failing_since;
+  std::optional<Time> ladder_exhausted_at;
 };
 
 // What check knows of the schedulers (`taskd run`) on the database.
@@ -94,7 +98,8 @@ struct CheckReport {
 // or no success within its alert_after (counted from its last success, else
 // from its creation) — CRITICAL; its latest planned run later than `late`,
 // or its latest outcome a final failure (failed, timed out or lost, no retry
-// to come, not of a run started by hand) — WARNING. No other for a paused
+// to come or its retries ran out in this failing streak, not of a run
+// started by hand) — WARNING. No other for a paused
 // task.
 std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late);
 

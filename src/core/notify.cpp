@@ -18,12 +18,14 @@ std::string_view to_string(NotifyEvent event) {
     case NotifyEvent::failed: return "failed";
     case NotifyEvent::recovered: return "recovered";
     case NotifyEvent::disabled: return "disabled";
+    case NotifyEvent::exhausted: return "exhausted";
   }
   return "failed";
 }
 
 std::optional<NotifyEvent> state_change(const TaskState& before, const TaskState& after) {
   if (after.disabled_until_update && !before.disabled_until_update) return NotifyEvent::disabled;
+  if (after.ladder_exhausted_at && !before.ladder_exhausted_at) return NotifyEvent::exhausted;
   if (is_failing(after) && !is_failing(before)) return NotifyEvent::failed;
   if (is_failing(before) && after.last_status == RunStatus::succeeded) return NotifyEvent::recovered;
   return std::nullopt;

@@ -13,13 +13,16 @@ namespace taskd::core {
 
 // failed: a healthy task's attempt failed (not each retry of a failing one);
 // recovered: a failing task's attempt succeeded; disabled: the task stopped
-// running until someone updates it (a permanent exit, or the retry ladder ran out).
-enum class NotifyEvent { failed, recovered, disabled };
+// running until someone updates it (a permanent exit, or the retry ladder ran
+// out with disable_when_exhausted); exhausted: the retry ladder ran out and
+// the plan goes on (once in a failing streak, not at each later slot).
+enum class NotifyEvent { failed, recovered, disabled, exhausted };
 
 std::string_view to_string(NotifyEvent event);
 
 // The change from `before` to `after` worth a notification, if any. A task
-// that fails and is disabled by the same attempt gets one: disabled.
+// that fails and is disabled, or runs out of retries, by the same attempt
+// gets one: disabled, or exhausted.
 std::optional<NotifyEvent> state_change(const TaskState& before, const TaskState& after);
 
 // What the notify command is told about the attempt that made the change.

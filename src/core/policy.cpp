@@ -75,10 +75,17 @@ void clear_attempt(TaskState& state) {
   state.attempt_timeout_at.reset();
 }
 
+// A success ends the failing streak; the first failure after one starts it.
 void end_attempt(TaskState& state, Time now, AttemptOutcome outcome) {
   state.last_finished_at = now;
   state.last_status = run_status_of(outcome);
-  if (outcome == AttemptOutcome::succeeded) state.last_succeeded_at = now;
+  if (outcome == AttemptOutcome::succeeded) {
+    state.last_succeeded_at = now;
+    state.failing_since.reset();
+    state.ladder_exhausted_at.reset();
+  } else if (!state.failing_since) {
+    state.failing_since = now;
+  }
   clear_attempt(state);
 }
 
@@ -106,6 +113,16 @@ bool has_unaccounted_slot(const Schedule& schedule, const TaskState& state, Time
   if (!state.accounted_until) return false;
   auto next = next_slot_after(schedule, *state.accounted_until);
   return next && *next <= now;
+}
+
+// After a success, or a failure with no rung of the ladder left: the next
+// planned slot, the attempt count starting over there.
+void plan_next_slot(const TaskDefinition& definition, const Schedule& schedule, TaskState& state, Time now) {
+  state.attempt_no = 0;
+  state.next_run_at = next_after_success(schedule, planning_point(state, now));
+  // --catch-up all: the next missed slot, at once.
+  if (runs_every_missed_slot(definition, schedule) && has_unaccounted_slot(schedule, state, now))
+    state.next_run_at = now;
 }
 
 // --catch-up all: the missed slots older than the window, and the oldest of
@@ -301,21 +318,21 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
 FinishDecision on_finish(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                          AttemptOutcome outcome, const std::string& reason) {
   FinishDecision decision;
-  bool every_missed_slot = runs_every_missed_slot(definition, schedule);
-  if (!every_missed_slot)
+  if (!runs_every_missed_slot(definition, schedule))
     decision.skipped = account_due_slots(schedule, state, now, "came due while the previous run was running");
   end_attempt(state, now, outcome);
   if (outcome == AttemptOutcome::succeeded) {
-    state.attempt_no = 0;
-    state.next_run_at = next_after_success(schedule, planning_point(state, now));
-    // --catch-up all: the next missed slot, at once.
-    if (every_missed_slot && has_unaccounted_slot(schedule, state, now)) state.next_run_at = now;
+    plan_next_slot(definition, schedule, state, now);
   } else if (outcome == AttemptOutcome::permanent_failure) {
     disable_now(state, reason);
   } else {
     const auto& ladder = definition.retry;
-    if (state.attempt_no > static_cast<int>(ladder.size())) {
+    if (state.attempt_no > static_cast<int>(ladder.size()) && definition.disable_when_exhausted) {
       disable_now(state, disabled_reason(definition, state.attempt_no, reason));
+    } else if (state.attempt_no > static_cast<int>(ladder.size())) {
+      // A failing task keeps its plan, as cron's jobs do.
+      if (!state.ladder_exhausted_at) state.ladder_exhausted_at = now;
+      plan_next_slot(definition, schedule, state, now);
     } else if (is_fixed_delay(schedule)) {
       state.next_run_at = now + ladder[state.attempt_no - 1];
       decision.retry_pending = true;

@@ -75,6 +75,9 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
 
 // An attempt ended. Success resets the attempt count and plans the next slot
 // after now; anything else walks the retry ladder, which yields to the plan.
+// When no rung is left, the task goes on with its next planned slot, the
+// attempt count starting over there (ladder_exhausted_at says it happened),
+// or with disable_when_exhausted it is disabled until the next update.
 // `retry_pending`: the attempt's slot gets another attempt (a step of the
 // ladder), so its outcome is not final yet (chains wait for it).
 struct FinishDecision {

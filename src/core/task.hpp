@@ -89,6 +89,9 @@ struct TaskDefinition {
   std::optional<Seconds> catch_up_window;  // missed slots older than this are skipped; none: no limit
   Upstream after;  // --after: a final outcome of its run starts this task
   DstPolicy dst;  // at DST changes (a schedule on a wall clock only); unset parts: the schedule's default
+  // When the retry ladder runs out: disabled until the next update, instead
+  // of going on with the next planned slot.
+  bool disable_when_exhausted = false;
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -109,6 +112,10 @@ struct TaskState {
   // it that are skipped over get a SKIPPED row, so none disappears silently.
   std::optional<Time> accounted_until;
   std::optional<Time> last_succeeded_at;  // end of the last run that succeeded
+  // The failing streak: when its first failed attempt ended, and when its
+  // retry ladder first ran out (the plan went on); a success clears both.
+  std::optional<Time> failing_since;
+  std::optional<Time> ladder_exhausted_at;
 };
 
 struct Task {

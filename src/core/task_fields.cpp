@@ -100,6 +100,18 @@ struct PositiveDurationOrNone : PositiveDuration {
   }
 };
 
+// "true" or "false".
+struct Flag {
+  using Value = bool;
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    if (text != "true" && text != "false") return bad_option(field, "expected true or false");
+    return text == "true";
+  }
+  static std::string text(Value value) { return value ? "true" : "false"; }
+  static FieldValue value(Value value) { return value; }
+  static constexpr auto read = stored_flag;
+};
+
 // A value of names ("skip", "all:5").
 template <class T, auto parse_name, auto name_of>
 struct Named {
@@ -189,6 +201,10 @@ std::string catch_up_line(const Definition& d) {
 
 std::string limits_line(const Definition& d) { return describe_limits(d.limits); }
 
+std::string when_exhausted_line(const Definition& d) {
+  return d.disable_when_exhausted ? "disable the task until the next update" : "go on with the next planned slot";
+}
+
 constexpr TaskField with_show(TaskField field, std::string (*show)(const Definition&)) {
   field.show = show;
   return field;
@@ -199,7 +215,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 16> fields{
+const std::array<TaskField, 17> fields{
     field<Of<&D::timeout>, PositiveDuration>("timeout", "timeout", "Timebox of a run (default: half the interval)", "",
                                              F::text, S::apart, ""),
     field<Of<&D::kill_grace>, Duration>("kill_grace", "kill_grace",
@@ -250,6 +266,12 @@ const std::array<TaskField, 16> fields{
         "alert_after", "alert_after",
         "taskd check is CRITICAL when no run succeeded for this long (none: never, the default)", "", F::text,
         S::unless_initial, "alert after"),
+    with_show(field<Of<&D::disable_when_exhausted>, Flag>(
+                  "disable_when_exhausted", "disable_when_exhausted",
+                  "When the retries run out, disable the task until the next update (default: its next planned slot "
+                  "runs)",
+                  "false", F::flag, S::unless_initial, "retries run out"),
+              when_exhausted_line),
 };
 
 }  // namespace

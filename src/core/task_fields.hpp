@@ -24,13 +24,14 @@
 namespace taskd::core {
 
 // A field's value as the store keeps it and --json prints it: none (NULL,
-// null), a whole number, or text.
-using FieldValue = std::variant<std::monostate, std::int64_t, std::string>;
+// null), a whole number, text, or a flag (stored as 0 or 1).
+using FieldValue = std::variant<std::monostate, std::int64_t, std::string, bool>;
 
-// How a task file gives a field's value: a string; a whole number; or a
-// limit, a whole number or a string as the option takes it ("512M",
-// "max"), which `export` writes as a string or as a number.
-enum class FileForm { text, whole_number, limit_as_text, limit_as_number };
+// How a task file gives a field's value: a string; a whole number; a limit,
+// a whole number or a string as the option takes it ("512M", "max"), which
+// `export` writes as a string or as a number; or true or false, which the
+// command line gives as an option without a value (and --no-… for false).
+enum class FileForm { text, whole_number, limit_as_text, limit_as_number, flag };
 
 // Where `show` prints a field: on its own line, always or unless the field
 // has its initial value (a line shared by the fields after it with the same

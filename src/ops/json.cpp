@@ -94,6 +94,8 @@ Json task_json(const core::Task& task) {
   out["disabled_reason"] = s.disabled_reason;
   out["paused"] = s.paused;
   out["last_succeeded_at"] = time_json(s.last_succeeded_at, Precision::milliseconds);
+  out["failing_since"] = time_json(s.failing_since, Precision::milliseconds);
+  out["ladder_exhausted_at"] = time_json(s.ladder_exhausted_at, Precision::milliseconds);
   return out;
 }
 

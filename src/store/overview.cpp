@@ -81,6 +81,8 @@ core::TaskFacts task_facts_from(const Query& row) {
   facts.run_started_at = c.optional_time();
   facts.last_status = task.state.last_status;
   facts.last_finished_at = task.state.last_finished_at;
+  facts.failing_since = task.state.failing_since;
+  facts.ladder_exhausted_at = task.state.ladder_exhausted_at;
   facts.retry_pending = task.schedule && core::retry_pending(*task.schedule, task.state, c.optional_time());
   facts.last_run_by_hand = c.optional_int64().value_or(0) == 1;
   return facts;

@@ -22,13 +22,14 @@ const std::string& task_columns() {
       "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, "
       "permanent_exit, cwd, env, dst_gap, dst_repeat, next_run_at, last_run_at, last_finished_at, last_status, "
       "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
-      "disabled_reason, paused, accounted_until, last_succeeded_at, after_task, after_finished");
+      "disabled_reason, paused, accounted_until, last_succeeded_at, failing_since, ladder_exhausted_at, after_task, "
+      "after_finished");
   return columns;
 }
 
 const char* const headline_columns =
     "id, name, command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, next_run_at, last_status, "
-    "paused, disabled_until_update, after_task, after_finished";
+    "paused, disabled_until_update, after_task, after_finished, failing_since";
 
 int task_column_count() {
   static const int count = static_cast<int>(std::ranges::count(task_columns(), ',')) + 1;
@@ -337,6 +338,8 @@ StoredTask read_task(const Query& row) {
   r.next<stored_flag>(s.paused);
   r.next<stored_optional<instant>>(s.accounted_until);
   r.next<stored_optional<instant>>(s.last_succeeded_at);
+  r.next<stored_optional<instant>>(s.failing_since);
+  r.next<stored_optional<instant>>(s.ladder_exhausted_at);
   read_upstream(r, d);
   for (const auto& field : core::task_fields()) r.next_field(field, d);
   read_schedule(r, task);
@@ -361,6 +364,7 @@ StoredTask read_headline(const Query& row) {
   r.next<stored_flag>(s.paused);
   r.next<stored_flag>(s.disabled_until_update);
   read_upstream(r, task.definition);
+  r.next<stored_optional<instant>>(s.failing_since);
   std::move(r).finish(stored);
   return stored;
 }

@@ -59,7 +59,8 @@ Result<std::optional<Task>> well_formed(Result<std::optional<StoredTask>> found)
 constexpr const char* state_assignments =
     "next_run_at = ?, last_run_at = ?, last_finished_at = ?, last_status = ?, attempt_no = ?, attempt_uid = ?, "
     "attempt_started_at = ?, attempt_timeout_at = ?, run_index = ?, disabled_until_update = ?, disabled_reason = ?, "
-    "paused = ?, accounted_until = ?, last_succeeded_at = ?, updated_at = ?";
+    "paused = ?, accounted_until = ?, last_succeeded_at = ?, failing_since = ?, ladder_exhausted_at = ?, "
+    "updated_at = ?";
 
 void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.time(s.next_run_at);
@@ -80,6 +81,8 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
   b.int64(s.paused);
   b.time(s.accounted_until);
   b.time(s.last_succeeded_at);
+  b.time(s.failing_since);
+  b.time(s.ladder_exhausted_at);
   b.time(now);
 }
 
@@ -115,6 +118,7 @@ void bind_optional_rule(Binder& b, const std::optional<Rule>& rule) {
 
 void bind_value(Binder& b, const core::FieldValue& value) {
   if (const auto* number = std::get_if<std::int64_t>(&value)) return b.int64(*number);
+  if (const auto* flag = std::get_if<bool>(&value)) return b.int64(*flag);
   if (const auto* text = std::get_if<std::string>(&value)) return b.text(*text);
   b.null();
 }

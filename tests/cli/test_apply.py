@@ -274,6 +274,34 @@ class ExportTest(TaskdTestCase):
         self.assertEqual(self.json_of("group", "list", db=fresh)[0]["concurrency"], 4)
         self.assertIn(": 0 added, 0 changed, 0 removed, 6 unchanged", self.ok("apply", path))
 
+    def test_disable_when_exhausted_is_an_option_a_file_key_and_exported(self):
+        self.add("refresh", "--every", "30m", "--disable-when-exhausted", "--", "true")
+        self.add("poller", "--every", "30s", "--", "true")
+        self.assertIs(self.task("refresh")["disable_when_exhausted"], True)
+        self.assertIs(self.task("poller")["disable_when_exhausted"], False)
+        self.assertRegex(self.ok("show", "refresh"), r"retries run out +disable the task until the next update\n")
+        self.assertNotIn("retries run out", self.ok("show", "poller"))
+        exported = self.ok("export")
+        self.assertEqual(exported.count("disable_when_exhausted = true"), 1)
+        self.assertEqual(exported.count("disable_when_exhausted"), 1)
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(exported)
+        fresh = os.path.join(self.tmp, "fresh.db")
+        self.ok("apply", path, db=fresh)
+        self.assertEqual([t["disable_when_exhausted"] for t in self.tasks(db=fresh)], [False, True])
+
+        self.ok("edit", "refresh", "--no-disable-when-exhausted")
+        self.assertIs(self.task("refresh")["disable_when_exhausted"], False)
+        self.assertIn(": 0 added, 1 changed, 0 removed, 1 unchanged", self.ok("apply", path))
+        self.assertIs(self.task("refresh")["disable_when_exhausted"], True)
+
+        with open(path, "a") as f:
+            f.write('\n[[task]]\nname = "bad"\ncommand = "true"\nevery = "1h"\ndisable_when_exhausted = "yes"\n')
+        code, out, err = self.run_taskd("apply", path)
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "disable_when_exhausted", "expected true or false")
+
     def test_export_owner_writes_only_that_owners_tasks(self):
         self.add("mine", "--every", "1h", "--owner", "me", "--", "true")
         self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")

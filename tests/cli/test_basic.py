@@ -243,7 +243,8 @@ class PauseResumeTest(TaskdTestCase):
 
     def test_pause_resume_and_enable_say_what_they_did(self):
         self.add("backup", "--every", "1h", "--phase", "0", "--", "true", faketime=T0)
-        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--disable-when-exhausted", "--",
+                 "false", faketime=T0)
         self.run_once(faketime=at("15:00:01"))
         reason = self.task("broken")["disabled_reason"]
         self.assertTrue(reason)
@@ -266,7 +267,8 @@ class PauseResumeTest(TaskdTestCase):
         self.assertIs(self.task("backup")["paused"], True)
 
     def test_enable_json_has_the_reason_it_undid(self):
-        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--", "false", faketime=T0)
+        self.add("broken", "--every", "1h", "--phase", "0", "--retry", "none", "--disable-when-exhausted", "--",
+                 "false", faketime=T0)
         self.run_once(faketime=at("15:00:01"))
         reason = self.task("broken")["disabled_reason"]
         self.assertEqual(self.json_of("enable", "broken", faketime=at("15:30:00")),

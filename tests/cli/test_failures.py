@@ -82,7 +82,7 @@ class FailureTest(TaskdTestCase):
         # Under faketime with slots on the hour, a retry 0s after the failure
         # (timebox 1m) ends long before the next slot, so it is kept.
         self.add("flaky", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "1m", "--retry", "0s",
-                 "--shell", "--", "echo broken >&2; exit 1", faketime=T0)
+                 "--disable-when-exhausted", "--shell", "--", "echo broken >&2; exit 1", faketime=T0)
         self.run_once(faketime="2026-11-21 14:00:01")
         task = self.task("flaky")
         self.assertEqual(task["attempt_no"], 1)
@@ -110,6 +110,58 @@ class FailureTest(TaskdTestCase):
         runs = self.history("flaky")
         self.assertEqual([(r["status"], r["attempt_no"]) for r in runs[:2]], [("failed", 1), ("skipped", 0)])
         self.assertIn("disabled", runs[1]["reason"])
+
+    def test_an_exhausted_ladder_keeps_the_plan_and_the_task_says_since_when_it_fails(self):
+        # A poller every 30s with a ladder of 0s and 1s: once both retries
+        # failed, the next planned slot runs all the same and walks the
+        # ladder again; the task was never disabled.
+        ok_file = os.path.join(self.tmp, "ok")
+        self.add("poller", "--every", "30s", "--phase", "0", "--timeout", "10s", "--retry", "0s,1s", "--shell", "--",
+                 'test -e "%s" || { echo unreachable >&2; exit 1; }' % ok_file, faketime=T0)
+        for second in ("14:00:30", "14:00:31", "14:00:32"):
+            self.run_once(faketime="2026-11-21 " + second)
+        task = self.task("poller")
+        self.assertIs(task["disabled_until_update"], False)
+        self.assertEqual(task["disabled_reason"], "")
+        self.assertEqual(task["attempt_no"], 0)
+        self.assertEqual(task["next_run_at"], "2026-11-21T14:01:00Z")
+        self.assertEqual(task["failing_since"], "2026-11-21T14:00:30.000Z")
+        self.assertEqual(task["ladder_exhausted_at"], "2026-11-21T14:00:32.000Z")
+        show = self.ok("show", "poller", faketime="2026-11-21 14:00:50")
+        self.assertIn("failing since 2026-11-21T14:00:30Z (20s ago); its retries ran out at 2026-11-21T14:00:32Z, "
+                      "the plan goes on", show)
+        listed = self.ok("list", "--state", "failing", faketime="2026-11-21 14:00:50")
+        self.assertIn("failing since 20s ago", listed)
+        self.assertIn("poller", listed)
+        self.assertIn("failing since 2026-11-21T14:00:30Z",
+                      self.ok("list", "--state", "failing", "--absolute", faketime="2026-11-21 14:00:50"))
+        code, out, _ = self.run_taskd("check", faketime="2026-11-21 14:00:50")
+        self.assertEqual(code, 1, out)
+        self.assertIn("WARNING poller: its latest run ended failed 18s ago (2026-11-21T14:00:32Z), with no retry to "
+                      "come; failing since 2026-11-21T14:00:30Z; its retries ran out at 2026-11-21T14:00:32Z", out)
+
+        self.run_once(faketime="2026-11-21 14:01:01")  # the next planned slot runs, the ladder's first attempt again
+        runs = self.history("poller")
+        self.assertEqual([(r["status"], r["trigger"], r["attempt_no"]) for r in runs],
+                         [("failed", "schedule", 1), ("failed", "retry", 3), ("failed", "retry", 2),
+                          ("failed", "schedule", 1)])
+        self.assertEqual(runs[0]["scheduled_at"], "2026-11-21T14:01:00Z")
+        task = self.task("poller")
+        self.assertEqual((task["attempt_no"], task["next_run_at"]), (1, "2026-11-21T14:01:01Z"))
+        self.assertEqual(task["failing_since"], "2026-11-21T14:00:30.000Z")  # the same streak
+        code, out, _ = self.run_taskd("check", faketime="2026-11-21 14:01:02")
+        self.assertEqual(code, 1, out)
+        self.assertIn("WARNING poller: its latest run ended failed 1s ago (2026-11-21T14:01:01Z), a retry to come; "
+                      "failing since 2026-11-21T14:00:30Z; its retries ran out at 2026-11-21T14:00:32Z", out)
+
+        open(ok_file, "w").close()
+        self.run_once(faketime="2026-11-21 14:01:02")
+        task = self.task("poller")
+        self.assertEqual(task["last_status"], "succeeded")
+        self.assertIsNone(task["failing_since"])
+        self.assertIsNone(task["ladder_exhausted_at"])
+        self.assertNotIn("poller", self.ok("list", "--state", "failing"))
+        self.assertEqual(self.run_taskd("check", faketime="2026-11-21 14:01:05")[0], 0)
 
     def test_timeout_kills_the_whole_process_tree(self):
         marker = self.unique_sleep()

@@ -65,6 +65,34 @@ class NotifyTest(LoopTestCase):
         self.assertEqual(self.notification(last["id"])[:4], ["disabled", "flaky", "failed", "78"])
         self.assertIs(self.task("flaky")["disabled_until_update"], True)
 
+    def test_an_exhausted_ladder_is_told_once_while_the_task_fails(self):
+        self.add_flaky()
+        for hour in ("14", "15"):  # two slots, each walking the whole ladder (0s, 0s)
+            for second in ("01", "05", "10"):
+                self.run_once(faketime="2026-11-21 %s:00:%s" % (hour, second))
+        runs = self.history("flaky")
+        self.assertEqual([(r["status"], r["attempt_no"]) for r in runs],
+                         [("failed", 3), ("failed", 2), ("failed", 1)] * 2)
+        self.assertIs(self.task("flaky")["disabled_until_update"], False)
+        self.assertEqual(self.notification(runs[3]["id"])[:5], ["exhausted", "flaky", "failed", "1", "3"])
+
+        self.set_exit_code(0)
+        self.run_once(faketime="2026-11-21 16:00:01")
+        recovered = self.history("flaky")[0]
+        self.assertEqual(self.notification(recovered["id"])[:3], ["recovered", "flaky", "succeeded"])
+        self.assertEqual(self.notified_runs(), [runs[5]["id"], runs[3]["id"], recovered["id"]],
+                         "the second ladder that ran out was no news")
+
+    def test_with_disable_when_exhausted_the_ladder_that_runs_out_disables_and_tells_it(self):
+        self.add_flaky("--disable-when-exhausted")
+        for second in ("01", "05", "10"):
+            self.run_once(faketime="2026-11-21 14:00:%s" % second)
+        last = self.history("flaky")[0]
+        self.assertEqual(self.notification(last["id"])[:5], ["disabled", "flaky", "failed", "1", "3"])
+        task = self.task("flaky")
+        self.assertIs(task["disabled_until_update"], True)
+        self.assertEqual(task["disabled_reason"], "Cannot run flaky after 3 attempt(s): exit code 1: went wrong")
+
     def test_a_task_without_notify_or_without_a_change_starts_nothing(self):
         self.set_exit_code(0)
         self.add_flaky()

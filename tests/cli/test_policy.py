@@ -98,8 +98,8 @@ class PolicyTest(TaskdTestCase):
         self.assertEqual(self.statuses("job"), ["succeeded"])
 
     def test_edit_enables_a_task_the_ladder_disabled(self):
-        self.add("flaky", "--every", "1h", "--phase", "0", "--start-now", "--retry", "none", "--shell", "--",
-                 "exit 1", faketime=T0)
+        self.add("flaky", "--every", "1h", "--phase", "0", "--start-now", "--retry", "none",
+                 "--disable-when-exhausted", "--shell", "--", "exit 1", faketime=T0)
         self.run_once(faketime="2026-11-21 14:00:01")
         self.assertTrue(self.task("flaky")["disabled_until_update"])
         self.ok("edit", "flaky", "--shell", "--", "exit 0", faketime="2026-11-21 14:30:00")
@@ -241,7 +241,8 @@ class RefreshUrlExampleTest(TaskdTestCase):
         self.server.stdout.close()
 
     def add_refresh(self, name, url):
-        self.add(name, "--every", "30m", "--start-now", "--", self.script, url, os.path.join(self.tmp, name + ".out"))
+        self.add(name, "--every", "30m", "--start-now", "--disable-when-exhausted", "--", self.script, url,
+                 os.path.join(self.tmp, name + ".out"))
 
     def test_a_good_url_is_fetched(self):
         self.add_refresh("prices", self.base + "/prices.json")

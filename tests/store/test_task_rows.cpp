@@ -56,6 +56,8 @@ const Damage damages[] = {
     {"last_run_at", "-1"},
     {"attempt_started_at", "253402300800000"},
     {"last_succeeded_at", "-9223372036854775808"},
+    {"failing_since", "253402300800000"},
+    {"ladder_exhausted_at", "-9223372036854775808"},
     {"attempt_no", "2147483647"},
     {"attempt_no", "-1"},
     {"run_index", "9223372036854775807"},

@@ -126,11 +126,18 @@ TEST_CASE("a retry names its rung, and a retry that took the next slot says the 
   CHECK(yielded->text.find("run past that slot within its timebox of 30m") != std::string::npos);
 }
 
-TEST_CASE("a failure with no rung left says the task was disabled") {
+TEST_CASE("a failure with no rung left says the task was disabled, or kept its plan") {
   auto task = hourly();
   task.definition.retry = {};
+  task.definition.disable_when_exhausted = true;
   auto facts = explain(task, at(9, 0), {.runs = {run(1, RunStatus::failed, Trigger::schedule, at(9, 0))}}, at(9, 30));
   REQUIRE(find(facts, "ladder_exhausted"));
+  CHECK(find(facts, "ladder_exhausted")->text.find("the task was disabled") != std::string::npos);
+  task.definition.disable_when_exhausted = false;
+  facts = explain(task, at(9, 0), {.runs = {run(1, RunStatus::failed, Trigger::schedule, at(9, 0))}}, at(9, 30));
+  REQUIRE(find(facts, "ladder_exhausted"));
+  CHECK(find(facts, "ladder_exhausted")->text.find("the task kept its plan: its next planned slot runs") !=
+        std::string::npos);
   task.definition.retry = {60s};
   facts = explain(task, at(9, 0), {.runs = {run(1, RunStatus::failed, Trigger::schedule, at(9, 0))}}, at(9, 30));
   CHECK_FALSE(find(facts, "ladder_exhausted"));

@@ -145,6 +145,25 @@ TEST_CASE("a final failure is a warning; one with a retry to come, or of a run s
   CHECK(check_report({retrying, by_hand, succeeded}, running, at(14, 0), std::nullopt).verdict == Verdict::ok);
 }
 
+TEST_CASE("a task whose retries ran out is warned about until it succeeds, while its later slots retry too") {
+  auto failing = task("poll");
+  failing.last_status = RunStatus::failed;
+  failing.last_finished_at = at(13, 0);
+  failing.failing_since = at(9, 0);
+  failing.ladder_exhausted_at = at(10, 0);
+  failing.retry_pending = true;  // a later slot's ladder is being walked
+  auto problems = task_problems(failing, at(14, 0), std::nullopt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].verdict == Verdict::warning);
+  CHECK(problems[0].detail ==
+        "its latest run ended failed 1h ago (2026-11-21T13:00:00Z), a retry to come; failing since "
+        "2026-11-21T09:00:00Z; its retries ran out at 2026-11-21T10:00:00Z");
+
+  auto retrying = failing;
+  retrying.ladder_exhausted_at.reset();
+  CHECK(task_problems(retrying, at(14, 0), std::nullopt).empty());
+}
+
 TEST_CASE("no scheduler is critical only while tasks are overdue") {
   CHECK_FALSE(scheduler_problem({std::nullopt, 0}, at(14, 0)));
   CHECK_FALSE(scheduler_problem({at(13, 58), 3}, at(14, 0)));  // heartbeat exactly two minutes ago

@@ -53,10 +53,31 @@ TEST_CASE("a task disabled by its attempt gets one notification: disabled") {
   CHECK(walk.attempt(AttemptOutcome::permanent_failure) == NotifyEvent::disabled);
 
   Walk ladder;
+  ladder.definition.disable_when_exhausted = true;
   CHECK(ladder.attempt(AttemptOutcome::failed) == NotifyEvent::failed);
   CHECK(ladder.attempt(AttemptOutcome::lost) == std::nullopt);
   CHECK(ladder.attempt(AttemptOutcome::failed) == NotifyEvent::disabled);  // the ladder ran out
   CHECK(ladder.state.disabled_until_update);
+}
+
+TEST_CASE("a task whose ladder runs out is told once: exhausted, not when the ladders of its later slots run out") {
+  Walk walk;
+  CHECK(walk.attempt(AttemptOutcome::failed) == NotifyEvent::failed);
+  CHECK(walk.attempt(AttemptOutcome::failed) == std::nullopt);
+  CHECK(walk.attempt(AttemptOutcome::failed) == NotifyEvent::exhausted);  // the ladder ran out
+  CHECK_FALSE(walk.state.disabled_until_update);
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    CAPTURE(attempt);
+    CHECK(walk.attempt(AttemptOutcome::failed) == std::nullopt);  // two more ladders walked and run out
+  }
+  CHECK(walk.attempt(AttemptOutcome::succeeded) == NotifyEvent::recovered);
+  CHECK(walk.attempt(AttemptOutcome::failed) == NotifyEvent::failed);  // a new streak
+
+  Walk no_retries;
+  no_retries.definition.retry = {};
+  CHECK(no_retries.attempt(AttemptOutcome::failed) == NotifyEvent::exhausted);  // failed and ran out: one
+  CHECK(no_retries.attempt(AttemptOutcome::failed) == std::nullopt);
+  CHECK(to_string(NotifyEvent::exhausted) == "exhausted");
 }
 
 TEST_CASE("the notify command's variables carry the facts, empty when there are none") {

@@ -175,8 +175,89 @@ TEST_CASE("the state tells a retry still to come as on_finish decided it, queued
   CHECK_FALSE(retry_pending(schedule, disabled, std::nullopt));
 }
 
-TEST_CASE("the exhausted ladder disables the task until it is updated, with the reason") {
+namespace {
+
+// The state after attempts that each fail one second after they start, each
+// at the time the one before planned; `attempts` of them.
+TaskState fail_attempts(const TaskDefinition& d, TaskState state, Time& now, int attempts) {
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    CAPTURE(attempt);
+    REQUIRE_FALSE(state.disabled_until_update);
+    auto start = on_start(d, schedule_for(d), state, now, now, "uid");
+    state = on_finish(d, schedule_for(d), start.state, now + 1s, AttemptOutcome::failed, "exit code 1: boom").state;
+    now = state.next_run_at.value_or(now);
+  }
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("the exhausted ladder keeps the plan: the next planned slot runs and the ladder starts over there") {
   auto d = every(1h, 0s);
+  d.retry = {0s, 1min};
+  TaskState state;
+  state.accounted_until = at(0, 0);
+  Time now = at(0, 0);
+  state = fail_attempts(d, state, now, 3);
+  CHECK_FALSE(state.disabled_until_update);
+  CHECK(state.disabled_reason.empty());
+  CHECK(state.next_run_at == at(1, 0));
+  CHECK(state.attempt_no == 0);  // the slot at 01:00 is a scheduled run, the ladder's first attempt again
+  CHECK(state.failing_since == at(0, 0) + 1s);
+  CHECK(state.ladder_exhausted_at == at(0, 1) + 3s);
+  CHECK(condition_of(state) == Condition::failing);
+  CHECK_FALSE(retry_pending(schedule_for(d), state, std::nullopt));
+
+  // The next slot walks the ladder again; the streak and its first exhaustion are kept.
+  auto start = on_start(d, schedule_for(d), state, now, now, "uid");
+  CHECK(start.state.attempt_no == 1);
+  auto again = on_finish(d, schedule_for(d), start.state, now + 1s, AttemptOutcome::failed, "exit code 1");
+  CHECK(again.state.next_run_at == at(1, 0) + 1s);  // rung 1: 0s
+  CHECK(again.retry_pending);
+  state = fail_attempts(d, state, now, 3);
+  CHECK(state.next_run_at == at(2, 0));
+  CHECK(state.failing_since == at(0, 0) + 1s);
+  CHECK(state.ladder_exhausted_at == at(0, 1) + 3s);
+
+  // A success ends the streak.
+  start = on_start(d, schedule_for(d), state, now, now, "uid");
+  auto done = on_finish(d, schedule_for(d), start.state, now + 1s, AttemptOutcome::succeeded, "");
+  CHECK_FALSE(done.state.failing_since);
+  CHECK_FALSE(done.state.ladder_exhausted_at);
+}
+
+TEST_CASE("with no retries, each failed slot exhausts the ladder and the next slot runs (after finish: the delay)") {
+  auto d = every(1h, 0s);
+  d.retry = {};
+  TaskState state;
+  state.accounted_until = at(0, 0);
+  state.attempt_no = 1;
+  auto failed = on_finish(d, schedule_for(d), state, at(0, 5), AttemptOutcome::timed_out, "timed out");
+  CHECK(failed.state.next_run_at == at(1, 0));
+  CHECK(failed.state.ladder_exhausted_at == at(0, 5));
+  CHECK_FALSE(failed.retry_pending);
+
+  d.after_finish = true;
+  failed = on_finish(d, schedule_for(d), state, at(0, 5), AttemptOutcome::lost, "lost");
+  CHECK(failed.state.next_run_at == at(1, 5));
+  CHECK(failed.state.attempt_no == 0);
+}
+
+TEST_CASE("a failing streak starts at its first failure, manual runs too, and a manual success ends it") {
+  auto d = every(1h, 0s);
+  TaskState state;
+  state.attempt_no = 1;
+  auto manual = on_manual_finish(schedule_for(d), state, at(9, 0), AttemptOutcome::failed, "exit code 1");
+  CHECK(manual.state.failing_since == at(9, 0));
+  auto retried = on_finish(d, schedule_for(d), manual.state, at(9, 30), AttemptOutcome::failed, "exit code 1");
+  CHECK(retried.state.failing_since == at(9, 0));
+  auto recovered = on_manual_finish(schedule_for(d), retried.state, at(9, 40), AttemptOutcome::succeeded, "");
+  CHECK_FALSE(recovered.state.failing_since);
+}
+
+TEST_CASE("with disable_when_exhausted the exhausted ladder disables the task until it is updated, with the reason") {
+  auto d = every(1h, 0s);
+  d.disable_when_exhausted = true;
   TaskState state;
   state.accounted_until = at(0, 0);
   Time now = at(0, 0);

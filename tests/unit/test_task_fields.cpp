@@ -13,8 +13,13 @@ class HeldCell final : public StoredCell {
  public:
   explicit HeldCell(FieldValue value) : value_(std::move(value)) {}
   bool is_null() const override { return std::holds_alternative<std::monostate>(value_); }
-  bool is_integer() const override { return std::holds_alternative<std::int64_t>(value_); }
-  std::int64_t integer() const override { return std::get<std::int64_t>(value_); }
+  bool is_integer() const override {
+    return std::holds_alternative<std::int64_t>(value_) || std::holds_alternative<bool>(value_);
+  }
+  std::int64_t integer() const override {
+    if (const auto* flag = std::get_if<bool>(&value_)) return *flag;  // stored as 0 or 1
+    return std::get<std::int64_t>(value_);
+  }
   std::string_view text() const override {
     if (const auto* text = std::get_if<std::string>(&value_)) return *text;
     return "";
@@ -44,6 +49,7 @@ TaskDefinition unusual_definition() {
   d.catch_up_window = Seconds{7200};
   d.limits = {512LL << 20, 200, 64};
   d.alert_after = Seconds{86400};
+  d.disable_when_exhausted = true;
   return d;
 }
 
