@@ -286,6 +286,39 @@ TEST_CASE("a file of schema 3 gets its counters from the history it holds" * doc
   CHECK(store::find_task(db, "a").value()->definition.keep_runs == 1000);
 }
 
+TEST_CASE("a file of schema 12 gets each failing task's streak from the history it holds" *
+          doctest::test_suite("sqlite")) {
+  test::TempDir dir;
+  auto path = dir.path() / "old.db";
+  {
+    SQLite::Database old(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    auto schema = std::string(taskd_schema_sql);
+    old.exec(schema.substr(0, schema.find("-- migrate: 13")));
+    old.exec("PRAGMA user_version = 12; PRAGMA application_id = 1952543595");
+    old.exec(
+        "INSERT INTO tasks (id, name, command, schedule_kind, schedule_spec, created_at, updated_at, last_status, "
+        "last_finished_at, last_succeeded_at) VALUES "
+        "(1, 'failing', '[\"true\"]', 'every', '1m', 0, 0, 'failed', 3000, 1500), "
+        "(2, 'pruned', '[\"true\"]', 'every', '1m', 0, 0, 'timed_out', 7000, NULL), "
+        "(3, 'fine', '[\"true\"]', 'every', '1m', 0, 0, 'succeeded', 1500, 1500)");
+    old.exec(
+        "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, finished_at, "
+        "output) VALUES "
+        "(1, 'failed', 'schedule', 900, 900, 900, 900, 1000, x''), "
+        "(1, 'succeeded', 'schedule', 1400, 1400, 1400, 1400, 1500, x''), "
+        "(1, 'lost', 'schedule', 2400, 2400, 2400, 2400, 2500, x''), "
+        "(1, 'failed', 'retry', 2900, 2900, 2900, 2900, 3000, x''), "
+        "(3, 'succeeded', 'schedule', 1400, 1400, 1400, 1400, 1500, x'')");
+  }
+  auto db = store::Database::open(path).value();
+  auto state_of = [&](std::string_view name) { return store::find_task(db, name).value()->state; };
+  CHECK(state_of("failing").failing_since == core::from_unix_ms(2500));
+  CHECK(state_of("pruned").failing_since == core::from_unix_ms(7000));  // no history left: its last attempt
+  CHECK_FALSE(state_of("fine").failing_since);
+  CHECK_FALSE(state_of("failing").ladder_exhausted_at);
+  CHECK_FALSE(store::find_task(db, "failing").value()->definition.disable_when_exhausted);
+}
+
 TEST_CASE("runs whose slot is older than the cutoff go oldest first, in batches, never an unfinished one") {
   test::TempDb temp;
   auto a = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
