@@ -117,13 +117,17 @@ class ListOutputTest(TaskdTestCase):
 
 
 class JsonEverywhereTest(TaskdTestCase):
-    """Every command that prints data prints JSON with --json."""
+    """Every command that prints data prints JSON with --json, and the man page names them all."""
 
     def test_every_data_command_prints_json(self):
         self.env["TZ"] = "UTC"
+        later = "2026-11-21 15:00:02"
         self.assertEqual(self.json_of("add", "tick", "--every", "1h", "--phase", "0", "--", "true",
                                       faketime=NOW)["name"], "tick")
         self.assertEqual(self.json_of("run-once", faketime="2026-11-21 15:00:01")[0]["status"], "succeeded")
+        task_file = os.path.join(self.tmp, "tasks.toml")
+        with open(task_file, "w") as out:
+            out.write('[[task]]\nname = "filed"\nevery = "1h"\ncommand = ["true"]\n')
         commands = [
             ("list",),
             ("show", "tick"),
@@ -131,12 +135,35 @@ class JsonEverywhereTest(TaskdTestCase):
             ("logs", "tick"),
             ("preview", "tick"),
             ("forecast",),
+            ("explain", "tick"),
+            ("status",),
+            ("check",),
+            ("group", "list"),
+            ("edit", "tick", "--timeout", "5m"),
+            ("pause", "tick"),
+            ("resume", "tick"),
+            ("enable", "tick"),
+            ("trigger", "tick"),
+            ("backfill", "tick", "--from", "2026-11-21T10:00:00Z", "--until", "2026-11-21T12:00:00Z", "--dry-run"),
+            ("rename", "tick", "tock"),
+            ("apply", task_file),
+            ("copy-db", "--from", self.db, "--to", os.path.join(self.tmp, "copy.db")),
         ]
         for args in commands:
             with self.subTest(args=args):
-                self.assertIsNotNone(self.json_of(*args, faketime="2026-11-21 15:00:02"))
+                self.assertIsNotNone(self.json_of(*args, faketime=later, db=None if args[0] == "copy-db" else True))
         report = self.json_of("import-crontab", "-", input="@daily date\n", faketime=NOW)
         self.assertEqual(report["tasks"][0]["name"], "date")
+        checked = {"add", "run-once", "import-crontab"} | {args[0] for args in commands}
+        self.assertEqual(self.commands_the_man_page_gives_json(), checked)
+
+    def commands_the_man_page_gives_json(self):
+        page = os.path.join(os.path.dirname(__file__), "..", "..", "man", "taskd.1")
+        with open(page) as text:
+            roff = text.read()
+        start = roff.index("every command that prints data has it (")
+        listed = roff[start:roff.index(")", start)].split("(", 1)[1]
+        return {name.strip().replace("\\-", "-") for name in listed.replace("\n", " ").split(",")}
 
 
 if __name__ == "__main__":
