@@ -64,6 +64,16 @@ int report(const core::Error& error, const Context& context) {
   return exit_code_of(error, context);
 }
 
+}  // namespace
+
+core::TimeStyle Context::time_style(core::Time now) const {
+  if (utc || json) return {};
+  auto local = core::find_zone("");
+  return core::time_style(local ? *local : nullptr, now);
+}
+
+namespace {
+
 void define_global_options(CLI::App& app, Context& context) {
   app.set_version_flag("--version", "taskd " TASKD_VERSION);
   app.add_option("--db", context.db_option,
@@ -74,6 +84,7 @@ void define_global_options(CLI::App& app, Context& context) {
                  "Where this host keeps its own files when the database is a server (default: $XDG_STATE_HOME/taskd)")
       ->check(non_empty_path());
   app.add_flag("--json", context.json, "Print data as JSON");
+  app.add_flag("--utc", context.utc, "Show times in UTC (default: local time; --json is always UTC)");
   app.require_subcommand(1);
   app.fallthrough();
 }

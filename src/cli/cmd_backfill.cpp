@@ -37,11 +37,11 @@ Result<core::BackfillWindow> window_of(const BackfillOptions& options, core::Tim
 }
 
 // One line per slot (with its run, once queued), then what was done.
-void print_backfill_text(const ops::Backfilled& backfilled, bool dry_run) {
+void print_backfill_text(const ops::Backfilled& backfilled, bool dry_run, const core::TimeStyle& style) {
   const auto& [task, slots, run_ids] = backfilled;
   fmt::memory_buffer text;
   for (std::size_t i = 0; i < slots.size(); ++i) {
-    fmt::format_to(std::back_inserter(text), "{}", core::format_rfc3339(slots[i]));
+    fmt::format_to(std::back_inserter(text), "{}", core::show_time(slots[i], style));
     if (i < run_ids.size()) fmt::format_to(std::back_inserter(text), " run {}", run_ids[i]);
     text.push_back('\n');
   }
@@ -64,7 +64,7 @@ Result<void> backfill(const Context& context, const BackfillOptions& options) {
   if (context.json) {
     print_json(ops::backfilled_json(backfilled));
   } else {
-    print_backfill_text(backfilled, options.dry_run);
+    print_backfill_text(backfilled, options.dry_run, context.time_style(now));
   }
   return {};
 }

@@ -88,14 +88,15 @@ Result<core::Task> rebuilt(const store::StoredTask& stored, const EditOptions& o
 Result<void> edit(const Context& context, const EditOptions& options) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   auto rebuild = [&options](const store::StoredTask& stored, core::Time now) { return rebuilt(stored, options, now); };
-  auto task = TRY(ops::edit_task(db, options.edits.name, rebuild, context.clock.now()));
+  auto now = context.clock.now();
+  auto task = TRY(ops::edit_task(db, options.edits.name, rebuild, now));
   warn_if_limits_unavailable(task.definition);
   if (context.json) {
     print_json(task_json(task));
   } else {
     const auto& next = task.state.next_run_at;
     fmt::print("edited {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
-               next ? core::format_rfc3339(*next) : "none");
+               next ? core::show_time(*next, context.time_style(now)) : "none");
   }
   return {};
 }

@@ -53,16 +53,16 @@ Result<std::pair<core::Seconds, core::Seconds>> window_and_bucket(const Forecast
   return std::pair{*window, *bucket};
 }
 
-void print_chart(const ops::Forecast& forecast) {
+void print_chart(const ops::Forecast& forecast, const core::TimeStyle& style) {
   auto peak = forecast.peak();
   for (std::size_t i = 0; i < forecast.starts.size(); ++i) {
     auto n = forecast.starts[i];
     auto width = peak > 0 ? static_cast<std::size_t>(n * static_cast<std::int64_t>(bar_width) / peak) : 0;
-    fmt::print("{}  {:<{}} {}\n", core::format_rfc3339(forecast.bucket_start(i)), std::string(width, '#'), bar_width, n);
+    fmt::print("{}  {:<{}} {}\n", core::show_time(forecast.bucket_start(i), style), std::string(width, '#'), bar_width, n);
   }
   double mean = forecast.mean();
   fmt::print("peak {} starts per {} at {}; mean {:.2f}; peak/mean {:.2f}\n", peak,
-             core::format_duration(forecast.bucket), core::format_rfc3339(forecast.bucket_start(forecast.peak_index())),
+             core::format_duration(forecast.bucket), core::show_time(forecast.bucket_start(forecast.peak_index()), style),
              mean, mean > 0 ? static_cast<double>(peak) / mean : 0.0);
 }
 
@@ -70,12 +70,13 @@ Result<void> forecast(const Context& context, const ForecastOptions& options) {
   auto sizes = TRY(window_and_bucket(options));
   auto [window, bucket] = sizes;
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
-  auto result = TRY(ops::forecast_of(db, from, window, bucket));
+  auto now = context.clock.now();
+  auto style = context.time_style(now);
+  auto result = TRY(ops::forecast_of(db, now, core::clock_period_start(now, bucket, style.zone), window, bucket));
   if (context.json) {
     print_json(ops::forecast_json(result));
   } else {
-    print_chart(result);
+    print_chart(result, style);
   }
   return {};
 }

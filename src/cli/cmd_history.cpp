@@ -55,23 +55,25 @@ Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now
   return filter;
 }
 
-std::vector<std::string> history_row(const store::RunRecord& run) {
+std::vector<std::string> history_row(const store::RunRecord& run, const core::TimeStyle& style) {
   return {std::to_string(run.id),   run.task,         std::string(core::to_string(run.status)),
-          core::format_rfc3339(run.scheduled_at), run_duration(run), run_outcome(run),
+          core::show_time(run.scheduled_at, style), run_duration(run), run_outcome(run),
           usage_text(run.usage),    run.reason};
 }
 
 // Each run is printed as it is read, newest first.
 Result<void> history(const Context& context, const HistoryOptions& options) {
-  auto filter = TRY(filter_of(options, context.clock.now()));
+  auto now = context.clock.now();
+  auto filter = TRY(filter_of(options, now));
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   auto walk = [&](const store::RunVisitor& visit) {
     return ops::for_each_run_of(db, options.name, filter, "history", visit);
   };
   if (context.json) return print_json_array(walk, run_json);
+  auto style = context.time_style(now);
   TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "CPU MEMORY", "REASON"}), {});
   TRY(walk([&](const store::RunRecord& run) -> Result<void> {
-    table.add(plain_cells(history_row(run)));
+    table.add(plain_cells(history_row(run, style)));
     return {};
   }));
   table.finish();

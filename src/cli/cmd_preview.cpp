@@ -28,9 +28,10 @@ bool names_a_schedule(const ScheduleOptions& options) {
 
 bool names_dst_rules(const ScheduleOptions& options) { return !options.dst_gap.empty() || !options.dst_repeat.empty(); }
 
-// "2026-03-29T01:00:00Z", and after it how a DST change shaped its slot.
-std::string preview_line(const core::Schedule& schedule, const core::UpcomingStart& upcoming) {
-  auto line = core::format_rfc3339(upcoming.start);
+// "2026-03-29 03:00:00+02:00", and after it how a DST change shaped its slot.
+std::string preview_line(const core::Schedule& schedule, const core::UpcomingStart& upcoming,
+                         const core::TimeStyle& style) {
+  auto line = core::show_time(upcoming.start, style);
   auto adjustment = upcoming.slot ? core::dst_adjustment(schedule, *upcoming.slot) : std::nullopt;
   if (adjustment) line += fmt::format("  ({})", core::describe(*adjustment));
   return line;
@@ -41,12 +42,13 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
 // of one block.
 constexpr std::size_t block_size = 64 * 1024;
 
-void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count) {
+void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count,
+                  const core::TimeStyle& style) {
   fmt::memory_buffer text;
   for (int i = 0; i < count; ++i) {
     auto upcoming = starts.next();
     if (!upcoming) break;
-    auto line = preview_line(schedule, *upcoming);
+    auto line = preview_line(schedule, *upcoming, style);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
     if (text.size() < block_size) continue;
@@ -99,7 +101,7 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (context.json) {
     print_starts_json(starts, options.count);
   } else {
-    print_starts(starts, schedule, options.count);
+    print_starts(starts, schedule, options.count, context.time_style(now));
   }
   return {};
 }

@@ -88,19 +88,21 @@ Colour condition_colour(const core::TaskState& state) {
   return Colour::none;
 }
 
-std::string time_cell(const std::optional<core::Time>& time, core::Time now, bool absolute) {
-  return absolute && time ? core::format_rfc3339(*time) : relative_time(time, now);
+// Relative to now, or with --absolute shown in `absolute`'s style.
+std::string time_cell(const std::optional<core::Time>& time, core::Time now,
+                      const std::optional<core::TimeStyle>& absolute) {
+  return absolute && time ? core::show_time(*time, *absolute) : relative_time(time, now);
 }
 
 // "failing since 4m ago" for a failing task; else its condition.
-std::string condition_cell(const core::TaskState& state, core::Time now, bool absolute) {
+std::string condition_cell(const core::TaskState& state, core::Time now, const std::optional<core::TimeStyle>& absolute) {
   auto condition = task_condition(state);
   if (core::condition_of(state) != core::Condition::failing || !state.failing_since) return condition;
   return fmt::format("{} since {}", condition, time_cell(state.failing_since, now, absolute));
 }
 
 // A malformed row's STATE is "malformed"; its other cells show what could be read.
-std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, bool absolute) {
+std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, const std::optional<core::TimeStyle>& absolute) {
   const auto& task = store::readable(stored);
   Cell state_cell = stored ? Cell{condition_cell(task.state, now, absolute), condition_colour(task.state)}
                            : Cell{"malformed", Colour::red};
@@ -125,17 +127,18 @@ Result<void> list(const Context& context, const ListOptions& options) {
   // COMMAND, LAST and SCHEDULE dropped in that order.
   TableWriter table({{"NAME"}, {"SCHEDULE", 12, 2}, {"NEXT"}, {"LAST", 0, 3}, {"STATE"}, {"COMMAND", 16, 4}},
                     stdout_output());
+  auto absolute = options.absolute ? std::optional{context.time_style(now)} : std::nullopt;
   TRY(ops::list_tasks(db, filter, ops::Detail::headline, [&](const store::StoredTask& task) -> Result<void> {
-    table.add(list_row(task, now, options.absolute));
+    table.add(list_row(task, now, absolute));
     return {};
   }));
   table.finish();
   return {};
 }
 
-std::string optional_time(const std::optional<core::Time>& time, core::Time now) {
+std::string optional_time(const std::optional<core::Time>& time, core::Time now, const core::TimeStyle& style) {
   if (!time) return "-";
-  return fmt::format("{} ({})", core::format_rfc3339(*time), relative_time(time, now));
+  return fmt::format("{} ({})", core::show_time(*time, style), relative_time(time, now));
 }
 
 // "gap skip, repeat once (the default)" (show's "dst" line).
@@ -150,10 +153,11 @@ std::string dst_text(const core::DstPolicy& dst, const core::Schedule& schedule)
 
 // A task without a next run has a schedule that ended, or a run in flight
 // whose end plans the next (--after-finish, --catch-up all).
-std::string next_run_text(const core::Task& task, const core::Schedule* schedule, core::Time now) {
+std::string next_run_text(const core::Task& task, const core::Schedule* schedule, core::Time now,
+                          const core::TimeStyle& style) {
   const auto& s = task.state;
   if (s.next_run_at || s.disabled_until_update || task.definition.schedule_kind == core::ScheduleKind::manual)
-    return optional_time(s.next_run_at, now);
+    return optional_time(s.next_run_at, now, style);
   if (schedule && core::next_slot_after(*schedule, now)) return "when the run in flight has ended";
   return "none: the schedule has ended (COUNT or UNTIL)";
 }
@@ -245,22 +249,22 @@ void add_field_lines(TaskLines& lines, const core::TaskDefinition& d, const core
 }
 
 // "failing since T (4m ago); its retries ran out at T, the plan goes on".
-std::string failing_text(const core::TaskState& s, core::Time now) {
-  auto text = fmt::format("failing since {}", optional_time(s.failing_since, now));
+std::string failing_text(const core::TaskState& s, core::Time now, const core::TimeStyle& style) {
+  auto text = fmt::format("failing since {}", optional_time(s.failing_since, now, style));
   if (s.ladder_exhausted_at)
-    text += fmt::format("; its retries ran out at {}, the plan goes on", core::format_rfc3339(*s.ladder_exhausted_at));
+    text += fmt::format("; its retries ran out at {}, the plan goes on", core::show_time(*s.ladder_exhausted_at, style));
   return text;
 }
 
 // "disabled: why", "failing since …", or of a malformed row that taskd does not run it.
-std::string state_text(const store::StoredTask& stored, core::Time now) {
+std::string state_text(const store::StoredTask& stored, core::Time now, const core::TimeStyle& style) {
   const auto& s = store::readable(stored).state;
   if (!stored) return fmt::format("malformed, not run ({}): taskd edit sets what is wrong", task_condition(s));
-  if (core::condition_of(s) == core::Condition::failing && s.failing_since) return failing_text(s, now);
+  if (core::condition_of(s) == core::Condition::failing && s.failing_since) return failing_text(s, now, style);
   return task_condition(s) + (s.disabled_until_update ? ": " + s.disabled_reason : "");
 }
 
-void print_task(const store::StoredTask& stored, core::Time now) {
+void print_task(const store::StoredTask& stored, core::Time now, const core::TimeStyle& style) {
   static const std::vector<store::ColumnProblem> none;
   const auto& task = store::readable(stored);
   const auto& d = task.definition;
@@ -273,12 +277,12 @@ void print_task(const store::StoredTask& stored, core::Time now) {
   lines.add("schedule", core::describe_schedule(d),
             {"schedule_kind", "schedule_spec", "tz", "dtstart", "after_finish", "phase", "after_task",
              "after_finished"});
-  lines.add("state", state_text(stored, now),
+  lines.add("state", state_text(stored, now, style),
             {"disabled_until_update", "paused", "failing_since", "ladder_exhausted_at"});
-  lines.add("next run", next_run_text(task, schedule ? &*schedule : nullptr, now), {"next_run_at"});
-  lines.add("last run", optional_time(s.last_run_at, now), {"last_run_at"});
+  lines.add("next run", next_run_text(task, schedule ? &*schedule : nullptr, now, style), {"next_run_at"});
+  lines.add("last run", optional_time(s.last_run_at, now, style), {"last_run_at"});
   lines.add("last status", last_outcome(s), {"last_status"});
-  lines.add("last success", optional_time(s.last_succeeded_at, now), {"last_succeeded_at"});
+  lines.add("last success", optional_time(s.last_succeeded_at, now, style), {"last_succeeded_at"});
   lines.add("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index), {"attempt_no", "run_index"});
   if (schedule) lines.add("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)), {"timeout"});
   add_field_lines(lines, d, schedule ? &*schedule : nullptr);
@@ -291,7 +295,8 @@ Result<void> show(const Context& context, const std::string& name) {
   if (context.json) {
     print_json(ops::shown_task_json(shown));
   } else {
-    print_task(shown.task, context.clock.now());
+    auto now = context.clock.now();
+    print_task(shown.task, now, context.time_style(now));
     if (shown.last_run && shown.last_run->usage.cpu)
       fmt::print("{:<18}{} (CPU, peak memory)\n", "last run used", usage_text(shown.last_run->usage));
   }

@@ -3,6 +3,7 @@
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
+#include "core/text.hpp"
 #include "ops/change.hpp"
 
 namespace taskd::cli {
@@ -14,7 +15,7 @@ struct TriggerOptions {
 };
 
 void print_triggered(const ops::Triggered& outcome) {
-  const auto& name = outcome.task;
+  auto name = core::printable(outcome.task);
   const auto& triggered = outcome.result;
   if (triggered.enabled) fmt::print("enabled {} (--force)\n", name);
   if (triggered.replaced) fmt::print("stopped the running run of {} (overlap=replace)\n", name);

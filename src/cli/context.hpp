@@ -10,6 +10,7 @@
 #include "core/duration.hpp"
 #include "core/error.hpp"
 #include "core/task.hpp"
+#include "core/zone.hpp"
 #include "exec/cgroup.hpp"
 #include "sched/clock.hpp"
 #include "sched/retention.hpp"
@@ -26,6 +27,7 @@ struct Context {
   std::string db_option;  // --db
   std::filesystem::path state_dir;  // --state-dir
   bool json = false;      // --json
+  bool utc = false;       // --utc
   // The exit code of a command that succeeded: 0, but check's verdicts.
   int exit_code = 0;
   // Set by a command whose errors, usage errors too, take an exit code of
@@ -43,6 +45,9 @@ struct Context {
   // As every command that runs or kills processes opens it: created when
   // missing, refused when someone else could write or swap it.
   core::Result<store::Database> open_db_to_run() const;
+  // How human output shows times at `now`: in UTC with --utc or --json,
+  // else in the local zone ($TZ, else the system's; UTC where TZ names none).
+  core::TimeStyle time_style(core::Time now) const;
 };
 
 // The work a parsed command will do; set by the command's CLI11 callback and

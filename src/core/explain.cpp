@@ -290,7 +290,9 @@ bool skipped_span_holds(const PastRun& run, Time slot) {
 
 std::optional<Time> slot_in_question(const Schedule& schedule, Time at, Time now) {
   if (!has_slot_grid(schedule)) return std::nullopt;
-  if (at <= now) return last_slot_at_or_before(schedule, at);
+  // A time asked to the second, as people write it, is the whole second: an
+  // --every task's slots carry milliseconds.
+  if (at <= now) return last_slot_at_or_before(schedule, at.time_since_epoch() % 1s == 0ms ? at + 999ms : at);
   return next_slot_after(schedule, at - 1ms);
 }
 

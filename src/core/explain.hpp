@@ -49,7 +49,8 @@ struct Fact {
 };
 
 // The slot a question about `at` is about: for `at` up to `now` the last
-// planned slot at or before it, for a later `at` the first at or after it;
+// planned slot at or before it (or in its second, for a whole second), for
+// a later `at` the first at or after it;
 // none for a schedule without planned slots (manual, fixed delay) or
 // without a slot there.
 std::optional<Time> slot_in_question(const Schedule& schedule, Time at, Time now);

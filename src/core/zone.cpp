@@ -184,6 +184,32 @@ LocalTime to_local(Zone zone, Time t) {
   return LocalTime{(instant + offset_period(zone, instant).offset).time_since_epoch()};
 }
 
+TimeStyle time_style(Zone zone, Time now) {
+  if (!zone) return {};
+  return {zone, offset_period(zone, std::chrono::floor<seconds>(now)).offset};
+}
+
+Time clock_period_start(Time t, Seconds length, Zone zone) {
+  const auto instant = std::chrono::floor<seconds>(t);
+  const LocalTime local = zone ? to_local(zone, t) : LocalTime{instant.time_since_epoch()};
+  const auto midnight = std::chrono::floor<date::days>(local);
+  const auto into_day = local - midnight;
+  const LocalTime start = midnight + (length < date::days{1} ? into_day - into_day % length : seconds{0});
+  if (!zone) return Time{start.time_since_epoch()};
+  return resolve_local(zone, start).first;
+}
+
+std::string show_time(Time t, const TimeStyle& style, Precision precision) {
+  if (!style.zone) return format_rfc3339(t, precision);
+  const auto offset = offset_period(style.zone, std::chrono::floor<seconds>(t)).offset;
+  auto text = format_rfc3339(t + offset, precision);
+  text[10] = ' ';
+  text.pop_back();  // the 'Z'
+  if (offset == style.usual_offset) return text;
+  const auto minutes = std::chrono::abs(std::chrono::duration_cast<std::chrono::minutes>(offset)).count();
+  return fmt::format("{}{}{:02}:{:02}", text, offset < seconds{0} ? '-' : '+', minutes / 60, minutes % 60);
+}
+
 LocalInstants resolve_local(Zone zone, LocalTime local) {
   // Every UTC offset is less than a day, so the instants `local` names lie
   // within a day of it read as UTC: look at the periods that cover that span.

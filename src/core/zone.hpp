@@ -48,6 +48,27 @@ Result<LocalTime> parse_local(std::string_view text);
 // The wall-clock time at `t` in `zone`, to the second.
 LocalTime to_local(Zone zone, Time t);
 
+// How times are shown to people: in a zone, or (no zone) as RFC 3339 UTC.
+struct TimeStyle {
+  Zone zone = nullptr;
+  // The zone's offset at the time of the command: a time shown in another
+  // offset (across a DST change) carries its own.
+  std::chrono::seconds usual_offset{0};
+};
+
+// The style of `zone` (nullptr: UTC's) at `now`.
+TimeStyle time_style(Zone zone, Time now);
+
+// The start of the period of the clock of `zone` (nullptr: UTC's) that holds
+// `t`, for periods of `length`: periods under a day start at midnight and
+// follow each other (15m: at :00, :15, :30, :45), longer ones at midnight.
+Time clock_period_start(Time t, Seconds length, Zone zone);
+
+// "2026-11-21 15:00:00", "2026-03-29 03:00:00+02:00" where the offset is
+// not the usual one; "2026-11-21T14:00:00Z" without a zone. Milliseconds,
+// as `precision` says.
+std::string show_time(Time t, const TimeStyle& style, Precision precision = Precision::exact);
+
 enum class LocalKind { unique, skipped, repeated };
 
 struct LocalInstants {

@@ -28,16 +28,27 @@ constexpr auto unkillable_wait = 5s;
 // The environment entry that marks a run's processes (see THE CHILD PROCESS in taskd(1)).
 constexpr std::string_view attempt_token_name = "TASKD_ATTEMPT_UID=";
 
+// The child's peak by wait4, when it is the child's own. Linux carries the
+// peak of the image a process leaves at exec into its ru_maxrss, and a
+// child leaves taskd's (vfork shares it): a peak no higher than taskd's
+// own may be taskd's, so it is not known.
+std::optional<std::int64_t> own_peak_bytes(const struct rusage& used) {
+  struct rusage self {};
+  if (::getrusage(RUSAGE_SELF, &self) != 0 || used.ru_maxrss <= self.ru_maxrss) return std::nullopt;
+  return std::int64_t{used.ru_maxrss} * 1024;
+}
+
 // What a child used: by its cgroup where it has one (every descendant,
 // escaped or not), else (and for memory without the memory controller) by
 // wait4's account of it and the children it waited for.
 core::ResourceUsage usage_of(const struct rusage& used, const RunCgroup* cgroup) {
   auto micros = [](const timeval& time) { return std::chrono::seconds(time.tv_sec) + std::chrono::microseconds(time.tv_usec); };
   core::ResourceUsage usage{.cpu = micros(used.ru_utime) + micros(used.ru_stime),
-                            .peak_memory_bytes = std::int64_t{used.ru_maxrss} * 1024};
+                            .peak_memory_bytes = own_peak_bytes(used)};
   if (!cgroup) return usage;
   auto counted = cgroup->usage();
-  return {.cpu = counted.cpu.value_or(*usage.cpu), .peak_memory_bytes = counted.peak_memory_bytes.value_or(*usage.peak_memory_bytes)};
+  return {.cpu = counted.cpu.value_or(*usage.cpu),
+          .peak_memory_bytes = counted.peak_memory_bytes ? counted.peak_memory_bytes : usage.peak_memory_bytes};
 }
 
 // `request` with the child entering `cgroup` first.

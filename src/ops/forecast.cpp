@@ -7,18 +7,19 @@ namespace taskd::ops {
 
 using core::Result;
 
-Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds window, core::Seconds bucket) {
-  auto buckets = static_cast<std::size_t>((window + bucket - core::Seconds{1}) / bucket);
-  Forecast forecast{from, bucket, std::vector<std::int64_t>(buckets, 0)};
-  core::Time until = from + window;
+Result<Forecast> forecast_of(store::Database& db, core::Time now, core::Time first_bucket, core::Seconds window,
+                              core::Seconds bucket) {
+  core::Time until = now + window;
+  auto buckets = static_cast<std::size_t>((until - first_bucket + bucket - core::Millis{1}) / bucket);
+  Forecast forecast{first_bucket, bucket, std::vector<std::int64_t>(buckets, 0)};
   // A malformed row never runs (the tick disables it): it adds no start.
   TRY(store::for_each_task_starting_before(db, until, [&](const store::StoredTask& stored) -> Result<void> {
     if (!stored) return {};
     const auto& task = *stored;
     const auto& schedule = task.schedule.value();
-    core::UpcomingStarts starts(task, schedule, from);
+    core::UpcomingStarts starts(task, schedule, now);
     for (auto upcoming = starts.next(); upcoming && upcoming->start < until; upcoming = starts.next())
-      forecast.starts[static_cast<std::size_t>((upcoming->start - from) / bucket)] += 1;
+      forecast.starts[static_cast<std::size_t>((upcoming->start - first_bucket) / bucket)] += 1;
     return {};
   }));
   return forecast;

@@ -27,9 +27,12 @@ struct Forecast {
   core::Time bucket_start(std::size_t i) const { return from + static_cast<std::int64_t>(i) * bucket; }
 };
 
-// Only the tasks whose next run comes before the window's end are read (the
-// tick's index): a task planned later cannot start in the window.
-core::Result<Forecast> forecast_of(store::Database& db, core::Time from, core::Seconds window, core::Seconds bucket);
+// The starts of the `window` after `now`, in buckets from `first_bucket` (at
+// or before now: a boundary of the clock). Only the tasks whose next run
+// comes before the window's end are read (the tick's index): a task planned
+// later cannot start in the window.
+core::Result<Forecast> forecast_of(store::Database& db, core::Time now, core::Time first_bucket, core::Seconds window,
+                                   core::Seconds bucket);
 Json forecast_json(const Forecast& forecast);
 
 }  // namespace taskd::ops

@@ -132,8 +132,11 @@ class TaskdTestCase(unittest.TestCase):
 
     # -- running the binary -------------------------------------------------
 
+    # Human output shows times in UTC (--utc) unless a test is about local times.
+    utc_times = True
+
     def command_line(self, args, db=True, faketime=None):
-        argv = [TASKD_BIN]
+        argv = [TASKD_BIN, "--utc"] if self.utc_times else [TASKD_BIN]
         if db is True:
             argv += ["--db", self.db]
         elif db:

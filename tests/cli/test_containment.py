@@ -165,6 +165,19 @@ class ContainmentTest(LoopTestCase):
                 self.assertEqual(self.json_of("show", task)["last_run"]["cpu_seconds"], run["cpu_seconds"])
                 self.assertRegex(self.ok("show", task), r"last run used +0\.[3-9]\d\ds [0-9.]+ MiB")
 
+    def test_a_runs_peak_memory_is_its_own_not_taskds(self):
+        # /bin/true's peak is well under a MiB; the kernel's account of a child counts, at its
+        # exec, the memory of the taskd that started it (over 10 MiB).
+        for mode, _ in self.modes():
+            with self.subTest(mode=mode):
+                task = "small-" + mode
+                self.add(task, "--every", "1h", "--phase", "0", "--start-now", "--", "/bin/true", faketime=T0)
+                self.run_once("--containment", mode, faketime=T1)
+                [run] = self.history(task)
+                self.assertEqual(run["status"], "succeeded", run["reason"])
+                if run["peak_memory_bytes"] is not None:
+                    self.assertLess(run["peak_memory_bytes"], 4 << 20)
+
     def test_a_cgroup_counts_the_cpu_time_of_what_left_the_process_group(self):
         modes = dict(self.modes())
         if "cgroup" not in modes:

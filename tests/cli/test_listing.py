@@ -157,7 +157,9 @@ class HistoryFilterTest(LoopTestCase):
 class ForecastBucketTest(LoopTestCase):
     def test_the_bucket_follows_the_window(self):
         self.add("hourly", "--every", "1h", "--", "true", faketime=T0)
-        for window, bucket, count in [("1h", 60, 60), ("1d", 900, 96), ("30d", 43200, 60), ("90s", 1, 90)]:
+        # Buckets start on the clock: 12h buckets at 12:00, two hours before T0, and the
+        # chart reaches 30 days past T0 in 61 of them.
+        for window, bucket, count in [("1h", 60, 60), ("1d", 900, 96), ("30d", 43200, 61), ("90s", 1, 90)]:
             forecast = self.json_of("forecast", "--window", window, faketime=T0)
             self.assertEqual((forecast["bucket"], len(forecast["buckets"])), (bucket, count), window)
         day = self.json_of("forecast", "--window", "1d", faketime=T0)

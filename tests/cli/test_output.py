@@ -116,14 +116,60 @@ class ListOutputTest(TaskdTestCase):
         self.assertNotIn(ESCAPE, out)
 
 
+class LocalTimesTest(TaskdTestCase):
+    """Human output shows times in the local zone ($TZ), with the offset where it is not
+    today's; --utc shows RFC 3339 UTC; --json is always UTC. Under TZ=Europe/Berlin,
+    faketime's clock is Berlin's too."""
+
+    utc_times = False
+
+    def setUp(self):
+        super().setUp()
+        self.env["TZ"] = "Europe/Berlin"
+
+    def test_add_show_list_and_history_show_local_times(self):
+        added = self.add("hourly", "--every", "1h", "--phase", "0", "--", "true", faketime="2026-11-21 14:10:00")
+        self.assertIn("next run 2026-11-21 15:00:00\n", added)
+        self.assertIn("2026-11-21 15:00:00 (in 50m)", self.ok("show", "hourly", faketime="2026-11-21 14:10:00"))
+        listed = self.ok("list", "--absolute", faketime="2026-11-21 14:10:00")
+        self.assertIn(" 2026-11-21 15:00:00 ", listed)
+        self.assertIn(" 2026-11-21T14:00:00Z ", self.ok("--utc", "list", "--absolute", faketime="2026-11-21 14:10:00"))
+        self.assertEqual(self.task("hourly")["next_run_at"], "2026-11-21T14:00:00Z")
+        self.run_once(faketime="2026-11-21 15:00:01")
+        self.assertIn(" 2026-11-21 15:00:00 ", self.ok("history", faketime="2026-11-21 15:00:02"))
+
+    def test_a_time_in_another_offset_carries_it(self):
+        preview = ["preview", "--cron", "0 3 * * *", "--tz", "UTC", "--count", "2"]
+        self.assertEqual(self.ok(*preview, faketime="2026-03-28 12:00:00").splitlines(),
+                         ["2026-03-29 05:00:00+02:00", "2026-03-30 05:00:00+02:00"])
+        self.assertEqual(self.ok("--utc", *preview, faketime="2026-03-28 12:00:00").splitlines(),
+                         ["2026-03-29T03:00:00Z", "2026-03-30T03:00:00Z"])
+        self.assertEqual(self.ok(*preview, faketime="2026-03-30 12:00:00").splitlines(),
+                         ["2026-03-31 05:00:00", "2026-04-01 05:00:00"])
+
+    def test_forecast_buckets_start_on_the_clock(self):
+        self.add("hourly", "--every", "1h", "--phase", "0", "--", "true", faketime="2026-11-21 14:10:20")
+        chart = self.ok("forecast", "--window", "2h", "--bucket", "15m", faketime="2026-11-21 14:10:20")
+        self.assertTrue(chart.startswith("2026-11-21 14:00:00  "), chart)
+        self.assertIn("\n2026-11-21 15:00:00  #", chart)
+        self.assertIn("\n2026-11-21 16:00:00  ", chart)  # the window reaches 16:10:20
+        forecast = self.json_of("forecast", "--window", "2h", "--bucket", "15m", faketime="2026-11-21 14:10:20")
+        self.assertEqual(forecast["from"], "2026-11-21T13:00:00Z")
+        self.assertEqual(sum(bucket["starts"] for bucket in forecast["buckets"]), 2)
+
+
 class JsonEverywhereTest(TaskdTestCase):
-    """Every command that prints data prints JSON with --json."""
+    """Every command that prints data prints JSON with --json, and the man page names them all."""
 
     def test_every_data_command_prints_json(self):
         self.env["TZ"] = "UTC"
+        later = "2026-11-21 15:00:02"
         self.assertEqual(self.json_of("add", "tick", "--every", "1h", "--phase", "0", "--", "true",
                                       faketime=NOW)["name"], "tick")
         self.assertEqual(self.json_of("run-once", faketime="2026-11-21 15:00:01")[0]["status"], "succeeded")
+        task_file = os.path.join(self.tmp, "tasks.toml")
+        with open(task_file, "w") as out:
+            out.write('[[task]]\nname = "filed"\nevery = "1h"\ncommand = ["true"]\n')
         commands = [
             ("list",),
             ("show", "tick"),
@@ -131,12 +177,35 @@ class JsonEverywhereTest(TaskdTestCase):
             ("logs", "tick"),
             ("preview", "tick"),
             ("forecast",),
+            ("explain", "tick"),
+            ("status",),
+            ("check",),
+            ("group", "list"),
+            ("edit", "tick", "--timeout", "5m"),
+            ("pause", "tick"),
+            ("resume", "tick"),
+            ("enable", "tick"),
+            ("trigger", "tick"),
+            ("backfill", "tick", "--from", "2026-11-21T10:00:00Z", "--until", "2026-11-21T12:00:00Z", "--dry-run"),
+            ("rename", "tick", "tock"),
+            ("apply", task_file),
+            ("copy-db", "--from", self.db, "--to", os.path.join(self.tmp, "copy.db")),
         ]
         for args in commands:
             with self.subTest(args=args):
-                self.assertIsNotNone(self.json_of(*args, faketime="2026-11-21 15:00:02"))
+                self.assertIsNotNone(self.json_of(*args, faketime=later, db=None if args[0] == "copy-db" else True))
         report = self.json_of("import-crontab", "-", input="@daily date\n", faketime=NOW)
         self.assertEqual(report["tasks"][0]["name"], "date")
+        checked = {"add", "run-once", "import-crontab"} | {args[0] for args in commands}
+        self.assertEqual(self.commands_the_man_page_gives_json(), checked)
+
+    def commands_the_man_page_gives_json(self):
+        page = os.path.join(os.path.dirname(__file__), "..", "..", "man", "taskd.1")
+        with open(page) as text:
+            roff = text.read()
+        start = roff.index("every command that prints data has it (")
+        listed = roff[start:roff.index(")", start)].split("(", 1)[1]
+        return {name.strip().replace("\\-", "-") for name in listed.replace("\n", " ").split(",")}
 
 
 if __name__ == "__main__":

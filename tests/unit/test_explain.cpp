@@ -70,6 +70,15 @@ TEST_CASE("the slot in question: the last slot at or before a past time, the fir
   CHECK_FALSE(slot_in_question(Manual{}, at(9, 0), at(12, 0)));
 }
 
+TEST_CASE("a whole second asked is the slot in that second, though the slot carries milliseconds") {
+  auto task = hourly();
+  task.definition.phase = 16500ms;
+  auto schedule = schedule_for(task);
+  CHECK(slot_in_question(schedule, at(9, 0, 16), at(12, 0)) == at(9, 0, 16, 500));
+  CHECK(slot_in_question(schedule, at(9, 0, 15), at(12, 0)) == at(8, 0, 16, 500));
+  CHECK(slot_in_question(schedule, at(9, 0, 16, 400), at(12, 0)) == at(8, 0, 16, 500));
+}
+
 TEST_CASE("a slot that ran: its queuing, jitter, start, lateness and outcome") {
   auto task = hourly();
   task.definition.jitter = 30s;

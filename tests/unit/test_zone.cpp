@@ -170,3 +170,32 @@ TEST_CASE("after the listed transitions, New York's repeated hour still comes tw
   CHECK(twice.first == utc(2100, 11, 7, 5, 30));
   CHECK(twice.second == utc(2100, 11, 7, 6, 30));
 }
+
+TEST_CASE("times shown to people: local, with the offset where it is not the usual one, or RFC 3339 UTC") {
+  auto berlin = find_zone("Europe/Berlin").value();
+  auto winter = time_style(berlin, utc(2026, 3, 28, 12, 0));
+  CHECK(show_time(utc(2026, 3, 28, 14, 0), winter) == "2026-03-28 15:00:00");
+  CHECK(show_time(utc(2026, 3, 29, 3, 0), winter) == "2026-03-29 05:00:00+02:00");
+  CHECK(show_time(utc(2026, 3, 29, 3, 0) + 137ms, winter, Precision::milliseconds) ==
+        "2026-03-29 05:00:00.137+02:00");
+  auto summer = time_style(berlin, utc(2026, 7, 1, 0, 0));
+  CHECK(show_time(utc(2026, 12, 1, 0, 0), summer) == "2026-12-01 01:00:00+01:00");
+  auto kolkata = time_style(find_zone("Asia/Kolkata").value(), utc(2026, 7, 1, 0, 0));
+  CHECK(show_time(utc(2026, 7, 1, 0, 0), kolkata) == "2026-07-01 05:30:00");
+  auto st_johns = find_zone("America/St_Johns").value();
+  CHECK(show_time(utc(2026, 1, 1, 0, 0), time_style(st_johns, utc(2026, 7, 1, 0, 0))) == "2025-12-31 20:30:00-03:30");
+  CHECK(show_time(utc(2026, 3, 29, 3, 0), time_style(nullptr, utc(2026, 3, 28, 12, 0))) == "2026-03-29T03:00:00Z");
+}
+
+TEST_CASE("the clock's periods start at midnight and follow each other; a day or more starts at midnight") {
+  auto berlin = find_zone("Europe/Berlin").value();
+  auto t = utc(2026, 11, 21, 13, 10) + 20s;  // 14:10:20 in Berlin
+  CHECK(clock_period_start(t, 15min, berlin) == utc(2026, 11, 21, 13, 0));
+  CHECK(clock_period_start(t, 1h, berlin) == utc(2026, 11, 21, 13, 0));
+  CHECK(clock_period_start(t, 12h, berlin) == utc(2026, 11, 21, 11, 0));
+  CHECK(clock_period_start(t, hours{48}, berlin) == utc(2026, 11, 20, 23, 0));
+  CHECK(clock_period_start(t, 7min, nullptr) == utc(2026, 11, 21, 13, 4));  // 112 periods after midnight
+  CHECK(clock_period_start(t, 1h, find_zone("Asia/Kolkata").value()) == utc(2026, 11, 21, 12, 30));
+  // In the hour the clock skips, the period starts where the gap ends.
+  CHECK(clock_period_start(utc(2026, 3, 29, 1, 10), 2h, berlin) == utc(2026, 3, 29, 1, 0));
+}
