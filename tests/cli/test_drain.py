@@ -107,6 +107,19 @@ class DrainTest(LoopTestCase):
     def test_a_sigint_during_the_drain_ends_the_runs_at_once(self):
         self.assertSecondSignalEndsTheRunsAtOnce(signal.SIGINT)
 
+    def test_the_loop_keeps_its_heartbeat_while_it_drains(self):
+        # Neither `status` nor another host may take a draining taskd for dead.
+        self.add_waiting_task()
+        proc, log = self.start("run", "--drain", "1h")
+        self.wait_for_file(self.started)
+        proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: self.events(log, "loop.stopping"), 20, "loop.stopping")
+        [(beat,)] = self.sql("SELECT heartbeat_at FROM workers")
+        wait_for(lambda: self.sql("SELECT heartbeat_at FROM workers")[0][0] > beat, 25, "a heartbeat during the drain")
+        open(self.go, "w").close()
+        self.assertStopsWithin(proc, 30)
+        self.assertEqual(self.sql("SELECT count(*) FROM workers"), [(0,)])
+
     def test_work_drains_as_run_does(self):
         self.add_waiting_task()
         self.ok("trigger", "waits")
