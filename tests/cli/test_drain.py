@@ -7,6 +7,7 @@ import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
+from taskd_test import STORE
 
 
 class DrainTest(LoopTestCase):
@@ -119,6 +120,24 @@ class DrainTest(LoopTestCase):
         open(self.go, "w").close()
         self.assertStopsWithin(proc, 30)
         self.assertEqual(self.sql("SELECT count(*) FROM workers"), [(0,)])
+
+    @unittest.skipUnless(STORE == "postgresql", "hosts share a database on a server")
+    def test_on_a_server_another_host_runs_the_slot_at_once(self):
+        self.add_waiting_task()
+        first, _ = self.start("run", "--host-id", "first", "--drain", "1s", log_name="first.log")
+        self.wait_for_file(self.started)
+        second, _ = self.start("work", "--host-id", "second", log_name="second.log")
+        os.remove(self.started)
+        first.send_signal(signal.SIGTERM)
+        self.assertStopsWithin(first, 30)
+        self.wait_for_file(self.started)
+        open(self.go, "w").close()
+        wait_for(lambda: [r["status"] for r in self.history("waits")] == ["succeeded"], 20, "the second host's run")
+        self.assertEqual(self.sql("SELECT worker_host FROM runs"), [("second",)])
+        first_slot, second_slot = self.slots_written()
+        self.assertEqual(first_slot, second_slot)
+        self.assertFalse(os.path.exists(self.notified))
+        self.assertEqual(self.stop(second)[0], 0)
 
     def test_work_drains_as_run_does(self):
         self.add_waiting_task()
