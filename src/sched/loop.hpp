@@ -27,7 +27,7 @@ struct LoopOptions {
   WorkerOptions worker;
   std::optional<Retention> retention;  // --keep-days: a batch of expired runs deleted each pass
   // --drain: after a SIGTERM the runs in flight may finish for this long
-  // before they are ended; 0: ended at once, and recorded failed.
+  // before they are ended (0: at once).
   core::Millis drain{std::chrono::seconds{60}};
 };
 
