@@ -33,6 +33,7 @@ struct LoopCommandOptions {
   int keep_days = 0;
   int concurrency = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::string tick = "30s";
+  std::string drain = "60s";
   std::string host_id;
   std::string lease;
   std::string containment;
@@ -63,6 +64,8 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   auto tick_bound = TRY(optional_duration(options.tick, "--tick"));
   if (!tick_bound || *tick_bound <= core::Seconds{0})
     return fail(ErrorKind::usage, fmt::format("{}: --tick must be a positive duration", name));
+  auto drain = TRY(optional_duration(options.drain, "--drain"));
+  if (!drain) return fail(ErrorKind::usage, fmt::format("{}: --drain must be a duration (0: no drain)", name));
   const char* crash_at = std::getenv("TASKD_CRASH_AT");
   auto crash = TRY(sched::parse_crash_switch(crash_at ? crash_at : ""));
   auto retention = TRY(retention_of(options.keep_days));
@@ -78,11 +81,14 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.worker.crash = crash;
   loop_options.role = role;
   loop_options.tick = *tick_bound;
+  loop_options.drain = *drain;
+  loop_options.worker.requeue_stopped = *drain > core::Seconds{0};
   loop_options.worker.concurrency = options.concurrency;
   loop_options.worker.host_id = host_id;
   log.log(sched::LogLevel::info, "loop.started",
           {{"command", std::string(name)}, {"db", db.name()}, {"concurrency", std::to_string(options.concurrency)},
-           {"tick", core::format_duration(*tick_bound)}, {"containment", contained.description}});
+           {"tick", core::format_duration(*tick_bound)}, {"drain", core::format_duration(*drain)},
+           {"containment", contained.description}});
   auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
   if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
@@ -96,6 +102,10 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
                       : app.add_subcommand("run", "The scheduler loop: queue what is due and run it, until stopped");
   command->add_option("--concurrency", options->concurrency, "Runs at once (default: the number of cores)");
   command->add_option("--tick", options->tick, "Look at the database at least this often (default: 30s)");
+  command->add_option("--drain", options->drain,
+                      "On SIGTERM, claim nothing new and let the runs in flight finish for up to this long; those "
+                      "still running then are ended and run again at the next start (default: 60s; 0: end them at "
+                      "once, recorded failed)");
   add_log_options(command, options->log);
   add_host_id_option(*command, options->host_id);
   add_lease_option(*command, options->lease);

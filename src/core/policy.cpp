@@ -380,6 +380,14 @@ TaskState on_replace(TaskState state) {
   return state;
 }
 
+TaskState on_shutdown_end(TaskState state, const TaskState& before_start) {
+  clear_attempt(state);
+  state.attempt_no = before_start.attempt_no;
+  state.run_index = before_start.run_index;
+  state.last_run_at = before_start.last_run_at;
+  return state;
+}
+
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now) {
   FinishDecision decision;
   decision.skipped = account_due_slots(schedule, state, now, "the task was paused");

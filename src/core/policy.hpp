@@ -104,6 +104,12 @@ FinishDecision on_manual_finish(const Schedule& schedule, TaskState state, Time 
 // its late report is then stale.
 TaskState on_replace(TaskState state);
 
+// taskd shut down and ended the attempt before it was done: it does not
+// count (a restart is no failure of the task). Its slot is queued again, so
+// the task's attempt count, run index and last start are what they were
+// before it started (`before_start`); its plan stays.
+TaskState on_shutdown_end(TaskState state, const TaskState& before_start);
+
 // The task was resumed: slots that passed while paused are skipped; a
 // pending --start-now or retry is kept.
 FinishDecision on_resume(const Schedule& schedule, TaskState state, Time now);

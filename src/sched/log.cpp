@@ -95,7 +95,8 @@ void write_all(int fd, std::string_view bytes) {
 std::string_view event_of(const RunReport& report) {
   if (report.stale) return "run.stale";
   switch (report.status) {
-    case core::RunStatus::queued: return "run.queued";
+    // With the attempt's duration: it ran, and taskd's shutdown queued it again.
+    case core::RunStatus::queued: return report.duration ? "run.requeued" : "run.queued";
     case core::RunStatus::running: return "run.started";
     case core::RunStatus::skipped: return "run.skipped";
     case core::RunStatus::dropped: return "run.dropped";

@@ -112,7 +112,7 @@ class Loop {
     Wake wake{.timer = true};
     while (true) {
       if (wake.needs_pass()) {
-        if (auto passed = stopping_ ? keep_up() : pass(); !passed) {
+        if (auto passed = stopping_ ? keep_up_stopping() : pass(); !passed) {
           TRY(wait_out(passed.error()));
         } else {
           end_outage();
@@ -185,6 +185,16 @@ class Loop {
     auto recorded = worker_.record({});
     log_reports();
     return recorded;
+  }
+
+  // While stopping: what is owed to the runs in flight and, while they may
+  // finish within the drain, the heartbeat that tells this process lives.
+  Result<void> keep_up_stopping() {
+    TRY(keep_up());
+    if (!draining_until_) return {};
+    TRY(presence_.beat_if_due(clock_.now()));
+    next_pass_at_ = presence_.next_heartbeat_at();
+    return {};
   }
 
   // A server out of reach (down, restarting, cut off, or slower than a
@@ -268,12 +278,14 @@ class Loop {
   }
 
   // When the loop passes again: while stopping, only to keep its runs'
-  // leases and, in an outage, to try the server again.
+  // leases, its heartbeat while they drain, and, in an outage, to try the
+  // server again; and it wakes when the drain ends.
   SteadyTime wake_deadline() const {
     auto now = std::chrono::steady_clock::now();
     if (!stopping_ && (queue_left_ || prune_left_)) return now;
     auto until = now + std::max(next_pass_at_ - clock_.now(), core::Millis{0});
-    if (stopping_ && !outage_) until = SteadyTime::max();
+    if (stopping_ && !outage_ && !draining_until_) until = SteadyTime::max();
+    if (draining_until_) until = std::min(until, *draining_until_);
     if (recheck_at_) until = std::min(until, *recheck_at_);
     if (auto renewal = worker_.next_renewal_at()) until = std::min(until, *renewal);
     return until;
@@ -315,6 +327,8 @@ class Loop {
     auto signals = signals_.take();
     wake.signal = !signals.empty();
     obey(signals);
+    if (draining_until_ && std::chrono::steady_clock::now() >= *draining_until_)
+      end_runs(fmt::format("the drain of {} ended", core::format_duration_ms(options_.drain)));
     auto changed = noticed_change();
     if (!changed) {
       TRY(wait_out(changed.error()));
@@ -354,17 +368,40 @@ class Loop {
         log_.log(reopened ? LogLevel::info : LogLevel::error, "log.reopened",
                  reopened ? std::vector<LogField>{} : std::vector<LogField>{{"error", reopened.error().message}});
       } else if (!stopping_) {
-        stopping_ = true;
-        worker_.stop_claiming();
-        supervisor_.stop_all();
-        log_.log(LogLevel::info, "loop.stopping",
-                 {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())}});
+        stop(signal);
+      } else if (draining_until_) {
+        end_runs(signal_name(signal) + " during the drain");
       } else if (signal == SIGINT) {
         aborted_ = true;
         log_.log(LogLevel::warn, "loop.aborted",
                  {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())}});
       }
     }
+  }
+
+  // The first SIGTERM or SIGINT: nothing more is claimed (nor queued). On
+  // SIGTERM the runs in flight may finish for the drain; on SIGINT, or with
+  // no drain, they are ended at once.
+  void stop(int signal) {
+    stopping_ = true;
+    worker_.stop_claiming();
+    log_.log(LogLevel::info, "loop.stopping",
+             {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())},
+              {"drain", core::format_duration_ms(options_.drain)}});
+    if (signal == SIGTERM && options_.drain > core::Millis{0} && worker_.running() > 0) {
+      draining_until_ = std::chrono::steady_clock::now() + options_.drain;
+      next_pass_at_ = clock_.now();  // the heartbeat goes on meanwhile
+    } else {
+      end_runs(signal_name(signal));
+    }
+  }
+
+  // Ends the runs in flight: SIGTERM to each, SIGKILL after its grace.
+  void end_runs(const std::string& why) {
+    draining_until_.reset();
+    if (worker_.running() > 0)
+      log_.log(LogLevel::info, "loop.ending_runs", {{"why", why}, {"running", std::to_string(worker_.running())}});
+    supervisor_.stop_all();
   }
 
   void log_reports() { sched::log_reports(log_, worker_.take_reports()); }
@@ -399,6 +436,7 @@ class Loop {
   bool held_ = false;
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
+  std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
 };
 

@@ -26,10 +26,15 @@ struct LoopOptions {
   core::Millis tick{std::chrono::seconds{30}};  // the longest sleep between two passes
   WorkerOptions worker;
   std::optional<Retention> retention;  // --keep-days: a batch of expired runs deleted each pass
+  // --drain: after a SIGTERM the runs in flight may finish for this long
+  // before they are ended (0: at once).
+  core::Millis drain{std::chrono::seconds{60}};
 };
 
-// How the loop ended: stopped (SIGTERM or SIGINT: every run ended and was
-// recorded) or aborted (a second SIGINT: children killed, nothing recorded).
+// How the loop ended: stopped (SIGTERM or SIGINT: nothing more claimed, the
+// runs in flight finished within the drain or were ended, and every one was
+// recorded) or aborted (SIGINT once the runs were being ended: children
+// killed, nothing recorded).
 enum class LoopEnd { stopped, aborted };
 
 // When the loop should pass again if nothing wakes it first: the earliest

@@ -134,8 +134,12 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                started.error().message);
 }
 
-// The run row of an attempt's end; false for a stale attempt.
+// The run row of an attempt's end (back in the queue when taskd's shutdown
+// ended it); false for a stale attempt.
 core::Result<bool> finish_attempt_run(store::Database& db, const AttemptEnd& end, core::Time now) {
+  if (end.shutdown)
+    return store::requeue_run(db, {end.run_id, end.attempt_uid, end.shutdown->run_attempt_no,
+                                   end.shutdown->run_index, end.reason});
   store::FinishRecord record{end.run_id, end.attempt_uid,    core::run_status_of(end.outcome),
                              now,        end.exit_code,      end.signal,
                              end.reason, end.output,         end.output_truncated,
@@ -164,6 +168,13 @@ core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptE
   TRY(store::prune_history(db, end.task_id, task.definition.keep_runs));
   bool is_current = finished && task.state.attempt_uid == end.attempt_uid;
   if (!is_current) return Recorded{};
+  if (end.shutdown) {
+    TRY(store::save_state(db, task.id, core::on_shutdown_end(task.state, end.shutdown->before_start), now));
+    if (end.state_blob) {
+      TRY(store::save_state_blob(db, task.id, *end.state_blob));  // what it kept so far, as any ended attempt
+    }
+    return Recorded{.current = true};
+  }
   auto decision = TRY(apply_policy(db, task, end, now));
   return Recorded{true, StateChange{std::move(task), std::move(decision.state)}, !decision.retry_pending};
 }

@@ -15,6 +15,16 @@
 
 namespace taskd::sched {
 
+// An attempt that taskd's shutdown ended before it was done: its run goes
+// back to the queue for its slot, as it was queued, and the task's state to
+// its count before the attempt started (core::on_shutdown_end). It uses no
+// step of the retry ladder, tells --notify nothing and starts no follower.
+struct ShutdownEnd {
+  int run_attempt_no = 0;
+  std::int64_t run_index = 0;
+  core::TaskState before_start;
+};
+
 struct AttemptEnd {
   std::int64_t run_id = 0;
   std::int64_t task_id = 0;
@@ -28,6 +38,7 @@ struct AttemptEnd {
   bool output_truncated = false;
   std::optional<std::string> state_blob;  // the run's $TASKD_STATE, to keep for the next run
   core::ResourceUsage usage;
+  std::optional<ShutdownEnd> shutdown;  // set: requeued, not finished
 };
 
 // What recording an attempt's end did: `written`, its run was still

@@ -36,6 +36,7 @@ struct Claimed {
   std::string state_blob;
   exec::SteadyTime leased_at;
   std::string stop_reason;  // why another host asked it to stop ('': it did not)
+  core::TaskState before_start;  // the task's state before this attempt started
 };
 
 // One instant on both clocks: the (server's) time, and this process's
@@ -105,6 +106,12 @@ Verdict judge(const exec::ChildResult& result, const Claimed& claimed, const std
   if (result.stopped && verdict.outcome != core::AttemptOutcome::succeeded)
     verdict.reason = joined("stopped as taskd shut down", verdict.reason);
   return verdict;
+}
+
+// Whether taskd's shutdown ended the attempt before it was done (its own
+// success stands, and a fenced run is no longer this worker's to judge).
+bool ended_by_shutdown(const exec::ChildResult& result, const Verdict& verdict) {
+  return result.stopped && !result.fenced && verdict.outcome != core::AttemptOutcome::succeeded;
 }
 
 bool has_own_ladder(const store::RunRecord& run) {
@@ -218,7 +225,9 @@ class WorkerImpl {
       auto& [claimed, files] = node.mapped();
       auto left = run_directory_->collect(std::move(files), options_.state_limit);
       auto verdict = judge(result, claimed, left.status_line);
-      unrecorded_ends_.push_back(attempt_end(claimed, verdict, result, &left.state));
+      auto end = attempt_end(claimed, verdict, result, &left.state);
+      if (options_.requeue_stopped && ended_by_shutdown(result, verdict)) requeue(end, claimed);
+      unrecorded_ends_.push_back(std::move(end));
       unrecorded_runs_.push_back(std::move(claimed));
     }
     if (unrecorded_ends_.empty()) return {};
@@ -358,9 +367,9 @@ class WorkerImpl {
     auto marked = TRY(store::mark_running(db_, start));
     if (!marked) return {};
     TRY(write_decision(db_, task.id, decision.state, decision.skipped, now));
-    task.state = decision.state;
+    auto before_start = std::exchange(task.state, decision.state);
     batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline,
-                             std::move(found->state_blob), at.steady});
+                             std::move(found->state_blob), at.steady, "", std::move(before_start)});
     return {};
   }
 
@@ -465,14 +474,22 @@ class WorkerImpl {
     return end;
   }
 
+  // The end of an attempt that taskd's shutdown ended: its run goes back to
+  // the queue for its slot, as `claimed` found it queued.
+  static void requeue(AttemptEnd& end, const Claimed& claimed) {
+    end.reason += "; queued again for its slot";
+    end.shutdown = ShutdownEnd{claimed.run.attempt_no, claimed.run.run_index, claimed.before_start};
+  }
+
   // Reports a recorded end; a stale attempt is recorded in history only, and
   // its report says so.
   void report_end(const Claimed& claimed, const AttemptEnd& end, bool current, Time now) {
     std::string reason = current ? end.reason
                                  : joined("outcome ignored: the attempt is no longer the task's current one", end.reason);
     Time started = claimed.task.state.attempt_started_at.value_or(now);
-    reports_.push_back({claimed.run.id, claimed.task.definition.name, core::run_status_of(end.outcome),
-                        std::move(reason), now - started, !current});
+    auto status = end.shutdown && current ? core::RunStatus::queued : core::run_status_of(end.outcome);
+    reports_.push_back({claimed.run.id, claimed.task.definition.name, status, std::move(reason), now - started,
+                        !current});
   }
 
   store::Database& db_;

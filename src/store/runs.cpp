@@ -489,6 +489,26 @@ Result<bool> finish_run(Database& db, const FinishRecord& finish) {
   });
 }
 
+Result<bool> requeue_run(Database& db, const RequeueRecord& requeue) {
+  return guarded(db, [&]() -> Result<bool> {
+    auto update = db.cached(
+        "UPDATE runs SET status = 'queued', attempt_uid = '', attempt_no = ?, run_index = ?, reason = ?, "
+        "started_at = NULL, finished_at = NULL, deadline_at = NULL, exit_code = NULL, signal = NULL, "
+        "output = ?, output_truncated = 0, lease_expires_at = NULL, stop_reason = '', cpu_us = NULL, "
+        "peak_memory_bytes = NULL, worker_host = '', worker_boot_id = '', worker_pid = NULL, "
+        "worker_started_at = NULL, child_pid = NULL, child_started_at = NULL "
+        "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
+    Binder b(update);
+    b.int64(requeue.attempt_no);
+    b.int64(requeue.run_index);
+    b.text(requeue.reason);
+    b.blob("");
+    b.int64(requeue.run_id);
+    b.text(requeue.attempt_uid);
+    return update.exec() == 1;
+  });
+}
+
 Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
   return guarded(db, [&]() -> Result<int> {
     auto prune = db.cached(

@@ -214,6 +214,20 @@ struct FinishRecord {
 // (and nothing written) for a stale attempt_uid.
 core::Result<bool> finish_run(Database& db, const FinishRecord& finish);
 
+// A running attempt that taskd's shutdown ended: its run goes back to the
+// queue for the same slot, as it was queued (its attempt number and run
+// index), with `reason` saying why; what the attempt wrote in it is cleared.
+struct RequeueRecord {
+  std::int64_t run_id;
+  std::string attempt_uid;
+  int attempt_no;
+  std::int64_t run_index;
+  std::string reason;
+};
+// RUNNING -> QUEUED, only for the attempt that is running; false (and
+// nothing written) for a stale attempt_uid.
+core::Result<bool> requeue_run(Database& db, const RequeueRecord& requeue);
+
 // Deletes the task's finished runs beyond the newest `keep` rows, so history
 // stays bounded. Queued and running runs are never deleted.
 core::Result<int> prune_history(Database& db, std::int64_t task_id, int keep);

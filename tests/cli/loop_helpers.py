@@ -59,7 +59,11 @@ def wait_for(condition, seconds, what):
 
 class LoopTestCase(TaskdTestCase):
     def start(self, command, *args, log_name="taskd.log", faketime=None, db=True, server_clock=False):
-        """Starts `taskd COMMAND ARGS --log-file LOG --log-level debug`; waits for loop.started."""
+        """Starts `taskd COMMAND ARGS --log-file LOG --log-level debug`; waits for loop.started.
+        A SIGTERM ends its runs at once (--drain 0) unless ARGS give a --drain:
+        the tests that stop it are about what comes after."""
+        if "--drain" not in args:
+            args += ("--drain", "0")
         log = os.path.join(self.tmp, log_name)
         proc = self.popen_taskd(command, "--log-file", log, "--log-level", "debug", *args, faketime=faketime, db=db,
                                 server_clock=server_clock)

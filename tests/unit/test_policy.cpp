@@ -607,6 +607,25 @@ TEST_CASE("a replaced attempt ends without counting: the newer run inherits its 
   CHECK(on_start(d, schedule, replaced, at(12, 0), at(12, 0), "new").state.attempt_no == 1);
 }
 
+TEST_CASE("an attempt that taskd's shutdown ended does not count: its slot starts again, not dropped") {
+  auto d = every(1h, 0s);
+  auto schedule = schedule_for(d);
+  auto before = on_finish(d, schedule, on_start(d, schedule, on_create(schedule, at(9, 0), false), at(10, 0),
+                                                at(10, 0), "failed").state,
+                          at(10, 1), AttemptOutcome::failed, "boom").state;
+  auto started = on_start(d, schedule, before, at(11, 0), at(11, 0), "ended");
+  auto ended = on_shutdown_end(started.state, before);
+  CHECK(ended.attempt_uid.empty());
+  CHECK_FALSE(ended.attempt_timeout_at);
+  CHECK(ended.attempt_no == before.attempt_no);
+  CHECK(ended.run_index == before.run_index);
+  CHECK(ended.last_run_at == before.last_run_at);
+  CHECK(ended.last_status == before.last_status);
+  CHECK(ended.next_run_at == started.state.next_run_at);  // the plan goes on
+  CHECK_FALSE(drop_reason(d, schedule, ended, Trigger::schedule, at(11, 0) + 30s));
+  CHECK(on_start(d, schedule, ended, at(11, 0), at(11, 1), "again").state.attempt_no == before.attempt_no + 1);
+}
+
 TEST_CASE("an edit enables a disabled task; a new schedule plans from the time of the edit") {
   auto d = every(1h, 0s);
   auto schedule = schedule_for(d);
