@@ -82,7 +82,6 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.role = role;
   loop_options.tick = *tick_bound;
   loop_options.drain = *drain;
-  loop_options.worker.requeue_stopped = *drain > core::Seconds{0};
   loop_options.worker.concurrency = options.concurrency;
   loop_options.worker.host_id = host_id;
   log.log(sched::LogLevel::info, "loop.started",

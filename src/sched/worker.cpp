@@ -226,7 +226,8 @@ class WorkerImpl {
       auto left = run_directory_->collect(std::move(files), options_.state_limit);
       auto verdict = judge(result, claimed, left.status_line);
       auto end = attempt_end(claimed, verdict, result, &left.state);
-      if (options_.requeue_stopped && ended_by_shutdown(result, verdict)) requeue(end, claimed);
+      // A run that taskd's shutdown ended goes back to the queue for its slot.
+      if (ended_by_shutdown(result, verdict)) requeue(end, claimed);
       unrecorded_ends_.push_back(std::move(end));
       unrecorded_runs_.push_back(std::move(claimed));
     }

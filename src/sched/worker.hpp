@@ -25,10 +25,6 @@ struct WorkerOptions {
   std::size_t state_limit = 64 * 1024;   // bytes of $TASKD_STATE kept per task
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
   CrashSwitch crash;                      // TASKD_CRASH_AT, for crash tests
-  // A run that taskd's shutdown ended goes back to the queue for its slot,
-  // using no step of the retry ladder; false (--drain 0): it is recorded
-  // failed, as any failure.
-  bool requeue_stopped = true;
   std::string host_id;                    // --host-id; empty: the hostname
   // --lease, on a server: a run's lease lasts this long past each renewal,
   // plus its task's kill grace. The worker renews the leases of its runs
