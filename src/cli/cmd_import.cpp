@@ -109,8 +109,8 @@ struct Conversion {
   }
 };
 
-// The entry's task, which keeps cron's behaviour: no retries, and no exit
-// code that disables it. Its environment moves into the task.
+// The entry's task, which keeps cron's behaviour: no retries, no timebox,
+// and no exit code that disables it. Its environment moves into the task.
 Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
                            core::Time now) {
   core::Task task;
@@ -122,6 +122,7 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   schedule.tz = entry.tz;
   task.schedule = TRY(apply_schedule(schedule, d, now));
   d.retry.clear();
+  d.timeout = core::Seconds{0};
   d.permanent_exit.clear();
   d.owner = owner;
   d.env = std::move(entry.env);
@@ -257,9 +258,8 @@ void print_report(const std::string& where, const ImportOutcome& outcome, const 
                core::printable(name));
   if (!conversion.tasks.empty())
     fmt::print(
-        "as in cron: no retries, and no exit code disables a task; unlike cron: a time that comes while the "
-        "task's previous run is still running is skipped (overlap=skip), and a run is ended at its timebox "
-        "(half the interval; taskd edit NAME --timeout DUR)\n");
+        "as in cron: no retries, no timebox, and no exit code disables a task; unlike cron: a time that comes "
+        "while the task's previous run is still running is skipped (overlap=skip)\n");
   auto shown_owner = core::printable(owner);
   if (outcome.written) {
     fmt::print("imported {} task(s) with owner {} ({}); taskd rm --owner {} removes them\n", conversion.tasks.size(),

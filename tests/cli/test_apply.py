@@ -335,6 +335,17 @@ class ExportTest(TaskdTestCase):
         self.assertEqual(several.count("owner ="), 3, several)
         self.assertIn("the tasks have 2 owners, so each task names its own", err)
 
+    def test_no_timebox_goes_through_export_and_apply(self):
+        self.add("long", "--cron", "0 3 * * *", "--timeout", "none", "--", "true")
+        exported = self.ok("export")
+        self.assertIn('timeout = "none"', exported)
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(exported)
+        fresh = os.path.join(self.tmp, "fresh.db")
+        self.ok("apply", path, db=fresh)
+        self.assertIsNone(self.task("long", db=fresh)["timeout"])
+
     def test_export_owner_writes_only_that_owners_tasks(self):
         self.add("mine", "--every", "1h", "--owner", "me", "--", "true")
         self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")

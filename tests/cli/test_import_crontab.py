@@ -192,7 +192,7 @@ class ImportCrontabTest(TaskdTestCase):
         out = self.import_crontab(path)
         self.assertIn("overlap=skip", out)
         task = self.task("echo-month-end")
-        self.assertEqual((task["retry"], task["permanent_exit"]), ([], []))
+        self.assertEqual((task["retry"], task["timeout"], task["permanent_exit"]), ([], None, []))
         self.assertEqual(task["overlap"], "skip")
 
     def test_standard_input_and_an_owner_of_ones_own(self):
