@@ -20,6 +20,7 @@ using core::Result;
 
 struct ApplyOptions {
   std::string file;
+  std::string owner;
   bool prune = false;
   bool dry_run = false;
 };
@@ -57,7 +58,7 @@ Result<ops::Plan> apply_file(const Context& context, const ApplyOptions& options
   // An empty owner would select every task in the database.
   if (options.prune && file.owner.empty())
     return fail(ErrorKind::bad_input,
-                fmt::format("{}: --prune needs an owner, and [defaults] owner is empty", options.file));
+                fmt::format("{}: --prune needs an owner, and the file's owner is empty", options.file));
   for (const auto& task : file.tasks) {
     TRY(build_file_task(task, context.clock.now()));
   }
@@ -84,7 +85,7 @@ void print_plan(const ops::Plan& plan, const ApplyOptions& options) {
 }
 
 Result<void> apply(const Context& context, const ApplyOptions& options) {
-  auto file = TRY(read_task_file(options.file));
+  auto file = TRY(read_task_file(options.file, options.owner));
   auto plan = TRY(apply_file(context, options, file));
   for (const auto& step : plan.tasks) {
     if (step.kind != ops::Step::remove) warn_if_limits_unavailable(step.definition);
@@ -103,6 +104,8 @@ void add_apply_command(CLI::App& app, Context& context, Action& action) {
   auto options = std::make_shared<ApplyOptions>();
   auto* command = app.add_subcommand("apply", "Make the tasks of a TOML task file (taskd.toml(5)) exist as written");
   command->add_option("file", options->file, "The task file")->required();
+  command->add_option("--owner", options->owner,
+                      "The owner of the file's tasks, which --prune prunes (default: the file's owner, else its path)");
   command->add_flag("--prune", options->prune, "Remove the tasks of this file's owner that the file no longer lists");
   command->add_flag("--dry-run", options->dry_run, "Print what would change and write nothing");
   command->callback(

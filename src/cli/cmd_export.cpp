@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
+#include <set>
 
 #include "cli/context.hpp"
 #include "cli/task_file_write.hpp"
@@ -24,6 +26,26 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
                core::printable(definition.name), text.error().message);
 }
 
+// The owner the file names at its top, which apply gives its tasks and
+// --prune prunes: --owner's, else the one owner of every task. Tasks of
+// several owners each name their own, and the file names none, so that
+// applying it with --prune removes none of theirs.
+Result<std::optional<std::string>> file_owner(store::Database& db, const std::string& owner) {
+  if (!owner.empty()) return owner;
+  std::set<std::string> owners;
+  TRY(ops::list_tasks(db, {}, ops::Detail::full, [&](const store::StoredTask& task) -> Result<void> {
+    if (task) owners.insert(task->definition.owner);
+    return {};
+  }));
+  if (owners.size() == 1) return *owners.begin();
+  if (owners.size() > 1)
+    fmt::print(stderr,
+               "taskd: warning: export: the tasks have {} owners, so each task names its own and the file names "
+               "none: apply --prune of it removes none of their tasks (export --owner O writes one owner's file)\n",
+               owners.size());
+  return std::nullopt;
+}
+
 // A malformed row cannot be written as the task it was: each is left out
 // with a line on stderr, the others are written, and the export ends with
 // an error (exit 65), so that a file that lacks a task is never taken for
@@ -31,7 +53,8 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
 Result<void> export_tasks(const Context& context, const std::string& owner) {
   auto db = TRY(context.open_db(store::IfMissing::use_empty));
   auto caps = TRY(ops::group_caps(db, owner));
-  fmt::print("{}", task_file_head(caps));
+  auto named_owner = TRY(file_owner(db, owner));
+  fmt::print("{}", task_file_head(named_owner, caps));
   std::string text;
   std::int64_t left_out = 0;
   auto exported = ops::list_tasks(db, {.owner = owner}, ops::Detail::full, [&](const store::StoredTask& task) -> Result<void> {
@@ -43,7 +66,7 @@ Result<void> export_tasks(const Context& context, const std::string& owner) {
     }
     warn_if_not_utf8(task->definition);
     text.clear();
-    write_task(text, task->definition);
+    write_task(text, task->definition, named_owner);
     fmt::print("{}", text);
     return {};
   });

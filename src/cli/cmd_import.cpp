@@ -1,7 +1,9 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 
 #include "cli/context.hpp"
@@ -96,9 +98,9 @@ struct Converted {
   core::Task task;
 };
 
-// What an import would do: the tasks, and the lines it cannot convert or
-// converts with a difference the user should know.
-struct ImportPlan {
+// What the lines of a crontab convert to: the tasks, and the lines that
+// cannot convert or convert with a difference the user should know.
+struct Conversion {
   std::vector<Converted> tasks;
   std::vector<CrontabProblem> problems;
 
@@ -107,7 +109,8 @@ struct ImportPlan {
   }
 };
 
-// The entry's task; its environment moves into the task.
+// The entry's task, which keeps cron's behaviour: no retries, no timebox,
+// and no exit code that disables it. Its environment moves into the task.
 Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
                            core::Time now) {
   core::Task task;
@@ -118,7 +121,9 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   schedule.cron = entry.schedule;
   schedule.tz = entry.tz;
   task.schedule = TRY(apply_schedule(schedule, d, now));
-  d.retry = core::default_retry_ladder();
+  d.retry.clear();
+  d.timeout = core::Seconds{0};
+  d.permanent_exit.clear();
   d.owner = owner;
   d.env = std::move(entry.env);
   TRY(require_utf8_text(d));
@@ -126,83 +131,189 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   return task;
 }
 
-std::vector<core::Task> tasks_of(const ImportPlan& plan) {
-  std::vector<core::Task> tasks;
-  for (const auto& converted : plan.tasks) tasks.push_back(converted.task);
-  return tasks;
+// A task of that name that another owner has is not the import's to change.
+std::optional<std::string> taken_by_another_owner(const std::optional<core::Task>& existing, const std::string& owner) {
+  if (!existing || existing->definition.owner == owner) return std::nullopt;
+  return fmt::format("a task named \"{}\" already exists (owner \"{}\")", existing->definition.name,
+                     existing->definition.owner);
 }
 
-Result<ImportPlan> plan_import(store::Database& db, core::Crontab& crontab, const std::string& owner, core::Time now) {
-  ImportPlan plan{{}, crontab.problems};
+Result<Conversion> convert(store::Database& db, core::Crontab& crontab, const std::string& owner, core::Time now) {
+  Conversion conversion{{}, crontab.problems};
   auto names = core::crontab_task_names(crontab.entries);
   std::string user = current_user();
   for (std::size_t i = 0; i < crontab.entries.size(); ++i) {
     auto& entry = crontab.entries[i];
-    auto problem = [&](ProblemKind kind, std::string message) { plan.problems.push_back({entry.line, kind, message}); };
+    auto problem = [&](ProblemKind kind, std::string message) {
+      conversion.problems.push_back({entry.line, kind, message});
+    };
     auto task = to_task(entry, names[i], owner, now);
     if (!task) {
       problem(ProblemKind::not_converted, task.error().message);
       continue;
     }
-    auto existing = TRY(ops::find_task(db, names[i]));
-    if (existing) {
-      problem(ProblemKind::not_converted, fmt::format("a task named \"{}\" already exists (owner \"{}\")", names[i],
-                                                      existing->definition.owner));
+    if (auto taken = taken_by_another_owner(TRY(ops::find_task(db, names[i])), owner)) {
+      problem(ProblemKind::not_converted, *taken);
       continue;
     }
     if (!entry.user.empty() && entry.user != user)
       problem(ProblemKind::note, fmt::format("cron runs this as {}; taskd runs it as the user who runs the scheduler "
                                              "({} now)",
                                              entry.user, user));
-    plan.tasks.push_back({entry.line, std::move(*task)});
+    conversion.tasks.push_back({entry.line, std::move(*task)});
   }
-  std::ranges::stable_sort(plan.problems, {}, &CrontabProblem::line);
-  return plan;
+  std::ranges::stable_sort(conversion.problems, {}, &CrontabProblem::line);
+  return conversion;
 }
+
+// The crontab as apply --prune sees a task file: its tasks made to exist as
+// converted, the owner's tasks whose lines are gone removed, history kept.
+ops::ApplyArgs import_args(const Conversion& conversion, const std::string& owner, bool dry_run) {
+  ops::ApplyArgs args{.owner = owner, .prune = true, .dry_run = dry_run};
+  for (const auto& converted : conversion.tasks) {
+    const auto& task = converted.task;
+    args.tasks.push_back(
+        {.name = task.definition.name,
+         .build = [&task, &owner](const std::optional<core::Task>& existing, core::Time) -> Result<core::Task> {
+           // Taken since the conversion looked: the import writes nothing.
+           if (auto taken = taken_by_another_owner(existing, owner))
+             return fail(ErrorKind::bad_input, "import-crontab: " + *taken);
+           return task;
+         }});
+  }
+  return args;
+}
+
+// What the import did (or would do) to each converted line's task.
+struct LineStep {
+  std::string_view action;  // add, change, unchanged
+  std::vector<std::string> fields;
+};
+
+std::map<std::string, LineStep> steps_by_name(const ops::Plan& plan) {
+  std::map<std::string, LineStep> steps;
+  for (const auto& step : plan.tasks) {
+    if (step.kind != ops::Step::remove) steps[step.definition.name] = {ops::names_of(step.kind).action, step.fields};
+  }
+  return steps;
+}
+
+LineStep step_of(const std::map<std::string, LineStep>& steps, const core::Task& task) {
+  auto found = steps.find(task.definition.name);
+  return found == steps.end() ? LineStep{"unchanged", {}} : found->second;
+}
+
+std::vector<std::string> removed_names(const ops::Plan& plan) {
+  std::vector<std::string> names;
+  for (const auto& step : plan.tasks) {
+    if (step.kind == ops::Step::remove) names.push_back(step.definition.name);
+  }
+  return names;
+}
+
+struct ImportOutcome {
+  Conversion conversion;
+  ops::Plan plan;
+  bool written = false;  // false: a dry run
+};
 
 std::string problem_text(const std::string& where, const CrontabProblem& problem, std::string_view not_converted) {
   auto kind = problem.kind == ProblemKind::note ? std::string_view("note") : not_converted;
   return fmt::format("{}:{}: {}: {}", where, problem.line, kind, problem.message);
 }
 
-void print_report(const std::string& where, const ImportPlan& plan, const std::string& owner, DryRun dry_run) {
+std::string step_text(const LineStep& step, const core::Task& task, bool written) {
+  const auto& name = task.definition.name;
+  if (step.action == "add")
+    return fmt::format("{} {}: {}", written ? "added" : "would add", name, core::describe_schedule(task.definition));
+  if (step.action == "change")
+    return fmt::format("{} {}: {}", written ? "changed" : "would change", name, fmt::join(step.fields, ", "));
+  return fmt::format("unchanged {}", name);
+}
+
+int count_of(const ops::Plan& plan, ops::Step kind) {
+  return static_cast<int>(std::ranges::count(plan.tasks, kind, &ops::TaskStep::kind));
+}
+
+std::string counts_text(const ImportOutcome& outcome) {
+  const auto& plan = outcome.plan;
+  return fmt::format("{} added, {} changed, {} removed, {} unchanged", count_of(plan, ops::Step::add),
+                     count_of(plan, ops::Step::change), count_of(plan, ops::Step::remove), plan.unchanged);
+}
+
+void print_report(const std::string& where, const ImportOutcome& outcome, const std::string& owner, bool skip_bad) {
+  const auto& conversion = outcome.conversion;
+  auto steps = steps_by_name(outcome.plan);
   std::vector<std::pair<int, std::string>> lines;
-  for (const auto& problem : plan.problems) lines.emplace_back(problem.line, problem_text(where, problem, "skipped"));
-  for (const auto& [line, task] : plan.tasks) {
+  auto not_converted = skip_bad ? std::string_view("skipped") : std::string_view("cannot convert");
+  for (const auto& problem : conversion.problems)
+    lines.emplace_back(problem.line, problem_text(where, problem, not_converted));
+  for (const auto& [line, task] : conversion.tasks)
     lines.emplace_back(line,
-                       fmt::format("{}:{}: {} {}: {}", where, line, dry_run == DryRun::yes ? "would add" : "added",
-                                   task.definition.name, core::describe_schedule(task.definition)));
-  }
+                       fmt::format("{}:{}: {}", where, line, step_text(step_of(steps, task), task, outcome.written)));
   std::ranges::stable_sort(lines, {}, &std::pair<int, std::string>::first);
   for (const auto& [line, text] : lines) fmt::print("{}\n", core::printable(text));
+  for (const auto& name : removed_names(outcome.plan))
+    fmt::print("{}: {} {}: its line is gone\n", core::printable(where), outcome.written ? "removed" : "would remove",
+               core::printable(name));
+  if (!conversion.tasks.empty())
+    fmt::print(
+        "as in cron: no retries, no timebox, and no exit code disables a task; unlike cron: a time that comes "
+        "while the task's previous run is still running is skipped (overlap=skip)\n");
   auto shown_owner = core::printable(owner);
-  if (dry_run == DryRun::yes) {
-    fmt::print("would import {} task(s) with owner {}; nothing was written (--dry-run)\n", plan.tasks.size(),
-               shown_owner);
+  if (outcome.written) {
+    fmt::print("imported {} task(s) with owner {} ({}); taskd rm --owner {} removes them\n", conversion.tasks.size(),
+               shown_owner, counts_text(outcome), core::printable(shell_word(owner)));
   } else {
-    fmt::print("imported {} task(s) with owner {}; taskd rm --owner {} removes them\n", plan.tasks.size(), shown_owner,
-               core::printable(shell_word(owner)));
+    fmt::print("would import {} task(s) with owner {} ({}); nothing was written (--dry-run)\n", conversion.tasks.size(),
+               shown_owner, counts_text(outcome));
   }
 }
 
-Json report_json(const ImportPlan& plan, const ImportOptions& options, const std::string& owner,
+Json report_json(const ImportOutcome& outcome, const ImportOptions& options, const std::string& owner,
                  core::CrontabFormat format) {
+  auto steps = steps_by_name(outcome.plan);
   Json tasks = Json::array();
-  for (const auto& [line, task] : plan.tasks) {
+  for (const auto& [line, task] : outcome.conversion.tasks) {
     Json out = task_json(task);
+    auto step = step_of(steps, task);
     out["line"] = line;
+    out["action"] = step.action;
+    out["fields"] = step.fields;
     tasks.push_back(out);
   }
   Json skipped = Json::array();
   Json notes = Json::array();
-  for (const auto& problem : plan.problems) {
+  for (const auto& problem : outcome.conversion.problems) {
     auto& list = problem.kind == ProblemKind::note ? notes : skipped;
     list.push_back({{"line", problem.line}, {"message", problem.message}});
   }
   return {{"file", options.file}, {"format", format == core::CrontabFormat::system ? "system" : "user"},
           {"owner", owner},       {"dry_run", options.dry_run},
-          {"tasks", tasks},       {"skipped", skipped},
-          {"notes", notes}};
+          {"tasks", tasks},       {"removed", removed_names(outcome.plan)},
+          {"skipped", skipped},   {"notes", notes}};
+}
+
+// Converts the lines, then plans the import as apply --prune plans a task
+// file, and carries it out unless a dry run or lines that cannot convert
+// (without --skip-bad) stop it.
+Result<ImportOutcome> run_import(const Context& context, const ImportOptions& options, core::Crontab& crontab,
+                                 const std::string& owner, const std::string& where) {
+  // Converted on what is there, so that bad input creates no database.
+  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto conversion = TRY(convert(db, crontab, owner, context.clock.now()));
+  bool stopped = conversion.not_converted() > 0 && !options.skip_bad;
+  if (stopped && !options.dry_run) {
+    for (const auto& problem : conversion.problems)
+      fmt::print(stderr, "{}\n", core::printable(problem_text(where, problem, "cannot convert")));
+    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; nothing was "
+                                                  "imported (--skip-bad imports the rest)",
+                                                  conversion.not_converted(), where));
+  }
+  auto args = import_args(conversion, owner, options.dry_run);
+  if (options.dry_run) return ImportOutcome{std::move(conversion), TRY(ops::apply(db, args, context.clock)), false};
+  auto target = TRY(context.open_db(store::IfMissing::create));
+  return ImportOutcome{std::move(conversion), TRY(ops::apply(target, args, context.clock)), true};
 }
 
 Result<void> import_crontab(const Context& context, const ImportOptions& options) {
@@ -210,31 +321,22 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   std::string where = options.file == "-" ? "<stdin>" : options.file;
   std::string owner = options.owner.empty() ? default_owner(options.file) : options.owner;
   auto reading = read_crontab_lines(options, text);
-  // Planned on what is there, so that bad input creates no database.
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
-  core::Time now = context.clock.now();
-  auto plan = TRY(plan_import(db, reading.crontab, owner, now));
-  if (auto bad = plan.not_converted(); bad > 0 && !options.skip_bad) {
-    for (const auto& problem : plan.problems)
-      fmt::print(stderr, "{}\n", core::printable(problem_text(where, problem, "cannot convert")));
-    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; nothing was "
-                                                  "imported (--skip-bad imports the rest)",
-                                                  bad, where));
-  }
-  if (!options.dry_run) {
-    auto target = TRY(context.open_db(store::IfMissing::create));
-    TRY(ops::add_tasks(target, tasks_of(plan), now));
-  }
+  auto outcome = TRY(run_import(context, options, reading.crontab, owner, where));
   if (context.json) {
-    print_json(report_json(plan, options, owner, reading.format));
+    print_json(report_json(outcome, options, owner, reading.format));
   } else {
     if (reading.format_guessed)
       fmt::print(
           "{}: read as a system crontab: every command starts with a user name (--user if they are "
           "commands)\n",
           core::printable(where));
-    print_report(where, plan, owner, options.dry_run ? DryRun::yes : DryRun::no);
+    print_report(where, outcome, owner, options.skip_bad);
   }
+  // A dry run shows the whole plan, and still says that the import would fail.
+  if (auto bad = outcome.conversion.not_converted(); bad > 0 && !options.skip_bad)
+    return fail(ErrorKind::bad_input, fmt::format("import-crontab: {} line(s) of {} cannot be converted; the import "
+                                                  "would write nothing (--skip-bad imports the rest)",
+                                                  bad, where));
   return {};
 }
 
@@ -251,7 +353,7 @@ void add_import_command(CLI::App& app, Context& context, Action& action) {
   command->add_flag("--user", options->user, "The lines have no user field, as in crontab -l (default: guessed)")
       ->excludes(system);
   command->add_option("--owner", options->owner, "Owner of the tasks (default crontab:ABSOLUTE-PATH)");
-  command->add_flag("--dry-run", options->dry_run, "Print what would be imported; write nothing");
+  command->add_flag("--dry-run", options->dry_run, "Print what would be added, changed and removed; write nothing");
   command->add_flag("--skip-bad", options->skip_bad, "Import the lines that convert and skip the others");
   command->callback(
       [&context, &action, options] { action = [&context, options] { return import_crontab(context, *options); }; });

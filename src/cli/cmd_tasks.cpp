@@ -284,7 +284,10 @@ void print_task(const store::StoredTask& stored, core::Time now, const core::Tim
   lines.add("last status", last_outcome(s), {"last_status"});
   lines.add("last success", optional_time(s.last_succeeded_at, now, style), {"last_succeeded_at"});
   lines.add("attempt", fmt::format("{} (run index {})", s.attempt_no, s.run_index), {"attempt_no", "run_index"});
-  if (schedule) lines.add("timeout", core::format_duration(core::effective_timeout(d, *schedule, now)), {"timeout"});
+  if (schedule) {
+    auto timebox = core::effective_timeout(d, *schedule, now);
+    lines.add("timeout", timebox ? core::format_duration(*timebox) : "none", {"timeout"});
+  }
   add_field_lines(lines, d, schedule ? &*schedule : nullptr);
   lines.finish();
 }

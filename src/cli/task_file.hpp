@@ -23,18 +23,23 @@ struct FileTask {
 };
 
 struct TaskFile {
-  std::string owner;  // the owner its tasks get unless they say: [defaults] owner, else the file's absolute path
+  // The owner its tasks get unless they say, and the one apply --prune
+  // prunes: apply --owner, else the top-level owner (or [defaults] owner),
+  // else the file's absolute path.
+  std::string owner;
   std::vector<FileTask> tasks;
   std::map<std::string, int> group_caps;  // [group.NAME] concurrency = N
 };
 
 // Reads the task file at `path` (named in messages as given). Every error is
 // bad input that says FILE:LINE:COLUMN and, inside a task, which task.
-core::Result<TaskFile> read_task_file(const std::filesystem::path& path);
+// `owner` (apply --owner; empty: none) must agree with the one the file names.
+core::Result<TaskFile> read_task_file(const std::filesystem::path& path, std::string_view owner = {});
 
 // Parses a task file's text; `path` names it in messages, is the default
 // owner (made absolute), and anchors relative `cwd`s.
-core::Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path);
+core::Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path,
+                                       std::string_view owner = {});
 
 // The task a file's task describes at `now` (its definition and schedule),
 // checked as `add` checks it; an error says where in the file and which task.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "cli/input_file.hpp"
 #include "cli/task_file_keys.hpp"
@@ -145,11 +146,13 @@ Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path
 
 Result<void> check_top_level(const std::filesystem::path& path, const toml::table& root) {
   for (const auto& [key, value] : root) {
-    if (key.str() != "task" && key.str() != "defaults" && key.str() != "group")
+    if (key.str() != "task" && key.str() != "defaults" && key.str() != "group" && key.str() != "owner")
       return fail(ErrorKind::bad_input,
                   fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
                               position(path, key.source()), key.str()));
   }
+  if (const auto& owner = root["owner"]; owner && !owner.is_string())
+    return fail(ErrorKind::bad_input, position(path, owner.node()->source()) + ": owner: expected a string");
   if (const auto& defaults = root["defaults"]; defaults && !defaults.is_table())
     return fail(ErrorKind::bad_input,
                 position(path, defaults.node()->source()) + ": defaults: expected a [defaults] table");
@@ -164,25 +167,55 @@ Result<toml::table> parse_toml(std::string_view text, const std::filesystem::pat
   }
 }
 
+// The owner a file names, and where: a top-level owner, or [defaults] owner
+// (both: the same).
+struct NamedOwner {
+  std::string name;
+  std::string where;
+};
+
+Result<std::optional<NamedOwner>> named_owner(const std::filesystem::path& path, const toml::table& root) {
+  auto owner_at = [&](const toml::node_view<const toml::node>& node) -> std::optional<NamedOwner> {
+    auto name = node.value_exact<std::string>();
+    if (!name) return std::nullopt;
+    return NamedOwner{*name, position(path, node.node()->source())};
+  };
+  auto top = owner_at(root["owner"]);
+  auto in_defaults = owner_at(root["defaults"]["owner"]);
+  if (top && in_defaults && top->name != in_defaults->name)
+    return fail(ErrorKind::bad_input, fmt::format("{}: [defaults] owner \"{}\" is not the file's owner \"{}\" ({})",
+                                                  in_defaults->where, in_defaults->name, top->name, top->where));
+  return top ? top : in_defaults;
+}
+
+// apply --owner, else the owner the file names, else the file's path; an
+// option that says another owner than the file is a mistake, not a choice.
+Result<std::string> file_owner(const std::filesystem::path& path, const toml::table& root, std::string_view option) {
+  auto named = TRY(named_owner(path, root));
+  if (!option.empty() && named && named->name != option)
+    return fail(ErrorKind::bad_input, fmt::format("{}: the file's owner is \"{}\", not \"{}\" as --owner says",
+                                                  named->where, named->name, option));
+  if (!option.empty()) return std::string(option);
+  if (named) return named->name;
+  return std::filesystem::absolute(path).lexically_normal().string();
+}
+
 }  // namespace
 
-Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path) {
+Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path, std::string_view owner) {
   auto root = TRY(parse_toml(text, path));
   TRY(check_top_level(path, root));
-  FileContext file{path, std::filesystem::absolute(path).lexically_normal().string(), root["defaults"].as_table()};
-  if (file.defaults) {
-    TRY(check_defaults(path, *file.defaults));
-    if (auto owner = (*file.defaults)["owner"].value_exact<std::string>()) file.owner = *owner;
-  }
+  FileContext file{path, TRY(file_owner(path, root, owner)), root["defaults"].as_table()};
+  if (file.defaults) TRY(check_defaults(path, *file.defaults));
   TaskFile task_file{file.owner, {}, {}};
   if (const auto* tasks = root.get("task")) task_file.tasks = TRY(read_tasks(file, *tasks));
   if (const auto* groups = root.get("group")) task_file.group_caps = TRY(read_groups(path, *groups));
   return task_file;
 }
 
-Result<TaskFile> read_task_file(const std::filesystem::path& path) {
+Result<TaskFile> read_task_file(const std::filesystem::path& path, std::string_view owner) {
   auto text = TRY(read_input_file(path.string()));
-  return parse_task_file(text, path);
+  return parse_task_file(text, path, owner);
 }
 
 namespace {

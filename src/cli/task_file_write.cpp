@@ -92,7 +92,7 @@ void write_lists(std::string& out, const core::TaskDefinition& d) {
 
 }  // namespace
 
-void write_task(std::string& out, const core::TaskDefinition& d) {
+void write_task(std::string& out, const core::TaskDefinition& d, const std::optional<std::string>& file_owner) {
   const TaskOptions o = options_of(d);
   out += "\n[[task]]\n";
   write_text(out, "name", o.name);
@@ -111,13 +111,15 @@ void write_task(std::string& out, const core::TaskDefinition& d) {
   for (const auto& field : core::task_fields()) {
     if (field.name == "overlap") write_lists(out, d);
     if (field.name == "owner") write_text(out, "cwd", o.cwd);
+    if (field.name == "owner" && d.owner == file_owner) continue;
     write_field(out, field, o.field(field));
   }
   write_text(out, "after", o.after);
 }
 
-std::string task_file_head(const std::map<std::string, int>& group_caps) {
+std::string task_file_head(const std::optional<std::string>& owner, const std::map<std::string, int>& group_caps) {
   std::string out = "# taskd tasks: taskd apply FILE reads them back (see taskd.toml(5)).\n";
+  if (owner) write_key(out, "owner", toml_string(*owner));
   for (const auto& [name, cap] : group_caps)
     out += fmt::format("\n[group.{}]\nconcurrency = {}\n", toml_string(name), cap);
   return out;
@@ -125,7 +127,7 @@ std::string task_file_head(const std::map<std::string, int>& group_caps) {
 
 std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
                             const std::map<std::string, int>& group_caps) {
-  std::string out = task_file_head(group_caps);
+  std::string out = task_file_head(std::nullopt, group_caps);
   for (const auto& definition : definitions) write_task(out, definition);
   return out;
 }

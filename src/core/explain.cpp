@@ -89,10 +89,10 @@ Fact explain_retry(const TaskDefinition& definition, const Schedule& schedule, c
                         at(*previous->finished_at)),
             std::move(data)};
   data.emplace_back("ladder_at", ladder_time);
-  auto why = ladder_time >= run.scheduled_at
-                 ? std::string("at or after that slot")
-                 : fmt::format("and run past that slot within its timebox of {}",
-                               format_duration(effective_timeout(definition, schedule, ladder_time)));
+  auto timebox = effective_timeout(definition, schedule, ladder_time);
+  auto why = ladder_time >= run.scheduled_at ? std::string("at or after that slot")
+             : timebox ? fmt::format("and run past that slot within its timebox of {}", format_duration(*timebox))
+                       : std::string("and run past that slot");
   return {"yielded",
           fmt::format("Run {} retried it as attempt {} at the planned slot {}: rung {} of the ladder ({}) would have "
                       "started at {} {}, so the ladder yielded to the plan.",

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <utility>
 
+#include "core/duration.hpp"
 #include "core/hash.hpp"
 
 namespace taskd::core {
@@ -59,8 +60,15 @@ Time retry_time(const TaskDefinition& definition, const Schedule& schedule, cons
   Time retry_at = now + delay;
   auto planned = next_slot_after(schedule, planning_point(state, now));
   if (!planned) return retry_at;
-  Time retry_deadline = retry_at + effective_timeout(definition, schedule, retry_at);
+  // Without a timebox, only a retry that would start at or after the slot.
+  Time retry_deadline = retry_at + effective_timeout(definition, schedule, retry_at).value_or(Seconds{0});
   return (retry_at >= *planned || retry_deadline > *planned) ? *planned : retry_at;
+}
+
+// The end of the timebox of a run that starts at `start`; without one, a
+// time no run reaches, so that leases and waits need no case of their own.
+Time run_deadline(std::optional<Seconds> timebox, Time start) {
+  return start + timebox.value_or(longest_duration);
 }
 
 // After a success: the first planned slot after now (fixed delay: now + DUR).
@@ -155,7 +163,8 @@ void disable_now(TaskState& state, std::string reason) {
 
 }  // namespace
 
-Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot) {
+std::optional<Seconds> effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot) {
+  if (definition.timeout == Seconds{0}) return std::nullopt;
   if (definition.timeout) return *definition.timeout;
   auto interval = interval_around(schedule, slot);
   if (!interval) return 1h;
@@ -296,7 +305,8 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
   StartDecision decision;
   if (!runs_every_missed_slot(definition, schedule))
     decision.skipped = account_due_slots(schedule, state, now, "came due before the previous run started");
-  Time deadline = now + effective_timeout(definition, schedule, slot);
+  auto timebox = effective_timeout(definition, schedule, slot);
+  Time deadline = run_deadline(timebox, now);
   state.last_run_at = now;
   state.attempt_no += 1;
   state.attempt_uid = std::move(attempt_uid);
@@ -308,7 +318,10 @@ StartDecision on_start(const TaskDefinition& definition, const Schedule& schedul
     state.next_run_at = deadline + std::get<Every>(schedule).interval;
   } else if (definition.overlap != Overlap::replace) {
     // With replace the next slot comes anyway, to take this attempt's place.
-    state.next_run_at = next_planned_after(schedule, planning_point(state, deadline), state.next_run_at);
+    // Without a timebox, the slots that come while it runs are met (and
+    // skipped, or queued) as they come.
+    Time planned_from = timebox ? deadline : now;
+    state.next_run_at = next_planned_after(schedule, planning_point(state, planned_from), state.next_run_at);
   }
   decision.deadline = deadline;
   decision.state = std::move(state);
@@ -348,7 +361,7 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
 StartDecision on_manual_start(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
                               std::string attempt_uid) {
   StartDecision decision;
-  decision.deadline = now + effective_timeout(definition, schedule, now);
+  decision.deadline = run_deadline(effective_timeout(definition, schedule, now), now);
   state.attempt_no += 1;
   state.attempt_uid = std::move(attempt_uid);
   state.attempt_started_at = now;

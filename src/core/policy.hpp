@@ -37,7 +37,8 @@ enum class AttemptOutcome { succeeded, failed, permanent_failure, timed_out, los
 
 // The timebox of a run serving `slot`: --timeout, else half the interval
 // (nuntium's interval / 2), at least one second; one hour with no interval.
-Seconds effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot);
+// None with --timeout none: the run takes as long as it takes.
+std::optional<Seconds> effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot);
 
 // The delay after its slot at which a scheduled run starts: a stable whole
 // number of seconds in [0, jitter) from the task's name and the run_index the

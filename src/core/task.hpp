@@ -67,7 +67,7 @@ struct TaskDefinition {
   bool after_finish = false;
   Millis phase{0};
   Seconds jitter{0};
-  std::optional<Seconds> timeout;    // none: half the interval
+  std::optional<Seconds> timeout;    // none: half the interval; 0s: no timebox (--timeout none)
   Seconds kill_grace{10};
   std::optional<Seconds> tolerance;  // none: 10 % of the interval
   std::vector<Seconds> retry;

@@ -112,6 +112,18 @@ struct Flag {
   static constexpr auto read = stored_flag;
 };
 
+// A timebox: a duration longer than 0s, "none" (held as 0s: no timebox), or
+// nothing (the default).
+struct Timebox : PositiveDuration {
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    if (text == "none") return Seconds{0};
+    return PositiveDuration::parse(field, text);
+  }
+  static std::string text(const Value& value) {
+    return value == Seconds{0} ? std::string("none") : PositiveDuration::text(value);
+  }
+};
+
 // A value of names ("skip", "all:5").
 template <class T, auto parse_name, auto name_of>
 struct Named {
@@ -216,8 +228,9 @@ using F = FileForm;
 using S = Shown;
 
 const std::array<TaskField, 17> fields{
-    field<Of<&D::timeout>, PositiveDuration>("timeout", "timeout", "Timebox of a run (default: half the interval)", "",
-                                             F::text, S::apart, ""),
+    field<Of<&D::timeout>, Timebox>("timeout", "timeout",
+                                    "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
+                                    S::apart, ""),
     field<Of<&D::kill_grace>, Duration>("kill_grace", "kill_grace",
                                         "Time between SIGTERM and SIGKILL at the timebox (default 10s)", "10s", F::text,
                                         S::always, "kill grace"),

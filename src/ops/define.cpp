@@ -136,15 +136,6 @@ Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now
   return task;
 }
 
-Result<void> add_tasks(store::Database& db, const std::vector<core::Task>& tasks, core::Time now) {
-  return store::write(db, [&]() -> Result<void> {
-    for (const auto& task : tasks) {
-      TRY(store::insert_task(db, task.definition, task.state, now));
-    }
-    return {};
-  });
-}
-
 Result<core::TaskState> save_definition(store::Database& db, const core::Task& task,
                                         const core::TaskDefinition& definition, const core::Schedule& schedule,
                                         core::Time now, Replan replan) {

@@ -23,9 +23,6 @@ namespace taskd::ops {
 // run at the next tick.
 core::Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now, core::Time now);
 
-// Adds every task, with the state it carries, in one transaction.
-core::Result<void> add_tasks(store::Database& db, const std::vector<core::Task>& tasks, core::Time now);
-
 // Whether a saved definition plans the task's next run from now: when its
 // schedule changed, or always (its stored state did not read).
 enum class Replan { when_schedule_changes, always };

@@ -166,6 +166,36 @@ class ApplyTest(TaskdTestCase):
         self.assertOneErrorLine(err, "--prune needs an owner")
         self.assertEqual(self.names(), ["by-hand"])
 
+    def test_a_file_that_names_its_owner_is_the_same_file_from_another_directory(self):
+        os.makedirs(os.path.join(self.tmp, "one"))
+        os.makedirs(os.path.join(self.tmp, "two"))
+        first = self.write('owner = "deploy"\n' + TWO_TASKS, name="one/tasks.toml")
+        self.apply(first)
+        self.assertEqual({t["owner"] for t in self.tasks()}, {"deploy"})
+        without_report = TWO_TASKS.split("[[task]]\nname = \"report\"")[0]
+        second = self.write('owner = "deploy"\n' + without_report, name="two/tasks.toml")
+        out = self.apply(second, "--prune")
+        self.assertIn(": 0 added, 0 changed, 1 removed, 1 unchanged", out)
+        self.assertEqual(self.names(), ["fetch"])
+        self.assertEqual(self.task("fetch")["owner"], "deploy")
+
+    def test_apply_owner_names_the_owner_of_a_file_that_names_none(self):
+        self.add("old", "--every", "1h", "--owner", "ci", "--", "true")
+        path = self.write(TWO_TASKS)
+        out = self.apply(path, "--owner", "ci", "--prune")
+        self.assertIn(": 2 added, 0 changed, 1 removed, 0 unchanged", out)
+        self.assertEqual({t["owner"] for t in self.tasks()}, {"ci"})
+
+    def test_apply_owner_that_is_not_the_files_is_bad_input(self):
+        path = self.write('owner = "deploy"\n' + TWO_TASKS)
+        code, out, err = self.run_taskd("apply", path, "--owner", "ci")
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, path + ":1:", 'the file\'s owner is "deploy", not "ci"')
+        self.assertFalse(os.path.exists(self.db), "bad input created the database")
+        both = self.write('owner = "deploy"\n' + TWO_TASKS.replace("[defaults]\n", '[defaults]\nowner = "ci"\n'),
+                          name="both.toml")
+        self.apply_fails(both, '[defaults] owner "ci" is not the file\'s owner "deploy"')
+
     def test_dry_run_prints_the_plan_and_writes_nothing(self):
         path = self.write(TWO_TASKS)
         out = self.apply(path, "--dry-run")
@@ -301,6 +331,48 @@ class ExportTest(TaskdTestCase):
         code, out, err = self.run_taskd("apply", path)
         self.assertEqual(code, 65, err)
         self.assertOneErrorLine(err, "disable_when_exhausted", "expected true or false")
+
+    def test_an_exported_file_edited_and_applied_with_prune_removes_exactly_the_deleted_task(self):
+        for name in ("keep", "drop", "also-keep"):
+            self.add(name, "--every", "1h", "--owner", "team", "--", "true")
+        self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")
+        exported = self.ok("export", "--owner", "team")
+        self.assertTrue(exported.startswith('# taskd tasks'), exported)
+        self.assertIn('\nowner = "team"\n', exported)
+        self.assertEqual(exported.count("owner ="), 1, exported)
+        tables = exported.split("\n[[task]]\n")
+        edited = "\n[[task]]\n".join(t for t in tables if 'name = "drop"' not in t)
+        os.makedirs(os.path.join(self.tmp, "checkout"))
+        path = os.path.join(self.tmp, "checkout", "team.toml")
+        with open(path, "w") as f:
+            f.write(edited)
+        out = self.ok("apply", path, "--prune")
+        self.assertIn("- drop\n", out)
+        self.assertIn(": 0 added, 0 changed, 1 removed, 2 unchanged", out)
+        self.assertEqual(sorted(t["name"] for t in self.tasks()), ["also-keep", "keep", "theirs"])
+
+    def test_export_of_one_owners_tasks_names_it_once_and_of_several_warns(self):
+        self.add("mine", "--every", "1h", "--owner", "me", "--", "true")
+        self.add("also-mine", "--every", "1h", "--owner", "me", "--", "true")
+        one = self.ok("export")
+        self.assertEqual(one.count("owner ="), 1, one)
+        self.assertIn('\nowner = "me"\n', one)
+        self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")
+        code, several, err = self.run_taskd("export")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(several.count("owner ="), 3, several)
+        self.assertIn("the tasks have 2 owners, so each task names its own", err)
+
+    def test_no_timebox_goes_through_export_and_apply(self):
+        self.add("long", "--cron", "0 3 * * *", "--timeout", "none", "--", "true")
+        exported = self.ok("export")
+        self.assertIn('timeout = "none"', exported)
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(exported)
+        fresh = os.path.join(self.tmp, "fresh.db")
+        self.ok("apply", path, db=fresh)
+        self.assertIsNone(self.task("long", db=fresh)["timeout"])
 
     def test_export_owner_writes_only_that_owners_tasks(self):
         self.add("mine", "--every", "1h", "--owner", "me", "--", "true")

@@ -191,6 +191,15 @@ class FailureTest(TaskdTestCase):
         self.assertLess(took, 4)  # ended by SIGTERM, without waiting for the grace
         self.assertEqual(processes_matching("sleep " + marker), [])
 
+    def test_timeout_none_lets_a_run_outlast_half_its_interval(self):
+        self.add("long", "--every", "2s", "--start-now", "--timeout", "none", "--", "sleep", "1.5")
+        self.assertIsNone(self.task("long")["timeout"])
+        self.assertIn("timeout none", " ".join(self.ok("show", "long").split()))
+        self.run_taskd("run-once", timeout=30)
+        # A slot that came while it ran is skipped, as --overlap skip says.
+        started = [run["status"] for run in self.history("long") if run["status"] != "skipped"]
+        self.assertEqual(started, ["succeeded"])
+
     def test_background_process_left_by_a_successful_run_is_stopped(self):
         marker = self.unique_sleep()
         self.add("leaves", "--every", "1h", "--start-now", "--kill-grace", "1s", "--shell", "--",

@@ -143,13 +143,57 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertIn(path + ":2: skipped: @reboot is not supported", out)
         self.assertEqual([t["name"] for t in self.tasks()], ["hourly-job"])
 
-    def test_importing_again_collides_and_rm_owner_removes_the_import(self):
+    def test_importing_as_another_owner_collides_and_rm_owner_removes_the_import(self):
         self.import_crontab(MAN_EXAMPLE)
-        code, _, err = self.run_taskd("import-crontab", MAN_EXAMPLE, faketime=NOW)
+        code, _, err = self.run_taskd("import-crontab", "--owner", "other", MAN_EXAMPLE, faketime=NOW)
         self.assertEqual(code, 65)
         self.assertIn(MAN_EXAMPLE + ":9: cannot convert: a task named \"daily.job\" already exists", err)
         self.ok("rm", "--owner", "crontab:" + MAN_EXAMPLE)
         self.assertEqual(self.tasks(), [])
+
+    def test_importing_the_same_crontab_again_updates_in_place_and_keeps_history(self):
+        path = self.write_crontab("0 * * * * echo hourly\n30 2 * * * echo nightly\n0 5 * * * echo gone\n")
+        self.import_crontab(path)
+        self.run_once(faketime="2026-11-21 15:00:30")
+        self.assertEqual([r["status"] for r in self.history("echo-hourly")], ["succeeded"])
+        before = {t["name"]: t for t in self.tasks()}
+        self.assertIsNotNone(before["echo-hourly"]["last_run_at"])
+
+        self.write_crontab("15 * * * * echo hourly\n30 2 * * * echo nightly\n0 6 * * * echo new\n")
+        plan = self.import_crontab("--dry-run", path)
+        self.assertReports(plan, path + ":1: would change echo-hourly: schedule", path + ":2: unchanged echo-nightly",
+                           path + ":3: would add echo-new: cron 0 6 * * *", path + ": would remove echo-gone")
+        self.assertIn("(1 added, 1 changed, 1 removed, 1 unchanged); nothing was written", plan)
+        self.assertEqual(sorted(t["name"] for t in self.tasks()), ["echo-gone", "echo-hourly", "echo-nightly"])
+
+        out = self.import_crontab(path)
+        self.assertReports(out, path + ":1: changed echo-hourly: schedule", path + ":2: unchanged echo-nightly",
+                           path + ":3: added echo-new", path + ": removed echo-gone")
+        after = {t["name"]: t for t in self.tasks()}
+        self.assertEqual(sorted(after), ["echo-hourly", "echo-new", "echo-nightly"])
+        self.assertEqual(after["echo-hourly"]["last_run_at"], before["echo-hourly"]["last_run_at"])
+        self.assertEqual(after["echo-nightly"], before["echo-nightly"])
+        self.assertEqual(after["echo-hourly"]["schedule"]["spec"], "15 * * * *")
+        self.assertEqual([r["status"] for r in self.history("echo-hourly")], ["succeeded"])
+        self.assertIn("0 added, 0 changed, 0 removed, 3 unchanged", self.import_crontab(path))
+
+    def test_a_dry_run_shows_every_line_although_some_cannot_convert(self):
+        path = self.write_crontab("0 * * * * echo first\n@reboot start-things\n61 * * * * echo bad\n"
+                                  "0 1 * * * echo last\n")
+        code, out, err = self.run_taskd("import-crontab", "--dry-run", path, faketime=NOW)
+        self.assertEqual(code, 65, err)
+        self.assertReports(out, path + ":1: would add echo-first", path + ":2: cannot convert: @reboot",
+                           path + ":3: cannot convert: cron: field 1 (minute): 61", path + ":4: would add echo-last")
+        self.assertIn("2 line(s) of %s cannot be converted; the import would write nothing" % path, err)
+        self.assertFalse(os.path.exists(self.db), "a dry run created the database")
+
+    def test_imported_tasks_keep_crons_behaviour(self):
+        path = self.write_crontab("0 9 28-31 * * echo month-end\n")
+        out = self.import_crontab(path)
+        self.assertIn("overlap=skip", out)
+        task = self.task("echo-month-end")
+        self.assertEqual((task["retry"], task["timeout"], task["permanent_exit"]), ([], None, []))
+        self.assertEqual(task["overlap"], "skip")
 
     def test_standard_input_and_an_owner_of_ones_own(self):
         self.ok("import-crontab", "-", "--owner", "mine", input="@hourly date\n", faketime=NOW)

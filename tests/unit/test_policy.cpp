@@ -421,6 +421,22 @@ TEST_CASE("the default timebox is half the interval; one hour without an interva
   CHECK(effective_timeout(every(1s, 0s), Schedule{Every{1s, 0s}}, at(0, 0)) == 1s);
 }
 
+TEST_CASE("--timeout none: no timebox; the slots that come while the run runs are met as they come") {
+  auto d = every(30min, 0s);
+  d.timeout = 0s;
+  CHECK_FALSE(effective_timeout(d, schedule_for(d), at(10, 0)));
+  TaskState state;
+  state.accounted_until = at(10, 0);
+  auto start = on_start(d, schedule_for(d), state, at(10, 0), at(10, 0), "uid");
+  CHECK(start.state.next_run_at == at(10, 30));
+  CHECK(start.deadline > at(10, 0) + 24h * 365);
+  // Still running at the next slot: skipped there, the one after planned.
+  auto due = on_enqueue(d, schedule_for(d), start.state, at(10, 30), true);
+  REQUIRE(due.skipped);
+  CHECK_FALSE(due.run_slot);
+  CHECK(due.state.next_run_at == at(11, 0));
+}
+
 // Seed 004's four timelines, replayed event by event with overlap=queue (the
 // nuntium model), one minute interval, the tick every 30 seconds.
 namespace {
