@@ -9,6 +9,7 @@
 -- bytewise (COLLATE "C"), as SQLite sorts them, whatever the database's locale.
 
 -- migrate: 1
+-- The schema's version, the tasks and their runs.
 CREATE TABLE meta (
   key   text PRIMARY KEY,
   value text NOT NULL

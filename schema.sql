@@ -5,6 +5,7 @@
 -- is stored with its milliseconds as a fraction, e.g. 37.137).
 
 -- migrate: 1
+-- The tasks and their runs.
 CREATE TABLE tasks (
   id                    INTEGER PRIMARY KEY,
   name                  TEXT    NOT NULL UNIQUE,

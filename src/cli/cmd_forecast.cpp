@@ -69,7 +69,7 @@ void print_chart(const ops::Forecast& forecast) {
 Result<void> forecast(const Context& context, const ForecastOptions& options) {
   auto sizes = TRY(window_and_bucket(options));
   auto [window, bucket] = sizes;
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   core::Time from = std::chrono::floor<core::Seconds>(context.clock.now());
   auto result = TRY(ops::forecast_of(db, from, window, bucket));
   if (context.json) {

@@ -56,7 +56,7 @@ void print_heartbeat(const std::optional<core::Time>& heartbeat) {
 }
 
 Result<void> metrics(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto read = TRY(ops::read_metrics(db));
 
   print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");

@@ -93,7 +93,7 @@ void print_status(const ops::Status& status, core::Time now) {
 }
 
 Result<void> status(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto read = TRY(ops::read_status(db));
   for (const auto& warning : read.warnings) fmt::print(stderr, "taskd: warning: {}\n", core::printable(warning));
   core::Time now = context.clock.now();
