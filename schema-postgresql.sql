@@ -446,3 +446,11 @@ ALTER TABLE runs ADD COLUMN upstream_run_id bigint;
 -- The DST rules of a task (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN dst_gap text CHECK (dst_gap IN ('run-after', 'skip'));
 ALTER TABLE tasks ADD COLUMN dst_repeat text CHECK (dst_repeat IN ('once', 'twice'));
+
+-- migrate: 14
+-- The ticks of taskd run-once (as in schema.sql).
+CREATE TABLE ticks (
+  host     text   COLLATE "C" PRIMARY KEY,
+  last_at  bigint NOT NULL,
+  every_ms bigint
+);

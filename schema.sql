@@ -280,3 +280,14 @@ ALTER TABLE runs ADD COLUMN upstream_run_id INTEGER;
 -- (cronie's rules, RFC 5545's for an RRULE).
 ALTER TABLE tasks ADD COLUMN dst_gap TEXT CHECK (dst_gap IN ('run-after', 'skip'));
 ALTER TABLE tasks ADD COLUMN dst_repeat TEXT CHECK (dst_repeat IN ('once', 'twice'));
+
+-- migrate: 15
+-- The ticks of taskd run-once, a scheduler that cron calls and that keeps no
+-- worker row: per host, when its last tick began, and about how often it
+-- ticks (milliseconds, a moving average; NULL after its first tick), so
+-- that status, check, metrics and explain see it as a scheduler.
+CREATE TABLE ticks (
+  host     TEXT    PRIMARY KEY,
+  last_at  INTEGER NOT NULL,
+  every_ms INTEGER
+);

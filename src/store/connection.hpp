@@ -9,6 +9,7 @@
 // the engines differ the query asks Database::dialect().
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -119,6 +120,12 @@ class Connection {
   // says; a connection that cannot take them is given up, and the next one
   // is made with them. Nothing on a SQLite file.
   virtual void bound_session(const SessionBounds& bounds) = 0;
+
+  // Runs `sql`, one write whose parameters `bind` binds, at once, or not at
+  // all when another process holds a SQLite file's write lock (on a server
+  // it waits as any statement does): whether it ran. For a record that is
+  // worth nothing late.
+  virtual bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) = 0;
 
   // The schema's version in the database (0: none yet), and this taskd's
   // schema: its "-- migrate: N" sections.

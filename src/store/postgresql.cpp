@@ -387,6 +387,13 @@ class PgConnection final : public Connection {
     ++stop_announcements_;
   }
   std::int64_t stop_announcements() const override { return stop_announcements_; }
+  bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) override {
+    auto query = prepare(sql, false);
+    bind(*query);
+    while (query->step()) {
+    }
+    return true;
+  }
   int stored_schema_version() override;
   std::string_view schema_sql() const override { return taskd_schema_postgresql_sql; }
   std::optional<std::filesystem::path> backup_path(int) const override { return std::nullopt; }

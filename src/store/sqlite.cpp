@@ -190,7 +190,8 @@ void migrate_with_backup(SQLite::Database& db, const fs::path& path) {
 
 class SqliteConnection final : public Connection {
  public:
-  SqliteConnection(fs::path path, std::unique_ptr<SQLite::Database> db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteConnection(fs::path path, std::unique_ptr<SQLite::Database> db, std::chrono::milliseconds busy_timeout)
+      : path_(std::move(path)), db_(std::move(db)), busy_timeout_(busy_timeout) {}
 
   Dialect dialect() const override { return Dialect::sqlite; }
   std::unique_ptr<Query> prepare(const std::string& sql, bool) override {
@@ -220,6 +221,21 @@ class SqliteConnection final : public Connection {
   std::string transport_warning() override { return {}; }
   void limit_waits(WaitLimit) override {}
   void bound_session(const SessionBounds&) override {}
+  bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) override {
+    sqlite3_busy_timeout(raw(), 0);
+    try {
+      SqliteQuery query(raw(), sql, path_);
+      bind(query);
+      query.step();
+    } catch (const Failure&) {
+      bool locked = (sqlite3_errcode(raw()) & 0xff) == SQLITE_BUSY;
+      sqlite3_busy_timeout(raw(), static_cast<int>(busy_timeout_.count()));
+      if (locked) return false;
+      throw;
+    }
+    sqlite3_busy_timeout(raw(), static_cast<int>(busy_timeout_.count()));
+    return true;
+  }
   int stored_schema_version() override {
     int version = 0;
     translated(path_, [&] { version = user_version(*db_); });
@@ -240,6 +256,7 @@ class SqliteConnection final : public Connection {
 
   fs::path path_;
   std::unique_ptr<SQLite::Database> db_;
+  std::chrono::milliseconds busy_timeout_;
   std::unique_ptr<Query> begin_, commit_, rollback_, data_version_;
 };
 
@@ -318,7 +335,7 @@ std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions&
     db->exec("PRAGMA synchronous = NORMAL");
     db->exec("PRAGMA foreign_keys = ON");
     bring_schema(*db, path, version, options.older_schema);
-    return std::make_unique<SqliteConnection>(path, std::move(db));
+    return std::make_unique<SqliteConnection>(path, std::move(db), options.busy_timeout);
   } catch (const SQLite::Exception& e) {
     bool cannot_open = (e.getErrorCode() & 0xff) == SQLITE_CANTOPEN;
     throw failure_of(e.getExtendedErrorCode(), cannot_open ? with_open_error(e.what(), path) : e.what(), path);
