@@ -9,6 +9,7 @@
 -- bytewise (COLLATE "C"), as SQLite sorts them, whatever the database's locale.
 
 -- migrate: 1
+-- The schema's version, the tasks and their runs.
 CREATE TABLE meta (
   key   text PRIMARY KEY,
   value text NOT NULL
@@ -459,3 +460,11 @@ UPDATE tasks SET failing_since = coalesce(
        AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
     last_finished_at)
   WHERE last_status IN ('failed', 'timed_out', 'lost');
+
+-- migrate: 13
+-- The ticks of taskd run-once (as in schema.sql).
+CREATE TABLE ticks (
+  host     text   COLLATE "C" PRIMARY KEY,
+  last_at  bigint NOT NULL,
+  every_ms bigint
+);

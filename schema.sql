@@ -5,6 +5,7 @@
 -- is stored with its milliseconds as a fraction, e.g. 37.137).
 
 -- migrate: 1
+-- The tasks and their runs.
 CREATE TABLE tasks (
   id                    INTEGER PRIMARY KEY,
   name                  TEXT    NOT NULL UNIQUE,
@@ -298,3 +299,14 @@ UPDATE tasks SET failing_since = coalesce(
        AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
     last_finished_at)
   WHERE last_status IN ('failed', 'timed_out', 'lost');
+
+-- migrate: 14
+-- The ticks of taskd run-once, a scheduler that cron calls and that keeps no
+-- worker row: per host, when its last tick began, and about how often it
+-- ticks (milliseconds, a moving average; NULL after its first tick), so
+-- that status, check, metrics and explain see it as a scheduler.
+CREATE TABLE ticks (
+  host     TEXT    PRIMARY KEY,
+  last_at  INTEGER NOT NULL,
+  every_ms INTEGER
+);

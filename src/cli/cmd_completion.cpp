@@ -150,7 +150,7 @@ Result<void> print_completion(const CLI::App& app, const std::string& shell) {
 }
 
 Result<void> print_names(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   return ops::list_tasks(db, {}, ops::Detail::headline, [](const store::StoredTask& task) -> Result<void> {
     fmt::print("{}\n", store::readable(task).definition.name);
     return {};

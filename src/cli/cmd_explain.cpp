@@ -59,7 +59,7 @@ void print_explanation_text(const ops::Explanation& explanation) {
 
 Result<void> explain(const Context& context, const ExplainOptions& options) {
   core::Time now = context.clock.now();
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto task = TRY(ops::find_named_task(db, options.name, "explain"));
   auto asked = TRY(time_asked(options.at, task.definition, now));
   auto explanation = TRY(ops::explain_task(db, task, asked, now));

@@ -51,7 +51,7 @@ Result<std::optional<std::string>> file_owner(store::Database& db, const std::st
 // an error (exit 65), so that a file that lacks a task is never taken for
 // the whole (applied with --prune, it would remove that task).
 Result<void> export_tasks(const Context& context, const std::string& owner) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto caps = TRY(ops::group_caps(db, owner));
   auto named_owner = TRY(file_owner(db, owner));
   fmt::print("{}", task_file_head(named_owner, caps));

@@ -69,7 +69,7 @@ void print_chart(const ops::Forecast& forecast, const core::TimeStyle& style) {
 Result<void> forecast(const Context& context, const ForecastOptions& options) {
   auto sizes = TRY(window_and_bucket(options));
   auto [window, bucket] = sizes;
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto now = context.clock.now();
   auto style = context.time_style(now);
   auto result = TRY(ops::forecast_of(db, now, core::clock_period_start(now, bucket, style.zone), window, bucket));

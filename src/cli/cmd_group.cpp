@@ -41,7 +41,7 @@ Result<void> set_group(const Context& context, const GroupOptions& options) {
 }
 
 Result<void> list_groups(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto groups = TRY(ops::list_groups(db));
   if (context.json) {
     Json out = Json::array();

@@ -65,7 +65,7 @@ std::vector<std::string> history_row(const store::RunRecord& run, const core::Ti
 Result<void> history(const Context& context, const HistoryOptions& options) {
   auto now = context.clock.now();
   auto filter = TRY(filter_of(options, now));
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto walk = [&](const store::RunVisitor& visit) {
     return ops::for_each_run_of(db, options.name, filter, "history", visit);
   };
@@ -81,7 +81,7 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
 }
 
 Result<void> logs(const Context& context, const HistoryOptions& options) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto shown = TRY(ops::run_output(db, options.name, options.run_id));
   if (context.json) {
     print_json(ops::run_output_json(shown));

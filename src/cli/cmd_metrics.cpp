@@ -51,12 +51,13 @@ void print_last_successes(const std::vector<store::NamedTime>& successes) {
 
 void print_heartbeat(const std::optional<core::Time>& heartbeat) {
   print_header("taskd_scheduler_heartbeat_timestamp_seconds", "gauge",
-               "The newest heartbeat of a scheduler (taskd run) on the database; 0 while none is registered.");
+               "The newest heartbeat of a scheduler on the database (taskd run, or a tick of taskd run-once); 0 while "
+               "none was seen.");
   fmt::print("taskd_scheduler_heartbeat_timestamp_seconds {:.3f}\n", heartbeat ? unix_seconds(*heartbeat) : 0.0);
 }
 
 Result<void> metrics(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto read = TRY(ops::read_metrics(db));
 
   print_header("taskd_runs_total", "counter", "Runs that ended, by status (pruning the history does not lower it).");

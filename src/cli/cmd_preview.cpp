@@ -75,7 +75,7 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
     if (names_dst_rules(options.schedule))
       return fail(ErrorKind::usage, "preview: --dst-gap and --dst-repeat go with a schedule (--every, --cron, "
                                     "--rrule); a task NAME has its own (taskd edit changes them)");
-    auto db = TRY(context.open_db(store::IfMissing::use_empty));
+    auto db = TRY(context.open_db_to_read());
     auto task = TRY(ops::find_task(db, options.name));
     if (!task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
     return *task;

@@ -5,6 +5,7 @@
 #include "cli/context.hpp"
 #include "cli/format.hpp"
 #include "cli/json.hpp"
+#include "core/health.hpp"
 #include "core/text.hpp"
 #include "ops/status.hpp"
 
@@ -57,6 +58,9 @@ void print_status(const ops::Status& status, core::Time now) {
   }
   fmt::print("Workers:\n");
   print_table({"ROLE", "PID", "HOST", "SINCE", "HEARTBEAT", "CONCURRENCY", "RUNS", "CLOCK", "CONTAIN", "STATE"}, rows);
+  for (const auto& tick : status.ticks)
+    fmt::print("Ticked by run-once on {} {}, {}\n", core::printable(tick.host), relative_time(tick.last_at, now),
+               core::cadence_text(tick.every));
   rows.clear();
   for (const auto& run : status.running)
     rows.push_back({std::to_string(run.id), run.task, std::to_string(run.worker.pid), relative_time(run.started_at, now),
@@ -93,7 +97,7 @@ void print_status(const ops::Status& status, core::Time now) {
 }
 
 Result<void> status(const Context& context) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto read = TRY(ops::read_status(db));
   for (const auto& warning : read.warnings) fmt::print(stderr, "taskd: warning: {}\n", core::printable(warning));
   core::Time now = context.clock.now();

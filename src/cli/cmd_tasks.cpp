@@ -117,7 +117,7 @@ std::vector<Cell> list_row(const store::StoredTask& stored, core::Time now, cons
 // Each task is printed as it is read: a million tasks list in the memory of a few.
 Result<void> list(const Context& context, const ListOptions& options) {
   auto filter = TRY(filter_of(options));
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   if (context.json)
     return print_json_array(
         [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, filter, ops::Detail::full, visit); },
@@ -293,7 +293,7 @@ void print_task(const store::StoredTask& stored, core::Time now, const core::Tim
 }
 
 Result<void> show(const Context& context, const std::string& name) {
-  auto db = TRY(context.open_db(store::IfMissing::use_empty));
+  auto db = TRY(context.open_db_to_read());
   auto shown = TRY(ops::show_task(db, name));
   if (context.json) {
     print_json(ops::shown_task_json(shown));

@@ -38,10 +38,15 @@ struct Context {
   sched::SystemClock clock{clock_source()};
 
   std::filesystem::path db_path() const;
-  core::Result<store::Database> open_db(store::IfMissing if_missing) const;
+  core::Result<store::Database> open_db(store::IfMissing if_missing,
+                                        store::OlderSchema older_schema = store::OlderSchema::migrate) const;
+  // As every command that only reads opens it: a missing file stands in as
+  // an empty database, and one of an older schema is refused (never
+  // migrated: `taskd migrate` does that).
+  core::Result<store::Database> open_db_to_read() const;
   // A database that is not there is unavailable, not an empty one that is
   // well: a check pointed at the wrong file must not pass.
-  core::Result<store::Database> open_existing_db() const;
+  core::Result<store::Database> open_existing_db(store::OlderSchema older_schema = store::OlderSchema::refuse) const;
   // As every command that runs or kills processes opens it: created when
   // missing, refused when someone else could write or swap it.
   core::Result<store::Database> open_db_to_run() const;
@@ -80,6 +85,7 @@ void add_import_command(CLI::App& app, Context& context, Action& action);
 void add_apply_command(CLI::App& app, Context& context, Action& action);
 void add_export_command(CLI::App& app, Context& context, Action& action);
 void add_copy_db_command(CLI::App& app, Context& context, Action& action);
+void add_migrate_command(CLI::App& app, Context& context, Action& action);
 // Hidden: `completion bash` and `__names`; add it last, it reads the others.
 void add_completion_commands(CLI::App& app, Context& context, Action& action);
 

@@ -44,11 +44,12 @@ sched::ClockSource clock_source() {
 }
 
 // On a server, the clock follows the server's from here on (see Clock).
-core::Result<store::Database> Context::open_db(store::IfMissing if_missing) const {
+core::Result<store::Database> Context::open_db(store::IfMissing if_missing, store::OlderSchema older_schema) const {
   if (auto source = clock_variable(); !source.empty() && source != "host" && source != "server")
     return core::fail(core::ErrorKind::usage,
                       fmt::format("TASKD_CLOCK=\"{}\": the clock is \"server\" (the default) or \"host\"", source));
-  auto db = TRY(store::Database::open(db_path().string(), {.if_missing = if_missing, .state_dir = state_dir}));
+  auto db = TRY(store::Database::open(
+      db_path().string(), {.if_missing = if_missing, .older_schema = older_schema, .state_dir = state_dir}));
   TRY(sched::follow_server_clock(db, clock));
   return db;
 }
@@ -59,16 +60,20 @@ core::Result<store::Database> Context::open_db_to_run() const {
   return db;
 }
 
-core::Result<store::Database> Context::open_existing_db() const {
+core::Result<store::Database> Context::open_db_to_read() const {
+  return open_db(store::IfMissing::use_empty, store::OlderSchema::refuse);
+}
+
+core::Result<store::Database> Context::open_existing_db(store::OlderSchema older_schema) const {
   auto path = db_path();
-  if (store::is_server_uri(path.string())) return open_db(store::IfMissing::use_empty);
+  if (store::is_server_uri(path.string())) return open_db(store::IfMissing::use_empty, older_schema);
   std::error_code error;
   bool found = std::filesystem::exists(path, error);
   if (error)
     return core::fail(core::ErrorKind::unavailable,
                       fmt::format("cannot look at the database {}: {}", path.string(), error.message()));
   if (!found) return core::fail(core::ErrorKind::unavailable, fmt::format("no database at {}", path.string()));
-  return open_db(store::IfMissing::use_empty);
+  return open_db(store::IfMissing::use_empty, older_schema);
 }
 
 void add_keep_days_option(CLI::App& command, int& keep_days) {

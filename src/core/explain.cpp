@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/backfill.hpp"
+#include "core/health.hpp"
 #include "core/policy.hpp"
 
 namespace taskd::core {
@@ -24,7 +25,7 @@ FactValue number(std::int64_t n) { return n; }
 // started by then. A scheduler that stopped since has left no row.
 Fact scheduler_then(const std::vector<SchedulerSeen>& schedulers, Time due) {
   for (const auto& scheduler : schedulers) {
-    if (scheduler.started_at <= due)
+    if (!scheduler.run_once && scheduler.started_at <= due)
       return {"scheduler",
               fmt::format("taskd run on {} was running then (since {}).", scheduler.host, at(scheduler.started_at)),
               {{"scheduler_running", true}, {"host", scheduler.host}, {"since", scheduler.started_at}}};
@@ -35,13 +36,21 @@ Fact scheduler_then(const std::vector<SchedulerSeen>& schedulers, Time due) {
           {{"scheduler_running", false}}};
 }
 
-// Whether a scheduler is there to tick now, from the heartbeats.
-Fact scheduler_now(const std::vector<SchedulerSeen>& schedulers) {
+// Whether a scheduler is there to tick now, from the heartbeats and run-once's ticks.
+Fact scheduler_now(const std::vector<SchedulerSeen>& schedulers, Time now) {
   auto newest = std::max_element(schedulers.begin(), schedulers.end(),
                                  [](const auto& a, const auto& b) { return a.heartbeat_at < b.heartbeat_at; });
   if (newest == schedulers.end())
     return {"scheduler", "No taskd run is registered on this database: start taskd run, or call taskd run-once from cron.",
             {{"scheduler_running", false}}};
+  if (newest->run_once) {
+    bool ticking = now - newest->heartbeat_at <= tick_silence(newest->every);
+    return {"scheduler",
+            fmt::format("taskd run-once on {} last ticked at {} ({}){}", newest->host, at(newest->heartbeat_at),
+                        cadence_text(newest->every),
+                        ticking ? "." : ", and has not since: call it from cron again, or start taskd run."),
+            {{"scheduler_running", ticking}, {"host", newest->host}, {"ticked_at", newest->heartbeat_at}}};
+  }
   return {"scheduler", fmt::format("taskd run on {} last heartbeated at {}.", newest->host, at(newest->heartbeat_at)),
           {{"scheduler_running", true}, {"host", newest->host}, {"heartbeat_at", newest->heartbeat_at}}};
 }
@@ -145,7 +154,7 @@ void explain_outcome(std::vector<Fact>& facts, const PastRun& run, const std::ve
                                           "is not paused, no run of it is running and its group has room.",
                                           at(due), away(now - due));
       facts.push_back({"queued", std::move(text), std::move(data)});
-      if (due <= now) facts.push_back(scheduler_now(schedulers));
+      if (due <= now) facts.push_back(scheduler_now(schedulers, now));
       return;
     }
     case RunStatus::skipped:
@@ -261,7 +270,7 @@ void explain_unrecorded(std::vector<Fact>& facts, const Task& task, Time slot, c
   if (!accounted || slot > *accounted) {
     facts.push_back({"pending", fmt::format("Slot {} came due {} ago, and no tick has handled it yet.", at(slot), away(now - slot)),
                      {{"slot", slot}}});
-    facts.push_back(scheduler_now(schedulers));
+    facts.push_back(scheduler_now(schedulers, now));
   } else if (history.created_at && slot < *history.created_at) {
     facts.push_back({"before_created", fmt::format("The task was created at {}, after this slot.", at(*history.created_at)),
                      {{"created_at", *history.created_at}}});
@@ -462,7 +471,7 @@ std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
   if (next <= now) {
     facts.push_back({"overdue", fmt::format("It has been due since {} ({} ago), and no tick has handled it yet.", at(next), away(now - next)),
                      {{"next_run_at", next}}});
-    facts.push_back(scheduler_now(schedulers));
+    facts.push_back(scheduler_now(schedulers, now));
   } else if (state.attempt_no > 0) {
     facts.push_back(next_retry(task, schedule, next));
   } else if (is_planned_slot(schedule, next)) {

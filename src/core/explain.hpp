@@ -31,11 +31,14 @@ struct PastRun {
   std::optional<std::int64_t> upstream_run_id;  // the run of the --after task that queued it
 };
 
-// A `taskd run` process registered on the database now.
+// A `taskd run` process registered on the database now, or the ticks of
+// run-once on a host (a scheduler cron calls).
 struct SchedulerSeen {
   std::string host;
   Time started_at{};
-  Time heartbeat_at{};
+  Time heartbeat_at{};  // run-once: its last tick
+  bool run_once = false;
+  std::optional<Millis> every;  // run-once: about how often it ticks
 };
 
 using FactValue = std::variant<std::string, std::int64_t, Time, Millis, bool, std::vector<std::string>>;

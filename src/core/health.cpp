@@ -151,16 +151,51 @@ std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::o
   return problems;
 }
 
+Millis tick_silence(std::optional<Millis> every) {
+  return std::max<Millis>(scheduler_silence, 2 * every.value_or(Millis{0}));
+}
+
+bool scheduler_ticking(const SchedulerFacts& scheduler, Time now) {
+  const auto& heartbeat = scheduler.newest_heartbeat;
+  const auto& tick = scheduler.newest_tick;
+  return (heartbeat && now - *heartbeat <= scheduler_silence) || (tick && now - tick->at <= tick_silence(tick->every));
+}
+
+std::string cadence_text(std::optional<Millis> every) {
+  return every ? "every ~" + whole(*every) : std::string("once so far");
+}
+
+std::optional<std::string> slow_ticks(const SchedulerFacts& scheduler, Seconds interval, Time now) {
+  const auto& heartbeat = scheduler.newest_heartbeat;
+  const auto& tick = scheduler.newest_tick;
+  if ((heartbeat && now - *heartbeat <= scheduler_silence) || !tick || !tick->every || *tick->every <= interval ||
+      now - tick->at > tick_silence(tick->every))
+    return std::nullopt;
+  return fmt::format("the only scheduler seen, taskd run-once on {}, ticks {}: a task due every {} runs at most "
+                     "once a tick, and the slots between two ticks are skipped (start taskd run, or call run-once "
+                     "more often)",
+                     tick->host, cadence_text(tick->every), format_duration(interval));
+}
+
 std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now) {
-  if (scheduler.overdue_tasks == 0) return std::nullopt;
+  if (scheduler.overdue_tasks == 0 || scheduler_ticking(scheduler, now)) return std::nullopt;
+  auto due = tasks_counted(static_cast<std::size_t>(scheduler.overdue_tasks)) +
+             (scheduler.overdue_tasks == 1 ? " is" : " are");
+  const auto& tick = scheduler.newest_tick;
   const auto& newest = scheduler.newest_heartbeat;
-  if (newest && now - *newest <= scheduler_silence) return std::nullopt;
-  auto due = tasks_counted(static_cast<std::size_t>(scheduler.overdue_tasks));
+  if (tick && (!newest || tick->at > *newest))
+    return HealthProblem{Verdict::critical,
+                         HealthProblemKind::no_scheduler,
+                         "",
+                         fmt::format("no scheduler has ticked for {} (taskd run-once on {}, {}, last {}) while {} due",
+                                     whole(now - tick->at), tick->host, cadence_text(tick->every),
+                                     format_rfc3339(tick->at), due),
+                         tick->at,
+                         Millis{now - tick->at},
+                         tick_silence(tick->every)};
   std::string detail = newest ? fmt::format("no scheduler (taskd run) has heartbeated for {} (last {}) while {} due",
-                                            whole(now - *newest), format_rfc3339(*newest),
-                                            due + (scheduler.overdue_tasks == 1 ? " is" : " are"))
-                              : fmt::format("no scheduler (taskd run) is registered while {} due",
-                                            due + (scheduler.overdue_tasks == 1 ? " is" : " are"));
+                                            whole(now - *newest), format_rfc3339(*newest), due)
+                              : fmt::format("no scheduler (taskd run) is registered while {} due", due);
   return HealthProblem{Verdict::critical,
                        HealthProblemKind::no_scheduler,
                        "",

@@ -56,11 +56,35 @@ struct TaskFacts {
   std::optional<Time> ladder_exhausted_at;
 };
 
-// What check knows of the schedulers (`taskd run`) on the database.
-struct SchedulerFacts {
-  std::optional<Time> newest_heartbeat;  // none: no scheduler is registered
-  std::int64_t overdue_tasks = 0;        // tasks due for scheduler_silence or longer
+// The newest tick of run-once, a scheduler that cron calls: its host, when
+// it began, and about how often that host ticks (none: once so far).
+struct TickFacts {
+  std::string host;
+  Time at;
+  std::optional<Millis> every;
 };
+
+// What check knows of the schedulers (`taskd run`, run-once) on the database.
+struct SchedulerFacts {
+  std::optional<Time> newest_heartbeat;  // of a taskd run; none: no taskd run is registered
+  std::int64_t overdue_tasks = 0;        // tasks due for scheduler_silence or longer
+  std::optional<TickFacts> newest_tick;  // none: run-once never ticked
+};
+
+// How long after a run-once tick the scheduler still counts as ticking:
+// twice its cadence, at least scheduler_silence.
+Millis tick_silence(std::optional<Millis> every);
+
+// Whether a scheduler ticks at `now`: a taskd run heartbeated within
+// scheduler_silence, or run-once ticked within its tick_silence.
+bool scheduler_ticking(const SchedulerFacts& scheduler, Time now);
+
+// "every ~1m" of a cadence, "once so far" without one.
+std::string cadence_text(std::optional<Millis> every);
+
+// When the only scheduler seen ticking is run-once and it ticks less often
+// than a task comes due (`interval`): what that means, in a sentence.
+std::optional<std::string> slow_ticks(const SchedulerFacts& scheduler, Seconds interval, Time now);
 
 enum class HealthProblemKind { disabled, no_success, late, no_scheduler, malformed, failed };
 // "disabled", "no_success", "late", "no_scheduler", "malformed", "failed".

@@ -234,7 +234,7 @@ EnqueueDecision enqueue_missed_slots(const TaskDefinition& definition, const Sch
 }  // namespace
 
 EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
-                           bool run_active) {
+                           bool run_active, Missed missed) {
   if (runs_every_missed_slot(definition, schedule) && state.accounted_until &&
       (run_active || state.attempt_no > 0 || has_unaccounted_slot(schedule, state, now))) {
     return enqueue_missed_slots(definition, schedule, std::move(state), now, run_active);
@@ -255,10 +255,14 @@ EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& sch
       return decision;
     }
     // Every due slot but the one served is missed: the machine was off or no
-    // scheduler ran (anacron, systemd Persistent=true: run once, not N times).
+    // scheduler ran (anacron, systemd Persistent=true: run once, not N times),
+    // or the scheduler ticks less often than the task comes due.
     if (!skip) {
       TaskState before_latest = state;
-      decision.skipped = account_due_slots(schedule, before_latest, slot - 1ms, "missed while no scheduler ran");
+      decision.skipped = account_due_slots(
+          schedule, before_latest, slot - 1ms,
+          missed == Missed::between_ticks ? "missed between two ticks (the scheduler ticks less often than the task)"
+                                          : "missed while no scheduler ran");
     }
   }
   if (skip) {

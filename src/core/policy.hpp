@@ -52,10 +52,16 @@ Millis effective_tolerance(const TaskDefinition& definition, Seconds interval);
 // start_now).
 TaskState on_create(const Schedule& schedule, Time now, bool start_now);
 
+// Why the slots that came due before the one a tick serves did not run: no
+// scheduler ticked while they came due, or one did, less often than they
+// come (run-once from cron each minute, a task every 30s).
+enum class Missed { while_no_scheduler, between_ticks };
+
 // The tick found next_run_at <= now. `run_active` says whether the task has a
 // run queued or running; with overlap=skip that turns the slot into SKIPPED.
+// `missed` words the SKIPPED row of the due slots before the one served.
 EnqueueDecision on_enqueue(const TaskDefinition& definition, const Schedule& schedule, TaskState state, Time now,
-                           bool run_active);
+                           bool run_active, Missed missed = Missed::while_no_scheduler);
 
 // The reason a queued run must be DROPPED when claimed at `now`, if any
 // (seed 004: now < last_run_at + interval - tolerance). Only scheduled runs

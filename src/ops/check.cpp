@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/schedule.hpp"
 #include "store/overview.hpp"
 #include "store/workers.hpp"
 
@@ -19,9 +20,9 @@ Result<void> require_named_tasks(store::Database& db, const std::vector<std::str
 }
 
 Result<core::SchedulerFacts> read_scheduler(store::Database& db, core::Time now) {
-  auto heartbeat = TRY(store::newest_heartbeat(db, "run"));
-  auto overdue = TRY(store::count_due_tasks(db, now - core::scheduler_silence));
-  return core::SchedulerFacts{heartbeat, overdue};
+  auto scheduler = TRY(read_schedulers(db));
+  scheduler.overdue_tasks = TRY(store::count_due_tasks(db, now - core::scheduler_silence));
+  return scheduler;
 }
 
 Json problem_json(const core::HealthProblem& problem) {
@@ -35,6 +36,25 @@ Json problem_json(const core::HealthProblem& problem) {
 }
 
 }  // namespace
+
+Result<core::SchedulerFacts> read_schedulers(store::Database& db) {
+  core::SchedulerFacts scheduler;
+  scheduler.newest_heartbeat = TRY(store::newest_heartbeat(db, "run"));
+  auto ticks = TRY(store::list_ticks(db));
+  if (!ticks.empty()) {
+    const auto& newest = ticks.front();
+    scheduler.newest_tick = core::TickFacts{newest.host, newest.last_at, newest.every};
+  }
+  return scheduler;
+}
+
+Result<std::optional<std::string>> slow_scheduler(store::Database& db, const core::Task& task, core::Time now) {
+  auto schedule = task.schedule ? *task.schedule : TRY(core::schedule_of(task.definition));
+  auto interval = core::interval_around(schedule, now);
+  if (!interval) return std::nullopt;
+  auto scheduler = TRY(read_schedulers(db));
+  return core::slow_ticks(scheduler, *interval, now);
+}
 
 Result<Checked> check_tasks(store::Database& db, const CheckArgs& args, const sched::Clock& clock) {
   TRY(require_named_tasks(db, args.selection.names));

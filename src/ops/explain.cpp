@@ -61,6 +61,8 @@ Result<std::vector<core::SchedulerSeen>> schedulers_seen(store::Database& db) {
   for (const auto& worker : workers) {
     if (worker.role == "run") seen.push_back({worker.identity.host, worker.started_at, worker.heartbeat_at});
   }
+  auto ticks = TRY(store::list_ticks(db));
+  for (const auto& tick : ticks) seen.push_back({tick.host, tick.last_at, tick.last_at, true, tick.every});
   return seen;
 }
 

@@ -1,5 +1,6 @@
 #include "ops/metrics.hpp"
 
+#include "ops/check.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::ops {
@@ -33,7 +34,10 @@ Result<Metrics> read_metrics(store::Database& db) {
   metrics.tasks = TRY(tasks_by_condition(db));
   metrics.history = TRY(store::history_size(db));
   metrics.successes = TRY(store::last_successes(db));
-  metrics.heartbeat = TRY(store::newest_heartbeat(db, "run"));
+  auto scheduler = TRY(read_schedulers(db));
+  metrics.heartbeat = scheduler.newest_heartbeat;
+  if (auto tick = scheduler.newest_tick; tick && (!metrics.heartbeat || tick->at > *metrics.heartbeat))
+    metrics.heartbeat = tick->at;
   return metrics;
 }
 

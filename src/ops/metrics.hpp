@@ -19,7 +19,7 @@ struct Metrics {
   store::HistorySize history;
   // What taskd check judges, for alerts of Prometheus' own.
   std::vector<store::NamedTime> successes;
-  std::optional<core::Time> heartbeat;
+  std::optional<core::Time> heartbeat;  // of a taskd run, or a run-once tick: the newer
 };
 
 core::Result<Metrics> read_metrics(store::Database& db);

@@ -19,8 +19,10 @@ using DisabledSink = std::function<void(const sched::MalformedReport& disabled)>
 // The tick at `started`: recovers lost runs, queues what is due, runs what
 // is queued and waits for it; every run that ended, the lost ones first. A
 // due task whose row is malformed is disabled, and told to `on_disabled`.
-// Only what the probe finds work for is read or locked: with no task due
-// and no run running or claimable, at most the workers' rows are checked.
+// The tick is recorded (status, check, metrics and explain see run-once as
+// a scheduler); beyond that, only what the probe finds work for is read or
+// locked: with no task due and no run running or claimable, at most the
+// workers' and ticks' rows are read.
 core::Result<std::vector<sched::RunReport>> tick_and_work(store::Database& db, core::Time started,
                                                           const sched::WorkerOptions& worker,
                                                           exec::ContainmentChoice contained, const sched::Clock& clock,

@@ -109,6 +109,7 @@ Result<Status> read_status(store::Database& db) {
   Status status;
   status.one_machine = db.file().has_value();
   status.workers = TRY(store::list_workers(db));
+  status.ticks = TRY(store::list_ticks(db));
   status.running = TRY(store::running_runs(db));
   status.queue = TRY(store::queue_depth_by_group(db));
   status.pinned = TRY(store::queue_depth_by_host(db));
@@ -130,6 +131,11 @@ Json status_json(const Status& status, core::Time now) {
   auto workers = workers_of(status.one_machine, status.workers, status.running, now);
   out["workers"] = Json::array();
   for (const auto& worker : workers) out["workers"].push_back(worker_json(worker));
+  out["ticks"] = Json::array();
+  for (const auto& tick : status.ticks)
+    out["ticks"].push_back({{"host", tick.host},
+                            {"ticked_at", time_json(tick.last_at)},
+                            {"every", seconds_json(tick.every)}});
   out["running"] = Json::array();
   for (const auto& run : status.running)
     out["running"].push_back(

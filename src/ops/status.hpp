@@ -51,6 +51,7 @@ struct DisabledTask {
 struct Status {
   bool one_machine = true;  // a SQLite file (see sched::liveness_of)
   std::vector<store::WorkerRow> workers;
+  std::vector<store::TickRow> ticks;  // run-once's, the newest first
   std::vector<store::InFlightRun> running;
   std::vector<store::NamedCount> queue;
   std::vector<store::NamedCount> pinned;  // queued runs of tasks pinned to a host, by host

@@ -21,11 +21,11 @@ struct TaskEnqueued {
 // Applies the enqueue decision for one due task; returns what it wrote and
 // adds it to `reports`.
 core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& task, core::Time now,
-                                        std::vector<RunReport>& reports) {
+                                        core::Missed missed, std::vector<RunReport>& reports) {
   TaskEnqueued result;
   const auto& schedule = task.schedule.value();
   auto active = TRY(store::has_active_run(db, task.id));
-  auto decision = core::on_enqueue(task.definition, schedule, task.state, now, active);
+  auto decision = core::on_enqueue(task.definition, schedule, task.state, now, active, missed);
   if (decision.skipped) {
     TRY(store::insert_skipped_run(db, task.id, *decision.skipped, now));
     result.counts.skipped = 1;
@@ -64,7 +64,8 @@ constexpr int waits_for_held = 64;
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch,
                                      const ReportSink& sink,
                                      const ProcessTable& processes, const std::function<void()>& before_commit,
-                                     const std::function<core::Result<void>()>& between_batches) {
+                                     const std::function<core::Result<void>()>& between_batches,
+                                     core::Missed missed) {
   TickResult total;
   int waits = 0;
   while (true) {
@@ -78,7 +79,7 @@ core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int ba
           result.disabled.push_back(std::move(disabled));
           continue;
         }
-        auto enqueued = TRY(enqueue_task(db, *task, now, reports));
+        auto enqueued = TRY(enqueue_task(db, *task, now, missed, reports));
         total.enqueued += enqueued.counts.enqueued;
         total.skipped += enqueued.counts.skipped;
         total.replaced += enqueued.counts.replaced;

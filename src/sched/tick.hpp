@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/policy.hpp"
 #include "core/time.hpp"
 #include "sched/process_table.hpp"
 #include "sched/report.hpp"
@@ -34,12 +35,14 @@ struct TickResult {
 // replace_active_runs). `before_commit` is called inside each transaction
 // that found due tasks, before its commit (a crash test's hook);
 // `between_batches` after each commit (a loop keeps its runs' leases while
-// a herd of due tasks takes longer than half a lease to queue).
+// a herd of due tasks takes longer than half a lease to queue). `missed`
+// words the SKIPPED rows of due slots before the one served (see on_enqueue).
 core::Result<TickResult> enqueue_due(store::Database& db, core::Time now, int batch = 500,
                                      const ReportSink& sink = {},
                                      const ProcessTable& processes = system_processes(),
                                      const std::function<void()>& before_commit = {},
-                                     const std::function<core::Result<void>()>& between_batches = {});
+                                     const std::function<core::Result<void>()>& between_batches = {},
+                                     core::Missed missed = core::Missed::while_no_scheduler);
 
 // Whether a tick whose probe found `work` has anything to enqueue once it
 // recovered as probed: a task due, or a run running, which recovery may

@@ -9,7 +9,9 @@
 // the engines differ the query asks Database::dialect().
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -118,6 +120,29 @@ class Connection {
   // says; a connection that cannot take them is given up, and the next one
   // is made with them. Nothing on a SQLite file.
   virtual void bound_session(const SessionBounds& bounds) = 0;
+
+  // Runs `sql`, one write whose parameters `bind` binds, at once, or not at
+  // all when another process holds a SQLite file's write lock (on a server
+  // it waits as any statement does): whether it ran. For a record that is
+  // worth nothing late.
+  virtual bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) = 0;
+
+  // The schema's version in the database (0: none yet), and this taskd's
+  // schema: its "-- migrate: N" sections.
+  virtual int stored_schema_version() = 0;
+  virtual std::string_view schema_sql() const = 0;
+  // Where a SQLite file at `version` is backed up before it is migrated;
+  // none on a server.
+  virtual std::optional<std::filesystem::path> backup_path(int version) const = 0;
+  // Brings the schema to this taskd's (see store::migrate_schema).
+  virtual void migrate_schema() = 0;
 };
+
+// The failure of opening a database of a schema newer than this taskd's,
+// or of an older one to only read it (`name`: the file, or the server
+// without its secrets).
+Failure schema_refused(const std::string& name, int version, int current);
+// The failure of a migration whose backup would write over a file.
+Failure backup_exists(const std::filesystem::path& backup);
 
 }  // namespace taskd::store

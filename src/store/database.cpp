@@ -9,6 +9,7 @@
 
 #include "store/columns.hpp"
 #include "store/file_trust.hpp"
+#include "store/migrations.hpp"
 #include "store/postgresql.hpp"
 #include "store/sqlite.hpp"
 
@@ -63,6 +64,12 @@ ErrorKind error_kind_of(FailureKind kind) {
     case FailureKind::internal: break;
   }
   return ErrorKind::internal;
+}
+
+// Whether a name is taken: by a file, a dangling link too, or unknown.
+bool name_taken(const fs::path& path) {
+  struct stat st{};
+  return ::lstat(path.c_str(), &st) == 0 || errno != ENOENT;
 }
 
 }  // namespace
@@ -126,6 +133,46 @@ core::Error current_error(const Database& db) {
   } catch (...) {
     return {ErrorKind::internal, "database " + db.name() + ": an unknown failure"};
   }
+}
+
+Failure schema_refused(const std::string& name, int version, int current) {
+  if (version > current)
+    return Failure(FailureKind::unavailable,
+                   fmt::format("database {} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
+                               name, version, current));
+  return Failure(FailureKind::unavailable,
+                 fmt::format("database {} has schema version {}, older than this taskd's ({}): run `taskd migrate` "
+                             "to bring it forward (commands that only read never change it)",
+                             name, version, current));
+}
+
+Failure backup_exists(const fs::path& backup) {
+  return Failure(FailureKind::unavailable,
+                 fmt::format("the backup {} already exists: move it away first (taskd migrate never writes over a "
+                             "file)",
+                             backup.string()));
+}
+
+core::Result<SchemaPlan> schema_plan(Database& db) {
+  return guarded(db, [&]() -> core::Result<SchemaPlan> {
+    auto& connection = db.connection();
+    auto steps = migrations(connection.schema_sql());
+    SchemaPlan plan{.version = connection.stored_schema_version(), .current = steps.back().version, .steps = {},
+                    .backup = std::nullopt};
+    if (plan.version > plan.current) throw schema_refused(db.name(), plan.version, plan.current);
+    for (const auto& step : steps)
+      if (step.version > plan.version) plan.steps.push_back({step.version, std::string(summary(step.sql))});
+    if (plan.version > 0 && !plan.steps.empty()) plan.backup = connection.backup_path(plan.version);
+    if (plan.backup && name_taken(*plan.backup)) throw backup_exists(*plan.backup);
+    return plan;
+  });
+}
+
+core::Result<void> migrate_schema(Database& db) {
+  return guarded(db, [&]() -> core::Result<void> {
+    db.connection().migrate_schema();
+    return {};
+  });
 }
 
 core::Result<int> notice_socket(Database& db) {

@@ -3,8 +3,9 @@
 // (a path, or nothing: the default) or a PostgreSQL server (a libpq
 // connection string, postgresql://... or host=...; see location.hpp).
 // Opening it creates it (a SQLite file 0600 in a 0700 directory; the
-// PostgreSQL schema "taskd") and migrates an older schema forward; a
-// database that is not taskd's, or is newer than this taskd, is refused.
+// PostgreSQL schema "taskd") and migrates an older schema forward, or
+// refuses it (see OlderSchema); a database that is not taskd's, or is newer
+// than this taskd, is refused.
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/time.hpp"
@@ -37,8 +39,17 @@ int schema_version();
 // memory, so that nothing is written.
 enum class IfMissing { create, use_empty };
 
+// What opening a database of an older schema than this taskd's does (one
+// with no schema yet is given this taskd's whatever this says):
+enum class OlderSchema {
+  migrate,  // brings it forward: the commands that write
+  refuse,   // refuses it, naming both versions and `taskd migrate`: the commands that only read
+  leave,    // opens it as it is: `taskd migrate`, which looks first (schema_plan)
+};
+
 struct OpenOptions {
   IfMissing if_missing = IfMissing::create;
+  OlderSchema older_schema = OlderSchema::migrate;
   // SQLite: how long a write waits for another process's. PostgreSQL: as
   // long, a statement waits for a lock another session holds (then fails
   // as busy), and a session may sit idle in a transaction (then the server
@@ -89,6 +100,29 @@ class Database {
   // Declared after connection_: the statements are finalized before the connection closes.
   std::unordered_map<std::string, std::unique_ptr<Query>> statements_;
 };
+
+// A step of this taskd's schema: its version, and what it brings (the first
+// comment line of its section of schema.sql or schema-postgresql.sql).
+struct SchemaStep {
+  int version;
+  std::string what;
+};
+
+// What bringing a database opened with OlderSchema::leave to this taskd's
+// schema takes.
+struct SchemaPlan {
+  int version;  // the database's (0: no schema yet)
+  int current;  // this taskd's
+  std::vector<SchemaStep> steps;
+  // A SQLite file with a schema is first copied to <file>.bak-<version>,
+  // which must not exist yet.
+  std::optional<std::filesystem::path> backup;
+};
+core::Result<SchemaPlan> schema_plan(Database& db);
+// Makes the backup the plan names (SQLite's backup API, 0600, never over
+// another file), then applies the steps, under one write lock: the backup
+// holds the version its name says.
+core::Result<void> migrate_schema(Database& db);
 
 // A server's change notices (LISTEN taskd; the schema's triggers NOTIFY
 // every change to a task, a run or a group, as it commits): the socket to poll, which changes when the

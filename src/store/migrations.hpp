@@ -29,4 +29,13 @@ inline std::vector<Migration> migrations(std::string_view schema) {
   return out;
 }
 
+// What a migration brings: the comment line its section opens with (none:
+// empty).
+inline std::string_view summary(std::string_view sql) {
+  constexpr std::string_view comment = "-- ";
+  std::size_t start = std::min(sql.find_first_not_of('\n'), sql.size());
+  auto line = sql.substr(start, std::min(sql.find('\n', start), sql.size()) - start);
+  return line.starts_with(comment) ? line.substr(comment.size()) : std::string_view();
+}
+
 }  // namespace taskd::store

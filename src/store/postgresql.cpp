@@ -387,6 +387,17 @@ class PgConnection final : public Connection {
     ++stop_announcements_;
   }
   std::int64_t stop_announcements() const override { return stop_announcements_; }
+  bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) override {
+    auto query = prepare(sql, false);
+    bind(*query);
+    while (query->step()) {
+    }
+    return true;
+  }
+  int stored_schema_version() override;
+  std::string_view schema_sql() const override { return taskd_schema_postgresql_sql; }
+  std::optional<std::filesystem::path> backup_path(int) const override { return std::nullopt; }
+  void migrate_schema() override;
   // Listens from the first call on. The round trip first: a notice sent
   // before it (by a commit that returned before this call) is then read.
   std::int64_t data_version() override {
@@ -584,19 +595,13 @@ int schema_version_of(PgConnection& connection, const std::string& display) {
 // The schema version this taskd writes to a server.
 int postgresql_schema_version() { return migrations(taskd_schema_postgresql_sql).back().version; }
 
+// Under a transaction-level advisory lock: two hosts upgrading at once
+// take turns, and the second finds the work done.
 void migrate(PgConnection& connection, const std::string& display) {
-  int version = schema_version_of(connection, display);
-  if (version > postgresql_schema_version())
-    throw Failure(FailureKind::unavailable,
-                  fmt::format("database {} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
-                              display, version, postgresql_schema_version()));
-  if (version == postgresql_schema_version()) return;
-  // Under a transaction-level advisory lock: two hosts upgrading at once
-  // take turns, and the second finds the work done.
   connection.begin_unbounded(migration_lock);
   try {
     connection.run("CREATE SCHEMA IF NOT EXISTS taskd");
-    version = schema_version_of(connection, display);
+    int version = schema_version_of(connection, display);
     for (const auto& step : migrations(taskd_schema_postgresql_sql)) {
       if (step.version <= version) continue;
       connection.run(std::string(step.sql));
@@ -609,6 +614,20 @@ void migrate(PgConnection& connection, const std::string& display) {
   }
 }
 
+// Refuses a newer schema; gives a database with no schema yet this taskd's;
+// one of an older schema is migrated, refused or left as `older_schema` says.
+void bring_schema(PgConnection& connection, const std::string& display, OlderSchema older_schema) {
+  int version = schema_version_of(connection, display);
+  int current = postgresql_schema_version();
+  if (version > current || (older_schema == OlderSchema::refuse && version > 0 && version < current))
+    throw schema_refused(display, version, current);
+  if (version == current || older_schema == OlderSchema::leave) return;
+  migrate(connection, display);
+}
+
+int PgConnection::stored_schema_version() { return schema_version_of(*this, display_); }
+void PgConnection::migrate_schema() { migrate(*this, display_); }
+
 }  // namespace
 
 std::string postgresql_sql(std::string_view sql) { return translate(sql).sql; }
@@ -618,7 +637,7 @@ std::unique_ptr<Connection> open_postgresql(const std::string& uri, const OpenOp
   auto reply_timeout = std::max(milliseconds(options.busy_timeout), milliseconds(30000));
   SessionBounds bounds{options.busy_timeout, options.busy_timeout};
   auto connection = std::make_unique<PgConnection>(uri, display, reply_timeout, bounds);
-  migrate(*connection, display);
+  bring_schema(*connection, display, options.older_schema);
   return connection;
 }
 

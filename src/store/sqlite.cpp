@@ -1,5 +1,7 @@
 #include "store/sqlite.hpp"
 
+#include <SQLiteCpp/Backup.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -111,9 +113,85 @@ class SqliteQuery final : public Query {
   std::int64_t changes_ = 0;
 };
 
+// Runs `body`, SQLiteCpp's exceptions turned into failures naming `path`.
+template <class F>
+void translated(const fs::path& path, F&& body) {
+  try {
+    body();
+  } catch (const SQLite::Exception& e) {
+    throw failure_of(e.getExtendedErrorCode(), e.what(), path);
+  }
+}
+
+int user_version(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
+
+// Applies the steps above the file's version, in the caller's write transaction.
+void apply_migrations(SQLite::Database& db) {
+  int version = user_version(db);
+  for (const auto& step : migrations(taskd_schema_sql)) {
+    if (step.version <= version) continue;
+    db.exec(std::string(step.sql));
+    db.exec(fmt::format("PRAGMA user_version = {}", step.version));
+  }
+  db.exec(fmt::format("PRAGMA application_id = {}", application_id));
+}
+
+// `version`: the file's schema version as last read.
+void migrate(SQLite::Database& db, int version) {
+  if (version == schema_version()) return;
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  apply_migrations(db);  // from the version read now: another process may have won the race
+  tx.commit();
+}
+
+fs::path backup_path_of(const fs::path& path, int version) {
+  fs::path backup = path;
+  backup += fmt::format(".bak-{}", version);
+  return backup;
+}
+
+// Copies the database at `source` to `backup` with SQLite's backup API,
+// into a file created for it (0600, never over another file or through a
+// link). It lies in the database's own directory: whoever could swap it
+// there could swap the database too.
+void back_up(const fs::path& source, const fs::path& backup) {
+  int fd = ::open(backup.c_str(), O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) throw backup_exists(backup);
+  if (fd < 0)
+    throw Failure(FailureKind::unavailable,
+                  fmt::format("cannot create the backup {}: {}", backup.string(), std::strerror(errno)));
+  ::close(fd);
+  try {
+    SQLite::Database from(source.string(), SQLite::OPEN_READONLY);
+    SQLite::Database copy(backup.string(), SQLite::OPEN_READWRITE);
+    if (SQLite::Backup(copy, from).executeStep() != SQLITE_DONE)
+      throw Failure(FailureKind::unavailable,
+                    fmt::format("cannot back {} up to {}: the database was busy", source.string(), backup.string()));
+  } catch (...) {
+    ::unlink(backup.c_str());
+    throw;
+  }
+}
+
+// Backs the file up, then migrates it, under one write lock: the backup
+// holds the version its name says, and no write comes between. The copy is
+// read by a connection of its own (SQLite backs up no connection in the
+// middle of a write), from the file this one opened; `path` is the one the
+// user named, beside which the backup goes.
+void migrate_with_backup(SQLite::Database& db, const fs::path& path) {
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  int version = user_version(db);
+  if (version == schema_version()) return;
+  fs::path opened = sqlite3_db_filename(db.getHandle(), "main");
+  if (version > 0) back_up(opened, backup_path_of(path, version));
+  apply_migrations(db);
+  tx.commit();
+}
+
 class SqliteConnection final : public Connection {
  public:
-  SqliteConnection(fs::path path, std::unique_ptr<SQLite::Database> db) : path_(std::move(path)), db_(std::move(db)) {}
+  SqliteConnection(fs::path path, std::unique_ptr<SQLite::Database> db, std::chrono::milliseconds busy_timeout)
+      : path_(std::move(path)), db_(std::move(db)), busy_timeout_(busy_timeout) {}
 
   Dialect dialect() const override { return Dialect::sqlite; }
   std::unique_ptr<Query> prepare(const std::string& sql, bool) override {
@@ -143,6 +221,29 @@ class SqliteConnection final : public Connection {
   std::string transport_warning() override { return {}; }
   void limit_waits(WaitLimit) override {}
   void bound_session(const SessionBounds&) override {}
+  bool write_unless_locked(const std::string& sql, const std::function<void(Query&)>& bind) override {
+    sqlite3_busy_timeout(raw(), 0);
+    try {
+      SqliteQuery query(raw(), sql, path_);
+      bind(query);
+      query.step();
+    } catch (const Failure&) {
+      bool locked = (sqlite3_errcode(raw()) & 0xff) == SQLITE_BUSY;
+      sqlite3_busy_timeout(raw(), static_cast<int>(busy_timeout_.count()));
+      if (locked) return false;
+      throw;
+    }
+    sqlite3_busy_timeout(raw(), static_cast<int>(busy_timeout_.count()));
+    return true;
+  }
+  int stored_schema_version() override {
+    int version = 0;
+    translated(path_, [&] { version = user_version(*db_); });
+    return version;
+  }
+  std::string_view schema_sql() const override { return taskd_schema_sql; }
+  std::optional<fs::path> backup_path(int version) const override { return backup_path_of(path_, version); }
+  void migrate_schema() override { translated(path_, [&] { migrate_with_backup(*db_, path_); }); }
   SQLite::Database& handle() { return *db_; }
   sqlite3* raw() const { return db_->getHandle(); }
 
@@ -155,6 +256,7 @@ class SqliteConnection final : public Connection {
 
   fs::path path_;
   std::unique_ptr<SQLite::Database> db_;
+  std::chrono::milliseconds busy_timeout_;
   std::unique_ptr<Query> begin_, commit_, rollback_, data_version_;
 };
 
@@ -173,25 +275,16 @@ int check_identity(SQLite::Database& db, const fs::path& path) {
     throw Failure(FailureKind::unavailable,
                   fmt::format("{} is not a taskd database (it holds other tables); use --db to name another file",
                               path.string()));
-  if (version > schema_version())
-    throw Failure(FailureKind::unavailable,
-                  fmt::format("{} has schema version {}, newer than this taskd knows ({}); upgrade taskd",
-                              path.string(), version, schema_version()));
+  if (version > schema_version()) throw schema_refused(path.string(), version, schema_version());
   return version;
 }
 
-// `version`: the file's schema version as last read.
-void migrate(SQLite::Database& db, int version) {
-  if (version == schema_version()) return;
-  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  version = db.execAndGet("PRAGMA user_version").getInt();  // another process may have won the race
-  for (const auto& step : migrations(taskd_schema_sql)) {
-    if (step.version <= version) continue;
-    db.exec(std::string(step.sql));
-    db.exec(fmt::format("PRAGMA user_version = {}", step.version));
-  }
-  db.exec(fmt::format("PRAGMA application_id = {}", application_id));
-  tx.commit();
+// Gives a file with no schema yet this taskd's; one of an older schema
+// (`version`) is migrated, refused or left as `older_schema` says.
+void bring_schema(SQLite::Database& db, const fs::path& path, int version, OlderSchema older_schema) {
+  if (older_schema == OlderSchema::refuse && version > 0 && version < schema_version())
+    throw schema_refused(path.string(), version, schema_version());
+  if (older_schema != OlderSchema::leave) migrate(db, version);
 }
 
 // A new database is built under a temporary name, in WAL mode with its
@@ -241,8 +334,8 @@ std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions&
     db->exec("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = NORMAL");
     db->exec("PRAGMA foreign_keys = ON");
-    migrate(*db, version);
-    return std::make_unique<SqliteConnection>(path, std::move(db));
+    bring_schema(*db, path, version, options.older_schema);
+    return std::make_unique<SqliteConnection>(path, std::move(db), options.busy_timeout);
   } catch (const SQLite::Exception& e) {
     bool cannot_open = (e.getErrorCode() & 0xff) == SQLITE_CANTOPEN;
     throw failure_of(e.getExtendedErrorCode(), cannot_open ? with_open_error(e.what(), path) : e.what(), path);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "store/columns.hpp"
+#include "store/connection.hpp"
 
 namespace taskd::store {
 
@@ -114,6 +115,38 @@ Result<std::optional<core::Time>> newest_heartbeat(Database& db, std::string_vie
     Binder(query).text(role);
     if (!query.step()) return std::nullopt;
     return Columns(query).optional_time();
+  });
+}
+
+// The cadence is a moving average of the gaps between ticks: a tick called
+// by hand between two of cron's moves it by a quarter of the gap.
+Result<void> record_tick(Database& db, const std::string& host, core::Time at) {
+  return guarded(db, [&]() -> Result<void> {
+    db.connection().write_unless_locked(
+        "INSERT INTO ticks (host, last_at) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET "
+        "last_at = excluded.last_at, every_ms = CASE WHEN ticks.every_ms IS NULL THEN excluded.last_at - ticks.last_at "
+        "ELSE (3 * ticks.every_ms + excluded.last_at - ticks.last_at) / 4 END WHERE excluded.last_at > ticks.last_at",
+        [&](Query& upsert) {
+          upsert.bind_text(1, host);
+          upsert.bind_int64(2, core::to_unix_ms(at));
+        });
+    return {};
+  });
+}
+
+Result<std::vector<TickRow>> list_ticks(Database& db) {
+  return guarded(db, [&]() -> Result<std::vector<TickRow>> {
+    auto query = db.prepare("SELECT host, last_at, every_ms FROM ticks ORDER BY last_at DESC, host");
+    std::vector<TickRow> ticks;
+    while (query.step()) {
+      Columns c(query);
+      TickRow row;
+      row.host = c.text();
+      row.last_at = c.time();
+      if (auto every = c.optional_int64()) row.every = core::Millis{*every};
+      ticks.push_back(std::move(row));
+    }
+    return ticks;
   });
 }
 

@@ -51,4 +51,20 @@ core::Result<std::vector<WorkerRow>> list_workers(Database& db);
 // without such a row.
 core::Result<std::optional<core::Time>> newest_heartbeat(Database& db, std::string_view role);
 
+// The ticks of run-once on a host: a scheduler that cron calls, which keeps
+// no worker row.
+struct TickRow {
+  std::string host;
+  core::Time last_at;               // when its last tick began
+  std::optional<core::Millis> every;  // about how often it ticks; none after its first tick
+};
+
+// Records a tick of run-once on `host` beginning `at` (a tick older than the
+// one recorded is ignored), unless another process holds a SQLite file's
+// write lock: a tick never waits to be recorded, the next one counts.
+core::Result<void> record_tick(Database& db, const std::string& host, core::Time at);
+
+// Every host's, the newest first.
+core::Result<std::vector<TickRow>> list_ticks(Database& db);
+
 }  // namespace taskd::store
