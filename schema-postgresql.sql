@@ -459,3 +459,8 @@ UPDATE tasks SET failing_since = coalesce(
        AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
     last_finished_at)
   WHERE last_status IN ('failed', 'timed_out', 'lost');
+
+-- migrate: 15
+-- The bytes of output each run of a task keeps (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
+  CHECK (keep_output BETWEEN 0 AND 536870912);

@@ -298,3 +298,10 @@ UPDATE tasks SET failing_since = coalesce(
        AND (tasks.last_succeeded_at IS NULL OR runs.finished_at > tasks.last_succeeded_at)),
     last_finished_at)
   WHERE last_status IN ('failed', 'timed_out', 'lost');
+
+-- migrate: 16
+-- The bytes of output each run of a task keeps (taskd(1), --keep-output):
+-- the head and the tail of what it wrote, with a line saying how much was
+-- cut between them. A task from before this migration keeps 1 MiB.
+ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
+  CHECK (keep_output BETWEEN 0 AND 536870912);
