@@ -468,3 +468,8 @@ CREATE TABLE ticks (
   last_at  bigint NOT NULL,
   every_ms bigint
 );
+
+-- migrate: 14
+-- The bytes of output each run of a task keeps (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
+  CHECK (keep_output BETWEEN 0 AND 536870912);

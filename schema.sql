@@ -310,3 +310,10 @@ CREATE TABLE ticks (
   last_at  INTEGER NOT NULL,
   every_ms INTEGER
 );
+
+-- migrate: 15
+-- The bytes of output each run of a task keeps (taskd(1), --keep-output):
+-- the head and the tail of what it wrote, with a line saying how much was
+-- cut between them. A task from before this migration keeps 1 MiB.
+ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
+  CHECK (keep_output BETWEEN 0 AND 536870912);

@@ -87,9 +87,7 @@ Result<void> logs(const Context& context, const HistoryOptions& options) {
     print_json(ops::run_output_json(shown));
     return {};
   }
-  const auto& [run, output] = shown;
-  if (run.output_truncated) fmt::print("[taskd: earlier output was discarded; the last {} bytes follow]\n", output.size());
-  fmt::print("{}", output);
+  fmt::print("{}", shown.output);
   return {};
 }
 

@@ -46,26 +46,42 @@ Result<std::optional<std::int64_t>> bounded_number(std::string_view option, std:
   return number;
 }
 
-}  // namespace
-
-Result<std::optional<std::int64_t>> parse_memory_max(std::string_view text) {
-  if (text.empty() || text == "max") return std::nullopt;
+// `text` as bytes: a whole number, alone or with K, M, G or T (powers of
+// 1024, as cgroup v2 reads memory.max). An error names `option` and the
+// value; `alternative` ends the message of a text that is no size.
+Result<std::int64_t> byte_size(std::string_view option, std::string_view text, std::string_view alternative) {
   auto shift = text.size() > 1 ? unit_shift(text.back()) : std::nullopt;
   auto number = whole_number(shift ? text.substr(0, text.size() - 1) : text);
   if (!number)
     return fail(ErrorKind::bad_input,
-                fmt::format("--memory-max \"{}\": expected bytes, or a whole number with K, M, G or T (powers of "
-                            "1024: 512M), or max for no limit",
-                            text));
-  if (*number == 0)
-    return fail(ErrorKind::bad_input, fmt::format("--memory-max \"{}\": must be more than 0 (max for no limit)", text));
+                fmt::format("{} \"{}\": expected bytes, or a whole number with K, M, G or T (powers of 1024: 512M){}",
+                            option, text, alternative));
   int bits = shift.value_or(0);
   if (*number > (std::numeric_limits<std::int64_t>::max() >> bits))
-    return fail(ErrorKind::bad_input, fmt::format("--memory-max \"{}\": too large", text));
+    return fail(ErrorKind::bad_input, fmt::format("{} \"{}\": too large", option, text));
   return *number << bits;
 }
 
-std::string format_memory_max(std::int64_t bytes) {
+}  // namespace
+
+Result<std::optional<std::int64_t>> parse_memory_max(std::string_view text) {
+  if (text.empty() || text == "max") return std::nullopt;
+  auto bytes = TRY(byte_size("--memory-max", text, ", or max for no limit"));
+  if (bytes == 0)
+    return fail(ErrorKind::bad_input, fmt::format("--memory-max \"{}\": must be more than 0 (max for no limit)", text));
+  return bytes;
+}
+
+Result<std::int64_t> parse_keep_output(std::string_view text) {
+  auto bytes = TRY(byte_size("--keep-output", text, ""));
+  if (bytes > max_keep_output)
+    return fail(ErrorKind::bad_input,
+                fmt::format("--keep-output \"{}\": at most {}", text, format_byte_size(max_keep_output)));
+  return bytes;
+}
+
+std::string format_byte_size(std::int64_t bytes) {
+  if (bytes == 0) return "0";
   for (const auto& unit : size_units) {
     std::int64_t size = std::int64_t{1} << unit.shift;
     if (bytes % size == 0) return fmt::format("{}{}", bytes / size, unit.symbol);
@@ -84,7 +100,7 @@ std::optional<std::int64_t> limit_of(const ResourceLimits& limits, LimitKind kin
 
 std::string describe_limit(LimitKind kind, std::int64_t value) {
   switch (kind) {
-    case LimitKind::memory_max: return "--memory-max " + format_memory_max(value);
+    case LimitKind::memory_max: return "--memory-max " + format_byte_size(value);
     case LimitKind::cpu_weight: return fmt::format("--cpu-weight {}", value);
     case LimitKind::tasks_max: return fmt::format("--tasks-max {}", value);
   }

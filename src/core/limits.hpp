@@ -39,8 +39,14 @@ constexpr std::int64_t max_tasks_max = 4 * 1024 * 1024;
 // cgroup v2 reads memory.max); none for "max" or "". An error names the
 // option and the value.
 Result<std::optional<std::int64_t>> parse_memory_max(std::string_view text);
-// The shortest form parse_memory_max reads back: 536870912 -> "512M", 1000 -> "1000".
-std::string format_memory_max(std::int64_t bytes);
+// The shortest form parse_memory_max and parse_keep_output read back:
+// 536870912 -> "512M", 1000 -> "1000".
+std::string format_byte_size(std::int64_t bytes);
+// --keep-output: the bytes of output a run keeps, as --memory-max takes them
+// ("64K", "1M"), 0 to max_keep_output; an error names the option and the value.
+constexpr std::int64_t default_keep_output = std::int64_t{1} << 20;
+constexpr std::int64_t max_keep_output = std::int64_t{512} << 20;
+Result<std::int64_t> parse_keep_output(std::string_view text);
 // --cpu-weight: 1 to 10000; none for "".
 Result<std::optional<std::int64_t>> parse_cpu_weight(std::string_view text);
 // --tasks-max: 1 to 4194304; none for "max" or "".

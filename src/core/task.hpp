@@ -80,6 +80,8 @@ struct TaskDefinition {
   std::vector<EnvVar> env;
   std::string notify;  // run by /bin/sh -c when the task fails, recovers or is disabled; empty: none
   int keep_runs = 1000;  // finished runs the history keeps of the task
+  // Bytes of output each run keeps: the head and the tail of what it wrote.
+  std::int64_t keep_output = default_keep_output;
   std::string on_host;   // runs only on the taskd of this --host-id; empty: on any
   ResourceLimits limits;  // applied to each run's cgroup; a run that cannot have them fails
   // `taskd check` is CRITICAL when no run succeeded for this long (counted from

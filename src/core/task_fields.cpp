@@ -149,6 +149,15 @@ struct Limit {
   static constexpr auto read = stored_optional<stored_integer>;
 };
 
+// --keep-output's bytes.
+struct OutputSize {
+  using Value = std::int64_t;
+  static Result<Value> parse(const TaskField&, std::string_view text) { return parse_keep_output(text); }
+  static std::string text(Value value) { return format_byte_size(value); }
+  static FieldValue value(Value value) { return value; }
+  static constexpr auto read = stored_integer_from<Value, 0, max_keep_output>;
+};
+
 // The functions of a field at `At` with `Codec`, and what else `check`
 // asks of its text once it is set.
 using Check = Result<void> (*)(const TaskField&, std::string_view text, const Definition&, const Schedule&,
@@ -227,7 +236,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 17> fields{
+const std::array<TaskField, 18> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -253,6 +262,10 @@ const std::array<TaskField, 17> fields{
     field<Of<&D::keep_runs>, Count<1>>("keep_runs", "keep_runs",
                                        "Finished runs the history keeps of the task (default 1000)", "1000",
                                        F::whole_number, S::unless_initial, "keep runs"),
+    field<Of<&D::keep_output>, OutputSize>(
+        "keep_output", "keep_output",
+        "Output each run keeps, its head and its tail: bytes, or with K, M, G (default 1M)", "1M", F::limit_as_text,
+        S::unless_initial, "keep output"),
     field<Of<&D::on_host>, Text, host_id>(
         "on_host", "on_host", "Run only on the taskd whose --host-id is ID, on a shared database ('' for any host)", "",
         F::text, S::unless_initial, "on host"),
@@ -264,7 +277,7 @@ const std::array<TaskField, 17> fields{
     field<Of<&D::catch_up_window>, OptionalDuration, slot_grid>(
         "catch_up_window", "catch_up_window", "Missed slots older than this are skipped ('' for no window)", "",
         F::text, S::unless_initial, "catch up"),
-    with_show(field<LimitOf<&L::memory_max>, Limit<parse_memory_max, format_memory_max>>(
+    with_show(field<LimitOf<&L::memory_max>, Limit<parse_memory_max, format_byte_size>>(
                   "memory_max", "memory_max",
                   "Memory limit of a run's cgroup: bytes, or with K, M, G, T (max for none); needs a cgroup", "",
                   F::limit_as_text, S::unless_initial, "limits"),

@@ -1,32 +1,60 @@
 #include "exec/output_buffer.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace taskd::exec {
 
 void OutputBuffer::append(std::string_view bytes) {
   total_ += bytes.size();
-  if (limit_ == 0) return;
-  if (bytes.size() >= limit_) {
-    data_.assign(bytes.substr(bytes.size() - limit_));
-    start_ = 0;
+  std::size_t to_head = std::min(bytes.size(), head_limit_ - head_.size());
+  head_.append(bytes.substr(0, to_head));
+  append_to_tail(bytes.substr(to_head));
+}
+
+void OutputBuffer::append_to_tail(std::string_view bytes) {
+  if (tail_limit_ == 0 || bytes.empty()) return;
+  if (bytes.size() >= tail_limit_) {
+    tail_.assign(bytes.substr(bytes.size() - tail_limit_));
+    tail_start_ = 0;
     return;
   }
-  if (data_.size() + bytes.size() <= limit_) {
-    data_.append(bytes);
-    return;
-  }
-  // The ring is (or becomes) full: grow to the limit, then overwrite the oldest.
-  std::size_t room = limit_ - data_.size();
-  data_.append(bytes.substr(0, room));
-  bytes.remove_prefix(room);
-  for (char c : bytes) {
-    data_[start_] = c;
-    start_ = (start_ + 1) % limit_;
+  // Grow to the limit, then overwrite the oldest, in at most two copies.
+  std::size_t room = tail_limit_ - tail_.size();
+  tail_.append(bytes.substr(0, std::min(room, bytes.size())));
+  bytes.remove_prefix(std::min(room, bytes.size()));
+  while (!bytes.empty()) {
+    std::size_t piece = std::min(bytes.size(), tail_limit_ - tail_start_);
+    tail_.replace(tail_start_, piece, bytes.substr(0, piece));
+    tail_start_ = (tail_start_ + piece) % tail_limit_;
+    bytes.remove_prefix(piece);
   }
 }
 
 std::string OutputBuffer::contents() const {
-  if (start_ == 0) return data_;
-  return data_.substr(start_) + data_.substr(0, start_);
+  std::string out;
+  out.reserve(head_.size() + tail_.size() + (truncated() ? 80 : 0));
+  out.append(head_);
+  if (truncated()) {
+    if (!out.empty() && out.back() != '\n') out += '\n';
+    out += cut_line(cut_bytes());
+  }
+  out.append(tail_, tail_start_);
+  out.append(tail_, 0, tail_start_);
+  return out;
+}
+
+std::string cut_line(std::size_t bytes) {
+  if (bytes < 1024) return fmt::format("[taskd: {} byte{} of output cut here]\n", bytes, bytes == 1 ? "" : "s");
+  double size = static_cast<double>(bytes) / 1024;
+  const char* unit = "KiB";
+  for (const char* larger : {"MiB", "GiB"}) {
+    if (size < 1024) break;
+    size /= 1024;
+    unit = larger;
+  }
+  return fmt::format("[taskd: {:.1f} {} ({} bytes) of output cut here]\n", size, unit, bytes);
 }
 
 }  // namespace taskd::exec

@@ -20,7 +20,7 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 struct ChildLimits {
   std::chrono::milliseconds timeout;
   std::chrono::seconds kill_grace;
-  std::size_t output_limit;
+  std::size_t output_limit;  // bytes of output kept: its head and its tail
   core::ResourceLimits resources;  // for its cgroup; a runner that cannot apply them does not start it
 };
 
@@ -31,7 +31,7 @@ struct ChildResult {
   bool timed_out = false;
   bool stopped = false;   // taskd stopped it as it shut down
   bool fenced = false;    // its lease ran out before its worker could renew it
-  std::string output;     // the last output_limit bytes of stdout+stderr
+  std::string output;     // stdout+stderr: its head and tail, output_limit bytes, and the cut line
   bool output_truncated = false;
   core::ResourceUsage usage;
 };

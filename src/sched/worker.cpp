@@ -398,7 +398,8 @@ class WorkerImpl {
                                definition.cwd,
                                *ledger, claimed.attempt_uid};
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
-                             definition.kill_grace, options_.output_limit, definition.limits};
+                             definition.kill_grace, static_cast<std::size_t>(definition.keep_output),
+                             definition.limits};
     auto key = static_cast<std::uint64_t>(claimed.run.id);
     auto child = runner_.start(key, request, limits);
     if (!child) return not_started(claimed, child.error().message, &*files);

@@ -21,7 +21,6 @@ namespace taskd::sched {
 
 struct WorkerOptions {
   int concurrency = 1;
-  std::size_t output_limit = 64 * 1024;  // bytes of output kept per run
   std::size_t state_limit = 64 * 1024;   // bytes of $TASKD_STATE kept per task
   std::optional<core::Time> claim_until;  // stop claiming new runs after this
   CrashSwitch crash;                      // TASKD_CRASH_AT, for crash tests

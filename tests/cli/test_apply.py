@@ -374,6 +374,38 @@ class ExportTest(TaskdTestCase):
         self.ok("apply", path, db=fresh)
         self.assertIsNone(self.task("long", db=fresh)["timeout"])
 
+    def test_keep_output_is_an_option_a_file_key_and_exported(self):
+        self.add("chatty", "--every", "1h", "--keep-output", "64k", "--", "true")
+        self.add("quiet", "--every", "1h", "--", "true")
+        self.assertEqual([t["keep_output"] for t in self.tasks()], [64 * 1024, 1024 * 1024])
+        exported = self.ok("export")
+        self.assertEqual(exported.replace("'", '"').count('keep_output = "64K"'), 1)
+        self.assertEqual(exported.count("keep_output"), 1)
+        path = os.path.join(self.tmp, "exported.toml")
+        with open(path, "w") as f:
+            f.write(exported)
+        fresh = os.path.join(self.tmp, "fresh.db")
+        self.ok("apply", path, db=fresh)
+        self.assertEqual([t["keep_output"] for t in self.tasks(db=fresh)], [64 * 1024, 1024 * 1024])
+
+        self.ok("edit", "chatty", "--keep-output", "2M")
+        self.assertEqual(self.task("chatty")["keep_output"], 2 * 1024 * 1024)
+        self.assertIn(": 0 added, 1 changed, 0 removed, 1 unchanged", self.ok("apply", path))
+        self.assertEqual(self.task("chatty")["keep_output"], 64 * 1024)
+        self.ok("edit", "chatty", "--keep-output", "0")
+        self.assertEqual(self.task("chatty")["keep_output"], 0)
+
+        for bad, message in (("1G", "at most 512M"), ("lots", "expected bytes"), ("12Q", "expected bytes")):
+            code, out, err = self.run_taskd("edit", "chatty", "--keep-output", bad)
+            self.assertEqual(code, 65, err)
+            self.assertOneErrorLine(err, "--keep-output", message)
+        self.assertEqual(self.task("chatty")["keep_output"], 0)
+        with open(path, "a") as f:
+            f.write('\n[[task]]\nname = "bad"\ncommand = "true"\nevery = "1h"\nkeep_output = 1073741824\n')
+        code, out, err = self.run_taskd("apply", path)
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "at most 512M")
+
     def test_export_owner_writes_only_that_owners_tasks(self):
         self.add("mine", "--every", "1h", "--owner", "me", "--", "true")
         self.add("theirs", "--every", "1h", "--owner", "them", "--", "true")

@@ -208,23 +208,47 @@ class FailureTest(TaskdTestCase):
         self.assertEqual(self.only_run("leaves")["status"], "succeeded")
         self.assertEqual(processes_matching("sleep " + marker), [])
 
-    def test_output_is_bounded_to_the_last_64_kib(self):
+    def chatty_script(self):
+        """A program writing 6000 numbered lines (over 300 KiB), then THE-END; and what it writes."""
         script = ("import sys\n"
-                  "for i in range(4000): sys.stdout.write('line %06d %s\\n' % (i, 'x' * 40))\n"
+                  "for i in range(6000): sys.stdout.write('line %06d %s\\n' % (i, 'x' * 40))\n"
                   "sys.stdout.write('THE-END\\n')\n")
-        expected = "".join("line %06d %s\n" % (i, "x" * 40) for i in range(4000)) + "THE-END\n"
-        self.assertGreater(len(expected), 200 * 1024)
-        self.add("chatty", "--every", "1h", "--start-now", "--", "/usr/bin/python3", "-c", script)
+        expected = "".join("line %06d %s\n" % (i, "x" * 40) for i in range(6000)) + "THE-END\n"
+        self.assertGreater(len(expected), 300 * 1024)
+        return script, expected
+
+    def test_output_keeps_its_head_and_tail_with_a_line_saying_how_much_was_cut(self):
+        script, expected = self.chatty_script()
+        self.add("chatty", "--every", "1h", "--start-now", "--keep-output", "64K", "--",
+                 "/usr/bin/python3", "-c", script)
+        self.assertEqual(self.task("chatty")["keep_output"], 64 * 1024)
+        self.assertRegex(self.ok("show", "chatty"), r"keep output +64K\n")
         self.run_once()
         run = self.only_run("chatty")
         self.assertEqual(run["status"], "succeeded")
         self.assertIs(run["output_truncated"], True)
-        self.assertEqual(run["output_bytes"], 64 * 1024)
+        # A quarter for the head (16 KiB ends inside line 309), the rest for the tail.
+        head, tail = expected[:16 * 1024], expected[-48 * 1024:]
+        cut = len(expected) - 64 * 1024
+        line = "[taskd: %.1f KiB (%d bytes) of output cut here]\n" % (cut / 1024, cut)
+        kept = head + "\n" + line + tail
+        self.assertEqual(run["output_bytes"], len(kept))
         text = self.logs("chatty")
-        self.assertTrue(text.endswith("line 003999 " + "x" * 40 + "\nTHE-END\n"), text[-200:])
-        self.assertNotIn("line 000000", text)
-        logged = self.json_of("logs", "chatty")
-        self.assertEqual(logged["output"], expected[-64 * 1024:])
+        self.assertEqual(text, kept)
+        self.assertTrue(text.startswith("line 000000 "), text[:100])
+        self.assertIn("\n" + line + "x" * 10, text)
+        self.assertTrue(text.endswith("line 005999 " + "x" * 40 + "\nTHE-END\n"), text[-200:])
+        self.assertEqual(self.json_of("logs", "chatty")["output"], kept)
+
+    def test_a_run_keeps_a_mebibyte_of_output_by_default(self):
+        script, expected = self.chatty_script()
+        self.add("chatty", "--every", "1h", "--start-now", "--", "/usr/bin/python3", "-c", script)
+        self.assertEqual(self.task("chatty")["keep_output"], 1024 * 1024)
+        self.assertNotIn("keep output", self.ok("show", "chatty"))
+        self.run_once()
+        run = self.only_run("chatty")
+        self.assertIs(run["output_truncated"], False)
+        self.assertEqual(self.logs("chatty"), expected)
 
 
 if __name__ == "__main__":

@@ -42,13 +42,13 @@ TEST_CASE("a malformed memory size names --memory-max and the value") {
 }
 
 TEST_CASE("a memory size is written back in its largest exact unit") {
-  CHECK(format_memory_max(512LL << 20) == "512M");
-  CHECK(format_memory_max(1LL << 30) == "1G");
-  CHECK(format_memory_max(1536LL << 10) == "1536K");
-  CHECK(format_memory_max(3LL << 40) == "3T");
-  CHECK(format_memory_max(1000) == "1000");
+  CHECK(format_byte_size(512LL << 20) == "512M");
+  CHECK(format_byte_size(1LL << 30) == "1G");
+  CHECK(format_byte_size(1536LL << 10) == "1536K");
+  CHECK(format_byte_size(3LL << 40) == "3T");
+  CHECK(format_byte_size(1000) == "1000");
   for (std::int64_t bytes : {1LL, 1023LL, 1024LL, 5LL << 20, (1LL << 30) + 1024}) {
-    CHECK(parse_memory_max(format_memory_max(bytes)).value() == bytes);
+    CHECK(parse_memory_max(format_byte_size(bytes)).value() == bytes);
   }
 }
 

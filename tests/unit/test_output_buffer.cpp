@@ -4,7 +4,19 @@
 
 #include "exec/output_buffer.hpp"
 
+using taskd::exec::cut_line;
 using taskd::exec::OutputBuffer;
+
+namespace {
+
+// What a buffer keeping `head` and `tail` bytes of `all` shows.
+std::string head_cut_tail(const std::string& all, std::size_t head, std::size_t tail) {
+  std::string kept = all.substr(0, head);
+  if (!kept.empty() && kept.back() != '\n') kept += '\n';
+  return kept + cut_line(all.size() - head - tail) + all.substr(all.size() - tail);
+}
+
+}  // namespace
 
 TEST_CASE("output under the limit is kept whole") {
   OutputBuffer buffer(10);
@@ -21,32 +33,63 @@ TEST_CASE("output at exactly the limit is not truncated") {
   CHECK_FALSE(buffer.truncated());
 }
 
-TEST_CASE("only the last bytes are kept when output outgrows the limit") {
-  OutputBuffer buffer(5);
+TEST_CASE("the first quarter and the last three quarters are kept, with a line saying how much was cut") {
+  OutputBuffer buffer(8);  // a head of 2 bytes, a tail of 6
   std::string all;
   for (char c = 'a'; c <= 'z'; ++c) {
     std::string piece(static_cast<std::size_t>(c - 'a') % 3 + 1, c);
     buffer.append(piece);
     all += piece;
     CAPTURE(all);
-    CHECK(buffer.contents() == all.substr(all.size() > 5 ? all.size() - 5 : 0));
+    CHECK(buffer.contents() == (all.size() > 8 ? head_cut_tail(all, 2, 6) : all));
   }
   CHECK(buffer.truncated());
   CHECK(buffer.total_bytes() == all.size());
+  CHECK(buffer.cut_bytes() == all.size() - 8);
 }
 
-TEST_CASE("one write larger than the limit keeps its tail") {
-  OutputBuffer buffer(4);
-  buffer.append("xy");
+TEST_CASE("one write larger than the limit fills the head and keeps its tail") {
+  OutputBuffer buffer(8);
+  buffer.append("x");
   buffer.append("0123456789");
-  CHECK(buffer.contents() == "6789");
+  CHECK(buffer.contents() == "x0\n" + cut_line(3) + "456789");
   buffer.append("ab");
-  CHECK(buffer.contents() == "89ab");
+  CHECK(buffer.contents() == "x0\n" + cut_line(5) + "6789ab");
 }
 
-TEST_CASE("a zero limit keeps nothing but counts") {
+TEST_CASE("the cut line follows a head that ends a line without a blank line") {
+  OutputBuffer buffer(8);
+  buffer.append("a\nbbbbbbbbbbbb\ncccc\n");
+  CHECK(buffer.contents() == "a\n" + cut_line(12) + "\ncccc\n");
+}
+
+TEST_CASE("the cut line counts the bytes cut exactly, in words and in bytes") {
+  CHECK(cut_line(1) == "[taskd: 1 byte of output cut here]\n");
+  CHECK(cut_line(1023) == "[taskd: 1023 bytes of output cut here]\n");
+  CHECK(cut_line(241664) == "[taskd: 236.0 KiB (241664 bytes) of output cut here]\n");
+  CHECK(cut_line(3355443) == "[taskd: 3.2 MiB (3355443 bytes) of output cut here]\n");
+  CHECK(cut_line(std::size_t{5} << 30) == "[taskd: 5.0 GiB (5368709120 bytes) of output cut here]\n");
+
+  OutputBuffer buffer(64 * 1024);
+  std::string all;
+  for (std::size_t i = 0; all.size() < 300 * 1024; ++i) all += "line " + std::to_string(i) + "\n";
+  for (std::size_t at = 0, piece = 1; at < all.size(); at += piece, piece = piece * 7 % 9000 + 1)
+    buffer.append(std::string_view(all).substr(at, piece));
+  CHECK(buffer.cut_bytes() == all.size() - 64 * 1024);
+  CHECK(buffer.contents() == head_cut_tail(all, 16 * 1024, 48 * 1024));
+}
+
+TEST_CASE("however much a run writes, the buffer holds the limit and one line") {
+  OutputBuffer buffer(4096);
+  std::string chunk(65536, 'y');
+  for (int i = 0; i < 256; ++i) buffer.append(chunk);  // 16 MiB
+  CHECK(buffer.total_bytes() == std::size_t{16} << 20);
+  CHECK(buffer.contents().size() == 4096 + 1 + cut_line(buffer.cut_bytes()).size());
+}
+
+TEST_CASE("a zero limit keeps nothing but the line saying what was cut") {
   OutputBuffer buffer(0);
   buffer.append("abc");
-  CHECK(buffer.contents().empty());
+  CHECK(buffer.contents() == cut_line(3));
   CHECK(buffer.truncated());
 }

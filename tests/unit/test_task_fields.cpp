@@ -44,6 +44,7 @@ TaskDefinition unusual_definition() {
   d.priority = -3;
   d.notify = "echo failed";
   d.keep_runs = 12;
+  d.keep_output = 64 << 10;
   d.on_host = "h1";
   d.catch_up = CatchUp{CatchUp::Kind::all, 4};
   d.catch_up_window = Seconds{7200};
