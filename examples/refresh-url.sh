@@ -1,5 +1,5 @@
 #!/bin/sh
-# Seed 003's refresh, as a taskd task: fetch URL into FILE.
+# A cache refresh, as a taskd task: fetch URL into FILE.
 #
 #   taskd add refresh-prices --every 30m --disable-when-exhausted -- /path/to/refresh-url.sh URL FILE
 #

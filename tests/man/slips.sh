@@ -4,7 +4,7 @@
 # and a .TP whose tag would be the next section's heading.
 page=$1
 status=0
-if grep -nE '^[.](BR|BI|IR|RB|RI|IB) .* [.] [A-Z][a-z]* [a-z]' "$page"; then
+if grep -nE '^[.](BR|BI|IR|RB|RI|IB) .*[.] [A-Z][a-z]* [a-z]' "$page"; then
   echo "$page: a sentence after an alternating-font macro's arguments: start it on a line of its own"
   status=1
 fi
