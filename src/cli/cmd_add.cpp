@@ -45,7 +45,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   warn_if_limits_unavailable(built.definition);
   auto db = TRY(context.open_db(store::IfMissing::create));
   auto task = TRY(ops::add_task(db, std::move(built), options.start_now, now));
-  if (auto slow = TRY(ops::slow_scheduler(db, task, now)))
+  if (auto slow = TRY(ops::slow_scheduler(db, task.schedule.value(), now)))
     fmt::print(stderr, "taskd: warning: {}: {}\n", task.definition.name, core::printable(*slow));
   if (context.json) {
     print_json(task_json(task));

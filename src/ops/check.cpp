@@ -48,8 +48,8 @@ Result<core::SchedulerFacts> read_schedulers(store::Database& db) {
   return scheduler;
 }
 
-Result<std::optional<std::string>> slow_scheduler(store::Database& db, const core::Task& task, core::Time now) {
-  auto schedule = task.schedule ? *task.schedule : TRY(core::schedule_of(task.definition));
+Result<std::optional<std::string>> slow_scheduler(store::Database& db, const core::Schedule& schedule,
+                                                   core::Time now) {
   auto interval = core::interval_around(schedule, now);
   if (!interval) return std::nullopt;
   auto scheduler = TRY(read_schedulers(db));

@@ -26,9 +26,11 @@ struct Checked {
 // and the newest tick of run-once (overdue_tasks left 0).
 core::Result<core::SchedulerFacts> read_schedulers(store::Database& db);
 
-// Why `task`, just added or changed, will not run on its every slot: the
-// only scheduler seen is run-once, ticking less often (see core::slow_ticks).
-core::Result<std::optional<std::string>> slow_scheduler(store::Database& db, const core::Task& task, core::Time now);
+// Why a task of `schedule`, just added or changed, will not run on its every
+// slot: the only scheduler seen is run-once, ticking less often (see
+// core::slow_ticks).
+core::Result<std::optional<std::string>> slow_scheduler(store::Database& db, const core::Schedule& schedule,
+                                                        core::Time now);
 
 // Each task named must exist: a check of a name that is not there (a typo,
 // a task removed) must not pass. The time is read from `clock` once they do.
