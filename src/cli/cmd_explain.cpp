@@ -62,7 +62,7 @@ Result<void> explain(const Context& context, const ExplainOptions& options) {
   auto db = TRY(context.open_db_to_read());
   auto task = TRY(ops::find_named_task(db, options.name, "explain"));
   auto asked = TRY(time_asked(options.at, task.definition, now));
-  auto explanation = TRY(ops::explain_task(db, task, asked, now));
+  auto explanation = TRY(ops::explain_task(db, task, asked, now, context.time_style(now)));
   if (context.json) {
     print_json(ops::explanation_json(task, explanation, now));
   } else {

@@ -15,7 +15,7 @@ using namespace std::chrono_literals;
 // Lateness below this is a scheduler's own step, not worth a sentence.
 constexpr Millis noticeable = 1s;
 
-std::string at(Time t) { return format_rfc3339(t); }
+std::string at(const TimeStyle& style, Time t) { return show_time(t, style); }
 std::string took(Millis d) { return format_duration_ms(d); }
 // How far a time lies from now, to the second.
 std::string away(Millis d) { return format_duration(std::chrono::floor<Seconds>(d)); }
@@ -23,11 +23,11 @@ FactValue number(std::int64_t n) { return n; }
 
 // Who was there to tick at `due`: a `taskd run` registered now that had
 // started by then. A scheduler that stopped since has left no row.
-Fact scheduler_then(const std::vector<SchedulerSeen>& schedulers, Time due) {
+Fact scheduler_then(const std::vector<SchedulerSeen>& schedulers, Time due, const TimeStyle& style) {
   for (const auto& scheduler : schedulers) {
     if (!scheduler.run_once && scheduler.started_at <= due)
       return {"scheduler",
-              fmt::format("taskd run on {} was running then (since {}).", scheduler.host, at(scheduler.started_at)),
+              fmt::format("taskd run on {} was running then (since {}).", scheduler.host, at(style, scheduler.started_at)),
               {{"scheduler_running", true}, {"host", scheduler.host}, {"since", scheduler.started_at}}};
   }
   return {"scheduler",
@@ -37,7 +37,7 @@ Fact scheduler_then(const std::vector<SchedulerSeen>& schedulers, Time due) {
 }
 
 // Whether a scheduler is there to tick now, from the heartbeats and run-once's ticks.
-Fact scheduler_now(const std::vector<SchedulerSeen>& schedulers, Time now) {
+Fact scheduler_now(const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style) {
   auto newest = std::max_element(schedulers.begin(), schedulers.end(),
                                  [](const auto& a, const auto& b) { return a.heartbeat_at < b.heartbeat_at; });
   if (newest == schedulers.end())
@@ -46,12 +46,12 @@ Fact scheduler_now(const std::vector<SchedulerSeen>& schedulers, Time now) {
   if (newest->run_once) {
     bool ticking = now - newest->heartbeat_at <= tick_silence(newest->every);
     return {"scheduler",
-            fmt::format("taskd run-once on {} last ticked at {} ({}){}", newest->host, at(newest->heartbeat_at),
+            fmt::format("taskd run-once on {} last ticked at {} ({}){}", newest->host, at(style, newest->heartbeat_at),
                         cadence_text(newest->every),
                         ticking ? "." : ", and has not since: call it from cron again, or start taskd run."),
             {{"scheduler_running", ticking}, {"host", newest->host}, {"ticked_at", newest->heartbeat_at}}};
   }
-  return {"scheduler", fmt::format("taskd run on {} last heartbeated at {}.", newest->host, at(newest->heartbeat_at)),
+  return {"scheduler", fmt::format("taskd run on {} last heartbeated at {}.", newest->host, at(style, newest->heartbeat_at)),
           {{"scheduler_running", true}, {"host", newest->host}, {"heartbeat_at", newest->heartbeat_at}}};
 }
 
@@ -62,25 +62,25 @@ std::optional<Seconds> rung_after(const TaskDefinition& definition, int attempt_
 }
 
 void explain_origin(std::vector<Fact>& facts, const TaskDefinition& definition, const PastRun& run,
-                    const std::vector<SchedulerSeen>& schedulers) {
+                    const std::vector<SchedulerSeen>& schedulers, const TimeStyle& style) {
   Millis tick_delay = run.enqueued_at - run.scheduled_at;
-  std::string text = fmt::format("Run {} was queued for slot {} at {}", run.id, at(run.scheduled_at), at(run.enqueued_at));
+  std::string text = fmt::format("Run {} was queued for slot {} at {}", run.id, at(style, run.scheduled_at), at(style, run.enqueued_at));
   if (tick_delay > noticeable) text += fmt::format(", {} after the slot: no tick came sooner", took(tick_delay));
   facts.push_back({"queued", text + ".",
                    {{"run_id", run.id}, {"slot", run.scheduled_at}, {"enqueued_at", run.enqueued_at}, {"queued_after", tick_delay}}});
-  if (tick_delay > noticeable && !run.started_at) facts.push_back(scheduler_then(schedulers, run.scheduled_at));
+  if (tick_delay > noticeable && !run.started_at) facts.push_back(scheduler_then(schedulers, run.scheduled_at, style));
   Millis jitter = run.not_before - run.scheduled_at;
   if (jitter > Millis{0})
     facts.push_back({"jitter",
                      fmt::format("Its jitter was {} (--jitter {}, fixed by the task's name and run index), so it was "
                                  "due at {}.",
-                                 took(jitter), format_duration(definition.jitter), at(run.not_before)),
+                                 took(jitter), format_duration(definition.jitter), at(style, run.not_before)),
                      {{"jitter", jitter}, {"due_at", run.not_before}}});
 }
 
 // A retry: which rung of the ladder, and whether the ladder yielded to the plan.
 Fact explain_retry(const TaskDefinition& definition, const Schedule& schedule, const PastRun& run,
-                   const PastRun* previous) {
+                   const PastRun* previous, const TimeStyle& style) {
   // A retry not started yet has no attempt number of its own.
   int attempt = run.attempt_no > 0 ? run.attempt_no : previous ? previous->attempt_no + 1 : 0;
   int rung = attempt - 1;
@@ -94,8 +94,8 @@ Fact explain_retry(const TaskDefinition& definition, const Schedule& schedule, c
   if (std::chrono::abs(run.scheduled_at - ladder_time) < noticeable || !is_planned_slot(schedule, run.scheduled_at))
     return {"retry",
             fmt::format("Run {} retried it as attempt {} at {}: rung {} of the ladder ({}) after attempt {} ended at {}.",
-                        run.id, attempt, at(run.scheduled_at), rung, format_duration(*delay), rung,
-                        at(*previous->finished_at)),
+                        run.id, attempt, at(style, run.scheduled_at), rung, format_duration(*delay), rung,
+                        at(style, *previous->finished_at)),
             std::move(data)};
   data.emplace_back("ladder_at", ladder_time);
   auto timebox = effective_timeout(definition, schedule, ladder_time);
@@ -105,7 +105,7 @@ Fact explain_retry(const TaskDefinition& definition, const Schedule& schedule, c
   return {"yielded",
           fmt::format("Run {} retried it as attempt {} at the planned slot {}: rung {} of the ladder ({}) would have "
                       "started at {} {}, so the ladder yielded to the plan.",
-                      run.id, attempt, at(run.scheduled_at), rung, format_duration(*delay), at(ladder_time), why),
+                      run.id, attempt, at(style, run.scheduled_at), rung, format_duration(*delay), at(style, ladder_time), why),
           std::move(data)};
 }
 
@@ -125,7 +125,8 @@ Time due_of(const PastRun& run) {
   return run.trigger == Trigger::manual ? std::max(run.enqueued_at, run.not_before) : run.not_before;
 }
 
-void explain_lateness(std::vector<Fact>& facts, const PastRun& run, const std::vector<SchedulerSeen>& schedulers) {
+void explain_lateness(std::vector<Fact>& facts, const PastRun& run, const std::vector<SchedulerSeen>& schedulers,
+                      const TimeStyle& style) {
   Time due = due_of(run);
   Millis late = *run.started_at - due;
   if (late <= noticeable) return;
@@ -139,22 +140,22 @@ void explain_lateness(std::vector<Fact>& facts, const PastRun& run, const std::v
                                 took(waited)));
   facts.push_back({"late", fmt::format("It started {} late: {}.", took(late), fmt::join(parts, "; ")),
                    {{"run_id", run.id}, {"late_by", late}, {"queued_after", queued_after}, {"waited_in_queue", waited}}});
-  facts.push_back(scheduler_then(schedulers, due));
+  facts.push_back(scheduler_then(schedulers, due, style));
 }
 
 void explain_outcome(std::vector<Fact>& facts, const PastRun& run, const std::vector<SchedulerSeen>& schedulers,
-                     Time now) {
+                     Time now, const TimeStyle& style) {
   std::vector<std::pair<std::string, FactValue>> data{{"run_id", run.id}, {"status", std::string(to_string(run.status))}};
   if (!run.reason.empty()) data.emplace_back("reason", run.reason);
   switch (run.status) {
     case RunStatus::queued: {
       Time due = due_of(run);
-      auto text = due > now ? fmt::format("It waits for its start at {}.", at(due))
+      auto text = due > now ? fmt::format("It waits for its start at {}.", at(style, due))
                             : fmt::format("It has waited in the queue since {} ({}): a worker starts it once the task "
                                           "is not paused, no run of it is running and its group has room.",
-                                          at(due), away(now - due));
+                                          at(style, due), away(now - due));
       facts.push_back({"queued", std::move(text), std::move(data)});
-      if (due <= now) facts.push_back(scheduler_now(schedulers, now));
+      if (due <= now) facts.push_back(scheduler_now(schedulers, now, style));
       return;
     }
     case RunStatus::skipped:
@@ -167,11 +168,11 @@ void explain_outcome(std::vector<Fact>& facts, const PastRun& run, const std::ve
     default: break;
   }
   if (!run.started_at) return;
-  std::string text = fmt::format("Attempt {} started at {}", run.attempt_no, at(*run.started_at));
+  std::string text = fmt::format("Attempt {} started at {}", run.attempt_no, at(style, *run.started_at));
   data.emplace_back("attempt_no", number(run.attempt_no));
   data.emplace_back("started_at", *run.started_at);
   if (run.status == RunStatus::running) {
-    text += run.deadline_at ? fmt::format(" and is running; its timebox ends at {}.", at(*run.deadline_at)) : " and is running.";
+    text += run.deadline_at ? fmt::format(" and is running; its timebox ends at {}.", at(style, *run.deadline_at)) : " and is running.";
   } else if (run.finished_at) {
     Millis duration = *run.finished_at - *run.started_at;
     data.emplace_back("finished_at", *run.finished_at);
@@ -180,12 +181,12 @@ void explain_outcome(std::vector<Fact>& facts, const PastRun& run, const std::ve
     text += run.reason.empty() || run.status == RunStatus::succeeded ? "." : fmt::format(": {}.", run.reason);
   }
   facts.push_back({std::string(to_string(run.status)), std::move(text), std::move(data)});
-  explain_lateness(facts, run, schedulers);
+  explain_lateness(facts, run, schedulers, style);
 }
 
 // A manual run: triggered, backfilled, or queued by its upstream; and a
 // retry of one of the last two by the ladder.
-Fact explain_manual_origin(const TaskDefinition& definition, const PastRun& run) {
+Fact explain_manual_origin(const TaskDefinition& definition, const PastRun& run, const TimeStyle& style) {
   std::vector<std::pair<std::string, FactValue>> data{
       {"run_id", run.id}, {"slot", run.scheduled_at}, {"enqueued_at", run.enqueued_at}};
   std::string retry;
@@ -196,27 +197,27 @@ Fact explain_manual_origin(const TaskDefinition& definition, const PastRun& run)
   if (run.upstream_run_id) {
     data.emplace_back("upstream_run_id", *run.upstream_run_id);
     return {"chained",
-            fmt::format("Run {} was queued at {} by run {} of {} (--after {}).{}", run.id, at(run.enqueued_at),
+            fmt::format("Run {} was queued at {} by run {} of {} (--after {}).{}", run.id, at(style, run.enqueued_at),
                         *run.upstream_run_id, definition.after.task, to_string(definition.after), retry),
             std::move(data)};
   }
   if (is_backfill(run.trigger, run.scheduled_at, run.enqueued_at, false))
     return {"backfilled",
             fmt::format("Run {} is a backfilled run of slot {}, queued at {} by taskd backfill.{}", run.id,
-                        at(run.scheduled_at), at(run.enqueued_at), retry),
+                        at(style, run.scheduled_at), at(style, run.enqueued_at), retry),
             std::move(data)};
-  return {"triggered", fmt::format("Run {} was triggered at {}.", run.id, at(run.enqueued_at)), std::move(data)};
+  return {"triggered", fmt::format("Run {} was triggered at {}.", run.id, at(style, run.enqueued_at)), std::move(data)};
 }
 
 void explain_attempt(std::vector<Fact>& facts, const TaskDefinition& definition, const Schedule& schedule,
                      const PastRun& run, const PastRun* previous, const std::vector<SchedulerSeen>& schedulers,
-                     Time now) {
+                     Time now, const TimeStyle& style) {
   switch (run.trigger) {
-    case Trigger::schedule: explain_origin(facts, definition, run, schedulers); break;
-    case Trigger::retry: facts.push_back(explain_retry(definition, schedule, run, previous)); break;
-    case Trigger::manual: facts.push_back(explain_manual_origin(definition, run)); break;
+    case Trigger::schedule: explain_origin(facts, definition, run, schedulers, style); break;
+    case Trigger::retry: facts.push_back(explain_retry(definition, schedule, run, previous, style)); break;
+    case Trigger::manual: facts.push_back(explain_manual_origin(definition, run, style)); break;
   }
-  explain_outcome(facts, run, schedulers, now);
+  explain_outcome(facts, run, schedulers, now, style);
 }
 
 bool is_failure(RunStatus status) {
@@ -247,14 +248,14 @@ std::vector<const PastRun*> story_of(const std::vector<PastRun>& runs, std::opti
   return story;
 }
 
-void explain_not_due(std::vector<Fact>& facts, const Task& task, Time slot, Time now) {
+void explain_not_due(std::vector<Fact>& facts, const Task& task, Time slot, Time now, const TimeStyle& style) {
   const auto& definition = task.definition;
-  std::string text = fmt::format("Slot {} is not due yet: it comes in {}", at(slot), away(slot - now));
+  std::string text = fmt::format("Slot {} is not due yet: it comes in {}", at(style, slot), away(slot - now));
   std::vector<std::pair<std::string, FactValue>> data{{"slot", slot}};
   if (definition.jitter > Seconds{0}) {
     if (slot == task.state.next_run_at) {
       Time start = slot + jitter_delay(definition, task.state.run_index + 1);
-      text += fmt::format(", and with its jitter it starts at {}", at(start));
+      text += fmt::format(", and with its jitter it starts at {}", at(style, start));
       data.emplace_back("starts_at", start);
     } else {
       text += fmt::format(", and starts up to {} later (--jitter)", format_duration(definition.jitter));
@@ -265,27 +266,27 @@ void explain_not_due(std::vector<Fact>& facts, const Task& task, Time slot, Time
 
 // A past slot that no run tells of: why history has nothing.
 void explain_unrecorded(std::vector<Fact>& facts, const Task& task, Time slot, const SlotHistory& history,
-                        const std::vector<SchedulerSeen>& schedulers, Time now) {
+                        const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style) {
   const auto& accounted = task.state.accounted_until;
   if (!accounted || slot > *accounted) {
-    facts.push_back({"pending", fmt::format("Slot {} came due {} ago, and no tick has handled it yet.", at(slot), away(now - slot)),
+    facts.push_back({"pending", fmt::format("Slot {} came due {} ago, and no tick has handled it yet.", at(style, slot), away(now - slot)),
                      {{"slot", slot}}});
-    facts.push_back(scheduler_now(schedulers, now));
+    facts.push_back(scheduler_now(schedulers, now, style));
   } else if (history.created_at && slot < *history.created_at) {
-    facts.push_back({"before_created", fmt::format("The task was created at {}, after this slot.", at(*history.created_at)),
+    facts.push_back({"before_created", fmt::format("The task was created at {}, after this slot.", at(style, *history.created_at)),
                      {{"created_at", *history.created_at}}});
   } else if (!history.oldest_kept_slot || slot < *history.oldest_kept_slot) {
-    auto kept = history.oldest_kept_slot ? fmt::format("the oldest run kept is of {}", at(*history.oldest_kept_slot))
+    auto kept = history.oldest_kept_slot ? fmt::format("the oldest run kept is of {}", at(style, *history.oldest_kept_slot))
                                          : std::string("no run is kept");
     facts.push_back({"before_history",
-                     fmt::format("History no longer tells what happened to slot {}: {} (--keep-runs {}).", at(slot), kept,
+                     fmt::format("History no longer tells what happened to slot {}: {} (--keep-runs {}).", at(style, slot), kept,
                                  task.definition.keep_runs),
                      {{"slot", slot}, {"keep_runs", number(task.definition.keep_runs)}}});
   } else {
     facts.push_back({"unrecorded",
                      fmt::format("No run records slot {}: the schedule did not plan it then (an edit plans from the "
                                  "time of the edit, and a schedule changed since plans other slots).",
-                                 at(slot)),
+                                 at(style, slot)),
                      {{"slot", slot}}});
   }
 }
@@ -306,26 +307,26 @@ std::optional<Time> slot_in_question(const Schedule& schedule, Time at, Time now
 }
 
 std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time slot, const SlotHistory& history,
-                               const std::vector<SchedulerSeen>& schedulers, Time now) {
+                               const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style) {
   std::vector<Fact> facts;
   if (slot > now) {
-    explain_not_due(facts, task, slot, now);
+    explain_not_due(facts, task, slot, now, style);
     return facts;
   }
   auto story = story_of(history.runs, next_slot_after(schedule, slot));
   if (story.empty()) {
     const auto& planned = history.newest_planned_before;
     if (planned && skipped_span_holds(*planned, slot)) {
-      facts.push_back({"skipped", fmt::format("Slot {} was skipped, in run {}: {}.", at(slot), planned->id, planned->reason),
+      facts.push_back({"skipped", fmt::format("Slot {} was skipped, in run {}: {}.", at(style, slot), planned->id, planned->reason),
                        {{"run_id", planned->id}, {"slot", slot}, {"reason", planned->reason}}});
     } else {
-      explain_unrecorded(facts, task, slot, history, schedulers, now);
+      explain_unrecorded(facts, task, slot, history, schedulers, now, style);
     }
     return facts;
   }
   const PastRun* previous = nullptr;
   for (const auto* run : story) {
-    explain_attempt(facts, task.definition, schedule, *run, previous, schedulers, now);
+    explain_attempt(facts, task.definition, schedule, *run, previous, schedulers, now, style);
     if (run->trigger != Trigger::manual) previous = run;
   }
   if (previous) explain_end_of_ladder(facts, task, *previous);
@@ -333,7 +334,7 @@ std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time 
 }
 
 std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, const std::optional<PastRun>& run,
-                                 const std::vector<SchedulerSeen>& schedulers, Time now) {
+                                 const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style) {
   std::vector<Fact> facts;
   if (is_fixed_delay(schedule)) {
     facts.push_back({"no_slots",
@@ -348,7 +349,7 @@ std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, con
     facts.push_back({"no_run", "No run of it is kept from before that time.", {}});
     return facts;
   }
-  explain_attempt(facts, task.definition, schedule, *run, nullptr, schedulers, now);
+  explain_attempt(facts, task.definition, schedule, *run, nullptr, schedulers, now, style);
   return facts;
 }
 
@@ -395,7 +396,7 @@ Fact next_without_a_time(const Task& task, const Schedule& schedule, Time now) {
   return {"next", "No run is planned: the schedule has ended (COUNT or UNTIL).", {}};
 }
 
-Fact next_retry(const Task& task, const Schedule& schedule, Time next) {
+Fact next_retry(const Task& task, const Schedule& schedule, Time next, const TimeStyle& style) {
   const auto& state = task.state;
   int attempt = state.attempt_no;
   auto delay = rung_after(task.definition, attempt);
@@ -403,7 +404,7 @@ Fact next_retry(const Task& task, const Schedule& schedule, Time next) {
       {"next_run_at", next}, {"next_kind", std::string("retry")}, {"attempt_no", number(attempt + 1)}, {"rung", number(attempt)}};
   std::string ended = state.last_finished_at
                           ? fmt::format("attempt {} {} at {}", attempt,
-                                        outcome_words(state.last_status.value_or(RunStatus::failed)), at(*state.last_finished_at))
+                                        outcome_words(state.last_status.value_or(RunStatus::failed)), at(style, *state.last_finished_at))
                           : fmt::format("attempt {}", attempt);
   std::string rung = delay ? fmt::format("rung {} of the ladder ({})", attempt, format_duration(*delay))
                            : fmt::format("rung {} of the ladder", attempt);
@@ -412,38 +413,38 @@ Fact next_retry(const Task& task, const Schedule& schedule, Time next) {
     return {"next",
             fmt::format("Next: attempt {} at the planned slot {}: {} after {} would have run past it, so the retry "
                         "waits for the plan.",
-                        attempt + 1, at(next), rung, ended),
+                        attempt + 1, at(style, next), rung, ended),
             std::move(data)};
   }
-  return {"next", fmt::format("Next: attempt {} at {}, a retry: {} after {}.", attempt + 1, at(next), rung, ended),
+  return {"next", fmt::format("Next: attempt {} at {}, a retry: {} after {}.", attempt + 1, at(style, next), rung, ended),
           std::move(data)};
 }
 
-Fact next_planned(const Task& task, Time next) {
+Fact next_planned(const Task& task, Time next, const TimeStyle& style) {
   const auto& state = task.state;
   Time start = next + jitter_delay(task.definition, state.run_index + 1);
-  std::string text = fmt::format("Next: the planned slot {}", at(next));
-  if (start > next) text += fmt::format(", starting {} later at {} (its jitter)", took(start - next), at(start));
+  std::string text = fmt::format("Next: the planned slot {}", at(style, next));
+  if (start > next) text += fmt::format(", starting {} later at {} (its jitter)", took(start - next), at(style, start));
   if (state.accounted_until && *state.accounted_until < next)
-    text += fmt::format(": the schedule's first slot after {}", at(*state.accounted_until));
+    text += fmt::format(": the schedule's first slot after {}", at(style, *state.accounted_until));
   return {"next", text + ".", {{"next_run_at", next}, {"next_kind", std::string("planned")}, {"starts_at", start}}};
 }
 
-Fact next_start(const Task& task, const Schedule& schedule, Time next) {
+Fact next_start(const Task& task, const Schedule& schedule, Time next, const TimeStyle& style) {
   const auto& state = task.state;
   if (is_fixed_delay(schedule) && state.last_finished_at)
     return {"next",
-            fmt::format("Next: at {}, {} after the previous run finished at {} (--after-finish).", at(next),
-                        format_duration(std::get<Every>(schedule).interval), at(*state.last_finished_at)),
+            fmt::format("Next: at {}, {} after the previous run finished at {} (--after-finish).", at(style, next),
+                        format_duration(std::get<Every>(schedule).interval), at(style, *state.last_finished_at)),
             {{"next_run_at", next}, {"next_kind", std::string("fixed_delay")}}};
-  return {"next", fmt::format("Next: a start at {}, outside the planned slots (--start-now, or the task was enabled).", at(next)),
+  return {"next", fmt::format("Next: a start at {}, outside the planned slots (--start-now, or the task was enabled).", at(style, next)),
           {{"next_run_at", next}, {"next_kind", std::string("start")}}};
 }
 
 }  // namespace
 
 std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
-                               const std::vector<SchedulerSeen>& schedulers, Time now) {
+                               const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style) {
   const auto& state = task.state;
   const auto& name = task.definition.name;
   std::vector<Fact> facts;
@@ -455,8 +456,8 @@ std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
   }
   if (state.attempt_started_at)
     facts.push_back({"running",
-                     fmt::format("Attempt {} is running since {}{}.", state.attempt_no, at(*state.attempt_started_at),
-                                 state.attempt_timeout_at ? "; its timebox ends at " + at(*state.attempt_timeout_at) : ""),
+                     fmt::format("Attempt {} is running since {}{}.", state.attempt_no, at(style, *state.attempt_started_at),
+                                 state.attempt_timeout_at ? "; its timebox ends at " + at(style, *state.attempt_timeout_at) : ""),
                      {{"attempt_no", number(state.attempt_no)}, {"started_at", *state.attempt_started_at}}});
   if (state.paused)
     facts.push_back({"paused", fmt::format("It is paused: the planned slots that come are skipped until taskd resume {}.", name), {}});
@@ -469,16 +470,16 @@ std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
   }
   Time next = *state.next_run_at;
   if (next <= now) {
-    facts.push_back({"overdue", fmt::format("It has been due since {} ({} ago), and no tick has handled it yet.", at(next), away(now - next)),
+    facts.push_back({"overdue", fmt::format("It has been due since {} ({} ago), and no tick has handled it yet.", at(style, next), away(now - next)),
                      {{"next_run_at", next}}});
-    facts.push_back(scheduler_now(schedulers, now));
+    facts.push_back(scheduler_now(schedulers, now, style));
   } else if (state.attempt_no > 0) {
-    facts.push_back(next_retry(task, schedule, next));
+    facts.push_back(next_retry(task, schedule, next, style));
   } else if (is_planned_slot(schedule, next)) {
-    facts.push_back(next_planned(task, next));
+    facts.push_back(next_planned(task, next, style));
     if (auto dst = explain_dst(schedule, next)) facts.push_back(std::move(*dst));
   } else {
-    facts.push_back(next_start(task, schedule, next));
+    facts.push_back(next_start(task, schedule, next, style));
   }
   return facts;
 }

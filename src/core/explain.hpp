@@ -12,6 +12,7 @@
 
 #include "core/chain.hpp"
 #include "core/task.hpp"
+#include "core/zone.hpp"
 
 namespace taskd::core {
 
@@ -70,13 +71,16 @@ struct SlotHistory {
   std::optional<Time> created_at;
 };
 
+// The sentences below show times in `style` (by default RFC 3339 UTC); a
+// fact's values keep them as instants.
+
 // What happened to `slot` (or, past `now`, what will), from its history.
 std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time slot, const SlotHistory& history,
-                               const std::vector<SchedulerSeen>& schedulers, Time now);
+                               const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style = {});
 
 // For a task without planned slots: its latest run at or before the time asked about.
 std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, const std::optional<PastRun>& run,
-                                 const std::vector<SchedulerSeen>& schedulers, Time now);
+                                 const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style = {});
 
 // Where the task stands in a chain (--after): what starts it, and which
 // tasks its runs start (`followers`, with how they follow it).
@@ -87,6 +91,6 @@ std::optional<Fact> explain_dst(const Schedule& schedule, Time slot);
 
 // When the task runs next, and why then; or why it does not.
 std::vector<Fact> explain_next(const Task& task, const Schedule& schedule,
-                               const std::vector<SchedulerSeen>& schedulers, Time now);
+                               const std::vector<SchedulerSeen>& schedulers, Time now, const TimeStyle& style = {});
 
 }  // namespace taskd::core

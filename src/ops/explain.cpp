@@ -89,7 +89,8 @@ Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Dat
 
 // The question's own facts: the schedule, the chain, and the slot it is about.
 void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule,
-                      const std::vector<std::pair<std::string, core::Upstream>>& chained, core::Time now) {
+                      const std::vector<std::pair<std::string, core::Upstream>>& chained, core::Time now,
+                      const core::TimeStyle& style) {
   auto schedule_text = core::describe_schedule(task.definition);
   out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
                        {{"schedule", schedule_text}}});
@@ -97,15 +98,15 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
   if (!out.slot) {
     if (core::has_slot_grid(schedule))
       out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",
-                                                  core::format_rfc3339(out.asked)),
+                                                  core::show_time(out.asked, style)),
                            {}});
     return;
   }
-  auto slot = core::format_rfc3339(*out.slot);
+  auto slot = core::show_time(*out.slot, style);
   auto text = out.asked_now              ? fmt::format("The latest planned slot is {}.", slot)
               : *out.slot == out.asked ? fmt::format("{} is a planned slot.", slot)
                                        : fmt::format("{} is no planned slot; the slot in question is {}.",
-                                                     core::format_rfc3339(out.asked), slot);
+                                                     core::show_time(out.asked, style), slot);
   out.facts.push_back({"slot", std::move(text), {{"slot", *out.slot}}});
   if (auto dst = core::explain_dst(schedule, *out.slot)) out.facts.push_back(std::move(*dst));
 }
@@ -128,23 +129,23 @@ Json fact_value_json(const core::FactValue& value) {
 }  // namespace
 
 Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
-                                 core::Time now) {
+                                 core::Time now, const core::TimeStyle& style) {
   core::Time asked = at.value_or(now);
   const auto& schedule = task.schedule.value();
   auto schedulers = TRY(schedulers_seen(db));
   auto chained = TRY(followers(db, task));
   Explanation out{asked, !at, core::slot_in_question(schedule, asked, now), {}};
-  explain_question(out, task, schedule, chained, now);
+  explain_question(out, task, schedule, chained, now, style);
   std::vector<core::Fact> story;
   if (out.slot) {
     auto history = TRY(slot_history(db, task, schedule, *out.slot));
-    story = core::explain_slot(task, schedule, *out.slot, history, schedulers, now);
+    story = core::explain_slot(task, schedule, *out.slot, history, schedulers, now, style);
   } else if (!core::has_slot_grid(schedule)) {
     auto run = TRY(latest_run_by(db, task, asked));
-    story = core::explain_run_at(task, schedule, run, schedulers, now);
+    story = core::explain_run_at(task, schedule, run, schedulers, now, style);
   }
   append_new_facts(out.facts, std::move(story));
-  append_new_facts(out.facts, core::explain_next(task, schedule, schedulers, now));
+  append_new_facts(out.facts, core::explain_next(task, schedule, schedulers, now, style));
   return out;
 }
 

@@ -18,9 +18,10 @@ struct Explanation {
   std::vector<core::Fact> facts;
 };
 
-// The facts about `task` at `at` (none: now), each told once.
+// The facts about `task` at `at` (none: now), each told once, their
+// sentences with times in `style`.
 core::Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
-                                       core::Time now);
+                                       core::Time now, const core::TimeStyle& style);
 // {"task", "now", "at", "slot", "facts": [{"kind", "text", and the fact's data}]}.
 Json explanation_json(const core::Task& task, const Explanation& explanation, core::Time now);
 

@@ -4,6 +4,23 @@
 #include "sched/recovery.hpp"
 
 namespace taskd::sched {
+namespace {
+
+// How often a presence write that another session's lock kept waiting past
+// the lock wait (busy) is tried: a taskd that starts or stops while its
+// peers hold the write lock waits for them (about this many lock waits)
+// rather than failing for it.
+constexpr int busy_tries = 30;
+
+template <class Write>
+auto tried_while_busy(Write write) {
+  auto written = write();
+  for (int tries = 1; !written && written.error().kind == core::ErrorKind::busy && tries < busy_tries; ++tries)
+    written = write();
+  return written;
+}
+
+}  // namespace
 
 core::Result<void> check_host_id_free(store::Database& db, const store::WorkerIdentity& self, core::Time now) {
   if (db.file()) return {};
@@ -21,10 +38,10 @@ core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow wor
   Presence presence(db, std::move(worker), clock);
   TRY(presence.follow_clock());
   auto& row = presence.worker_;
-  core::Time now = clock.now();
-  row.started_at = now;
-  row.heartbeat_at = now;
-  row.id = TRY(store::register_worker(db, row, now - heartbeat_alive_window));
+  row.id = TRY(tried_while_busy([&] {
+    row.started_at = row.heartbeat_at = clock.now();
+    return store::register_worker(db, row, row.heartbeat_at - heartbeat_alive_window);
+  }));
   return presence;
 }
 
@@ -40,6 +57,8 @@ core::Result<void> Presence::beat_if_due(core::Time now) {
   return {};
 }
 
-core::Result<void> Presence::leave() { return store::unregister_worker(*db_, worker_.id); }
+core::Result<void> Presence::leave() {
+  return tried_while_busy([this] { return store::unregister_worker(*db_, worker_.id); });
+}
 
 }  // namespace taskd::sched

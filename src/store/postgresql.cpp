@@ -206,13 +206,23 @@ class PgConnection final : public Connection {
   void begin_write(WriteScope scope) override { begin(write_lock, scope == WriteScope::rows); }
   // A transaction holding the advisory lock `lock` (`shared`ly) until it ends.
   void begin(std::int64_t lock, bool shared = false) {
-    run(fmt::format("BEGIN; SELECT pg_advisory_xact_lock{}({})", shared ? "_shared" : "", lock));
-    in_transaction_ = true;
+    start_transaction(fmt::format("BEGIN; SELECT pg_advisory_xact_lock{}({})", shared ? "_shared" : "", lock));
   }
   // A transaction whose lock waits only the reply timeout bounds: another
   // host's migration, and the old hosts' locks a migration waits behind.
   void begin_unbounded(std::int64_t lock) {
-    run(fmt::format("BEGIN; SET LOCAL lock_timeout = 0; SELECT pg_advisory_xact_lock({})", lock));
+    start_transaction(fmt::format("BEGIN; SET LOCAL lock_timeout = 0; SELECT pg_advisory_xact_lock({})", lock));
+  }
+  // A lock that was not had (busy) leaves the BEGIN's transaction open and
+  // aborted on the server: it is rolled back, or the session's next
+  // statements would all fail.
+  void start_transaction(const std::string& sql) {
+    try {
+      run(sql);
+    } catch (...) {
+      rollback();
+      throw;
+    }
     in_transaction_ = true;
   }
   void commit() override {

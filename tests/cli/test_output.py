@@ -138,6 +138,16 @@ class LocalTimesTest(TaskdTestCase):
         self.run_once(faketime="2026-11-21 15:00:01")
         self.assertIn(" 2026-11-21 15:00:00 ", self.ok("history", faketime="2026-11-21 15:00:02"))
 
+    def test_explain_tells_its_times_in_local_time_and_json_in_utc(self):
+        self.add("hourly", "--every", "1h", "--phase", "0", "--", "true", faketime="2026-11-21 14:10:00")
+        self.run_once(faketime="2026-11-21 15:00:01")
+        told = self.ok("explain", "hourly", faketime="2026-11-21 15:10:00")
+        self.assertIn("The latest planned slot is 2026-11-21 15:00:00.", told)
+        self.assertIn("Next: the planned slot 2026-11-21 16:00:00", told)
+        self.assertNotRegex(told, r"\d\dT\d\d:\d\d:\d\d")
+        facts = self.json_of("explain", "hourly", faketime="2026-11-21 15:10:00")["facts"]
+        self.assertIn("The latest planned slot is 2026-11-21T14:00:00Z.", [fact["text"] for fact in facts])
+
     def test_a_time_in_another_offset_carries_it(self):
         preview = ["preview", "--cron", "0 3 * * *", "--tz", "UTC", "--count", "2"]
         self.assertEqual(self.ok(*preview, faketime="2026-03-28 12:00:00").splitlines(),

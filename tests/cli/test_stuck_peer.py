@@ -164,6 +164,38 @@ class StuckPeerTest(LoopTestCase):
             self.assertEqual(self.events(log, "run.lost"), [])
             self.assertEqual(self.stop(proc)[0], 0)
 
+    def waiting_transactions(self, host):
+        """The starts of the host's transactions seen waiting for a lock."""
+        return {row[0] for row in self.monitor.query(
+            f"SELECT xact_start FROM pg_stat_activity WHERE application_name = '{host}' AND wait_event_type = 'Lock'")}
+
+    def wait_for_a_second_try(self, host, proc):
+        """Until the host waits for the write lock in a second transaction: its first gave up (busy)."""
+        seen = set()
+
+        def retried_or_ended():
+            if proc.poll() is not None:
+                return True
+            seen.update(self.waiting_transactions(host))
+            return len(seen) >= 2
+
+        wait_for(retried_or_ended, 30, f"{host}'s second try")
+        self.assertIsNone(proc.poll(), f"{host} gave up on the held write lock")
+
+    def test_a_host_that_starts_or_stops_while_the_write_lock_is_held_waits_for_it(self):
+        release = self.hold_write_lock()
+        proc, log = self.host("waiter")
+        self.wait_for_a_second_try("waiter", proc)
+        release()
+        wait_for(lambda: self.sql("SELECT count(*) FROM workers WHERE host = 'waiter'") == [(1,)], 20,
+                 "the waiter's row")
+        release = self.hold_write_lock()
+        proc.send_signal(signal.SIGTERM)
+        self.wait_for_a_second_try("waiter", proc)
+        release()
+        self.assertEqual(proc.wait(timeout=30), 0)
+        self.assertEqual(self.sql("SELECT count(*) FROM workers WHERE host = 'waiter'"), [(0,)])
+
     def test_run_once_waits_for_a_held_task_row_to_write_its_runs_end(self):
         started = os.path.join(self.tmp, "started")
         self.add("held", "--every", "1d", "--start-now", "--shell", "--", f"touch {started}; sleep 1")
