@@ -187,7 +187,7 @@ void hide_passwords(int argc, char** argv) {
 // succeeds there alike: once the one command allowed is found, CLI11 reads no
 // other command's name.
 std::optional<int> run_alone(AddCommands add, int argc, char** argv) {
-  Context context;
+  Context context{.command_line = std::vector<std::string>(argv, argv + argc)};
   Action action;
   CLI::App app(description, "taskd");
   define_global_options(app, context);
@@ -202,7 +202,7 @@ std::optional<int> run_alone(AddCommands add, int argc, char** argv) {
 }
 
 int run_with_every_command(int argc, char** argv) {
-  Context context;
+  Context context{.command_line = std::vector<std::string>(argv, argv + argc)};
   Action action;
   CLI::App app(description, "taskd");
   define_global_options(app, context);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "exec/reexec.hpp"
 #include "sched/log.hpp"
 #include "sched/loop.hpp"
 
@@ -71,10 +72,10 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
+  auto image = exec::this_image(context.command_line);
   auto log = TRY(open_log(context, options.log));
   auto db = TRY(context.open_db_to_run());
   auto lease = TRY(lease_of(options.lease, db));
-  auto contained = TRY(exec::choose_containment(containment));
   sched::LoopOptions loop_options;
   loop_options.worker.lease = lease;
   loop_options.retention = retention;
@@ -84,12 +85,22 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.drain = *drain;
   loop_options.worker.concurrency = options.concurrency;
   loop_options.worker.host_id = host_id;
-  log.log(sched::LogLevel::info, "loop.started",
-          {{"command", std::string(name)}, {"db", db.name()}, {"concurrency", std::to_string(options.concurrency)},
-           {"tick", core::format_duration(*tick_bound)}, {"drain", core::format_duration(*drain)},
-           {"containment", contained.description}});
-  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
-  if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+  // Each turn is one life of the loop; another follows only when SIGUSR2's
+  // execution of the binary again failed, and this binary goes on.
+  while (true) {
+    auto contained = TRY(exec::choose_containment(containment));
+    log.log(sched::LogLevel::info, "loop.started",
+            {{"command", std::string(name)}, {"version", TASKD_VERSION}, {"db", db.name()},
+             {"concurrency", std::to_string(options.concurrency)}, {"tick", core::format_duration(*tick_bound)},
+             {"drain", core::format_duration(*drain)}, {"containment", contained.description}});
+    auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
+    if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+    if (ended == sched::LoopEnd::stopped) break;
+    log.log(sched::LogLevel::info, "loop.executing", {{"command", std::string(name)}, {"path", image.path}});
+    auto failed = exec::execute_again(image);
+    log.log(sched::LogLevel::error, "loop.upgrade_failed",
+            {{"error", failed.message}, {"note", "this binary goes on running"}});
+  }
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/duration.hpp"
 #include "core/error.hpp"
@@ -28,6 +29,8 @@ struct Context {
   std::filesystem::path state_dir;  // --state-dir
   bool json = false;      // --json
   bool utc = false;       // --utc
+  // The command line as given (passwords too): `taskd run` executes it again on SIGUSR2.
+  std::vector<std::string> command_line;
   // The exit code of a command that succeeded: 0, but check's verdicts.
   int exit_code = 0;
   // Set by a command whose errors, usage errors too, take an exit code of

@@ -16,6 +16,7 @@ sigset_t watched_signals() {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR2);
   return set;
 }
 

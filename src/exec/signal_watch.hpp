@@ -1,5 +1,5 @@
 #pragma once
-// The signals a long-running taskd obeys (SIGTERM, SIGINT, SIGHUP), read
+// The signals a long-running taskd obeys (SIGTERM, SIGINT, SIGHUP, SIGUSR2), read
 // from a descriptor instead of handled asynchronously, so the loop sees
 // them in the same poll() as its children and the database.
 #include <vector>
@@ -16,7 +16,8 @@ class SignalWatch {
   SignalWatch& operator=(SignalWatch&&) = delete;
   SignalWatch(const SignalWatch&) = delete;
   // Closes the descriptor. The signals stay blocked: taskd is about to exit,
-  // and one that arrives now must not turn a clean exit into a killed one.
+  // and one that arrives now must not turn a clean exit into a killed one;
+  // or about to execute itself again, whose new image finds it pending.
   ~SignalWatch();
 
   int fd() const { return fd_; }

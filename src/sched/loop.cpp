@@ -118,6 +118,10 @@ class Loop {
           end_outage();
         }
       }
+      if (upgrading_ && !stopping_ && worker_.running() == 0 && !worker_.has_unwritten_ends()) {
+        supervisor_.finish_lingering();
+        return LoopEnd::upgrade;
+      }
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
         if (auto recorded = keep_up(); !recorded)
@@ -363,7 +367,9 @@ class Loop {
 
   void obey(const std::vector<int>& signals) {
     for (int signal : signals) {
-      if (signal == SIGHUP) {
+      if (signal == SIGUSR2) {
+        upgrade();
+      } else if (signal == SIGHUP) {
         auto reopened = log_.reopen();
         log_.log(reopened ? LogLevel::info : LogLevel::error, "log.reopened",
                  reopened ? std::vector<LogField>{} : std::vector<LogField>{{"error", reopened.error().message}});
@@ -394,6 +400,16 @@ class Loop {
     } else {
       end_runs(signal_name(signal));
     }
+  }
+
+  // SIGUSR2: nothing more is claimed (what is due is still queued), and once
+  // the runs in flight have ended and are recorded the loop ends, for taskd
+  // to execute its binary again. Nothing while stopping, or already upgrading.
+  void upgrade() {
+    if (stopping_ || upgrading_) return;
+    upgrading_ = true;
+    worker_.stop_claiming();
+    log_.log(LogLevel::info, "loop.upgrading", {{"running", std::to_string(worker_.running())}});
   }
 
   // Ends the runs in flight: SIGTERM to each, SIGKILL after its grace.
@@ -436,6 +452,7 @@ class Loop {
   bool held_ = false;
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
+  bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
 };

@@ -33,9 +33,11 @@ struct LoopOptions {
 
 // How the loop ended: stopped (SIGTERM or SIGINT: nothing more claimed, the
 // runs in flight finished within the drain or were ended, and every one was
-// recorded) or aborted (SIGINT once the runs were being ended: children
-// killed, nothing recorded).
-enum class LoopEnd { stopped, aborted };
+// recorded), aborted (SIGINT once the runs were being ended: children
+// killed, nothing recorded) or upgrade (SIGUSR2: nothing more claimed, the
+// runs in flight finished and every one was recorded; taskd is to execute
+// its binary again).
+enum class LoopEnd { stopped, aborted, upgrade };
 
 // When the loop should pass again if nothing wakes it first: the earliest
 // upcoming time after `now` that its role cares for (a worker does not

@@ -1,0 +1,28 @@
+#pragma once
+// Executing taskd's binary again in place (kill -USR2 to `taskd run` or
+// `taskd work`), so that an upgrade of the package takes effect without a
+// restart. The pid stays, and with it the workers row's identity.
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace taskd::exec {
+
+// What to execute again: the path of the binary this process was started
+// from and its command line as given.
+struct Image {
+  std::string path;
+  std::vector<std::string> argv;
+};
+
+// This process's image: /proc/self/exe's path as read now (a package
+// upgrade renames a new binary over that path, and /proc/self/exe would
+// then name the old, deleted inode, " (deleted)"), else argv[0].
+Image this_image(std::vector<std::string> argv);
+
+// Replaces this process with `image`, with the same environment; returns
+// only when it could not, with why.
+core::Error execute_again(const Image& image);
+
+}  // namespace taskd::exec
