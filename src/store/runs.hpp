@@ -178,6 +178,13 @@ struct RenewedLease {
   std::string stop_reason;
   bool held = false;
 };
+// Stores the output a running attempt has written so far, at once or not at
+// all when a SQLite file's write lock is held (a server's row lock is waited
+// for as any statement's): whether it was written. Nothing when the run is
+// no longer that attempt running.
+core::Result<bool> write_output_so_far(Database& db, const HeldLease& attempt, std::string_view output,
+                                       bool truncated);
+
 // Extends the lease of each run to `until` plus its task's kill grace, in
 // one statement, while it is the attempt running; returns the leases it
 // extended and, on a server, those of runs whose rows another transaction
