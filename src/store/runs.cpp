@@ -677,6 +677,18 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
   });
 }
 
+Result<std::optional<StoredOutput>> stored_output(Database& db, std::int64_t run_id) {
+  return guarded(db, [&]() -> Result<std::optional<StoredOutput>> {
+    auto query = db.prepare("SELECT status, output, output_truncated FROM runs WHERE id = ?");
+    query.bind(1, static_cast<std::int64_t>(run_id));
+    if (!query.step()) return std::optional<StoredOutput>();
+    Columns c(query);
+    auto status = core::parse_run_status(c.text()).value_or(core::RunStatus::failed);
+    auto output = c.text();
+    return std::optional<StoredOutput>(StoredOutput{status, std::move(output), c.boolean()});
+  });
+}
+
 Result<Upcoming> upcoming_after(Database& db, Time now, std::string_view host) {
   return guarded(db, [&]() -> Result<Upcoming> {
     // One round trip, three index probes: tasks_due answers the first in

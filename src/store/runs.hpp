@@ -273,6 +273,15 @@ std::string run_query_sql(const RunFilter& filter);
 core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);
 core::Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id);
 core::Result<std::string> run_output(Database& db, std::int64_t run_id);
+// A run's status and output as stored now, read together (the output of a
+// run in flight is what it had written a second ago at most); none when the
+// run is gone.
+struct StoredOutput {
+  core::RunStatus status;
+  std::string output;
+  bool truncated = false;
+};
+core::Result<std::optional<StoredOutput>> stored_output(Database& db, std::int64_t run_id);
 
 // What a sleeping scheduler waits for, each strictly after `now`: the
 // earliest next_run_at of a task that can be due, and the earliest
