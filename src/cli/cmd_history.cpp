@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <fmt/format.h>
 #include <memory>
 
@@ -17,6 +18,7 @@ struct HistoryOptions {
   std::string name;
   int limit = 20;
   std::int64_t run_id = 0;
+  bool follow = false;
   std::vector<std::string> statuses;
   std::string trigger;
   std::string since;
@@ -81,7 +83,15 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
 }
 
 Result<void> logs(const Context& context, const HistoryOptions& options) {
+  if (options.follow && context.json)
+    return fail(ErrorKind::usage, "logs: --follow prints the output as it comes, not --json");
   auto db = TRY(context.open_db_to_read());
+  if (options.follow) {
+    return ops::follow_run_output(db, options.name, options.run_id, [](std::string_view bytes) {
+      fmt::print("{}", bytes);
+      std::fflush(stdout);
+    });
+  }
   auto shown = TRY(ops::run_output(db, options.name, options.run_id));
   if (context.json) {
     print_json(ops::run_output_json(shown));
@@ -109,6 +119,7 @@ void add_history_commands(CLI::App& app, Context& context, Action& action) {
   auto* logs_command = app.add_subcommand("logs", "Show the captured output of a task's latest run");
   logs_command->add_option("name", options->name, "Task name")->required();
   logs_command->add_option("--run", options->run_id, "This run instead of the latest (an id from taskd history)");
+  logs_command->add_flag("--follow,-f", options->follow, "Print the output as the run writes it, until it ends");
   logs_command->callback([&context, &action, options] { action = [&context, options] { return logs(context, *options); }; });
 }
 

@@ -36,6 +36,14 @@ struct ChildResult {
   core::ResourceUsage usage;
 };
 
+// What a child has written so far: as its result's output will hold it,
+// and how many bytes it wrote in all (which grows with each write).
+struct OutputSoFar {
+  std::string output;
+  bool truncated = false;
+  std::size_t total_bytes = 0;
+};
+
 class Runner {
  public:
   virtual ~Runner() = default;
@@ -57,6 +65,9 @@ class Runner {
   // When the next lease runs out, or the next fenced child is to be killed;
   // none while no lease is held.
   virtual std::optional<SteadyTime> next_lease_action() const = 0;
+
+  // What the child under `key` has written so far; none when no such child runs.
+  virtual std::optional<OutputSoFar> output_so_far(std::uint64_t key) const = 0;
 
   // Waits until what the children left behind in their groups is gone.
   virtual void finish_lingering() = 0;

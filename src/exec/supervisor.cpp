@@ -178,6 +178,12 @@ core::Result<std::optional<RunCgroup>> Supervisor::run_cgroup(const core::Resour
   return std::optional<RunCgroup>(std::move(made));
 }
 
+std::optional<OutputSoFar> Supervisor::output_so_far(std::uint64_t key) const {
+  auto child = std::ranges::find(children_, key, &Child::key);
+  if (child == children_.end()) return std::nullopt;
+  return OutputSoFar{child->output.contents(), child->output.truncated(), child->output.total_bytes()};
+}
+
 std::vector<ChildResult> Supervisor::wait_for_exits(SteadyTime until) {
   while (!children_.empty()) {
     auto ended = wait_until(until, {});

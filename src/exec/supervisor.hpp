@@ -47,6 +47,7 @@ class Supervisor final : public Runner {
   std::vector<ChildResult> wait_for_exits(SteadyTime until) override;
   void hold_lease(std::uint64_t key, SteadyTime until) override;
   std::optional<SteadyTime> next_lease_action() const override;
+  std::optional<OutputSoFar> output_so_far(std::uint64_t key) const override;
   // Waits until a child ends, one of `watched` is ready (its revents say
   // so), or `until` has come; returns the children that ended, maybe none.
   // Timeboxes are enforced meanwhile.

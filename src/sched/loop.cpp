@@ -292,6 +292,7 @@ class Loop {
     if (draining_until_) until = std::min(until, *draining_until_);
     if (recheck_at_) until = std::min(until, *recheck_at_);
     if (auto renewal = worker_.next_renewal_at()) until = std::min(until, *renewal);
+    if (auto output = worker_.next_output_write_at()) until = std::min(until, *output);
     return until;
   }
 
@@ -322,6 +323,7 @@ class Loop {
     wake.child_exit = !ended.empty();
     auto recorded = worker_.record(ended);
     log_reports();
+    worker_.write_output_so_far();
     if (!recorded) {
       TRY(wait_out(recorded.error()));
     }

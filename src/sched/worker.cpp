@@ -7,6 +7,7 @@
 #include <iterator>
 #include <map>
 #include <random>
+#include <ranges>
 #include <unistd.h>
 
 #include "core/backfill.hpp"
@@ -55,6 +56,7 @@ struct Spawned {
 struct InFlight {
   Claimed claimed;
   exec::RunFiles files;
+  std::size_t output_written = 0;  // bytes its child had written when its output was last stored
 };
 
 // What a child's ending means for the policy, and the words for history.
@@ -169,6 +171,10 @@ constexpr int batches_per_fill = 16;
 // lease after it stopped, lets go well before the lease's fencing point.
 constexpr int held_lease_retries_per_lease = 16;
 
+// How often the output so far of a run in flight is stored, and how long a
+// run goes before it is first: a run shorter than this costs no write.
+constexpr std::chrono::seconds output_write_period{1};
+
 }  // namespace
 
 class WorkerImpl {
@@ -222,7 +228,8 @@ class WorkerImpl {
       auto node = in_flight_.extract(result.key);
       if (node.empty()) continue;
       options_.crash.reached(CrashPoint::after_exit);
-      auto& [claimed, files] = node.mapped();
+      auto& claimed = node.mapped().claimed;
+      auto& files = node.mapped().files;
       auto left = run_directory_->collect(std::move(files), options_.state_limit);
       auto verdict = judge(result, claimed, left.status_line);
       auto end = attempt_end(claimed, verdict, result, &left.state);
@@ -289,6 +296,33 @@ class WorkerImpl {
   }
 
   void look_for_stop_requests() { stop_asked_ = true; }
+
+  // Stores the output so far of each run in flight for a period or more
+  // whose child wrote more since, once a period at most. Worth nothing late
+  // and never waited for: when the database is busy or out of reach, the
+  // rest waits for the next time.
+  void write_output_so_far() {
+    auto due = next_output_write_at();
+    auto now = std::chrono::steady_clock::now();
+    if (!due || now < *due) return;
+    output_written_at_ = now;
+    for (auto& [key, flight] : in_flight_) {
+      if (now < flight.claimed.leased_at + output_write_period) continue;
+      auto so_far = runner_.output_so_far(key);
+      if (!so_far || so_far->total_bytes == flight.output_written) continue;
+      store::HeldLease attempt{flight.claimed.run.id, flight.claimed.attempt_uid};
+      auto written = store::write_output_so_far(db_, attempt, so_far->output, so_far->truncated);
+      if (!written || !*written) return;
+      flight.output_written = so_far->total_bytes;
+    }
+  }
+
+  std::optional<exec::SteadyTime> next_output_write_at() const {
+    if (in_flight_.empty()) return std::nullopt;
+    auto oldest = std::ranges::min(in_flight_ | std::views::values |
+                                   std::views::transform([](const InFlight& flight) { return flight.claimed.leased_at; }));
+    return std::max(output_written_at_, oldest) + output_write_period;
+  }
 
  private:
   Instant instant() const { return {clock_.now(), std::chrono::steady_clock::now()}; }
@@ -507,6 +541,7 @@ class WorkerImpl {
   std::vector<AttemptEnd> unrecorded_ends_;
   std::vector<Claimed> unrecorded_runs_;
   exec::SteadyTime renewed_at_{};  // the last renewal of the leases in flight
+  exec::SteadyTime output_written_at_{};  // the last pass of write_output_so_far that was due
   bool stop_asked_ = false;        // see look_for_stop_requests
   bool lease_held_ = false;        // the last renewal found a run's row held by another transaction
   std::vector<RunReport> reports_;
@@ -525,6 +560,10 @@ Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { ret
 Result<void> Worker::keep_leases() { return impl_->keep_leases(); }
 
 std::optional<exec::SteadyTime> Worker::next_renewal_at() const { return impl_->next_renewal_at(); }
+
+void Worker::write_output_so_far() { impl_->write_output_so_far(); }
+
+std::optional<exec::SteadyTime> Worker::next_output_write_at() const { return impl_->next_output_write_at(); }
 
 void Worker::look_for_stop_requests() { impl_->look_for_stop_requests(); }
 
@@ -555,12 +594,14 @@ Result<std::vector<RunReport>> work_until_idle(store::Database& db, const Clock&
     if (!filled && !look_again(db, filled.error())) return std::unexpected(filled.error());
     if (filled && *filled == Filled::more) continue;
     if (worker.running() == 0 && !worker.has_unwritten_ends()) break;
-    auto until = worker.next_renewal_at().value_or(exec::SteadyTime::max());
+    auto until = std::min(worker.next_renewal_at().value_or(exec::SteadyTime::max()),
+                          worker.next_output_write_at().value_or(exec::SteadyTime::max()));
     if (!filled || worker.has_unwritten_ends()) until = std::min(until, std::chrono::steady_clock::now() + lock_wait);
     auto ended = runner.wait_for_exits(until);
     if (auto recorded = worker.record(ended); !recorded && !look_again(db, recorded.error()))
       return std::unexpected(recorded.error());
     TRY(worker.keep_leases());
+    worker.write_output_so_far();
   }
   runner.finish_lingering();
   auto reports = worker.take_reports();

@@ -88,6 +88,13 @@ class Worker {
   // (overlap=replace): the next renewal, which tells, comes within
   // stop_request_delay of the last.
   void look_for_stop_requests();
+  // Stores, when due, the output so far of the runs in flight for a second
+  // or more whose children wrote more since, so that `logs` shows it: once
+  // a second at most, never waiting for a busy database (it tries again the
+  // next time).
+  void write_output_so_far();
+  // When that is next due; none while no run is in flight.
+  std::optional<exec::SteadyTime> next_output_write_at() const;
   // From now on, no run is claimed.
   void stop_claiming();
   std::size_t running() const;

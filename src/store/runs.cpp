@@ -431,6 +431,19 @@ Result<std::vector<RenewedLease>> renew_leases(Database& db, const std::vector<H
   });
 }
 
+Result<bool> write_output_so_far(Database& db, const HeldLease& attempt, std::string_view output, bool truncated) {
+  return guarded(db, [&]() -> Result<bool> {
+    return db.connection().write_unless_locked(
+        "UPDATE runs SET output = ?1, output_truncated = ?2 WHERE id = ?3 AND attempt_uid = ?4 AND status = 'running'",
+        [&](Query& update) {
+          update.bind_blob(1, output);
+          update.bind_int64(2, truncated);
+          update.bind_int64(3, attempt.run_id);
+          update.bind_text(4, attempt.attempt_uid);
+        });
+  });
+}
+
 Result<void> ask_to_stop(Database& db, std::int64_t run_id, const std::string& attempt_uid, const std::string& reason) {
   return guarded(db, [&]() -> Result<void> {
     auto update = db.prepare("UPDATE runs SET stop_reason = ? WHERE id = ? AND attempt_uid = ? AND status = 'running'");
@@ -661,6 +674,18 @@ Result<std::string> run_output(Database& db, std::int64_t run_id) {
     query.bind(1, static_cast<std::int64_t>(run_id));
     if (!query.step()) return std::string();
     return std::string(query.query().text(0));
+  });
+}
+
+Result<std::optional<StoredOutput>> stored_output(Database& db, std::int64_t run_id) {
+  return guarded(db, [&]() -> Result<std::optional<StoredOutput>> {
+    auto query = db.prepare("SELECT status, output, output_truncated FROM runs WHERE id = ?");
+    query.bind(1, static_cast<std::int64_t>(run_id));
+    if (!query.step()) return std::optional<StoredOutput>();
+    Columns c(query);
+    auto status = core::parse_run_status(c.text()).value_or(core::RunStatus::failed);
+    auto output = c.text();
+    return std::optional<StoredOutput>(StoredOutput{status, std::move(output), c.boolean()});
   });
 }
 

@@ -178,6 +178,13 @@ struct RenewedLease {
   std::string stop_reason;
   bool held = false;
 };
+// Stores the output a running attempt has written so far, at once or not at
+// all when a SQLite file's write lock is held (a server's row lock is waited
+// for as any statement's): whether it was written. Nothing when the run is
+// no longer that attempt running.
+core::Result<bool> write_output_so_far(Database& db, const HeldLease& attempt, std::string_view output,
+                                       bool truncated);
+
 // Extends the lease of each run to `until` plus its task's kill grace, in
 // one statement, while it is the attempt running; returns the leases it
 // extended and, on a server, those of runs whose rows another transaction
@@ -266,6 +273,15 @@ std::string run_query_sql(const RunFilter& filter);
 core::Result<std::vector<RunRecord>> list_runs(Database& db, std::int64_t task_id, int limit);
 core::Result<std::optional<RunRecord>> find_run(Database& db, std::int64_t run_id);
 core::Result<std::string> run_output(Database& db, std::int64_t run_id);
+// A run's status and output as stored now, read together (the output of a
+// run in flight is what it had written a second ago at most); none when the
+// run is gone.
+struct StoredOutput {
+  core::RunStatus status;
+  std::string output;
+  bool truncated = false;
+};
+core::Result<std::optional<StoredOutput>> stored_output(Database& db, std::int64_t run_id);
 
 // What a sleeping scheduler waits for, each strictly after `now`: the
 // earliest next_run_at of a task that can be due, and the earliest

@@ -94,6 +94,7 @@ class FakeRunner final : public exec::Runner {
   void finish_lingering() override {}
   void hold_lease(std::uint64_t, exec::SteadyTime) override {}
   std::optional<exec::SteadyTime> next_lease_action() const override { return std::nullopt; }
+  std::optional<exec::OutputSoFar> output_so_far(std::uint64_t) const override { return std::nullopt; }
   std::size_t running() const override { return running_.size(); }
 
  private:
