@@ -205,7 +205,10 @@ Result<std::string> file_owner(const std::filesystem::path& path, const toml::ta
 Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::path& path, std::string_view owner) {
   auto root = TRY(parse_toml(text, path));
   TRY(check_top_level(path, root));
-  FileContext file{path, TRY(file_owner(path, root, owner)), root["defaults"].as_table()};
+  // Not TRY inside the braces: leaving a statement expression there skips
+  // the destructor of the member already made (the path's copy).
+  auto file_owner_name = TRY(file_owner(path, root, owner));
+  FileContext file{path, std::move(file_owner_name), root["defaults"].as_table()};
   if (file.defaults) TRY(check_defaults(path, *file.defaults));
   TaskFile task_file{file.owner, {}, {}};
   if (const auto* tasks = root.get("task")) task_file.tasks = TRY(read_tasks(file, *tasks));

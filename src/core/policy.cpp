@@ -344,6 +344,8 @@ FinishDecision on_finish(const TaskDefinition& definition, const Schedule& sched
     disable_now(state, reason);
   } else {
     const auto& ladder = definition.retry;
+    // A row another client wrote may count no attempt: this one is the first.
+    state.attempt_no = std::max(state.attempt_no, 1);
     if (state.attempt_no > static_cast<int>(ladder.size()) && definition.disable_when_exhausted) {
       disable_now(state, disabled_reason(definition, state.attempt_no, reason));
     } else if (state.attempt_no > static_cast<int>(ladder.size())) {
