@@ -67,9 +67,16 @@ class NotifyTest(LoopTestCase):
 
     def test_an_exhausted_ladder_is_told_once_while_the_task_fails(self):
         self.add_flaky()
-        for hour in ("14", "15"):  # two slots, each walking the whole ladder (0s, 0s)
-            for second in ("01", "05", "10"):
-                self.run_once(faketime="2026-11-21 %s:00:%s" % (hour, second))
+        # Two slots, each walking the whole ladder (0s, 0s). Each notification is awaited
+        # before the next run-once: a new faketime wrapper removes the files of the last one,
+        # which a notify command it started may still be reading as it starts.
+        self.run_once(faketime="2026-11-21 14:00:01")
+        self.assertEqual(self.notification(self.history("flaky")[0]["id"])[0], "failed")
+        for second in ("05", "10"):
+            self.run_once(faketime="2026-11-21 14:00:%s" % second)
+        self.assertEqual(self.notification(self.history("flaky")[0]["id"])[0], "exhausted")
+        for second in ("01", "05", "10"):
+            self.run_once(faketime="2026-11-21 15:00:%s" % second)
         runs = self.history("flaky")
         self.assertEqual([(r["status"], r["attempt_no"]) for r in runs],
                          [("failed", 3), ("failed", 2), ("failed", 1)] * 2)
