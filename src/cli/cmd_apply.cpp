@@ -66,10 +66,6 @@ Result<ops::Plan> apply_file(const Context& context, const ApplyOptions& options
   return ops::apply(db, apply_args(options, file), context.clock);
 }
 
-int count(const ops::Plan& plan, ops::Step kind) {
-  return static_cast<int>(std::ranges::count(plan.tasks, kind, &ops::TaskStep::kind));
-}
-
 void print_plan(const ops::Plan& plan, const ApplyOptions& options) {
   for (const auto& step : plan.tasks) {
     std::string fields = step.fields.empty() ? "" : fmt::format(": {}", fmt::join(step.fields, ", "));
@@ -79,8 +75,7 @@ void print_plan(const ops::Plan& plan, const ApplyOptions& options) {
     fmt::print("{} group {}: concurrency {} (was {})\n", group.was ? "~" : "+", core::printable(group.name), group.concurrency,
                cap_text(group.was));
   }
-  fmt::print("{}: {} added, {} changed, {} removed, {} unchanged{}\n", core::printable(options.file),
-             count(plan, ops::Step::add), count(plan, ops::Step::change), count(plan, ops::Step::remove), plan.unchanged,
+  fmt::print("{}: {}{}\n", core::printable(options.file), ops::counts_text(plan),
              options.dry_run ? " (dry run: nothing written)" : "");
 }
 

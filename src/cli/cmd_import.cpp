@@ -231,16 +231,6 @@ std::string step_text(const LineStep& step, const core::Task& task, bool written
   return fmt::format("unchanged {}", name);
 }
 
-int count_of(const ops::Plan& plan, ops::Step kind) {
-  return static_cast<int>(std::ranges::count(plan.tasks, kind, &ops::TaskStep::kind));
-}
-
-std::string counts_text(const ImportOutcome& outcome) {
-  const auto& plan = outcome.plan;
-  return fmt::format("{} added, {} changed, {} removed, {} unchanged", count_of(plan, ops::Step::add),
-                     count_of(plan, ops::Step::change), count_of(plan, ops::Step::remove), plan.unchanged);
-}
-
 void print_report(const std::string& where, const ImportOutcome& outcome, const std::string& owner, bool skip_bad) {
   const auto& conversion = outcome.conversion;
   auto steps = steps_by_name(outcome.plan);
@@ -263,10 +253,10 @@ void print_report(const std::string& where, const ImportOutcome& outcome, const 
   auto shown_owner = core::printable(owner);
   if (outcome.written) {
     fmt::print("imported {} task(s) with owner {} ({}); taskd rm --owner {} removes them\n", conversion.tasks.size(),
-               shown_owner, counts_text(outcome), core::printable(shell_word(owner)));
+               shown_owner, ops::counts_text(outcome.plan), core::printable(shell_word(owner)));
   } else {
     fmt::print("would import {} task(s) with owner {} ({}); nothing was written (--dry-run)\n", conversion.tasks.size(),
-               shown_owner, counts_text(outcome));
+               shown_owner, ops::counts_text(outcome.plan));
   }
 }
 

@@ -115,7 +115,7 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   command->add_option("--drain", options->drain,
                       "On SIGTERM, claim nothing new and let the runs in flight finish for up to this long; those "
                       "still running then are ended and run again at the next start (default: 60s; 0: end them at "
-                      "once, recorded failed)");
+                      "once)");
   add_log_options(command, options->log);
   add_host_id_option(*command, options->host_id);
   add_lease_option(*command, options->lease);

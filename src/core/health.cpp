@@ -155,10 +155,21 @@ Millis tick_silence(std::optional<Millis> every) {
   return std::max<Millis>(scheduler_silence, 2 * every.value_or(Millis{0}));
 }
 
-bool scheduler_ticking(const SchedulerFacts& scheduler, Time now) {
-  const auto& heartbeat = scheduler.newest_heartbeat;
+namespace {
+
+bool loop_heartbeating(const SchedulerFacts& scheduler, Time now) {
+  return scheduler.newest_heartbeat && now - *scheduler.newest_heartbeat <= scheduler_silence;
+}
+
+bool run_once_ticking(const SchedulerFacts& scheduler, Time now) {
   const auto& tick = scheduler.newest_tick;
-  return (heartbeat && now - *heartbeat <= scheduler_silence) || (tick && now - tick->at <= tick_silence(tick->every));
+  return tick && now - tick->at <= tick_silence(tick->every);
+}
+
+}  // namespace
+
+bool scheduler_ticking(const SchedulerFacts& scheduler, Time now) {
+  return loop_heartbeating(scheduler, now) || run_once_ticking(scheduler, now);
 }
 
 std::string cadence_text(std::optional<Millis> every) {
@@ -166,10 +177,9 @@ std::string cadence_text(std::optional<Millis> every) {
 }
 
 std::optional<std::string> slow_ticks(const SchedulerFacts& scheduler, Seconds interval, Time now) {
-  const auto& heartbeat = scheduler.newest_heartbeat;
   const auto& tick = scheduler.newest_tick;
-  if ((heartbeat && now - *heartbeat <= scheduler_silence) || !tick || !tick->every || *tick->every <= interval ||
-      now - tick->at > tick_silence(tick->every))
+  if (loop_heartbeating(scheduler, now) || !run_once_ticking(scheduler, now) || !tick->every ||
+      *tick->every <= interval)
     return std::nullopt;
   return fmt::format("the only scheduler seen, taskd run-once on {}, ticks {}: a task due every {} runs at most "
                      "once a tick, and the slots between two ticks are skipped (start taskd run, or call run-once "

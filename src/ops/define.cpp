@@ -1,6 +1,8 @@
 #include "ops/define.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <set>
 
 #include "core/policy.hpp"
@@ -174,6 +176,12 @@ Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Cloc
     TRY(carry_out(db, plan, now));
     return plan;
   });
+}
+
+std::string counts_text(const Plan& plan) {
+  auto count = [&plan](Step kind) { return std::ranges::count(plan.tasks, kind, &TaskStep::kind); };
+  return fmt::format("{} added, {} changed, {} removed, {} unchanged", count(Step::add), count(Step::change),
+                     count(Step::remove), plan.unchanged);
 }
 
 Json plan_json(const Plan& plan, std::string_view file, bool dry_run) {

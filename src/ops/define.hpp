@@ -95,6 +95,8 @@ struct Plan {
 // Plans from when the write lock is held (the time read from `clock` then)
 // and, unless a dry run, carries the plan out in the same transaction.
 core::Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Clock& clock);
+// "1 added, 2 changed, 0 removed, 5 unchanged".
+std::string counts_text(const Plan& plan);
 // {"file", "dry_run", "tasks": [{"action", "name", "fields"}], "groups", "unchanged"}.
 Json plan_json(const Plan& plan, std::string_view file, bool dry_run);
 
