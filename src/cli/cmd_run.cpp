@@ -5,6 +5,7 @@
 
 #include "cli/context.hpp"
 #include "exec/reexec.hpp"
+#include "exec/signal_watch.hpp"
 #include "sched/log.hpp"
 #include "sched/loop.hpp"
 
@@ -87,6 +88,9 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.worker.host_id = host_id;
   // Each turn is one life of the loop; another follows only when SIGUSR2's
   // execution of the binary again failed, and this binary goes on.
+  // From loop.started on, which tells a service manager or a test that the
+  // loop is there, a signal is the loop's to read, never the default action.
+  TRY(exec::SignalWatch::block());
   while (true) {
     auto contained = TRY(exec::choose_containment(containment));
     log.log(sched::LogLevel::info, "loop.started",

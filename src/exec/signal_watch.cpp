@@ -22,10 +22,16 @@ sigset_t watched_signals() {
 
 }  // namespace
 
-core::Result<SignalWatch> SignalWatch::open() {
+core::Result<void> SignalWatch::block() {
   sigset_t set = watched_signals();
   if (::sigprocmask(SIG_BLOCK, &set, nullptr) != 0)
     return core::fail(core::ErrorKind::internal, fmt::format("cannot block signals: {}", std::strerror(errno)));
+  return {};
+}
+
+core::Result<SignalWatch> SignalWatch::open() {
+  TRY(block());
+  sigset_t set = watched_signals();
   int fd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd < 0) {
     ::sigprocmask(SIG_UNBLOCK, &set, nullptr);

@@ -10,6 +10,9 @@ namespace taskd::exec {
 
 class SignalWatch {
  public:
+  // Blocks the signals, so that one that comes before open() waits for it
+  // instead of ending the process.
+  static core::Result<void> block();
   // Blocks the signals and opens a signalfd for them.
   static core::Result<SignalWatch> open();
   SignalWatch(SignalWatch&& other) noexcept;
