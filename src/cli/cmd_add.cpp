@@ -24,18 +24,33 @@ struct AddOptions {
 };
 
 // A program that is not there now may be installed later, or found under
-// another PATH: worth a warning, not a refusal.
+// another PATH: worth a warning, not a refusal. A relative path is looked up
+// where the run starts: its --cwd, else the scheduler's directory.
 void warn_if_missing(const core::TaskDefinition& d) {
   if (d.command.shell) return;
+  const std::string& name = d.command.argv.front();
+  bool has_slash = name.find('/') != std::string::npos;
+  if (has_slash && name.front() != '/' && d.cwd.empty()) {
+    fmt::print(stderr,
+               "taskd: warning: {}: program \"{}\" is relative and the task has no --cwd: it is looked up in "
+               "the scheduler's directory (your home under cron)\n",
+               d.name, core::printable(name));
+    return;
+  }
   const char* path = std::getenv("PATH");
   std::string path_list = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (const auto& [name, value] : d.env) {
-    if (name == "PATH") path_list = value;
+  for (const auto& [key, value] : d.env) {
+    if (key == "PATH") path_list = value;
   }
-  auto program = exec::find_program(d.command.argv.front(), path_list);
-  if (program.empty() || ::access(program.c_str(), X_OK) != 0)
+  auto program = exec::find_program(name, path_list);
+  if (has_slash && name.front() != '/') program = d.cwd + "/" + name;
+  if (!program.empty() && ::access(program.c_str(), X_OK) == 0) return;
+  if (has_slash)
+    fmt::print(stderr, "taskd: warning: {}: program \"{}\" is not an executable file now\n", d.name,
+               core::printable(program));
+  else
     fmt::print(stderr, "taskd: warning: {}: program \"{}\" is not found in PATH now\n", d.name,
-               core::printable(d.command.argv.front()));
+               core::printable(name));
 }
 
 Result<void> add_task(const AddOptions& options, const Context& context) {

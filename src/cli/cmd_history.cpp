@@ -98,6 +98,11 @@ Result<void> logs(const Context& context, const HistoryOptions& options) {
     return {};
   }
   fmt::print("{}", shown.output);
+  // An empty stdout alone reads as "nothing happened"; say whose run it was.
+  if (shown.output.empty())
+    fmt::print(stderr, "taskd: run {} of {} wrote no output ({}{}{})\n", shown.run.id, core::printable(shown.run.task),
+               core::to_string(shown.run.status), shown.run.reason.empty() ? "" : ": ",
+               core::printable(shown.run.reason));
   return {};
 }
 

@@ -87,6 +87,38 @@ class AddListShowTest(TaskdTestCase):
         self.assertIs(task["shell"], True)
 
 
+class MissingProgramWarningTest(TaskdTestCase):
+    """add warns of a program it cannot find where the run will start, and only then."""
+
+    def add_warning(self, *args, name="job"):
+        code, _, err = self.run_taskd("add", name, "--every", "1h", *args)
+        self.assertEqual(code, 0, err)
+        return err
+
+    def test_a_relative_program_is_found_in_the_tasks_cwd(self):
+        billing = os.path.join(self.tmp, "billing")
+        os.mkdir(billing)
+        script = os.path.join(billing, "send-invoices")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(script, 0o755)
+        self.assertEqual(self.add_warning("--cwd", billing, "--", "./send-invoices"), "")
+
+    def test_a_relative_program_without_cwd_is_named_with_the_advice(self):
+        self.assertOneErrorLine(self.add_warning("--", "./send-invoices"), "taskd: warning: job: program",
+                                "./send-invoices", "no --cwd", "your home under cron")
+
+    def test_a_missing_absolute_program_is_not_said_to_be_missing_from_path(self):
+        err = self.add_warning("--", "/nonexistent/backup.sh")
+        self.assertOneErrorLine(err, "taskd: warning: job: program \"/nonexistent/backup.sh\" is not an executable")
+        self.assertNotIn("PATH", err)
+
+    def test_a_bare_name_is_looked_up_in_path(self):
+        self.assertOneErrorLine(self.add_warning("--", "no-such-program-xyz"), "taskd: warning: job:",
+                                "\"no-such-program-xyz\" is not found in PATH now")
+        self.assertEqual(self.add_warning("--", "true", name="found"), "")
+
+
 class RunOnceTest(TaskdTestCase):
     def test_run_once_runs_a_start_now_task_and_records_it(self):
         self.add("hello", "--every", "1h", "--start-now", "--", "echo", "hello from the task")
@@ -117,6 +149,18 @@ class RunOnceTest(TaskdTestCase):
         # Done for this slot: a second tick runs nothing.
         self.run_once()
         self.assertEqual(len(self.history()), 1)
+
+    def test_logs_of_a_run_that_wrote_nothing_says_so_on_stderr(self):
+        self.add("quiet", "--every", "1h", "--start-now", "--", "true")
+        self.run_taskd("run-once")
+        self.add("broken", "--every", "1h", "--start-now", "--", "/nonexistent/program")
+        self.run_taskd("run-once")
+        self.assertEqual(self.run_taskd("logs", "quiet"), (0, "", "taskd: run 1 of quiet wrote no output (succeeded)\n"))
+        code, out, err = self.run_taskd("logs", "broken")
+        self.assertEqual((code, out), (0, ""))
+        self.assertOneErrorLine(err, "taskd: run 2 of broken wrote no output (failed: cannot execute",
+                                "/nonexistent/program")
+        self.assertEqual(self.json_of("logs", "quiet")["output"], "")
 
     def test_start_now_runs_at_the_first_tick_and_a_task_not_due_does_not(self):
         self.add("now", "--every", "1h", "--phase", "0", "--start-now", "--", "true", faketime=T0)
