@@ -44,7 +44,11 @@ void print_check_report(const ops::Checked& checked, const Context& context) {
 Result<void> check(Context& context, const CheckOptions& options) {
   auto late = TRY(optional_duration(options.late, "--late"));
   auto db = TRY(context.open_existing_db());
-  auto checked = TRY(ops::check_tasks(db, {.selection = options.selection, .late = late}, context.clock));
+  // A plugin's lines are read on a monitoring server, whose clock may be
+  // another zone's: a local time always carries its offset.
+  auto style = context.time_style(context.clock.now());
+  style.always_offset = true;
+  auto checked = TRY(ops::check_tasks(db, {.selection = options.selection, .late = late, .style = style}, context.clock));
   print_check_report(checked, context);
   context.exit_code = core::exit_code(checked.report.verdict);
   return {};

@@ -28,29 +28,30 @@ HealthProblem disabled_problem(const TaskFacts& task) {
           std::nullopt};
 }
 
-std::optional<HealthProblem> no_success_problem(const TaskFacts& task, Time now) {
+std::optional<HealthProblem> no_success_problem(const TaskFacts& task, Time now, const TimeStyle& style) {
   if (!task.alert_after) return std::nullopt;
   Time since = task.last_succeeded_at.value_or(task.created_at);
   Millis age = now - since;
   if (age <= *task.alert_after) return std::nullopt;
   std::string detail = task.last_succeeded_at
                            ? fmt::format("no success for {} (alert after {}; last success {})", whole(age),
-                                         format_duration(*task.alert_after), format_rfc3339(since))
+                                         format_duration(*task.alert_after), show_time(since, style))
                            : fmt::format("never succeeded in the {} since it was added {} (alert after {})", whole(age),
-                                         format_rfc3339(since), format_duration(*task.alert_after));
+                                         show_time(since, style), format_duration(*task.alert_after));
   return HealthProblem{Verdict::critical, HealthProblemKind::no_success, task.name, detail, since, age,
                        *task.alert_after};
 }
 
-std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::optional<Millis> late) {
+std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::optional<Millis> late,
+                                          const TimeStyle& style) {
   if (!late || !task.run_not_before) return std::nullopt;
   Millis lateness = task.run_started_at.value_or(now) - *task.run_not_before;
   if (lateness <= *late) return std::nullopt;
   std::string detail =
       task.run_started_at
           ? fmt::format("its last run started {} late (due {}; --late {})", format_duration_ms(lateness),
-                        format_rfc3339(*task.run_not_before), format_duration_ms(*late))
-          : fmt::format("its run due {} has waited {} to start (--late {})", format_rfc3339(*task.run_not_before),
+                        show_time(*task.run_not_before, style), format_duration_ms(*late))
+          : fmt::format("its run due {} has waited {} to start (--late {})", show_time(*task.run_not_before, style),
                         format_duration_ms(lateness), format_duration_ms(*late));
   return HealthProblem{
       Verdict::warning, HealthProblemKind::late, task.name, detail, task.run_not_before, lateness, *late};
@@ -58,18 +59,18 @@ std::optional<HealthProblem> late_problem(const TaskFacts& task, Time now, std::
 
 // A task whose retries ran out stays warned about while the ladders of its
 // later slots are walked, until a run succeeds.
-std::optional<HealthProblem> failed_problem(const TaskFacts& task, Time now) {
+std::optional<HealthProblem> failed_problem(const TaskFacts& task, Time now, const TimeStyle& style) {
   bool final_outcome = !task.retry_pending || task.ladder_exhausted_at;
   if (!is_failure(task.last_status) || !task.last_finished_at || !final_outcome || task.last_run_by_hand)
     return std::nullopt;
   Time at = *task.last_finished_at;
   std::string detail = fmt::format("its latest run ended {} {} ago ({}), {}", to_string(*task.last_status),
-                                   whole(now - at), format_rfc3339(at),
+                                   whole(now - at), show_time(at, style),
                                    task.retry_pending ? "a retry to come" : "with no retry to come");
   if (task.failing_since && *task.failing_since < at)
-    detail += fmt::format("; failing since {}", format_rfc3339(*task.failing_since));
+    detail += fmt::format("; failing since {}", show_time(*task.failing_since, style));
   if (task.ladder_exhausted_at)
-    detail += fmt::format("; its retries ran out at {}", format_rfc3339(*task.ladder_exhausted_at));
+    detail += fmt::format("; its retries ran out at {}", show_time(*task.ladder_exhausted_at, style));
   return HealthProblem{Verdict::warning, HealthProblemKind::failed, task.name, detail, at, now - at, std::nullopt};
 }
 
@@ -140,14 +141,15 @@ std::string_view to_string(HealthProblemKind kind) {
   return names.at(static_cast<std::size_t>(kind));
 }
 
-std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late) {
+std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late,
+                                         const TimeStyle& style) {
   if (!task.malformed.empty()) return {malformed_problem(task)};
   if (task.paused) return {};
   if (task.disabled) return {disabled_problem(task)};
   std::vector<HealthProblem> problems;
-  if (auto silent = no_success_problem(task, now)) problems.push_back(std::move(*silent));
-  if (auto failed = failed_problem(task, now)) problems.push_back(std::move(*failed));
-  if (auto slow = late_problem(task, now, late)) problems.push_back(std::move(*slow));
+  if (auto silent = no_success_problem(task, now, style)) problems.push_back(std::move(*silent));
+  if (auto failed = failed_problem(task, now, style)) problems.push_back(std::move(*failed));
+  if (auto slow = late_problem(task, now, late, style)) problems.push_back(std::move(*slow));
   return problems;
 }
 
@@ -187,7 +189,7 @@ std::optional<std::string> slow_ticks(const SchedulerFacts& scheduler, Seconds i
                      tick->host, cadence_text(tick->every), format_duration(interval));
 }
 
-std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now) {
+std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now, const TimeStyle& style) {
   if (scheduler.overdue_tasks == 0 || scheduler_ticking(scheduler, now)) return std::nullopt;
   auto due = tasks_counted(static_cast<std::size_t>(scheduler.overdue_tasks)) +
              (scheduler.overdue_tasks == 1 ? " is" : " are");
@@ -199,12 +201,12 @@ std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, 
                          "",
                          fmt::format("no scheduler has ticked for {} (taskd run-once on {}, {}, last {}) while {} due",
                                      whole(now - tick->at), tick->host, cadence_text(tick->every),
-                                     format_rfc3339(tick->at), due),
+                                     show_time(tick->at, style), due),
                          tick->at,
                          Millis{now - tick->at},
                          tick_silence(tick->every)};
   std::string detail = newest ? fmt::format("no scheduler (taskd run) has heartbeated for {} (last {}) while {} due",
-                                            whole(now - *newest), format_rfc3339(*newest), due)
+                                            whole(now - *newest), show_time(*newest, style), due)
                               : fmt::format("no scheduler (taskd run) is registered while {} due", due);
   return HealthProblem{Verdict::critical,
                        HealthProblemKind::no_scheduler,
@@ -215,13 +217,14 @@ std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, 
                        scheduler_silence};
 }
 
-CheckReportBuilder::CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late)
-    : now_(now), late_(late) {
-  if (auto silent = scheduler_problem(scheduler, now)) report_.problems.push_back(std::move(*silent));
+CheckReportBuilder::CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late,
+                                       const TimeStyle& style)
+    : now_(now), late_(late), style_(style) {
+  if (auto silent = scheduler_problem(scheduler, now, style)) report_.problems.push_back(std::move(*silent));
 }
 
 void CheckReportBuilder::add(const TaskFacts& task) {
-  auto problems = task_problems(task, now_, late_);
+  auto problems = task_problems(task, now_, late_, style_);
   Verdict worst = Verdict::ok;
   for (const auto& problem : problems) worst = std::max(worst, problem.verdict);
   ++count_of(report_.counts, task.paused && problems.empty(), worst);

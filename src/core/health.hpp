@@ -11,6 +11,7 @@
 #include "core/duration.hpp"
 #include "core/task.hpp"
 #include "core/time.hpp"
+#include "core/zone.hpp"
 
 namespace taskd::core {
 
@@ -125,17 +126,20 @@ struct CheckReport {
 // to come or its retries ran out in this failing streak, not of a run
 // started by hand) — WARNING. No other for a paused
 // task.
-std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late);
+// Times in the sentences are shown in `style`.
+std::vector<HealthProblem> task_problems(const TaskFacts& task, Time now, std::optional<Millis> late,
+                                         const TimeStyle& style = {});
 
 // CRITICAL when a task has been due for scheduler_silence while no scheduler
 // has heartbeated for as long.
-std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now);
+std::optional<HealthProblem> scheduler_problem(const SchedulerFacts& scheduler, Time now, const TimeStyle& style = {});
 
 // Every problem, the counts and the worst verdict, judged a task at a time:
 // only the problems are kept, so a million tasks need not be in memory.
 class CheckReportBuilder {
  public:
-  CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late);
+  CheckReportBuilder(const SchedulerFacts& scheduler, Time now, std::optional<Millis> late,
+                     const TimeStyle& style = {});
   void add(const TaskFacts& task);
   // The report: CRITICAL problems first, the scheduler's before the tasks'.
   CheckReport finish() &&;
@@ -143,6 +147,7 @@ class CheckReportBuilder {
  private:
   Time now_;
   std::optional<Millis> late_;
+  TimeStyle style_;
   CheckReport report_;
 };
 

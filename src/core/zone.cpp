@@ -205,7 +205,7 @@ std::string show_time(Time t, const TimeStyle& style, Precision precision) {
   auto text = format_rfc3339(t + offset, precision);
   text[10] = ' ';
   text.pop_back();  // the 'Z'
-  if (offset == style.usual_offset) return text;
+  if (offset == style.usual_offset && !style.always_offset) return text;
   const auto minutes = std::chrono::abs(std::chrono::duration_cast<std::chrono::minutes>(offset)).count();
   return fmt::format("{}{}{:02}:{:02}", text, offset < seconds{0} ? '-' : '+', minutes / 60, minutes % 60);
 }

@@ -54,6 +54,9 @@ struct TimeStyle {
   // The zone's offset at the time of the command: a time shown in another
   // offset (across a DST change) carries its own.
   std::chrono::seconds usual_offset{0};
+  // Every time carries its offset: for lines read away from this host's
+  // clock (check's, on a monitoring server).
+  bool always_offset = false;
 };
 
 // The style of `zone` (nullptr: UTC's) at `now`.

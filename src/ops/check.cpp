@@ -60,7 +60,7 @@ Result<Checked> check_tasks(store::Database& db, const CheckArgs& args, const sc
   TRY(require_named_tasks(db, args.selection.names));
   core::Time now = clock.now();
   auto scheduler = TRY(read_scheduler(db, now));
-  core::CheckReportBuilder builder(scheduler, now, args.late);
+  core::CheckReportBuilder builder(scheduler, now, args.late, args.style);
   TRY(store::for_each_task_facts(db, args.selection, [&builder](const core::TaskFacts& task) { builder.add(task); }));
   return Checked{.scheduler = scheduler, .report = std::move(builder).finish(), .late = args.late};
 }

@@ -14,6 +14,7 @@ namespace taskd::ops {
 struct CheckArgs {
   store::TaskFilter selection;       // the tasks judged: names, group, owner
   std::optional<core::Millis> late;  // none: lateness is not judged
+  core::TimeStyle style;             // of the times in the problems' sentences
 };
 
 struct Checked {

@@ -100,6 +100,18 @@ class VerdictTest(CheckTestCase):
         self.ok("edit", "report", "--alert-after", "none")
         self.check(at="2026-11-21 12:00:01", expect=0)
 
+    def test_local_times_carry_their_offset_and_json_stays_utc(self):
+        self.env["TZ"] = "Europe/Berlin"
+        self.utc_times = False
+        self.add("report", "--manual", "--alert-after", "2h", "--", "true", faketime=T0)
+        code, out, _ = self.run_taskd("check", faketime="2026-11-21 12:00:01")
+        self.assertEqual(code, 2, out)
+        self.assertEqual(out.splitlines()[1], "CRITICAL report: never succeeded in the 2h1s since it was added "
+                                              "2026-11-21 10:00:00+01:00 (alert after 2h)")  # faketime reads local time
+        problem = self.check_json(at="2026-11-21 12:00:01", expect=2)["problems"][0]
+        self.assertIn("added 2026-11-21T09:00:00Z", problem["detail"])
+        self.assertEqual(problem["since"], "2026-11-21T09:00:00Z")
+
     def test_a_task_that_never_succeeded_counts_from_its_creation(self):
         self.add("fresh", "--manual", "--alert-after", "1h", "--", "false", faketime=T0)
         self.ok("trigger", "fresh", faketime=T0)
