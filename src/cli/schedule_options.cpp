@@ -143,6 +143,17 @@ void add_schedule_options(CLI::App& command, ScheduleOptions& options) {
                      "A wall time the clock shows twice: once (the first) or twice ('' for the schedule's default)");
 }
 
+// A cron year field whose years have all passed (or whose dates never fall
+// in them) leaves no slot: refused, as an expression that never runs is.
+Result<void> require_a_slot_in_its_years(const core::Schedule& schedule, const core::TaskDefinition& d,
+                                         core::Time now) {
+  const auto* cron = std::get_if<core::Cron>(&schedule);
+  if (!cron || !cron->spec.years || core::next_slot_after(schedule, now)) return {};
+  return fail(ErrorKind::bad_input,
+              fmt::format("cron: field 7 (year) of \"{}\": no slot from now on falls in the years it lists",
+                          d.schedule_spec));
+}
+
 Result<core::Schedule> apply_schedule(const ScheduleOptions& options, core::TaskDefinition& d, core::Time now) {
   TRY(check_combinations(options));
   if (options.manual) {
@@ -153,6 +164,7 @@ Result<core::Schedule> apply_schedule(const ScheduleOptions& options, core::Task
   }
   TRY(options.every.empty() ? apply_wall_clock(options, d, now) : apply_every(options, d));
   auto schedule = TRY(core::schedule_of(d));
+  TRY(require_a_slot_in_its_years(schedule, d, now));
   TRY(apply_dst(options, d, schedule, now));
   TRY(apply_jitter(options, d, schedule, now));
   return core::with_dst(std::move(schedule), d.dst);

@@ -38,20 +38,30 @@ struct FieldKind {
   std::span<const std::string_view> names;  // names[i] stands for min_name_value + i
   int min_name_value;
   bool is_day_field;  // accepts '?' for '*'
+  // A value's bit is value - value_offset (the years' bits start at 1970);
+  // min and max count bits.
+  int value_offset;
 };
 
 namespace field {
-constexpr std::size_t second = 0, minute = 1, hour = 2, day_of_month = 3, month = 4, day_of_week = 5, count = 6;
+constexpr std::size_t second = 0, minute = 1, hour = 2, day_of_month = 3, month = 4, day_of_week = 5, year = 6,
+                      count = 7;
 }
 
+constexpr int year_bits = cron_last_year - cron_first_year;
+
 constexpr std::array<FieldKind, field::count> field_kinds{{
-    {"second", 0, 59, 59, 0x63726f6e01, {}, 0, false},
-    {"minute", 0, 59, 59, 0x63726f6e02, {}, 0, false},
-    {"hour", 0, 23, 23, 0x63726f6e03, {}, 0, false},
-    {"day of month", 1, 31, 28, 0x63726f6e04, {}, 0, true},
-    {"month", 1, 12, 12, 0x63726f6e05, month_names, 1, false},
-    {"day of week", 0, 7, 6, 0x63726f6e06, weekday_names, 0, true},
+    {"second", 0, 59, 59, 0x63726f6e01, {}, 0, false, 0},
+    {"minute", 0, 59, 59, 0x63726f6e02, {}, 0, false, 0},
+    {"hour", 0, 23, 23, 0x63726f6e03, {}, 0, false, 0},
+    {"day of month", 1, 31, 28, 0x63726f6e04, {}, 0, true, 0},
+    {"month", 1, 12, 12, 0x63726f6e05, month_names, 1, false, 0},
+    {"day of week", 0, 7, 6, 0x63726f6e06, weekday_names, 0, true, 0},
+    {"year", 0, year_bits, year_bits, 0x63726f6e07, {}, 0, false, cron_first_year},
 }};
+
+// A field's values, one bit each: wide enough for the years.
+using Mask = CronYears;
 
 struct Alias {
   std::string_view name;
@@ -111,9 +121,9 @@ std::vector<std::string_view> split_list(std::string_view text) {
   return items;
 }
 
-std::uint64_t values_in(int low, int high, int step) {
-  std::uint64_t mask = 0;
-  for (int value = low; value <= high; value += step) mask |= std::uint64_t{1} << value;
+Mask values_in(int low, int high, int step) {
+  Mask mask;
+  for (int value = low; value <= high; value += step) mask.set(static_cast<std::size_t>(value));
   return mask;
 }
 
@@ -137,8 +147,8 @@ class FieldParser {
   FieldParser(const FieldKind& kind, std::size_t number, std::string_view task_name)
       : kind_(kind), number_(number), task_name_(task_name) {}
 
-  Result<std::uint64_t> parse(std::string_view text, CronSpec& spec) const {
-    std::uint64_t mask = 0;
+  Result<Mask> parse(std::string_view text, CronSpec& spec) const {
+    Mask mask;
     for (auto item : split_list(text)) {
       if (item.empty()) return error(fmt::format("empty list item in \"{}\"", text));
       auto calendar = TRY(parse_calendar_day(item, spec));
@@ -152,6 +162,7 @@ class FieldParser {
  private:
   bool is_day_of_month() const { return &kind_ == &field_kinds[field::day_of_month]; }
   bool is_day_of_week() const { return &kind_ == &field_kinds[field::day_of_week]; }
+  bool is_year() const { return &kind_ == &field_kinds[field::year]; }
 
   // L, L-N, NW, LW (day of month), D#N, DL (day of week): true when `item`
   // is one of them, and `spec` has it. A range ending in L ("29-L") is a
@@ -211,7 +222,7 @@ class FieldParser {
 
   bool is_wildcard(std::string_view text) const { return text == "*" || (kind_.is_day_field && text == "?"); }
 
-  Result<std::uint64_t> parse_item(std::string_view item) const {
+  Result<Mask> parse_item(std::string_view item) const {
     const auto slash = item.find('/');
     const auto base = item.substr(0, slash);
     std::optional<int> step;
@@ -219,7 +230,10 @@ class FieldParser {
       step = TRY(parse_step(item.substr(slash + 1), item));
     }
     if (is_wildcard(base)) return values_in(kind_.min, kind_.max, step.value_or(1));
-    if (!base.empty() && to_lower(base.front()) == 'h') return parse_hashed(base.substr(1), step, item);
+    if (!base.empty() && to_lower(base.front()) == 'h') {
+      if (is_year()) return error(fmt::format("\"{}\": H picks no year; list the years", item));
+      return parse_hashed(base.substr(1), step, item);
+    }
     auto range = TRY(parse_range(base, item));
     // "a/step" means a-max/step, as Vixie cron, cronie and croniter read it.
     const bool open_ended = step && base.find('-') == std::string_view::npos;
@@ -235,7 +249,7 @@ class FieldParser {
 
   // Jenkins' H: a value picked by a stable hash of the task's name, within
   // H(a-b) when given; H/step starts at a hashed offset below the step.
-  Result<std::uint64_t> parse_hashed(std::string_view rest, std::optional<int> step, std::string_view item) const {
+  Result<Mask> parse_hashed(std::string_view rest, std::optional<int> step, std::string_view item) const {
     Range range{kind_.min, kind_.hash_max};
     if (!rest.empty()) {
       if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')')
@@ -244,7 +258,7 @@ class FieldParser {
     }
     const auto hash = stable_hash(task_name_, kind_.hash_salt);
     const auto span = static_cast<std::uint64_t>(range.high - range.low + 1);
-    if (!step) return std::uint64_t{1} << (range.low + static_cast<int>(hash % span));
+    if (!step) return Mask{}.set(static_cast<std::size_t>(range.low) + hash % span);
     const auto offset = static_cast<int>(hash % std::min(static_cast<std::uint64_t>(*step), span));
     return values_in(range.low + offset, range.high, *step);
   }
@@ -267,9 +281,10 @@ class FieldParser {
     if (std::ranges::all_of(token, is_letter) && !kind_.names.empty()) return parse_name(token);
     auto number = read_number(token);
     if (!number) return error(fmt::format("\"{}\" is not a number", token));
-    if (*number < kind_.min || *number > kind_.max)
-      return error(fmt::format("{} is out of range {}-{}", token, kind_.min, kind_.max));
-    return *number;
+    const int low = kind_.min + kind_.value_offset;
+    const int high = kind_.max + kind_.value_offset;
+    if (*number < low || *number > high) return error(fmt::format("{} is out of range {}-{}", token, low, high));
+    return *number - kind_.value_offset;
   }
 
   Result<int> parse_name(std::string_view token) const {
@@ -304,14 +319,22 @@ Result<std::string_view> expand_alias(std::string_view expression) {
 }
 
 // Day 7 of the week is Sunday, day 0.
-std::bitset<7> fold_sunday(std::uint64_t mask) { return std::bitset<7>(mask | (mask >> 7)); }
+std::bitset<7> fold_sunday(const Mask& mask) { return std::bitset<7>((mask | (mask >> 7)).to_ullong() & 0x7f); }
+
+// The field's values, in the width its spec keeps; only the years are wider than a word.
+template <std::size_t N>
+std::bitset<N> narrow(const Mask& mask) {
+  return std::bitset<N>((mask & values_in(0, static_cast<int>(N) - 1, 1)).to_ullong());
+}
 
 bool starts_unrestricted(std::string_view field) { return field.starts_with('*') || field.starts_with('?'); }
 
-// The fields as written, by kind; a 5-field expression has no seconds.
+// The fields as written, by kind; a 5-field expression has no seconds, and
+// only a 7-field one has a year.
 struct Fields {
   std::array<std::string_view, field::count> texts{};
   std::size_t first_written = 0;
+  std::size_t end_written = field::year;
 
   // The field's number as the user counts.
   std::size_t number(std::size_t kind) const { return kind - first_written + 1; }
@@ -322,30 +345,32 @@ Result<Fields> split_into_fields(std::string_view expression) {
   if (trimmed.empty()) return fail(ErrorKind::bad_input, "cron: empty expression (write e.g. \"*/15 * * * *\")");
   auto expanded = TRY(expand_alias(trimmed));
   const auto written = split_on_spaces(expanded);
-  if (written.size() != 5 && written.size() != 6)
+  if (written.size() < 5 || written.size() > 7)
     return fail(ErrorKind::bad_input,
-                fmt::format("cron: expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
-                            "first, found {} in \"{}\"",
+                fmt::format("cron: expected 5 fields (minute hour day-of-month month day-of-week), 6 with seconds "
+                            "first, or 7 with seconds first and the year last, found {} in \"{}\"",
                             written.size(), trimmed));
   Fields fields;
-  fields.first_written = field::count - written.size();
+  fields.first_written = written.size() == 5 ? 1 : 0;
+  fields.end_written = written.size() == 7 ? field::count : field::year;
   std::ranges::copy(written, fields.texts.begin() + static_cast<std::ptrdiff_t>(fields.first_written));
   return fields;
 }
 
 Result<CronSpec> spec_from_fields(const Fields& fields, std::string_view task_name) {
-  std::array<std::uint64_t, field::count> masks{};
-  masks[field::second] = 1;  // second 0 unless given
+  std::array<Mask, field::count> masks{};
+  masks[field::second].set(0);  // second 0 unless given
   CronSpec spec;
-  for (std::size_t kind = fields.first_written; kind < field::count; ++kind) {
+  for (std::size_t kind = fields.first_written; kind < fields.end_written; ++kind) {
     masks[kind] = TRY(FieldParser(field_kinds[kind], fields.number(kind), task_name).parse(fields.texts[kind], spec));
   }
-  spec.seconds = masks[field::second];
-  spec.minutes = masks[field::minute];
-  spec.hours = masks[field::hour];
-  spec.days_of_month = masks[field::day_of_month];
-  spec.months = masks[field::month];
+  spec.seconds = narrow<60>(masks[field::second]);
+  spec.minutes = narrow<60>(masks[field::minute]);
+  spec.hours = narrow<24>(masks[field::hour]);
+  spec.days_of_month = narrow<32>(masks[field::day_of_month]);
+  spec.months = narrow<13>(masks[field::month]);
   spec.days_of_week = fold_sunday(masks[field::day_of_week]);
+  if (fields.end_written == field::count) spec.years = masks[field::year];
   // As cronie does, a day field that starts with '*' ("*/2" too) counts as
   // unrestricted; croniter instead looks at the values ("1-31" is unrestricted).
   spec.day_of_month_restricted = !starts_unrestricted(fields.texts[field::day_of_month]);
@@ -466,6 +491,16 @@ date::local_days first_day_of_next_month(const date::year_month_day& date) {
   return date::local_days{(date.year() / date.month() + date::months{1}) / 1};
 }
 
+// The first year at or after `year` that the year field lists; none when it
+// lists none (every year when there is no year field).
+std::optional<int> first_listed_year(const CronSpec& spec, int year) {
+  if (!spec.years) return year;
+  for (int listed = std::max(year, cron_first_year); listed <= cron_last_year; ++listed) {
+    if ((*spec.years)[static_cast<std::size_t>(listed - cron_first_year)]) return listed;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // Skips whole months and days that cannot match.
@@ -474,6 +509,13 @@ std::optional<LocalTime> cron_next_wall(const CronSpec& spec, LocalTime from) {
   auto time_of_day = from - day;
   for (const auto horizon = day + calendar_search_horizon; day < horizon; time_of_day = seconds{0}) {
     const date::year_month_day date{day};
+    const int year = static_cast<int>(date.year());
+    const auto listed_year = first_listed_year(spec, year);
+    if (!listed_year) return std::nullopt;
+    if (*listed_year != year) {
+      day = date::local_days{date::year{*listed_year} / 1 / 1};
+      continue;
+    }
     if (!spec.months[static_cast<unsigned>(date.month())]) {
       day = first_day_of_next_month(date);
       continue;

@@ -1,6 +1,7 @@
 #pragma once
 // Cron expressions: 5 fields (minute hour day-of-month month day-of-week), or
-// 6 with seconds first; numbers, ranges, steps, lists, month and weekday
+// 6 with seconds first, or 7 with seconds first and the year last (1970-2099,
+// as Quartz writes it); numbers, ranges, steps, lists, month and weekday
 // names, 7 = Sunday, @hourly @daily @midnight @weekly @monthly @yearly
 // @annually, Vixie's rule (day-of-month and day-of-week OR-ed when both are
 // restricted), Jenkins' H / H(a-b) (a stable value from the task's name), and
@@ -17,6 +18,10 @@
 
 namespace taskd::core {
 
+inline constexpr int cron_first_year = 1970;
+inline constexpr int cron_last_year = 2099;
+using CronYears = std::bitset<cron_last_year - cron_first_year + 1>;  // bit Y - cron_first_year
+
 struct CronSpec {
   std::bitset<60> seconds;  // {0} for a 5-field expression
   std::bitset<60> minutes;
@@ -24,6 +29,7 @@ struct CronSpec {
   std::bitset<32> days_of_month;  // bits 1..31
   std::bitset<13> months;         // bits 1..12
   std::bitset<7> days_of_week;    // bits 0..6, Sunday = 0 (7 folds into 0)
+  std::optional<CronYears> years;  // none: every year (no year field)
   // Days found from the month they fall in, each also a day of its field:
   std::bitset<31> days_before_last;   // bit N: L-N, the last day less N days (L: bit 0)
   std::bitset<32> nearest_weekdays;   // bit N: NW, the weekday nearest day N within its month

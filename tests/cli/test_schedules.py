@@ -20,6 +20,19 @@ class ScheduleTest(TaskdTestCase):
         self.assertEqual(task["tz"], "Asia/Kolkata")
         self.assertEqual(task["next_run_at"], "2026-11-21T14:15:00Z")
 
+    def test_a_year_field_runs_in_its_years_and_one_whose_years_have_passed_is_refused(self):
+        self.add("launch", "--cron", "0 0 12 1 * * 2027-2028", "--tz", "UTC", "--", "true",
+                 faketime="2026-11-21 14:07:00")
+        self.assertEqual(self.task("launch")["next_run_at"], "2027-01-01T12:00:00Z")
+        starts = self.preview("launch", "--count", "30", faketime="2026-11-21 14:07:00")
+        self.assertEqual((len(starts), starts[-1]), (24, "2028-12-01T12:00:00Z"))  # two years of months, then none
+        for expression in ("0 0 12 * * * 2025", "0 0 0 29 2 * 2027"):
+            code, _, err = self.run_taskd("add", "past", "--cron", expression, "--", "true",
+                                          faketime="2026-11-21 14:07:00")
+            self.assertEqual(code, 65, err)
+            self.assertOneErrorLine(err, f'cron: field 7 (year) of "{expression}": no slot from now on')
+        self.assertEqual([task["name"] for task in self.tasks()], ["launch"])
+
     def test_zone_defaults_to_TZ_and_is_stored_with_the_task(self):
         env = dict(self.env, TZ="America/New_York")
         self.add("nightly", "--cron", "0 3 * * *", "--", "true", env=env, faketime="2026-11-21 12:00:00")

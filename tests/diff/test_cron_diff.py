@@ -18,6 +18,10 @@ the forms croniter 1.3.5 has: L in the day of month, alone, in a list
 names). Its other forms (L-N, NW, LW, DL) are not in croniter: the unit
 tests check them against fixed calendars.
 
+A third set adds a year field (7 fields: second 0 first, the year last),
+which croniter 1.3.5 does not read: the reference is croniter's slots of the
+5 fields, walked from the start of each listed year and kept within it.
+
 All queries go to one schedule_driver process (SCHEDULE_DRIVER).
 """
 import collections
@@ -115,6 +119,52 @@ def random_month_end_expression(rng):
     else:
         days, weekdays = "L", FIELDS[4].random_text(rng).replace("*", "1")
     return f"{minute} {hour} {days} {month} {weekdays}"
+
+
+def random_year_field(rng, near):
+    """Years around `near` (within 1970-2099): one, a list, a range, a range or a year with a step."""
+    near = min(near, 2091)
+    def year():
+        return rng.randint(near - 3, near + 8)
+    low = year()
+    high = rng.randint(low, near + 8)
+    return rng.choice([str(low), f"{low},{year()},{year()}", f"{low}-{high}", f"{low}-{high}/{rng.randint(1, 3)}",
+                       f"{low}/{rng.randint(2, 5)}"])
+
+
+def years_listed(field):
+    """The years a year field of random_year_field lists."""
+    years = set()
+    for item in field.split(","):
+        base, _, step = item.partition("/")
+        low, _, high = base.partition("-")
+        last = int(high) if high else (2099 if step else int(low))
+        years.update(range(int(low), last + 1, int(step or 1)))
+    return sorted(years)
+
+
+def random_year_case(rng):
+    expression, zone, start = random_expression(rng), rng.choice(ZONES), random_start(rng)
+    return f"0 {expression} {random_year_field(rng, start.year)}", zone, start
+
+
+def croniter_slots_in_listed_years(expression, zone, start):
+    """The next SLOTS instants after `start` of a 7-field expression: croniter's
+    slots of its 5 middle fields, from the start of each listed year, kept in it."""
+    fields = expression.split()
+    five = " ".join(fields[1:6])
+    found = []
+    for year in years_listed(fields[6]):
+        wall_start = max(start.astimezone(zone).replace(tzinfo=None), datetime(year, 1, 1) - timedelta(seconds=1))
+        if wall_start.year > year:
+            continue
+        walls = croniter(five, wall_start, day_or=either_day_field_matches(five))
+        while len(found) < SLOTS:
+            wall = walls.get_next(datetime)
+            if wall.year != year:
+                break
+            found.append(wall.replace(tzinfo=zone))
+    return found
 
 
 def either_day_field_matches(expression):
@@ -234,7 +284,13 @@ class CronAgainstCroniter(unittest.TestCase):
         self.compare(random_cases(CANDIDATES, random_month_end_expression, SEED + 1), month_end_skip_reason,
                      " with L and #")
 
-    def compare(self, cases, skip_reason, what):
+    def test_year_field_matches_croniter_within_the_listed_years(self):
+        rng = random.Random(SEED + 2)
+        cases = [random_year_case(rng) for _ in range(CANDIDATES)]
+        self.compare(cases, lambda expression: croniter_skip_reason(" ".join(expression.split()[1:6])),
+                     " with a year field", croniter_slots_in_listed_years)
+
+    def compare(self, cases, skip_reason, what, slots=croniter_slots):
         tally = collections.Counter()
         mismatches = []
         for (expression, zone_name, start), answer in zip(cases, ask_driver(cases)):
@@ -246,7 +302,7 @@ class CronAgainstCroniter(unittest.TestCase):
             reason = skip_reason(expression)
             if not reason:
                 try:
-                    expected = [rfc3339(instant) for instant in croniter_slots(expression, zone, start)]
+                    expected = [rfc3339(instant) for instant in slots(expression, zone, start)]
                 except CroniterBadDateError:
                     tally["skipped: croniter found no next date"] += 1
                     continue
@@ -268,6 +324,8 @@ class CronAgainstCroniter(unittest.TestCase):
 
     def assert_never_runs(self, expression, answer):
         self.assertIn("never runs", answer, f"taskd refused {expression!r}: {answer}")
+        if len(expression.split()) == 7:
+            expression = " ".join(expression.split()[1:6])  # its days never fall in its months, whatever the year
         with self.assertRaises(CroniterBadDateError, msg=f"taskd says {expression!r} never runs; croniter disagrees"):
             croniter(expression, datetime(2026, 1, 1), day_or=either_day_field_matches(expression)).get_next(datetime)
 

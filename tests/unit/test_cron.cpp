@@ -93,6 +93,34 @@ TEST_CASE("cron: a 6-field expression has the seconds first") {
   CHECK(values(spec.hours) == std::vector{12});
 }
 
+TEST_CASE("cron: a 7-field expression has the seconds first and the year last") {
+  auto spec = parse("0 0 12 * * * 2027-2031/2,2040");
+  CHECK(values(spec.hours) == std::vector{12});
+  REQUIRE(spec.years);
+  CHECK(values(*spec.years) == std::vector{2027 - 1970, 2029 - 1970, 2031 - 1970, 2040 - 1970});
+  CHECK_FALSE(parse("0 0 12 * * *").years);
+  CHECK(values(*parse("0 0 0 1 1 * 2090/5").years) == std::vector{2090 - 1970, 2095 - 1970});
+  CHECK(values(*parse("0 0 0 1 1 * *").years) == range(0, 2099 - 1970));
+}
+
+TEST_CASE("cron: the year field's errors name it") {
+  CHECK(error_of("0 0 0 * * * 2100") == "cron: field 7 (year): 2100 is out of range 1970-2099");
+  CHECK(error_of("0 0 0 * * * 1969") == "cron: field 7 (year): 1969 is out of range 1970-2099");
+  CHECK(error_of("0 0 0 * * * H") == "cron: field 7 (year): \"H\": H picks no year; list the years");
+  CHECK(error_of("0 0 0 * * * 2030-2027") == "cron: field 7 (year): range 2030-2027 is reversed");
+}
+
+TEST_CASE("cron: a year field skips to its years, and has no slot after the last") {
+  CHECK(slots("0 30 9 1 1 * 2027,2029", "UTC", utc(2026, 11, 27, 0, 0), 2) ==
+        "2027-01-01T09:30:00Z 2029-01-01T09:30:00Z");
+  CHECK(slots("0 0 12 * * * 2027", "Europe/Berlin", utc(2026, 12, 31, 12, 0), 1) == "2027-01-01T11:00:00Z");
+  const auto zone = find_zone("UTC").value();
+  CHECK_FALSE(cron_next_after(parse("0 30 9 1 1 * 2027,2029"), zone, utc(2029, 1, 1, 9, 30)));
+  CHECK_FALSE(cron_next_after(parse("0 0 0 29 2 * 2027"), zone, utc(2026, 1, 1, 0, 0)));  // no Feb 29 in 2027
+  CHECK(format_rfc3339(*cron_next_after(parse("0 0 0 29 2 * 2027,2028"), zone, utc(2026, 1, 1, 0, 0))) ==
+        "2028-02-29T00:00:00Z");
+}
+
 TEST_CASE("cron: ranges, steps and lists") {
   CHECK(values(parse("*/15 * * * *").minutes) == std::vector{0, 15, 30, 45});
   CHECK(values(parse("10-50/20 * * * *").minutes) == std::vector{10, 30, 50});
@@ -216,9 +244,9 @@ TEST_CASE("cron: empty list items and missing values are errors") {
 
 TEST_CASE("cron: the wrong number of fields, an empty expression and unknown aliases are errors") {
   CHECK(error_of("* * * *") ==
-        "cron: expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first, found 4 in "
-        "\"* * * *\"");
-  CHECK(error_of("* * * * * * *").find("found 7") != std::string::npos);
+        "cron: expected 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, or 7 with "
+        "seconds first and the year last, found 4 in \"* * * *\"");
+  CHECK(error_of("* * * * * * * *").find("found 8") != std::string::npos);
   CHECK(error_of("   ") == "cron: empty expression (write e.g. \"*/15 * * * *\")");
   CHECK(error_of("@reboot") ==
         "cron: unknown alias \"@reboot\" (use @hourly, @daily, @midnight, @weekly, @monthly, @yearly or @annually)");
