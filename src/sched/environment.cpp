@@ -12,7 +12,9 @@ namespace {
 // database itself (TASKD_DB, a server's maybe with its password), and
 // libpq's variables that hold a password or name the file it reads one or
 // a client key from. A task that needs the database gets them from --env.
-constexpr std::string_view withheld_variables[] = {"TASKD_DB", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY"};
+// And systemd's notify socket and watchdog: only taskd speaks for the service.
+constexpr std::string_view withheld_variables[] = {"TASKD_DB",      "PGPASSWORD",    "PGPASSFILE",  "PGSERVICEFILE",
+                                                   "PGSSLKEY",      "NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"};
 
 bool withheld(std::string_view entry) {
   return std::ranges::find(withheld_variables, entry.substr(0, entry.find('='))) != std::end(withheld_variables);

@@ -9,6 +9,7 @@
 
 #include "core/duration.hpp"
 #include "exec/process_identity.hpp"
+#include "exec/service_manager.hpp"
 #include "exec/signal_watch.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/change_watch.hpp"
@@ -100,9 +101,9 @@ struct Wake {
 class Loop {
  public:
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
-       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
+       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence, exec::ServiceManager& service)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
-        changes_(changes), presence_(presence), self_(presence.identity()),
+        changes_(changes), presence_(presence), service_(service), self_(presence.identity()),
         worker_(db, clock, supervisor, options.worker),
         crash_(options.worker.crash) {}
 
@@ -116,8 +117,10 @@ class Loop {
           TRY(wait_out(passed.error()));
         } else {
           end_outage();
+          tell_service_manager();
         }
       }
+      service_.keep_alive(std::chrono::steady_clock::now());
       if (upgrading_ && !stopping_ && worker_.running() == 0 && !worker_.has_unwritten_ends()) {
         supervisor_.finish_lingering();
         return LoopEnd::upgrade;
@@ -168,6 +171,7 @@ class Loop {
     TRY(fill_if(enqueues || work.claimable));
     TRY(prune_batch(now));
     auto upcoming = TRY(store::upcoming_after(db_, now, self_.host));
+    next_due_ = upcoming.next_due;
     next_pass_at_ = next_pass_at(now, upcoming, presence_.next_heartbeat_at(), options_.tick, options_.role);
     if (held_) next_pass_at_ = std::min(next_pass_at_, clock_.now() + lock_wait());
     // A lease that ends is looked at a margin after: its run may be lost.
@@ -189,6 +193,26 @@ class Loop {
     auto recorded = worker_.record({});
     log_reports();
     return recorded;
+  }
+
+  // systemd, under a unit of Type=notify: ready once a pass went through,
+  // then a status line after each (its count of tasks read once a tick bound).
+  void tell_service_manager() {
+    if (!service_.notifying() || stopping_) return;
+    auto now = std::chrono::steady_clock::now();
+    if (!task_count_ || now >= counted_at_ + options_.tick) {
+      if (auto count = store::count_tasks(db_, {})) task_count_ = *count;
+      counted_at_ = now;
+    }
+    auto tasks = task_count_.value_or(0);
+    std::string status = fmt::format("{} running, {} task{}", worker_.running(), tasks, tasks == 1 ? "" : "s");
+    if (options_.role == Role::tick_and_work)
+      status += next_due_ ? ", next run in " + core::format_duration(std::chrono::ceil<core::Seconds>(
+                                                   std::max(*next_due_ - clock_.now(), core::Millis{0})))
+                          : ", no run planned";
+    if (ready_) return service_.status(status);
+    service_.ready(status);
+    ready_ = true;
   }
 
   // While stopping: what is owed to the runs in flight and, while they may
@@ -293,6 +317,7 @@ class Loop {
     if (recheck_at_) until = std::min(until, *recheck_at_);
     if (auto renewal = worker_.next_renewal_at()) until = std::min(until, *renewal);
     if (auto output = worker_.next_output_write_at()) until = std::min(until, *output);
+    if (auto ping = service_.next_ping_at()) until = std::min(until, *ping);
     return until;
   }
 
@@ -393,6 +418,7 @@ class Loop {
   void stop(int signal) {
     stopping_ = true;
     worker_.stop_claiming();
+    service_.stopping(fmt::format("stopping on {}, {} running", signal_name(signal), worker_.running()));
     log_.log(LogLevel::info, "loop.stopping",
              {{"signal", signal_name(signal)}, {"running", std::to_string(worker_.running())},
               {"drain", core::format_duration_ms(options_.drain)}});
@@ -432,6 +458,7 @@ class Loop {
   exec::SignalWatch& signals_;
   ChangeWatch& changes_;
   Presence& presence_;
+  exec::ServiceManager& service_;
   store::WorkerIdentity self_;
   Worker worker_;
   CrashSwitch crash_;  // the enqueue point's; the worker counts the others
@@ -457,6 +484,10 @@ class Loop {
   bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
+  bool ready_ = false;                        // systemd was told READY=1
+  std::optional<Time> next_due_;              // the last pass's earliest due task
+  std::optional<std::int64_t> task_count_;    // for the status line
+  SteadyTime counted_at_{};
 };
 
 }  // namespace
@@ -494,7 +525,8 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
                           options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
   auto presence = TRY(Presence::enter(db, std::move(worker), clock));
   exec::Supervisor supervisor(std::move(containment), options.worker.lease);
-  Loop loop(db, clock, log, options, supervisor, signals, changes, presence);
+  auto service = exec::ServiceManager::from_environment();
+  Loop loop(db, clock, log, options, supervisor, signals, changes, presence, service);
   auto ended = loop.run();
   auto left = presence.leave();
   if (!ended) return ended;

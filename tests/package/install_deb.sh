@@ -17,6 +17,9 @@ root=$work/root/usr
 [ "$("$root/bin/taskd" --version)" = "taskd $version" ] || { echo "wrong --version: $("$root/bin/taskd" --version)"; exit 1; }
 [ -f "$root/share/man/man1/taskd.1" ] || { echo "no man page in the package"; exit 1; }
 bash -n "$root/share/bash-completion/completions/taskd"
+for unit in system/taskd.service user/taskd.service; do
+  grep -q '^ExecStart=/usr/bin/taskd ' "$root/lib/systemd/$unit" || { echo "no $unit running /usr/bin/taskd"; exit 1; }
+done
 depends=$(dpkg-deb -f "$deb" Depends)
 # libsqlite3 is linked; tzdata's files are read, which dpkg-shlibdeps cannot see.
 for needed in libsqlite3 tzdata; do
