@@ -28,7 +28,8 @@ def use_section():
     with open(README) as f:
         text = f.read()
     start = text.index("\n## Use")
-    end = text.index("\n## ", start + 1)
+    # Up to its first subsection ("On a server" installs a package).
+    end = min(text.index(mark, start + 1) for mark in ("\n## ", "\n### "))
     return text[start:end]
 
 
