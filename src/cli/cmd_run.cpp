@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "exec/handover.hpp"
 #include "exec/reexec.hpp"
 #include "exec/signal_watch.hpp"
 #include "sched/log.hpp"
@@ -61,6 +62,8 @@ Result<void> tick(const Context& context, const TickOptions& options) {
 }
 
 Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
+  // First of all: the variable of an upgrade's hand-over reaches no child.
+  auto handed = exec::take_handover();
   std::string_view name = role == sched::Role::work ? "work" : "run";
   if (options.concurrency < 1) return fail(ErrorKind::usage, fmt::format("{}: --concurrency must be at least 1", name));
   auto tick_bound = TRY(optional_duration(options.tick, "--tick"));
@@ -73,7 +76,6 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
-  auto image = exec::this_image(context.command_line);
   auto log = TRY(open_log(context, options.log));
   auto db = TRY(context.open_db_to_run());
   auto lease = TRY(lease_of(options.lease, db));
@@ -86,25 +88,18 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.drain = *drain;
   loop_options.worker.concurrency = options.concurrency;
   loop_options.worker.host_id = host_id;
-  // Each turn is one life of the loop; another follows only when SIGUSR2's
-  // execution of the binary again failed, and this binary goes on.
-  // From loop.started on, which tells a service manager or a test that the
-  // loop is there, a signal is the loop's to read, never the default action.
-  TRY(exec::SignalWatch::block());
-  while (true) {
-    auto contained = TRY(exec::choose_containment(containment));
+  loop_options.image = exec::this_image(context.command_line);
+  loop_options.on_start = [&](const std::string& contained) {
     log.log(sched::LogLevel::info, "loop.started",
             {{"command", std::string(name)}, {"version", TASKD_VERSION}, {"db", db.name()},
              {"concurrency", std::to_string(options.concurrency)}, {"tick", core::format_duration(*tick_bound)},
-             {"drain", core::format_duration(*drain)}, {"containment", contained.description}});
-    auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
-    if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
-    if (ended == sched::LoopEnd::stopped) break;
-    log.log(sched::LogLevel::info, "loop.executing", {{"command", std::string(name)}, {"path", image.path}});
-    auto failed = exec::execute_again(image);
-    log.log(sched::LogLevel::error, "loop.upgrade_failed",
-            {{"error", failed.message}, {"note", "this binary goes on running"}});
-  }
+             {"drain", core::format_duration(*drain)}, {"containment", contained}});
+  };
+  // From loop.started on, which tells a service manager or a test that the
+  // loop is there, a signal is the loop's to read, never the default action.
+  TRY(exec::SignalWatch::block());
+  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, std::move(handed)));
+  if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
 }

@@ -1,7 +1,9 @@
 #pragma once
 // Executing taskd's binary again in place (kill -USR2 to `taskd run` or
 // `taskd work`), so that an upgrade of the package takes effect without a
-// restart. The pid stays, and with it the workers row's identity.
+// restart. The pid stays, and with it the workers row's identity and the
+// children: the new image takes over the runs in flight (see handover.hpp).
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,8 +23,11 @@ struct Image {
 // then name the old, deleted inode, " (deleted)"), else argv[0].
 Image this_image(std::vector<std::string> argv);
 
-// Replaces this process with `image`, with the same environment; returns
-// only when it could not, with why.
-core::Error execute_again(const Image& image);
+// Replaces this process with `image`, with the same environment plus
+// $TASKD_ADOPT_FD naming `record` (a sealed memfd, see seal_record), which
+// is kept across execve with `kept`; returns only when it could not, with
+// why, after putting everything back: `record` closed, the variable gone,
+// `kept` close-on-exec again.
+core::Error execute_again(const Image& image, int record, std::span<const int> kept);
 
 }  // namespace taskd::exec

@@ -95,10 +95,26 @@ RunDirectory::~RunDirectory() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+core::Result<RunDirectory> RunDirectory::adopt(Handed handed) {
+  struct stat directory {};
+  if (!handed.path.starts_with(temp_root() + "/taskd-run-") || ::lstat(handed.path.c_str(), &directory) != 0 ||
+      !S_ISDIR(directory.st_mode) || directory.st_uid != ::geteuid() || (directory.st_mode & 077) != 0)
+    return core::fail(core::ErrorKind::bad_input, fmt::format("{} is not a run directory of taskd's", handed.path));
+  std::erase_if(handed.spares, [&](const std::string& spare) { return !spare.starts_with(handed.path + "/"); });
+  RunDirectory adopted(std::move(handed.path));
+  adopted.spares_ = std::move(handed.spares);
+  adopted.spares_named_ = handed.spares_named;
+  return adopted;
+}
+
+RunFiles RunDirectory::files_of(std::int64_t run_id) const {
+  return RunFiles(fmt::format("{}/{}.state", path_, run_id), fmt::format("{}/{}.status", path_, run_id));
+}
+
 core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state) {
   for (bool first_try : {true, false}) {
-    std::string state_path = fmt::format("{}/{}.state", path_, run_id);
-    if (place_state_file(state_path, state)) return RunFiles(std::move(state_path), fmt::format("{}/{}.status", path_, run_id));
+    auto files = files_of(run_id);
+    if (place_state_file(files.state_path(), state)) return files;
     if (!first_try || errno != ENOENT) break;
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <fmt/format.h>
+#include <limits>
 #include <csignal>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -12,6 +14,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/scheduling.hpp"
 
@@ -109,8 +112,181 @@ Supervisor::Supervisor(ContainmentChoice containment, std::optional<std::chrono:
   // Forked first: a subreaper and short slices are taskd's, not the watchdog's.
   if (auto started = Watchdog::start(cgroups_ ? &*cgroups_ : nullptr, scan_every))
     watchdog_.emplace(std::move(*started));
+  become_supervisor();
+}
+
+Supervisor::Supervisor(Adopted adopted, std::optional<std::chrono::milliseconds> lease)
+    : cgroups_(std::move(adopted.cgroups)), containment_(std::move(adopted.containment)),
+      children_(std::move(adopted.children)), watchdog_(std::move(adopted.watchdog)) {
+  if (lease) backstop_after_ = *lease / 4;
+  become_supervisor();
+}
+
+void Supervisor::become_supervisor() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
+}
+
+SupervisorHandover Supervisor::hand_over() const {
+  SupervisorHandover handover{containment_, std::nullopt, std::nullopt, {}};
+  if (watchdog_) handover.watchdog = watchdog_->handed();
+  if (cgroups_) handover.cgroups = cgroups_->handed();
+  for (const auto& child : children_) {
+    handover.children.push_back(
+        HandedChild{.key = child.key,
+                    .pid = child.pid,
+                    .output_fd = child.output_fd,
+                    .deadline = child.deadline,
+                    .kill_grace = child.kill_grace,
+                    .lease_end = child.lease_end,
+                    .terminated = child.terminated,
+                    .killed = child.killed,
+                    .stopped = child.stopped,
+                    .fenced = child.fenced,
+                    .output = child.output.kept(),
+                    .token = child.token,
+                    .cgroup = child.cgroup ? child.cgroup->path().native() : "",
+                    .cgroup_cpu_before = child.cgroup ? child.cgroup->cpu_before() : std::nullopt,
+                    .watched = child.watched});
+  }
+  return handover;
+}
+
+core::Result<Supervisor::Adopted> Supervisor::adopt(SupervisorHandover handover) {
+  Adopted adopted{std::move(handover.containment), std::nullopt, std::nullopt, {}};
+  if (handover.cgroups) adopted.cgroups.emplace(TRY(CgroupTree::adopt(std::move(*handover.cgroups))));
+  if (handover.watchdog) adopted.watchdog.emplace(TRY(Watchdog::adopt(*handover.watchdog)));
+  for (auto& handed : handover.children) {
+    auto output = OutputBuffer::from(std::move(handed.output));
+    // Its own child, not reaped yet: a zombie still answers waitid.
+    siginfo_t info{};
+    bool own = ::waitid(P_PID, static_cast<id_t>(handed.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+    bool cgroup_ok = handed.cgroup.empty() ||
+                     (adopted.cgroups && std::filesystem::path(handed.cgroup).parent_path() == adopted.cgroups->path());
+    if (!output || !own || !cgroup_ok || (handed.output_fd >= 0 && !adopt_fd(handed.output_fd)))
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("the child {} of run {} cannot be taken over", handed.pid, handed.key));
+    std::optional<RunCgroup> cgroup;
+    if (!handed.cgroup.empty()) cgroup.emplace(RunCgroup::adopted(handed.cgroup, handed.cgroup_cpu_before));
+    adopted.children.push_back(Child{.key = handed.key,
+                                     .pid = handed.pid,
+                                     .output_fd = handed.output_fd,
+                                     .exit_fd = open_pidfd(handed.pid),
+                                     .deadline = handed.deadline,
+                                     .kill_grace = handed.kill_grace,
+                                     .lease_end = handed.lease_end,
+                                     .terminated = handed.terminated,
+                                     .killed = handed.killed,
+                                     .stopped = handed.stopped,
+                                     .fenced = handed.fenced,
+                                     .output = std::move(*output),
+                                     .token = std::move(handed.token),
+                                     .cgroup = std::move(cgroup),
+                                     .watched = handed.watched});
+  }
+  return adopted;
+}
+
+namespace {
+
+std::int64_t nanoseconds_of(SteadyTime at) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
+}
+
+SteadyTime steady_of(std::int64_t nanoseconds) {
+  return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(std::chrono::nanoseconds(nanoseconds)));
+}
+
+}  // namespace
+
+void write_supervisor(RecordWriter& record, const SupervisorHandover& handover) {
+  record.text(handover.containment);
+  record.flag(handover.watchdog.has_value());
+  if (handover.watchdog) {
+    record.number(handover.watchdog->pid);
+    record.number(handover.watchdog->taskd_end);
+    record.number(handover.watchdog->table);
+  }
+  record.flag(handover.cgroups.has_value());
+  if (handover.cgroups) {
+    record.text(handover.cgroups->path.native());
+    record.text(handover.cgroups->home.native());
+    record.number(static_cast<std::int64_t>(handover.cgroups->made));
+  }
+  record.number(static_cast<std::int64_t>(handover.children.size()));
+  for (const auto& child : handover.children) {
+    record.number(static_cast<std::int64_t>(child.key));
+    record.number(child.pid);
+    record.number(child.output_fd);
+    record.number(nanoseconds_of(child.deadline));
+    record.number(child.kill_grace.count());
+    record.number(nanoseconds_of(child.lease_end));
+    for (bool flag : {child.terminated, child.killed, child.stopped, child.fenced}) record.flag(flag);
+    record.number(static_cast<std::int64_t>(child.output.keep));
+    record.text(child.output.head);
+    record.text(child.output.tail);
+    record.number(static_cast<std::int64_t>(child.output.total));
+    record.text(child.token);
+    record.text(child.cgroup);
+    record.flag(child.cgroup_cpu_before.has_value());
+    if (child.cgroup_cpu_before) record.number(child.cgroup_cpu_before->count());
+    record.flag(child.watched.has_value());
+    if (child.watched) record.number(static_cast<std::int64_t>(*child.watched));
+  }
+}
+
+core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
+  constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t max_fd = std::numeric_limits<int>::max();
+  constexpr std::int64_t max_pid = std::numeric_limits<pid_t>::max();
+  SupervisorHandover handover;
+  handover.containment = TRY(record.text("containment"));
+  if (TRY(record.flag("watchdog"))) {
+    Watchdog::Handed watchdog{};
+    watchdog.pid = static_cast<pid_t>(TRY(record.number_in("watchdog's pid", 2, max_pid)));
+    watchdog.taskd_end = static_cast<int>(TRY(record.number_in("watchdog's pipe", 0, max_fd)));
+    watchdog.table = static_cast<int>(TRY(record.number_in("watchdog's table", 0, max_fd)));
+    handover.watchdog = watchdog;
+  }
+  if (TRY(record.flag("cgroups"))) {
+    CgroupTree::Handed tree;
+    tree.path = TRY(record.text("cgroup tree"));
+    tree.home = TRY(record.text("cgroup home"));
+    tree.made = static_cast<std::uint64_t>(TRY(record.number_in("cgroups made", 0, most)));
+    handover.cgroups = std::move(tree);
+  }
+  auto children = TRY(record.number_in("count of children", 0, 1 << 20));
+  for (std::int64_t i = 0; i < children; ++i) {
+    HandedChild child;
+    child.key = static_cast<std::uint64_t>(TRY(record.number_in("child's run", 1, most)));
+    child.pid = static_cast<pid_t>(TRY(record.number_in("child's pid", 2, max_pid)));
+    child.output_fd = static_cast<int>(TRY(record.number_in("child's output", -1, max_fd)));
+    child.deadline = steady_of(TRY(record.number("child's deadline")));
+    child.kill_grace = std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, most / 1'000'000'000)));
+    child.lease_end = steady_of(TRY(record.number("child's lease")));
+    for (bool* flag : {&child.terminated, &child.killed, &child.stopped, &child.fenced})
+      *flag = TRY(record.flag("child's state"));
+    child.output.keep = static_cast<std::size_t>(TRY(record.number_in("child's output limit", 0, most)));
+    child.output.head = TRY(record.text("child's output head"));
+    child.output.tail = TRY(record.text("child's output tail"));
+    child.output.total = static_cast<std::size_t>(TRY(record.number_in("child's output size", 0, most)));
+    child.token = TRY(record.text("child's token"));
+    child.cgroup = TRY(record.text("child's cgroup"));
+    if (TRY(record.flag("child's cgroup time")))
+      child.cgroup_cpu_before = std::chrono::microseconds(TRY(record.number("child's cgroup time")));
+    if (TRY(record.flag("child's watch")))
+      child.watched = static_cast<std::size_t>(TRY(record.number_in("child's watch", 0, WatchedRuns::capacity - 1)));
+    handover.children.push_back(std::move(child));
+  }
+  return handover;
+}
+
+std::vector<int> kept_descriptors(const SupervisorHandover& handover) {
+  std::vector<int> fds;
+  if (handover.watchdog) fds.insert(fds.end(), {handover.watchdog->taskd_end, handover.watchdog->table});
+  for (const auto& child : handover.children)
+    if (child.output_fd >= 0) fds.push_back(child.output_fd);
+  return fds;
 }
 
 Supervisor::~Supervisor() {

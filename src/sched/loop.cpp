@@ -5,13 +5,16 @@
 #include <csignal>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 #include <poll.h>
 
 #include "core/duration.hpp"
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/signal_watch.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/change_watch.hpp"
+#include "sched/outcome.hpp"
 #include "sched/presence.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
@@ -100,11 +103,13 @@ struct Wake {
 class Loop {
  public:
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
-       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence)
+       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence, std::optional<WorkerHandover> adopted)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
         changes_(changes), presence_(presence), self_(presence.identity()),
         worker_(db, clock, supervisor, options.worker),
-        crash_(options.worker.crash) {}
+        crash_(options.worker.crash) {
+    if (adopted) worker_.adopt(std::move(*adopted));
+  }
 
   Result<LoopEnd> run() {
     seen_version_ = TRY(store::data_version(db_));
@@ -118,10 +123,7 @@ class Loop {
           end_outage();
         }
       }
-      if (upgrading_ && !stopping_ && worker_.running() == 0 && !worker_.has_unwritten_ends()) {
-        supervisor_.finish_lingering();
-        return LoopEnd::upgrade;
-      }
+      if (upgrading_ && !stopping_ && !worker_.has_unwritten_ends()) execute_again();
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
         if (auto recorded = keep_up(); !recorded)
@@ -405,13 +407,59 @@ class Loop {
   }
 
   // SIGUSR2: nothing more is claimed (what is due is still queued), and once
-  // the runs in flight have ended and are recorded the loop ends, for taskd
-  // to execute its binary again. Nothing while stopping, or already upgrading.
+  // no end of a run waits to be written, taskd executes its binary again.
+  // Nothing while stopping, or already upgrading.
   void upgrade() {
-    if (stopping_ || upgrading_) return;
+    if (stopping_ || upgrading_ || !options_.image) return;
     upgrading_ = true;
     worker_.stop_claiming();
     log_.log(LogLevel::info, "loop.upgrading", {{"running", std::to_string(worker_.running())}});
+  }
+
+  // Executes the binary again, handing over the runs in flight; back only
+  // when that failed, and then the loop goes on as it was, claiming again.
+  void execute_again() {
+    // What a run left in its group is no run to hand over: it is waited
+    // for (a kill grace at the most).
+    if (supervisor_.lingers()) supervisor_.finish_lingering();
+    auto failed = hand_over_and_execute();
+    log_.log(LogLevel::error, "loop.upgrade_failed", {{"error", failed.message}, {"note", "this binary goes on running"}});
+    upgrading_ = false;
+    worker_.resume_claiming();
+    next_pass_at_ = clock_.now();
+  }
+
+  core::Error hand_over_and_execute() {
+    auto supervised = supervisor_.hand_over();
+    exec::RecordWriter record;
+    record.text(exec::handover_magic);
+    exec::write_shutdown_list(record, shutdown_list(supervised));
+    record.number(exec::handover_version);
+    record.number(presence_.id());
+    exec::write_supervisor(record, supervised);
+    worker_.hand_over(record);
+    auto sealed = exec::seal_record(record.record());
+    if (!sealed) return sealed.error();
+    log_.log(LogLevel::info, "loop.executing",
+             {{"command", role_name(options_.role)}, {"path", options_.image->path},
+              {"running", std::to_string(worker_.running())}});
+    return exec::execute_again(*options_.image, *sealed, exec::kept_descriptors(supervised));
+  }
+
+  exec::ShutdownList shutdown_list(const exec::SupervisorHandover& supervised) const {
+    exec::ShutdownList list{worker_.shutdown_entries(), {}, "", ""};
+    for (auto& run : list.runs) {
+      auto child = std::ranges::find(supervised.children, static_cast<std::uint64_t>(run.run_id), &exec::HandedChild::key);
+      if (child == supervised.children.end()) continue;
+      run.pid = child->pid;
+      run.output_fd = child->output_fd;
+    }
+    if (supervised.watchdog) list.other_fds = {supervised.watchdog->taskd_end, supervised.watchdog->table};
+    if (supervised.cgroups) {
+      list.cgroup_tree = supervised.cgroups->path.native();
+      list.cgroup_home = supervised.cgroups->home.native();
+    }
+    return list;
   }
 
   // Ends the runs in flight: SIGTERM to each, SIGKILL after its grace.
@@ -486,17 +534,128 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   return prune(db, now, log, *retention);
 }
 
+namespace {
+
+// What a previous image handed over, ready to take over.
+struct Adoption {
+  std::int64_t presence_id;
+  exec::Supervisor::Adopted supervisor;
+  WorkerHandover worker;
+};
+
+// The part of a record only the same version reads: the workers row, the
+// supervisor's part and the worker's, whose runs must be the same.
+struct HandedBody {
+  std::int64_t presence_id;
+  exec::SupervisorHandover supervisor;
+  WorkerHandover worker;
+};
+
+Result<HandedBody> read_body(exec::RecordReader& record) {
+  auto version = TRY(record.number("version"));
+  if (version != exec::handover_version)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("the hand-over record is of format {}, and this taskd reads format {}", version,
+                                  exec::handover_version));
+  auto presence_id = TRY(record.number_in("workers row", 1, std::numeric_limits<std::int64_t>::max()));
+  auto supervisor = TRY(exec::read_supervisor(record));
+  auto worker = TRY(read_worker(record));
+  std::vector<std::uint64_t> children;
+  for (const auto& child : supervisor.children) children.push_back(child.key);
+  auto runs = worker.keys();
+  std::ranges::sort(children);
+  std::ranges::sort(runs);
+  if (children != runs) return core::fail(core::ErrorKind::bad_input, "the hand-over record's runs and children differ");
+  if (!record.at_end()) return core::fail(core::ErrorKind::bad_input, "the hand-over record goes on past its end");
+  return HandedBody{presence_id, std::move(supervisor), std::move(worker)};
+}
+
+// Ends the runs of a record that cannot be taken over as taskd's shutdown
+// ends runs: each goes back to the queue for its slot, no failure.
+Result<void> end_handed_runs(store::Database& db, const Clock& clock, Logger& log, const exec::ShutdownList& list,
+                             const std::string& why) {
+  log.log(LogLevel::error, "loop.adoption_failed",
+          {{"error", why}, {"runs", std::to_string(list.runs.size())}, {"action", "their runs are ended and queued again"}});
+  exec::end_children(list);
+  std::vector<AttemptEnd> ends;
+  for (const auto& run : list.runs) {
+    AttemptEnd end;
+    end.run_id = run.run_id;
+    end.task_id = run.task_id;
+    end.attempt_uid = run.attempt_uid;
+    end.trigger = static_cast<core::Trigger>(run.trigger);
+    end.reason = "stopped as taskd shut down: its new image could not take the run over; queued again for its slot";
+    core::TaskState before;
+    before.attempt_no = static_cast<int>(run.before_attempt_no);
+    before.run_index = run.before_run_index;
+    if (run.before_last_run_at_ms) before.last_run_at = Time(core::Millis(*run.before_last_run_at_ms));
+    end.shutdown = ShutdownEnd{static_cast<int>(run.run_attempt_no), run.run_index, before};
+    ends.push_back(std::move(end));
+  }
+  if (ends.empty()) return {};
+  auto recorded = TRY(record_attempt_ends(db, ends, clock.now()));
+  for (std::size_t i = 0; i < ends.size(); ++i)
+    log_report(log, {list.runs[i].run_id, list.runs[i].task,
+                     recorded[i].current ? core::RunStatus::queued : core::RunStatus::failed, ends[i].reason});
+  return {};
+}
+
+// Takes over what `record` hands over; none (after logging why, and ending
+// its runs when it names them) when it cannot.
+Result<std::optional<Adoption>> take_over(store::Database& db, const Clock& clock, Logger& log,
+                                          std::string_view record) {
+  exec::RecordReader reader(record);
+  auto magic = reader.text("mark");
+  auto list = magic && *magic == exec::handover_magic ? exec::read_shutdown_list(reader)
+                                                      : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
+  if (!list) {
+    log.log(LogLevel::error, "loop.adoption_failed", {{"error", list.error().message}});
+    return std::optional<Adoption>();
+  }
+  auto body = read_body(reader);
+  if (!body) {
+    TRY(end_handed_runs(db, clock, log, *list, body.error().message));
+    return std::optional<Adoption>();
+  }
+  auto supervisor = exec::Supervisor::adopt(std::move(body->supervisor));
+  if (!supervisor) {
+    TRY(end_handed_runs(db, clock, log, *list, supervisor.error().message));
+    return std::optional<Adoption>();
+  }
+  return std::optional<Adoption>(Adoption{body->presence_id, std::move(*supervisor), std::move(body->worker)});
+}
+
+}  // namespace
+
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
-                         exec::ContainmentChoice containment) {
+                         exec::Containment containment, std::optional<core::Result<std::string>> handed) {
   auto signals = TRY(exec::SignalWatch::open());
   auto changes = TRY(ChangeWatch::open(db));
+  if (handed && !*handed) log.log(LogLevel::error, "loop.adoption_failed", {{"error", handed->error().message}});
+  auto taken = handed && *handed ? take_over(db, clock, log, **handed) : Result<std::optional<Adoption>>();
+  if (!taken) return std::unexpected(taken.error());
+  auto& adoption = *taken;
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
-                          options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
-  auto presence = TRY(Presence::enter(db, std::move(worker), clock));
-  exec::Supervisor supervisor(std::move(containment), options.worker.lease);
-  Loop loop(db, clock, log, options, supervisor, signals, changes, presence);
+                          options.worker.concurrency, {}, {}, exec::machine_id(), {}, {}};
+  std::optional<exec::Supervisor> supervisor;
+  std::optional<Presence> presence;
+  std::optional<WorkerHandover> adopted_runs;
+  if (adoption) {
+    supervisor.emplace(std::move(adoption->supervisor), options.worker.lease);
+    worker.containment = supervisor->containment();
+    presence.emplace(TRY(Presence::adopt(db, std::move(worker), clock, adoption->presence_id)));
+    adopted_runs.emplace(std::move(adoption->worker));
+  } else {
+    auto contained = TRY(exec::choose_containment(containment));
+    worker.containment = contained.description;
+    presence.emplace(TRY(Presence::enter(db, std::move(worker), clock)));
+    supervisor.emplace(std::move(contained), options.worker.lease);
+  }
+  if (options.on_start) options.on_start(supervisor->containment());
+  if (adopted_runs) log.log(LogLevel::info, "loop.adopted", {{"runs", std::to_string(supervisor->running())}});
+  Loop loop(db, clock, log, options, *supervisor, signals, changes, *presence, std::move(adopted_runs));
   auto ended = loop.run();
-  auto left = presence.leave();
+  auto left = presence->leave();
   if (!ended) return ended;
   if (!left) return std::unexpected(left.error());
   return ended;

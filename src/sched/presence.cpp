@@ -45,6 +45,17 @@ core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow wor
   return presence;
 }
 
+core::Result<Presence> Presence::adopt(store::Database& db, store::WorkerRow worker, const Clock& clock,
+                                       std::int64_t id) {
+  Presence presence(db, std::move(worker), clock);
+  auto& row = presence.worker_;
+  row.id = id;
+  row.started_at = clock.now();
+  row.heartbeat_at = core::Time{};  // due at once
+  TRY(tried_while_busy([&] { return presence.beat_if_due(clock.now()); }));
+  return presence;
+}
+
 core::Time Presence::next_heartbeat_at() const { return worker_.heartbeat_at + heartbeat_interval; }
 
 core::Result<void> Presence::beat_if_due(core::Time now) {

@@ -1,8 +1,10 @@
-"""kill -USR2 to taskd run or work: it claims nothing new, lets its runs in
-flight finish and records each once, then executes its binary again in place
-(the same pid), which logs its version; a binary it cannot execute leaves it
-running as it was."""
+"""kill -USR2 to taskd run or work: it claims nothing new and executes its
+binary again in place (the same pid), which logs its version and takes over
+the runs in flight, their output and timeboxes, and records each once; a
+binary it cannot execute leaves it running as it was; a hand-over it cannot
+read is logged, and goes no further."""
 
+import fcntl
 import os
 import shutil
 import signal
@@ -46,26 +48,116 @@ class UpgradeTest(LoopTestCase):
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 0, err)
 
-    def test_usr2_executes_the_binary_again_once_the_run_in_flight_is_recorded(self):
+    def assertServesOnWithNothingHandedOver(self, proc):
+        """The same process claims and runs what is queued, whose child gets neither the hand-over's
+        variable nor its descriptors, and stops cleanly."""
+        ran = os.path.join(self.tmp, "other-ran")
+        script = "ls -l /proc/$$/fd > %s.fd; env > %s.env; touch %s" % (ran, ran, ran)
+        self.add("other", "--every", "1h", "--start-now", "--shell", "--", script)
+        self.wait_for_file(ran)
+        with open(ran + ".env") as f:
+            self.assertNotIn("TASKD_ADOPT_FD", f.read())
+        with open(ran + ".fd") as f:
+            self.assertNotIn("memfd:", f.read())
+        self.assertIsNone(proc.poll())
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
+
+    def upgrade_while_the_run_waits(self, command):
+        """taskd COMMAND runs the waiting task; SIGUSR2 while it waits; the new image starts, and
+        takes the run over, before the test lets the run go on."""
         self.add_waiting_task()
+        if command == "work":
+            self.ok("tick")  # queues it: a worker does not
+        proc, log = self.start(command)
+        self.wait_for_file(self.started)
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        [upgrading] = self.events(log, "loop.upgrading")
+        self.assertEqual(upgrading["running"], "1")
+        [adopted] = self.events(log, "loop.adopted")
+        self.assertEqual(adopted["runs"], "1")
+        self.assertEqual(self.starts(log)[1]["command"], command)
+        self.assertEqual([run["status"] for run in self.history("waits")], ["running"])
+        open(self.go, "w").close()
+        wait_for(lambda: self.events(log, "run.finished"), 30, "run.finished")
+        self.assertRunRecordedOnce()
+        self.assertEqual(len(self.events(log, "run.finished")), 1)
+        self.assertEqual(self.events(log, "loop.upgrade_failed"), [])
+        self.assertEqual(self.events(log, "loop.adoption_failed"), [])
+        return proc, log
+
+    def test_usr2_executes_the_binary_again_and_the_new_image_adopts_the_run_in_flight(self):
+        proc, log = self.upgrade_while_the_run_waits("run")
+        [executing] = self.events(log, "loop.executing")
+        self.assertEqual(executing["path"], os.path.realpath(taskd_test.TASKD_BIN))
+        self.assertEqual(executing["running"], "1")
+        version = subprocess.run([taskd_test.TASKD_BIN, "--version"], capture_output=True, text=True).stdout.strip()
+        self.assertEqual("taskd " + self.starts(log)[1]["version"], version)
+        self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_work_hands_its_run_in_flight_over_too(self):
+        proc, log = self.upgrade_while_the_run_waits("work")
+        self.assertIsNone(proc.poll())
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
+
+    def test_the_new_image_ends_an_adopted_run_at_its_timebox(self):
+        never = os.path.join(self.tmp, "never")
+        script = "touch %s; while [ ! -e %s ]; do sleep 0.05; done" % (self.started, never)
+        self.add("stuck", "--every", "1h", "--start-now", "--timeout", "3s", "--kill-grace", "1s", "--retry", "none",
+                 "--shell", "--", script)
         proc, log = self.start("run")
         self.wait_for_file(self.started)
         proc.send_signal(signal.SIGUSR2)
-        [upgrading] = wait_for(lambda: self.events(log, "loop.upgrading"), 20, "loop.upgrading")
-        self.assertEqual(upgrading["running"], "1")
-        self.assertEqual(len(self.starts(log)), 1, "the binary was executed again before its run ended")
-        open(self.go, "w").close()
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
-        self.assertRunRecordedOnce()
-        names = self.event_names(log)
-        second_start = len(names) - 1 - names[::-1].index("loop.started")
-        self.assertLess(names.index("run.finished"), second_start, "the run was recorded after the binary's start")
-        [executing] = self.events(log, "loop.executing")
-        self.assertEqual(executing["path"], os.path.realpath(taskd_test.TASKD_BIN))
-        version = subprocess.run([taskd_test.TASKD_BIN, "--version"], capture_output=True, text=True).stdout.strip()
-        self.assertEqual("taskd " + self.starts(log)[1]["version"], version)
-        self.assertServesOn(proc)
-        self.assertEqual(self.events(log, "loop.upgrade_failed"), [])
+        self.assertEqual([run["status"] for run in self.history("stuck")], ["running"])
+        wait_for(lambda: self.events(log, "run.finished"), 30, "the timebox's end of the run")
+        [run] = self.history("stuck")
+        self.assertEqual(run["status"], "timed_out")
+        self.assertEqual(run["reason"], "timed out after 3s (SIGTERM sent to its processes)")
+        self.assertEqual(run["attempt_no"], 1)
+
+    def start_handed(self, record):
+        """taskd run started as a new image would be, $TASKD_ADOPT_FD naming a sealed memfd with `record`."""
+        fd = os.memfd_create("taskd-handover", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self.addCleanup(os.close, fd)
+        os.write(fd, record)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
+                    fcntl.F_SEAL_WRITE)
+        log = os.path.join(self.tmp, "taskd.log")
+        proc = self.popen_taskd("run", "--log-file", log, "--drain", "0", env={"TASKD_ADOPT_FD": str(fd)},
+                                pass_fds=(fd,))
+        self.addCleanup(self.reap, proc)
+        wait_for(lambda: self.events(log, "loop.started") or proc.poll() is not None, 20, "loop.started")
+        self.assertIsNone(proc.poll(), proc.stderr.read() if proc.poll() is not None else "")
+        return proc, log
+
+    def test_a_record_of_another_version_is_not_taken_over(self):
+        fields = [b"taskd-handover", b"0", b"0", b"", b"", b"99", b"whatever"]
+        proc, log = self.start_handed(b"".join(b"%d:%s" % (len(field), field) for field in fields))
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertEqual(failed["error"], "the hand-over record is of format 99, and this taskd reads format 1")
+        self.assertEqual(failed["runs"], "0")
+        self.assertEqual(self.events(log, "loop.adopted"), [])
+        self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_a_malformed_record_is_not_taken_over(self):
+        proc, log = self.start_handed(b"14:taskd-handover3:1")
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertEqual(failed["error"], "the hand-over record's count of runs has a bad length")
+        self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_a_variable_that_names_no_record_is_logged_and_never_reaches_a_child(self):
+        log = os.path.join(self.tmp, "taskd.log")
+        proc = self.popen_taskd("run", "--log-file", log, "--drain", "0", env={"TASKD_ADOPT_FD": "1"})
+        self.addCleanup(self.reap, proc)
+        wait_for(lambda: self.events(log, "loop.started") or proc.poll() is not None, 20, "loop.started")
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertEqual(failed["error"], '$TASKD_ADOPT_FD is not a descriptor: "1"')
+        self.assertServesOnWithNothingHandedOver(proc)
 
     def test_a_binary_it_cannot_execute_leaves_it_running_as_it_was(self):
         binary = os.path.join(self.tmp, "bin", "taskd")
@@ -81,18 +173,10 @@ class UpgradeTest(LoopTestCase):
         open(self.go, "w").close()
         [failed] = wait_for(lambda: self.events(log, "loop.upgrade_failed"), 30, "loop.upgrade_failed")
         self.assertEqual(failed["error"], "cannot execute %s: Permission denied" % binary)
-        wait_for(lambda: len(self.starts(log)) == 2, 30, "the loop's start again in this binary")
+        wait_for(lambda: self.events(log, "run.finished"), 30, "run.finished")
+        self.assertEqual(len(self.starts(log)), 1, "the loop went on as it was, without starting again")
         self.assertRunRecordedOnce()
         self.assertServesOn(proc)
-
-    def test_work_executes_its_binary_again_too(self):
-        proc, log = self.start("work")
-        proc.send_signal(signal.SIGUSR2)
-        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
-        self.assertEqual(self.starts(log)[1]["command"], "work")
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-        self.assertEqual(proc.returncode, 0, err)
 
 
 if __name__ == "__main__":

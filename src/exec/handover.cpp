@@ -1,0 +1,235 @@
+#include "exec/handover.hpp"
+
+#include <cerrno>
+#include <array>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <limits>
+#include <sys/mman.h>
+#include <csignal>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "exec/cgroup.hpp"
+
+namespace taskd::exec {
+namespace {
+
+// The longest field a record holds: the output kept of a run is bounded by
+// its --keep-output, far below this.
+constexpr std::size_t max_field = std::size_t{1} << 34;
+
+core::Error malformed(std::string_view what, std::string_view why) {
+  return {core::ErrorKind::bad_input, fmt::format("the hand-over record's {} {}", what, why)};
+}
+
+void put_optional(RecordWriter& record, const std::optional<std::int64_t>& value) {
+  record.flag(value.has_value());
+  if (value) record.number(*value);
+}
+
+core::Result<std::optional<std::int64_t>> get_optional(RecordReader& record, std::string_view what) {
+  if (!TRY(record.flag(what))) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(TRY(record.number(what)));
+}
+
+}  // namespace
+
+void RecordWriter::text(std::string_view value) {
+  record_ += std::to_string(value.size());
+  record_ += ':';
+  record_ += value;
+}
+
+void RecordWriter::number(std::int64_t value) { text(std::to_string(value)); }
+
+core::Result<std::string> RecordReader::text(std::string_view what) {
+  auto colon = rest_.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon > 12) return std::unexpected(malformed(what, "is missing"));
+  std::size_t length = 0;
+  auto [end, error] = std::from_chars(rest_.data(), rest_.data() + colon, length);
+  if (error != std::errc{} || end != rest_.data() + colon || length > max_field || length > rest_.size() - colon - 1)
+    return std::unexpected(malformed(what, "has a bad length"));
+  std::string value(rest_.substr(colon + 1, length));
+  rest_.remove_prefix(colon + 1 + length);
+  return value;
+}
+
+core::Result<std::int64_t> RecordReader::number(std::string_view what) {
+  auto digits = TRY(text(what));
+  std::int64_t value = 0;
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size())
+    return std::unexpected(malformed(what, "is not a number"));
+  return value;
+}
+
+core::Result<bool> RecordReader::flag(std::string_view what) { return TRY(number_in(what, 0, 1)) == 1; }
+
+core::Result<std::int64_t> RecordReader::number_in(std::string_view what, std::int64_t low, std::int64_t high) {
+  auto value = TRY(number(what));
+  if (value < low || value > high) return std::unexpected(malformed(what, fmt::format("{} is out of range", value)));
+  return value;
+}
+
+void write_shutdown_list(RecordWriter& record, const ShutdownList& list) {
+  record.number(static_cast<std::int64_t>(list.runs.size()));
+  for (const auto& run : list.runs) {
+    record.number(run.run_id);
+    record.number(run.task_id);
+    record.text(run.task);
+    record.text(run.attempt_uid);
+    record.number(run.trigger);
+    record.number(run.pid);
+    record.number(run.output_fd);
+    record.number(run.kill_grace_seconds);
+    record.number(run.run_attempt_no);
+    record.number(run.run_index);
+    record.number(run.before_attempt_no);
+    record.number(run.before_run_index);
+    put_optional(record, run.before_last_run_at_ms);
+  }
+  record.number(static_cast<std::int64_t>(list.other_fds.size()));
+  for (auto fd : list.other_fds) record.number(fd);
+  record.text(list.cgroup_tree);
+  record.text(list.cgroup_home);
+}
+
+core::Result<ShutdownList> read_shutdown_list(RecordReader& record) {
+  constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t max_fd = std::numeric_limits<int>::max();
+  ShutdownList list;
+  auto runs = TRY(record.number_in("count of runs", 0, 1 << 20));
+  for (std::int64_t i = 0; i < runs; ++i) {
+    ShutdownEntry run;
+    run.run_id = TRY(record.number_in("run id", 1, most));
+    run.task_id = TRY(record.number_in("task id", 1, most));
+    run.task = TRY(record.text("task name"));
+    run.attempt_uid = TRY(record.text("attempt token"));
+    run.trigger = TRY(record.number_in("trigger", 0, 2));
+    run.pid = TRY(record.number_in("child pid", 2, std::numeric_limits<pid_t>::max()));
+    run.output_fd = TRY(record.number_in("output descriptor", -1, max_fd));
+    run.kill_grace_seconds = TRY(record.number_in("kill grace", 0, most));
+    run.run_attempt_no = TRY(record.number("run's attempt number"));
+    run.run_index = TRY(record.number("run index"));
+    run.before_attempt_no = TRY(record.number("task's attempt number"));
+    run.before_run_index = TRY(record.number("task's run index"));
+    run.before_last_run_at_ms = TRY(get_optional(record, "task's last run"));
+    list.runs.push_back(std::move(run));
+  }
+  auto fds = TRY(record.number_in("count of descriptors", 0, 16));
+  for (std::int64_t i = 0; i < fds; ++i) list.other_fds.push_back(TRY(record.number_in("descriptor", 0, max_fd)));
+  list.cgroup_tree = TRY(record.text("cgroup tree"));
+  list.cgroup_home = TRY(record.text("cgroup home"));
+  return list;
+}
+
+void end_children(const ShutdownList& list) {
+  auto now = std::chrono::steady_clock::now();
+  auto kill_at = now;
+  std::vector<pid_t> left;
+  for (const auto& run : list.runs) {
+    auto pid = static_cast<pid_t>(run.pid);
+    // Only a child of this process's: a hostile list names no other.
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) continue;
+    ::kill(-pid, SIGTERM);
+    kill_at = std::max(kill_at, now + std::chrono::seconds(run.kill_grace_seconds));
+    left.push_back(pid);
+  }
+  // Polled: these are children the loop does not watch yet.
+  while (!left.empty() && std::chrono::steady_clock::now() < kill_at) {
+    std::erase_if(left, [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == pid; });
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (pid_t pid : left) {
+    ::kill(-pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+  // Taken down as it goes, this process moving home first.
+  if (!list.cgroup_tree.empty()) auto tree = CgroupTree::adopt({list.cgroup_tree, list.cgroup_home, 0});
+  for (const auto& run : list.runs)
+    if (adopt_fd(run.output_fd)) ::close(static_cast<int>(run.output_fd));
+  for (auto fd : list.other_fds)
+    if (adopt_fd(fd)) ::close(static_cast<int>(fd));
+}
+
+core::Result<int> seal_record(std::string_view record) {
+  int fd = ::memfd_create("taskd-handover", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return core::fail(core::ErrorKind::internal, fmt::format("cannot make a memfd: {}", std::strerror(errno)));
+  std::string_view rest = record;
+  while (!rest.empty()) {
+    ssize_t n = ::write(fd, rest.data(), rest.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      auto error = core::fail(core::ErrorKind::internal,
+                              fmt::format("cannot write the hand-over record: {}", std::strerror(errno)));
+      ::close(fd);
+      return error;
+    }
+    rest.remove_prefix(static_cast<std::size_t>(n));
+  }
+  if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) != 0) {
+    auto error = core::fail(core::ErrorKind::internal,
+                            fmt::format("cannot seal the hand-over record: {}", std::strerror(errno)));
+    ::close(fd);
+    return error;
+  }
+  return fd;
+}
+
+void keep_across_exec(std::span<const int> fds, bool keep) {
+  for (int fd : fds) {
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, keep ? flags & ~FD_CLOEXEC : flags | FD_CLOEXEC);
+  }
+}
+
+bool adopt_fd(std::int64_t fd) {
+  if (fd < 0 || fd > std::numeric_limits<int>::max()) return false;
+  int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
+  return flags >= 0 && ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC) == 0;
+}
+
+std::optional<core::Result<std::string>> take_handover() {
+  std::string variable(handover_variable);
+  const char* value = std::getenv(variable.c_str());
+  if (!value) return std::nullopt;
+  std::string number = value;
+  ::unsetenv(variable.c_str());
+  int fd = -1;
+  auto parsed = std::from_chars(number.data(), number.data() + number.size(), fd);
+  if (number.empty() || parsed.ec != std::errc{} || parsed.ptr != number.data() + number.size() || fd < 3)
+    return core::fail(core::ErrorKind::bad_input, fmt::format("${} is not a descriptor: \"{}\"", variable, number));
+  // Ours only if it is a memfd sealed as seal_record seals it.
+  int seals = ::fcntl(fd, F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_WRITE) == 0) {
+    auto why = seals < 0 ? std::string(std::strerror(errno)) : "it is not sealed";
+    if (seals >= 0) ::close(fd);
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("${}={} names no hand-over record: {}", variable, number, why));
+  }
+  std::string record;
+  std::array<char, 65536> buffer;
+  for (off_t at = 0;;) {
+    ssize_t n = ::pread(fd, buffer.data(), buffer.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      auto error = core::fail(core::ErrorKind::bad_input,
+                              fmt::format("cannot read the hand-over record: {}", std::strerror(errno)));
+      ::close(fd);
+      return error;
+    }
+    if (n == 0) break;
+    record.append(buffer.data(), static_cast<std::size_t>(n));
+    at += n;
+  }
+  ::close(fd);
+  return record;
+}
+
+}  // namespace taskd::exec
