@@ -30,6 +30,11 @@ class UpgradeTest(LoopTestCase):
     def event_names(self, log):
         return [parse_logfmt(line).get("event") for line in self.log_lines(log)]
 
+    def events_after_second_start(self, log, event):
+        fields = [parse_logfmt(line) for line in self.log_lines(log)]
+        starts = [i for i, f in enumerate(fields) if f.get("event") == "loop.started"]
+        return [f for f in fields[starts[1]:] if f.get("event") == event]
+
     def starts(self, log):
         return self.events(log, "loop.started")
 
@@ -70,10 +75,15 @@ class UpgradeTest(LoopTestCase):
         self.add_waiting_task()
         if command == "work":
             self.ok("tick")  # queues it: a worker does not
-        proc, log = self.start(command)
+        # On a server, a short lease: the new image must renew it, or it fences the run.
+        lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
+        proc, log = self.start(command, *lease)
         self.wait_for_file(self.started)
         proc.send_signal(signal.SIGUSR2)
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        if lease:
+            wait_for(lambda: len(self.events_after_second_start(log, "loop.wake")) >= 8, 30,
+                     "a few renewals of the lease (every half second) by the new image")
         [upgrading] = self.events(log, "loop.upgrading")
         self.assertEqual(upgrading["running"], "1")
         [adopted] = self.events(log, "loop.adopted")
