@@ -14,6 +14,7 @@ from unittest import mock
 
 import taskd_test
 from loop_helpers import LoopTestCase, parse_logfmt, wait_for
+from taskd_test import processes_matching, watchdogs_of
 
 
 class UpgradeTest(LoopTestCase):
@@ -129,6 +130,24 @@ class UpgradeTest(LoopTestCase):
         self.assertEqual(run["status"], "timed_out")
         self.assertEqual(run["reason"], "timed out after 3s (SIGTERM sent to its processes)")
         self.assertEqual(run["attempt_no"], 1)
+
+    def test_the_watchdog_goes_on_watching_the_adopted_runs(self):
+        marker = self.unique_sleep()
+        self.add("escapes", "--every", "1h", "--start-now", "--retry", "none", "--shell", "--",
+                 "setsid sleep {m} & (sleep {m} &); sleep {m}".format(m=marker))
+        proc, log = self.start("run")
+        sleeps = lambda: [p for p in processes_matching("sleep " + marker) if p[1] == "sleep " + marker]
+        wait_for(lambda: len(sleeps()) == 3, 20, "the run's sleeps")
+        watchdog = watchdogs_of(proc.pid)
+        self.assertEqual(len(watchdog), 1)
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        self.assertEqual(watchdogs_of(proc.pid), watchdog, "the watchdog changed with the binary")
+        self.assertEqual(len(sleeps()), 3, "the upgrade ended processes of the run")
+        proc.kill()
+        # Its watchdog ends what left the run's group, as it would have before the upgrade.
+        wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
+        wait_for(lambda: not watchdogs_of(proc.pid), 5, "the watchdog to exit")
 
     def start_handed(self, record):
         """taskd run started as a new image would be, $TASKD_ADOPT_FD naming a sealed memfd with `record`."""
