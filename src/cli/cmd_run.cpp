@@ -61,9 +61,10 @@ Result<void> tick(const Context& context, const TickOptions& options) {
   return sched::tick_once(db, context.clock, log, retention, host_id);
 }
 
-Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
-  // First of all: the variable of an upgrade's hand-over reaches no child.
-  auto handed = exec::take_handover();
+// The loop, taking over `handed` (see sched::run_loop), which it resets
+// once the loop is there to take it.
+Result<void> serve(const Context& context, const LoopCommandOptions& options, sched::Role role,
+                   std::optional<exec::Handover>& handed) {
   std::string_view name = role == sched::Role::work ? "work" : "run";
   if (options.concurrency < 1) return fail(ErrorKind::usage, fmt::format("{}: --concurrency must be at least 1", name));
   auto tick_bound = TRY(optional_duration(options.tick, "--tick"));
@@ -98,10 +99,30 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   // From loop.started on, which tells a service manager or a test that the
   // loop is there, a signal is the loop's to read, never the default action.
   TRY(exec::SignalWatch::block());
-  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, std::move(handed)));
+  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, handed));
   if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
+}
+
+// A new image that cannot start ends the runs handed over to it as a
+// shutdown does, recording them when it can open the database, logging to
+// stderr when it cannot open its log.
+void refuse_handover(const Context& context, const LoopCommandOptions& options, const exec::Handover& handed,
+                     const core::Error& why) {
+  auto opened = open_log(context, options.log);
+  auto log = opened ? std::move(opened) : sched::Logger::open("", sched::LogLevel::info, context.clock);
+  if (!log) return exec::close_inherited(handed.inherited, {});
+  auto db = context.open_db_to_run();
+  sched::refuse_handover(db ? &*db : nullptr, context.clock, *log, handed, why);
+}
+
+Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
+  // First of all: the variable of an upgrade's hand-over reaches no child.
+  auto handed = exec::take_handover();
+  auto served = serve(context, options, role, handed);
+  if (!served && handed) refuse_handover(context, options, *handed, served.error());
+  return served;
 }
 
 void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Role role) {

@@ -106,9 +106,10 @@ class CgroupTree {
     std::uint64_t made = 0;
   };
   Handed handed() const { return {path_, home_, made_}; }
-  // The tree a previous image of this process handed over; an error unless
-  // it is this process's tree.
-  static core::Result<CgroupTree> adopt(Handed handed);
+  // Whether `handed` names this process's tree (an error says why not).
+  static core::Result<void> check_handed(const Handed& handed);
+  // The tree a previous image of this process handed over, once checked.
+  static CgroupTree adopt(Handed handed);
 
  private:
   CgroupTree(std::filesystem::path path, std::filesystem::path home) : path_(std::move(path)), home_(std::move(home)) {}

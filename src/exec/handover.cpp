@@ -6,14 +6,18 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <algorithm>
 #include <fmt/format.h>
 #include <limits>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <csignal>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include "core/duration.hpp"
 #include "exec/cgroup.hpp"
 
 namespace taskd::exec {
@@ -113,7 +117,7 @@ core::Result<ShutdownList> read_shutdown_list(RecordReader& record) {
     run.trigger = TRY(record.number_in("trigger", 0, 2));
     run.pid = TRY(record.number_in("child pid", 2, std::numeric_limits<pid_t>::max()));
     run.output_fd = TRY(record.number_in("output descriptor", -1, max_fd));
-    run.kill_grace_seconds = TRY(record.number_in("kill grace", 0, most));
+    run.kill_grace_seconds = TRY(record.number_in("kill grace", 0, core::longest_duration.count()));
     run.run_attempt_no = TRY(record.number("run's attempt number"));
     run.run_index = TRY(record.number("run index"));
     run.before_attempt_no = TRY(record.number("task's attempt number"));
@@ -151,11 +155,8 @@ void end_children(const ShutdownList& list) {
     ::waitpid(pid, nullptr, 0);
   }
   // Taken down as it goes, this process moving home first.
-  if (!list.cgroup_tree.empty()) auto tree = CgroupTree::adopt({list.cgroup_tree, list.cgroup_home, 0});
-  for (const auto& run : list.runs)
-    if (adopt_fd(run.output_fd)) ::close(static_cast<int>(run.output_fd));
-  for (auto fd : list.other_fds)
-    if (adopt_fd(fd)) ::close(static_cast<int>(fd));
+  CgroupTree::Handed tree{list.cgroup_tree, list.cgroup_home, 0};
+  if (!list.cgroup_tree.empty() && CgroupTree::check_handed(tree)) auto taken_down = CgroupTree::adopt(std::move(tree));
 }
 
 core::Result<int> seal_record(std::string_view record) {
@@ -189,47 +190,91 @@ void keep_across_exec(std::span<const int> fds, bool keep) {
   }
 }
 
-bool adopt_fd(std::int64_t fd) {
-  if (fd < 0 || fd > std::numeric_limits<int>::max()) return false;
-  int flags = ::fcntl(static_cast<int>(fd), F_GETFD);
-  return flags >= 0 && ::fcntl(static_cast<int>(fd), F_SETFD, flags | FD_CLOEXEC) == 0;
+bool Handover::inherits(std::int64_t fd) const { return std::ranges::binary_search(inherited, fd); }
+
+void close_inherited(std::span<const int> inherited, std::span<const int> kept) {
+  for (int fd : inherited)
+    if (std::ranges::find(kept, fd) == kept.end()) ::close(fd);
 }
 
-std::optional<core::Result<std::string>> take_handover() {
+void give_up_inherited(std::span<const int> inherited, std::chrono::milliseconds bound) {
+  close_inherited(inherited, {});
+  auto until = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < until) {
+    pid_t reaped = ::waitpid(-1, nullptr, WNOHANG);
+    if (reaped < 0 && errno == ECHILD) return;
+    if (reaped <= 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+namespace {
+
+// The descriptors above 2 open without FD_CLOEXEC, which is set on each.
+std::vector<int> inherited_descriptors() {
+  std::vector<int> fds;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", error)) {
+    int fd = -1;
+    auto name = entry.path().filename().native();
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc{} || fd <= 2) continue;
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags < 0 || (flags & FD_CLOEXEC) != 0) continue;
+    ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    fds.push_back(fd);
+  }
+  std::ranges::sort(fds);
+  return fds;
+}
+
+core::Result<std::string> read_record(const std::string& number) {
+  std::string variable(handover_variable);
+  int fd = -1;
+  auto parsed = std::from_chars(number.data(), number.data() + number.size(), fd);
+  if (number.empty() || parsed.ec != std::errc{} || parsed.ptr != number.data() + number.size() || fd < 3)
+    return core::fail(core::ErrorKind::bad_input, fmt::format("${} is not a descriptor: \"{}\"", variable, number));
+  // Ours only if it is a memfd sealed as seal_record seals it, of a size a
+  // record may have; read to that size, no further.
+  constexpr int seals_needed = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
+  int seals = ::fcntl(fd, F_GET_SEALS);
+  struct stat status {};
+  std::string why = seals < 0                            ? std::strerror(errno)
+                    : (seals & seals_needed) != seals_needed ? "it is not sealed"
+                    : ::fstat(fd, &status) != 0          ? std::strerror(errno)
+                    : static_cast<std::uint64_t>(status.st_size) > max_field ? "it is too large"
+                                                                             : "";
+  if (seals >= 0 && !why.empty()) ::close(fd);
+  if (!why.empty())
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("${}={} names no hand-over record: {}", variable, number, why));
+  std::string record(static_cast<std::size_t>(status.st_size), '\0');
+  for (std::size_t at = 0; at < record.size();) {
+    ssize_t n = ::pread(fd, record.data() + at, record.size() - at, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      auto error = core::fail(core::ErrorKind::bad_input,
+                              fmt::format("cannot read the hand-over record: {}",
+                                          n < 0 ? std::strerror(errno) : "it is shorter than its size"));
+      ::close(fd);
+      return error;
+    }
+    at += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return record;
+}
+
+}  // namespace
+
+std::optional<Handover> take_handover() {
   std::string variable(handover_variable);
   const char* value = std::getenv(variable.c_str());
   if (!value) return std::nullopt;
   std::string number = value;
   ::unsetenv(variable.c_str());
-  int fd = -1;
-  auto parsed = std::from_chars(number.data(), number.data() + number.size(), fd);
-  if (number.empty() || parsed.ec != std::errc{} || parsed.ptr != number.data() + number.size() || fd < 3)
-    return core::fail(core::ErrorKind::bad_input, fmt::format("${} is not a descriptor: \"{}\"", variable, number));
-  // Ours only if it is a memfd sealed as seal_record seals it.
-  int seals = ::fcntl(fd, F_GET_SEALS);
-  if (seals < 0 || (seals & F_SEAL_WRITE) == 0) {
-    auto why = seals < 0 ? std::string(std::strerror(errno)) : "it is not sealed";
-    if (seals >= 0) ::close(fd);
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("${}={} names no hand-over record: {}", variable, number, why));
-  }
-  std::string record;
-  std::array<char, 65536> buffer;
-  for (off_t at = 0;;) {
-    ssize_t n = ::pread(fd, buffer.data(), buffer.size(), at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto error = core::fail(core::ErrorKind::bad_input,
-                              fmt::format("cannot read the hand-over record: {}", std::strerror(errno)));
-      ::close(fd);
-      return error;
-    }
-    if (n == 0) break;
-    record.append(buffer.data(), static_cast<std::size_t>(n));
-    at += n;
-  }
-  ::close(fd);
-  return record;
+  auto inherited = inherited_descriptors();
+  auto record = read_record(number);
+  std::erase_if(inherited, [](int fd) { return ::fcntl(fd, F_GETFD) < 0; });  // the record's, closed
+  return Handover{std::move(record), std::move(inherited)};
 }
 
 }  // namespace taskd::exec

@@ -10,6 +10,7 @@
 // its bytes. It begins with "taskd-handover", then the runs' shutdown list
 // (see ShutdownList), whose layout never changes, then the version of the
 // rest, which only the same version reads.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -82,8 +83,9 @@ void write_shutdown_list(RecordWriter& record, const ShutdownList& list);
 core::Result<ShutdownList> read_shutdown_list(RecordReader& record);
 
 // Ends the children of `list` as taskd's shutdown does (SIGTERM to each
-// one's process group, SIGKILL after its grace), reaps them, and closes the
-// descriptors the list names.
+// one's process group, SIGKILL after its grace), reaps them, and takes down
+// the tree of their cgroups. The descriptors are the caller's to close
+// (see Handover::inherited).
 void end_children(const ShutdownList& list);
 
 // Writes `record` to a new memfd, sealed against any change, and returns
@@ -93,14 +95,29 @@ core::Result<int> seal_record(std::string_view record);
 // Sets (keep: clears) FD_CLOEXEC on each of `fds`.
 void keep_across_exec(std::span<const int> fds, bool keep);
 
-// The record a previous image of this process handed over, read from the
-// descriptor $TASKD_ADOPT_FD names, which is closed; the variable is removed
-// from the environment first, so that no child inherits it. None without
-// the variable; an error when it names no readable sealed memfd.
-std::optional<core::Result<std::string>> take_handover();
+// What a previous image of this process handed over: the record (an error
+// when $TASKD_ADOPT_FD names no readable sealed memfd), and the descriptors
+// above 2 it left open across execve (the record's excepted), all of them
+// close-on-exec from now on. Only these may a record name; those the new
+// image does not take over are closed (close_inherited).
+struct Handover {
+  core::Result<std::string> record;
+  std::vector<int> inherited;  // ascending
+  bool inherits(std::int64_t fd) const;
+};
 
-// Marks `fd`, adopted from a previous image, close-on-exec again, after
-// checking that it is open; false when it is not.
-bool adopt_fd(std::int64_t fd);
+// The hand-over of a previous image, read from the descriptor
+// $TASKD_ADOPT_FD names, which is closed; the variable is removed from the
+// environment first, so that no child inherits it. None without the variable.
+std::optional<Handover> take_handover();
+
+// Closes each of `inherited` but those in `kept`.
+void close_inherited(std::span<const int> inherited, std::span<const int> kept);
+
+// Gives up what a previous image handed over: closes every one of
+// `inherited` (the watchdog, told no goodbye, ends what it watched and
+// takes down the tree of cgroups, whose name a new one takes next), then
+// reaps this process's children as they exit, for up to `bound`.
+void give_up_inherited(std::span<const int> inherited, std::chrono::milliseconds bound);
 
 }  // namespace taskd::exec

@@ -3,17 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <fmt/format.h>
 #include <limits>
 #include <csignal>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include "core/duration.hpp"
 #include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/scheduling.hpp"
@@ -152,37 +155,93 @@ SupervisorHandover Supervisor::hand_over() const {
   return handover;
 }
 
-core::Result<Supervisor::Adopted> Supervisor::adopt(SupervisorHandover handover) {
-  Adopted adopted{std::move(handover.containment), std::nullopt, std::nullopt, {}};
-  if (handover.cgroups) adopted.cgroups.emplace(TRY(CgroupTree::adopt(std::move(*handover.cgroups))));
-  if (handover.watchdog) adopted.watchdog.emplace(TRY(Watchdog::adopt(*handover.watchdog)));
-  for (auto& handed : handover.children) {
-    auto output = OutputBuffer::from(std::move(handed.output));
-    // Its own child, not reaped yet: a zombie still answers waitid.
-    siginfo_t info{};
-    bool own = ::waitid(P_PID, static_cast<id_t>(handed.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0;
-    bool cgroup_ok = handed.cgroup.empty() ||
-                     (adopted.cgroups && std::filesystem::path(handed.cgroup).parent_path() == adopted.cgroups->path());
-    if (!output || !own || !cgroup_ok || (handed.output_fd >= 0 && !adopt_fd(handed.output_fd)))
+namespace {
+
+// Whether each descriptor `handover` names is one the previous image left
+// open across execve (above 2, never two the same) and of its kind.
+core::Result<void> check_descriptors(const SupervisorHandover& handover, const Handover& handed) {
+  std::vector<int> named;
+  if (handover.watchdog) named.insert(named.end(), {handover.watchdog->taskd_end, handover.watchdog->table});
+  for (const auto& child : handover.children)
+    if (child.output_fd >= 0) named.push_back(child.output_fd);
+  for (int fd : named) {
+    struct stat status {};
+    bool pipe_end = fd == (handover.watchdog ? handover.watchdog->table : -1) ||
+                    (::fstat(fd, &status) == 0 && S_ISFIFO(status.st_mode));
+    if (!handed.inherits(fd) || std::ranges::count(named, fd) != 1 || !pipe_end)
       return core::fail(core::ErrorKind::bad_input,
-                        fmt::format("the child {} of run {} cannot be taken over", handed.pid, handed.key));
+                        fmt::format("the descriptor {} is not one the previous image kept for its runs", fd));
+  }
+  return {};
+}
+
+// Whether `path` is a run's cgroup the tree made: "run-N" in it, N at most
+// the count it made.
+bool is_run_cgroup(const std::filesystem::path& path, const CgroupTree::Handed& tree) {
+  auto name = path.filename().native();
+  std::uint64_t number = 0;
+  auto digits = std::string_view(name).substr(std::min<std::size_t>(4, name.size()));
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  return path.parent_path() == tree.path && name.starts_with("run-") && error == std::errc{} &&
+         end == digits.data() + digits.size() && number >= 1 && number <= tree.made;
+}
+
+// Whether `handed` can be taken over: this process's own child (not reaped
+// yet: a zombie still answers waitid) and not the watchdog, its cgroup in
+// the tree.
+core::Result<void> check_child(const HandedChild& handed, const SupervisorHandover& handover) {
+  siginfo_t info{};
+  bool own = ::waitid(P_PID, static_cast<id_t>(handed.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+             (!handover.watchdog || handover.watchdog->pid != handed.pid);
+  bool cgroup_ok = handed.cgroup.empty() || (handover.cgroups && is_run_cgroup(handed.cgroup, *handover.cgroups));
+  bool unique = std::ranges::count(handover.children, handed.key, &HandedChild::key) == 1 &&
+                std::ranges::count(handover.children, handed.pid, &HandedChild::pid) == 1;
+  if (!own || !cgroup_ok || !unique)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("the child {} of run {} cannot be taken over", handed.pid, handed.key));
+  return {};
+}
+
+}  // namespace
+
+core::Result<Supervisor::Adopted> Supervisor::adopt(SupervisorHandover handover, const Handover& handed) {
+  // Everything is checked before anything is built: what is built and
+  // dropped would end the runs at once (a tree taken down, a watchdog told
+  // goodbye), where a failed adoption ends them as a shutdown does.
+  TRY(check_descriptors(handover, handed));
+  if (handover.cgroups) TRY(CgroupTree::check_handed(*handover.cgroups));
+  std::vector<OutputBuffer> outputs;
+  for (auto& child : handover.children) {
+    TRY(check_child(child, handover));
+    auto output = OutputBuffer::from(std::move(child.output));
+    if (!output)
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("the output kept of run {} cannot be taken over", child.key));
+    outputs.push_back(std::move(*output));
+  }
+  Adopted adopted{std::move(handover.containment), std::nullopt, std::nullopt, {}};
+  if (handover.watchdog) adopted.watchdog.emplace(TRY(Watchdog::adopt(*handover.watchdog)));
+  if (handover.cgroups) adopted.cgroups.emplace(CgroupTree::adopt(std::move(*handover.cgroups)));
+  for (std::size_t i = 0; i < handover.children.size(); ++i) {
+    auto& handed_child = handover.children[i];
     std::optional<RunCgroup> cgroup;
-    if (!handed.cgroup.empty()) cgroup.emplace(RunCgroup::adopted(handed.cgroup, handed.cgroup_cpu_before));
-    adopted.children.push_back(Child{.key = handed.key,
-                                     .pid = handed.pid,
-                                     .output_fd = handed.output_fd,
-                                     .exit_fd = open_pidfd(handed.pid),
-                                     .deadline = handed.deadline,
-                                     .kill_grace = handed.kill_grace,
-                                     .lease_end = handed.lease_end,
-                                     .terminated = handed.terminated,
-                                     .killed = handed.killed,
-                                     .stopped = handed.stopped,
-                                     .fenced = handed.fenced,
-                                     .output = std::move(*output),
-                                     .token = std::move(handed.token),
+    if (!handed_child.cgroup.empty())
+      cgroup.emplace(RunCgroup::adopted(handed_child.cgroup, handed_child.cgroup_cpu_before));
+    adopted.children.push_back(Child{.key = handed_child.key,
+                                     .pid = handed_child.pid,
+                                     .output_fd = handed_child.output_fd,
+                                     .exit_fd = open_pidfd(handed_child.pid),
+                                     .deadline = handed_child.deadline,
+                                     .kill_grace = handed_child.kill_grace,
+                                     .lease_end = handed_child.lease_end,
+                                     .terminated = handed_child.terminated,
+                                     .killed = handed_child.killed,
+                                     .stopped = handed_child.stopped,
+                                     .fenced = handed_child.fenced,
+                                     .output = std::move(outputs[i]),
+                                     .token = std::move(handed_child.token),
                                      .cgroup = std::move(cgroup),
-                                     .watched = handed.watched});
+                                     .watched = handed_child.watched});
   }
   return adopted;
 }
@@ -237,6 +296,7 @@ void write_supervisor(RecordWriter& record, const SupervisorHandover& handover) 
 
 core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
   constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  constexpr auto longest_grace_ns = std::chrono::nanoseconds(core::longest_duration).count();
   constexpr std::int64_t max_fd = std::numeric_limits<int>::max();
   constexpr std::int64_t max_pid = std::numeric_limits<pid_t>::max();
   SupervisorHandover handover;
@@ -261,9 +321,10 @@ core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
     child.key = static_cast<std::uint64_t>(TRY(record.number_in("child's run", 1, most)));
     child.pid = static_cast<pid_t>(TRY(record.number_in("child's pid", 2, max_pid)));
     child.output_fd = static_cast<int>(TRY(record.number_in("child's output", -1, max_fd)));
-    child.deadline = steady_of(TRY(record.number("child's deadline")));
-    child.kill_grace = std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, most / 1'000'000'000)));
-    child.lease_end = steady_of(TRY(record.number("child's lease")));
+    // Bounded so that a deadline plus the longest grace stays a time.
+    child.deadline = steady_of(TRY(record.number_in("child's deadline", 0, most - longest_grace_ns)));
+    child.kill_grace = std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, core::longest_duration.count())));
+    child.lease_end = steady_of(TRY(record.number_in("child's lease", 0, most)));
     for (bool* flag : {&child.terminated, &child.killed, &child.stopped, &child.fenced})
       *flag = TRY(record.flag("child's state"));
     child.output.keep = static_cast<std::size_t>(TRY(record.number_in("child's output limit", 0, most)));

@@ -25,6 +25,7 @@ namespace taskd::exec {
 
 class RecordReader;
 class RecordWriter;
+struct Handover;
 
 // A child as a next image of taskd takes it over (see Supervisor).
 struct HandedChild {
@@ -72,9 +73,10 @@ class Supervisor final : public Runner {
   // image of this process handed over (see adopt()).
   struct Adopted;
   Supervisor(Adopted adopted, std::optional<std::chrono::milliseconds> lease);
-  // Checks what was handed over: each descriptor open (and close-on-exec
-  // again from now on), each child this process's, its cgroup in the tree.
-  static core::Result<Adopted> adopt(SupervisorHandover handover);
+  // Checks what was handed over (each descriptor one `handed` inherited,
+  // each child this process's, its cgroup in the tree), then builds what
+  // takes it over; an error leaves everything as it was.
+  static core::Result<Adopted> adopt(SupervisorHandover handover, const Handover& handed);
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there, then lets

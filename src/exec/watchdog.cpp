@@ -252,8 +252,8 @@ core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups, std::optional<
 }
 
 core::Result<Watchdog> Watchdog::adopt(Handed handed) {
-  struct stat table {};
-  if (handed.pid <= 0 || !adopt_fd(handed.taskd_end) || !adopt_fd(handed.table) ||
+  struct stat pipe {}, table {};
+  if (handed.pid <= 0 || ::fstat(handed.taskd_end, &pipe) != 0 || !S_ISFIFO(pipe.st_mode) ||
       ::fstat(handed.table, &table) != 0 || table.st_size != static_cast<off_t>(sizeof(WatchedRuns)))
     return core::fail(core::ErrorKind::bad_input, "the watchdog handed over is not there");
   auto mapped = TRY(map_table(handed.table, false));

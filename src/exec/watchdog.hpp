@@ -122,9 +122,8 @@ class Watchdog {
     int table;
   };
   Handed handed() const { return {pid_, taskd_end_, table_fd_}; }
-  // The watchdog a previous image of this process handed over, its
-  // descriptors close-on-exec again; an error when they are not what
-  // handed() gave.
+  // The watchdog a previous image of this process handed over; an error
+  // when its descriptors are not what handed() gave.
   static core::Result<Watchdog> adopt(Handed handed);
   Watchdog(Watchdog&& other) noexcept;
   Watchdog& operator=(Watchdog&&) = delete;

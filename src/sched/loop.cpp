@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <poll.h>
+#include <set>
 
 #include "core/duration.hpp"
 #include "exec/handover.hpp"
@@ -41,6 +42,10 @@ constexpr auto change_rest = 100ms;
 // the server's return) and to max_retry_delay.
 constexpr core::Millis first_retry_delay = 100ms;
 constexpr core::Millis max_retry_delay = 5s;
+
+// How long a hand-over given up waits for the previous image's watchdog
+// (and the runs it ends) to exit.
+constexpr core::Millis watchdog_wait = 5s;
 
 void log_reports(Logger& log, const std::vector<RunReport>& reports) {
   for (const auto& report : reports) log_report(log, report);
@@ -109,11 +114,16 @@ class Loop {
         worker_(db, clock, supervisor, options.worker),
         crash_(options.worker.crash) {
     if (adopted) worker_.adopt(std::move(*adopted));
+    adopted_ = adopted.has_value();
   }
 
   Result<LoopEnd> run() {
     seen_version_ = TRY(store::data_version(db_));
     note_clock_offset();
+    // Adopted runs' leases are renewed first thing (see hand_over_and_execute).
+    if (adopted_) {
+      if (auto renewed = worker_.renew_leases(); !renewed) TRY(wait_out(renewed.error()));
+    }
     Wake wake{.timer = true};
     while (true) {
       if (wake.needs_pass()) {
@@ -123,7 +133,11 @@ class Loop {
           end_outage();
         }
       }
-      if (upgrading_ && !stopping_ && !worker_.has_unwritten_ends()) execute_again();
+      // Not while the server is out of reach (the new image could not take
+      // the runs over), nor while a group a run left lingers (waited for by
+      // this loop, which meanwhile renews leases and heeds signals).
+      if (upgrading_ && !stopping_ && !outage_ && !supervisor_.lingers() && !worker_.has_unwritten_ends())
+        execute_again();
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
         if (auto recorded = keep_up(); !recorded)
@@ -419,9 +433,6 @@ class Loop {
   // Executes the binary again, handing over the runs in flight; back only
   // when that failed, and then the loop goes on as it was, claiming again.
   void execute_again() {
-    // What a run left in its group is no run to hand over: it is waited
-    // for (a kill grace at the most).
-    if (supervisor_.lingers()) supervisor_.finish_lingering();
     auto failed = hand_over_and_execute();
     log_.log(LogLevel::error, "loop.upgrade_failed", {{"error", failed.message}, {"note", "this binary goes on running"}});
     upgrading_ = false;
@@ -430,6 +441,9 @@ class Loop {
   }
 
   core::Error hand_over_and_execute() {
+    // Renewed last thing before the execve: the new image connects before
+    // it renews them again.
+    if (auto renewed = worker_.renew_leases(); !renewed) return renewed.error();
     auto supervised = supervisor_.hand_over();
     exec::RecordWriter record;
     record.text(exec::handover_magic);
@@ -503,6 +517,7 @@ class Loop {
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
+  bool adopted_ = false;    // the runs in flight at the start were handed over
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
 };
@@ -536,9 +551,9 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
 
 namespace {
 
-// What a previous image handed over, ready to take over.
+// What a previous image handed over, taken over.
 struct Adoption {
-  std::int64_t presence_id;
+  Presence presence;
   exec::Supervisor::Adopted supervisor;
   WorkerHandover worker;
 };
@@ -571,8 +586,9 @@ Result<HandedBody> read_body(exec::RecordReader& record) {
 }
 
 // Ends the runs of a record that cannot be taken over as taskd's shutdown
-// ends runs: each goes back to the queue for its slot, no failure.
-Result<void> end_handed_runs(store::Database& db, const Clock& clock, Logger& log, const exec::ShutdownList& list,
+// ends runs: each goes back to the queue for its slot, no failure (recorded
+// when `db` is open; otherwise the next start finds them lost).
+Result<void> end_handed_runs(store::Database* db, const Clock& clock, Logger& log, const exec::ShutdownList& list,
                              const std::string& why) {
   log.log(LogLevel::error, "loop.adoption_failed",
           {{"error", why}, {"runs", std::to_string(list.runs.size())}, {"action", "their runs are ended and queued again"}});
@@ -592,64 +608,109 @@ Result<void> end_handed_runs(store::Database& db, const Clock& clock, Logger& lo
     end.shutdown = ShutdownEnd{static_cast<int>(run.run_attempt_no), run.run_index, before};
     ends.push_back(std::move(end));
   }
-  if (ends.empty()) return {};
-  auto recorded = TRY(record_attempt_ends(db, ends, clock.now()));
+  if (ends.empty() || !db) return {};
+  auto recorded = TRY(record_attempt_ends(*db, ends, clock.now()));
   for (std::size_t i = 0; i < ends.size(); ++i)
     log_report(log, {list.runs[i].run_id, list.runs[i].task,
                      recorded[i].current ? core::RunStatus::queued : core::RunStatus::failed, ends[i].reason});
   return {};
 }
 
-// Takes over what `record` hands over; none (after logging why, and ending
-// its runs when it names them) when it cannot.
+// The shutdown list of a hand-over, whatever its version; an error (logged)
+// when it has none: its runs are then found among this process's rows by
+// recover_unadopted.
+std::optional<exec::ShutdownList> shutdown_list_of(const exec::Handover& handover, Logger& log,
+                                                   exec::RecordReader& reader) {
+  auto magic = handover.record ? reader.text("mark") : std::unexpected(handover.record.error());
+  auto list = !magic                             ? std::unexpected(magic.error())
+              : *magic == exec::handover_magic ? exec::read_shutdown_list(reader)
+                                                 : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
+  if (list) return std::move(*list);
+  log.log(LogLevel::error, "loop.adoption_failed", {{"error", list.error().message}});
+  return std::nullopt;
+}
+
+// Ends the runs of `handover` (see end_handed_runs) and closes what it
+// kept open.
+Result<void> refuse(store::Database* db, const Clock& clock, Logger& log, const exec::Handover& handover,
+                    const std::optional<exec::ShutdownList>& list, const std::string& why) {
+  auto ended = list ? end_handed_runs(db, clock, log, *list, why) : Result<void>();
+  exec::give_up_inherited(handover.inherited, watchdog_wait);
+  return ended;
+}
+
+// Takes over what `handover` hands over, the workers row `worker` with it;
+// none (after logging why, and ending its runs when it names them) when it
+// cannot. Everything that can fail comes before anything is built that
+// would end the runs at once if dropped.
 Result<std::optional<Adoption>> take_over(store::Database& db, const Clock& clock, Logger& log,
-                                          std::string_view record) {
-  exec::RecordReader reader(record);
-  auto magic = reader.text("mark");
-  auto list = magic && *magic == exec::handover_magic ? exec::read_shutdown_list(reader)
-                                                      : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
+                                          const exec::Handover& handover, store::WorkerRow worker) {
+  exec::RecordReader reader(handover.record ? *handover.record : std::string_view());
+  auto list = shutdown_list_of(handover, log, reader);
   if (!list) {
-    log.log(LogLevel::error, "loop.adoption_failed", {{"error", list.error().message}});
+    exec::give_up_inherited(handover.inherited, watchdog_wait);
     return std::optional<Adoption>();
   }
   auto body = read_body(reader);
   if (!body) {
-    TRY(end_handed_runs(db, clock, log, *list, body.error().message));
+    TRY(refuse(&db, clock, log, handover, list, body.error().message));
     return std::optional<Adoption>();
   }
-  auto supervisor = exec::Supervisor::adopt(std::move(body->supervisor));
+  worker.containment = body->supervisor.containment;
+  auto presence = Presence::adopt(db, std::move(worker), clock, body->presence_id);
+  if (!presence) {
+    TRY(refuse(&db, clock, log, handover, list, presence.error().message));
+    return std::unexpected(presence.error());
+  }
+  auto kept = exec::kept_descriptors(body->supervisor);
+  auto supervisor = exec::Supervisor::adopt(std::move(body->supervisor), handover);
   if (!supervisor) {
-    TRY(end_handed_runs(db, clock, log, *list, supervisor.error().message));
+    TRY(presence->leave());
+    TRY(refuse(&db, clock, log, handover, list, supervisor.error().message));
     return std::optional<Adoption>();
   }
-  return std::optional<Adoption>(Adoption{body->presence_id, std::move(*supervisor), std::move(body->worker)});
+  exec::close_inherited(handover.inherited, kept);
+  return std::optional<Adoption>(
+      Adoption{std::move(*presence), std::move(*supervisor), std::move(body->worker)});
 }
 
 }  // namespace
 
+void refuse_handover(store::Database* db, const Clock& clock, Logger& log, const exec::Handover& handover,
+                     const core::Error& why) {
+  exec::RecordReader reader(handover.record ? *handover.record : std::string_view());
+  auto list = shutdown_list_of(handover, log, reader);
+  if (auto refused = refuse(db, clock, log, handover, list, why.message); !refused)
+    log.log(LogLevel::error, "loop.unrecorded",
+            {{"error", refused.error().message}, {"note", "the runs that ended are recorded as lost at the next start"}});
+}
+
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
-                         exec::Containment containment, std::optional<core::Result<std::string>> handed) {
+                         exec::Containment containment, std::optional<exec::Handover>& handed) {
   auto signals = TRY(exec::SignalWatch::open());
   auto changes = TRY(ChangeWatch::open(db));
-  if (handed && !*handed) log.log(LogLevel::error, "loop.adoption_failed", {{"error", handed->error().message}});
-  auto taken = handed && *handed ? take_over(db, clock, log, **handed) : Result<std::optional<Adoption>>();
-  if (!taken) return std::unexpected(taken.error());
-  auto& adoption = *taken;
+  // From here on, the hand-over's runs are this function's to take over or end.
+  auto handover = std::exchange(handed, std::nullopt);
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
                           options.worker.concurrency, {}, {}, exec::machine_id(), {}, {}};
+  auto adoption = handover ? TRY(take_over(db, clock, log, *handover, worker)) : std::optional<Adoption>();
   std::optional<exec::Supervisor> supervisor;
   std::optional<Presence> presence;
   std::optional<WorkerHandover> adopted_runs;
   if (adoption) {
     supervisor.emplace(std::move(adoption->supervisor), options.worker.lease);
-    worker.containment = supervisor->containment();
-    presence.emplace(TRY(Presence::adopt(db, std::move(worker), clock, adoption->presence_id)));
+    presence.emplace(std::move(adoption->presence));
     adopted_runs.emplace(std::move(adoption->worker));
   } else {
     auto contained = TRY(exec::choose_containment(containment));
     worker.containment = contained.description;
     presence.emplace(TRY(Presence::enter(db, std::move(worker), clock)));
     supervisor.emplace(std::move(contained), options.worker.lease);
+  }
+  if (handover) {
+    auto keys = adopted_runs ? adopted_runs->keys() : std::vector<std::uint64_t>{};
+    std::set<std::int64_t> adopted(keys.begin(), keys.end());
+    log_reports(log, TRY(recover_unadopted_runs(db, clock.now(), presence->identity(), adopted, SystemProcessTable{})));
   }
   if (options.on_start) options.on_start(supervisor->containment());
   if (adopted_runs) log.log(LogLevel::info, "loop.adopted", {{"runs", std::to_string(supervisor->running())}});

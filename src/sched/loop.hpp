@@ -14,6 +14,7 @@
 
 #include "core/time.hpp"
 #include "exec/cgroup.hpp"
+#include "exec/handover.hpp"
 #include "exec/reexec.hpp"
 #include "sched/log.hpp"
 #include "sched/retention.hpp"
@@ -65,12 +66,21 @@ core::Result<void> tick_once(store::Database& db, const Clock& clock, Logger& lo
 // says. On SIGUSR2 it claims nothing more, and once the ends of its runs
 // are written it executes options.image in place, handing over the runs in
 // flight (see exec/handover.hpp); when that fails it goes on as it was.
-// `handed` is the record a previous image handed over, if any: its runs are
+// `handed` is what a previous image handed over, if any: its runs are
 // taken over, with their containment, watchdog and row in the workers
 // table; a record that cannot be taken over (another version's, malformed)
 // has its runs ended as a shutdown ends them and queued again for their
-// slots, and the loop starts afresh.
+// slots, and the loop starts afresh; runs of this process's that no record
+// names are recorded as lost. `handed` is taken (reset) once the loop is
+// there to take it over: until then, a failure leaves it to the caller
+// (see refuse_handover).
 core::Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
-                               exec::Containment containment, std::optional<core::Result<std::string>> handed);
+                               exec::Containment containment, std::optional<exec::Handover>& handed);
+
+// For a taskd that fails to start with a hand-over (`why`): ends its runs as
+// a shutdown ends them, records them as queued again when `db` is open
+// (otherwise the next start finds them lost), and closes what it kept open.
+void refuse_handover(store::Database* db, const Clock& clock, Logger& log, const exec::Handover& handover,
+                     const core::Error& why);
 
 }  // namespace taskd::sched

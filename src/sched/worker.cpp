@@ -414,9 +414,13 @@ class WorkerImpl {
 
   Result<void> keep_leases() {
     auto due = next_renewal_at();
-    if (!due) return {};
+    if (!due || std::chrono::steady_clock::now() < *due) return {};
+    return renew_leases();
+  }
+
+  Result<void> renew_leases() {
+    if (!options_.lease || (in_flight_.empty() && unrecorded_runs_.empty())) return {};
     auto at = instant();
-    if (at.steady < *due) return {};
     std::vector<store::HeldLease> held;
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     // A run whose child ended keeps its lease until its end is written (its
@@ -712,6 +716,8 @@ Result<Filled> Worker::fill() { return impl_->fill(batches_per_fill); }
 Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { return impl_->record(results); }
 
 Result<void> Worker::keep_leases() { return impl_->keep_leases(); }
+
+Result<void> Worker::renew_leases() { return impl_->renew_leases(); }
 
 std::optional<exec::SteadyTime> Worker::next_renewal_at() const { return impl_->next_renewal_at(); }
 

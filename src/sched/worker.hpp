@@ -102,6 +102,8 @@ class Worker {
   // Renews the leases of the runs in flight, and of those whose ends are
   // not written yet, when due.
   core::Result<void> keep_leases();
+  // Renews them now, due or not (across an upgrade's execve).
+  core::Result<void> renew_leases();
   // When the next renewal is due; none while no lease is held. Sooner when
   // the last one found a run's row held by another transaction: that lease
   // is renewed as soon as it is free, its fencing point unchanged meanwhile.

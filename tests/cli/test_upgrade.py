@@ -207,6 +207,106 @@ class UpgradeTest(LoopTestCase):
         self.assertRunRecordedOnce()
         self.assertServesOn(proc)
 
+    def start_copied_binary(self, command="run", *args):
+        """taskd COMMAND started from a copy of its binary, which the test may then replace."""
+        binary = os.path.join(self.tmp, "bin", "taskd")
+        os.makedirs(os.path.dirname(binary))
+        shutil.copy2(taskd_test.TASKD_BIN, binary)
+        with mock.patch.object(taskd_test, "TASKD_BIN", binary):
+            proc, log = self.start(command, *args)
+        return binary, proc, log
+
+    def replace_binary(self, binary, script):
+        """The binary becomes a shell script that ends by executing the real taskd."""
+        os.unlink(binary)
+        with open(binary, "w") as f:
+            f.write("#!/bin/sh\n" + script + "\n")
+        os.chmod(binary, 0o755)
+
+    def assertKeepsNothingHandedOver(self, pid):
+        """Process `pid` holds no record and no descriptor above 2 that a program it executes would inherit."""
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                target = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                    flags = int(f.read().split("flags:")[1].split()[0], 8)
+            except (FileNotFoundError, IndexError):
+                continue  # closed meanwhile
+            self.assertNotIn("taskd-handover", target)
+            if int(fd) > 2:
+                self.assertTrue(flags & os.O_CLOEXEC, "fd %s (%s) is not close-on-exec" % (fd, target))
+
+    def test_a_new_image_that_cannot_start_ends_the_runs_as_a_shutdown_and_records_them(self):
+        term = os.path.join(self.tmp, "term")
+        script = ("trap 'touch %s; exit 143' TERM; touch %s; while [ ! -e %s ]; do sleep 0.05; done"
+                  % (term, self.started, self.go))
+        self.add("waits", "--every", "1h", "--start-now", "--kill-grace", "30s", "--shell", "--", script)
+        binary, proc, log = self.start_copied_binary()
+        self.wait_for_file(self.started)
+        real = os.path.realpath(taskd_test.TASKD_BIN)
+        self.replace_binary(binary, 'exec %s "$@" --concurrency 0' % real)
+        proc.send_signal(signal.SIGUSR2)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 2, err)
+        self.assertTrue(os.path.exists(term), "the run was not asked to stop (SIGTERM)")
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertEqual(failed["error"], "run: --concurrency must be at least 1")
+        self.assertEqual(failed["runs"], "1")
+        [run] = self.history("waits")
+        self.assertEqual(run["status"], "queued")
+        self.assertIn("could not take the run over; queued again for its slot", run["reason"])
+
+    def test_a_record_the_new_image_cannot_read_ends_its_runs_and_keeps_nothing_open(self):
+        marker = self.unique_sleep()
+        self.add("stranded", "--every", "1h", "--start-now", "--retry", "none", "--shell", "--",
+                 "setsid sleep {m} & touch {s}; sleep {m}".format(m=marker, s=self.started))
+        binary, proc, log = self.start_copied_binary()
+        self.wait_for_file(self.started)
+        [watchdog] = watchdogs_of(proc.pid)
+        real = os.path.realpath(taskd_test.TASKD_BIN)
+        # The new image is given something else than the record: another version's taskd, as it reads it.
+        self.replace_binary(binary, 'exec 7</dev/null; TASKD_ADOPT_FD=7 exec %s "$@"' % real)
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertIn("names no hand-over record", failed["error"])
+        [run] = self.history("stranded")
+        self.assertEqual(run["status"], "lost")
+        self.assertEqual(run["reason"], "lost: taskd executed its binary again, which could not take the run over")
+        wait_for(lambda: not processes_matching("sleep " + marker), 10, "the run's processes to end")
+        wait_for(lambda: watchdog not in watchdogs_of(proc.pid), 10, "the old watchdog to exit")
+        self.assertKeepsNothingHandedOver(proc.pid)
+        self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_a_lingering_group_delays_the_upgrade_while_the_loop_goes_on(self):
+        self.add_waiting_task()
+        lingered = os.path.join(self.tmp, "lingered")
+        lingers = os.path.join(self.tmp, "lingers")
+        # Its shell ends once what it started in its group ignores SIGTERM, until the test lets it go.
+        script = ("(trap '' TERM; touch %s; while [ ! -e %s ]; do sleep 0.05; done) & while [ ! -e %s ]; do sleep 0.05; done"
+                  % (lingers, lingered, lingers))
+        self.add("leaves", "--every", "1h", "--start-now", "--kill-grace", "1h", "--shell", "--", script)
+        lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
+        proc, log = self.start("run", *lease)
+        self.wait_for_file(self.started)
+        self.wait_for_file(lingers)
+        wait_for(lambda: [r for r in self.history("leaves") if r["status"] == "succeeded"], 30, "the run that lingers")
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: self.events(log, "loop.upgrading"), 20, "loop.upgrading")
+        # The loop goes on meanwhile: it heeds a signal, and (on a server) renews the leases past the 2s lease.
+        proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: self.events(log, "log.reopened"), 10, "log.reopened while the group lingers")
+        if lease:
+            wait_for(lambda: len(self.events(log, "loop.wake")) >= 12, 30, "a few seconds of the loop")
+        self.assertEqual(self.events(log, "loop.executing"), [])
+        open(lingered, "w").close()
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        [adopted] = self.events(log, "loop.adopted")
+        self.assertEqual(adopted["runs"], "1")
+        open(self.go, "w").close()
+        wait_for(lambda: [r for r in self.history("waits") if r["status"] != "running"], 30, "the run's end")
+        self.assertRunRecordedOnce()
+
 
 if __name__ == "__main__":
     unittest.main()

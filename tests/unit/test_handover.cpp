@@ -1,8 +1,15 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <csignal>
+#include <fmt/format.h>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "exec/handover.hpp"
+#include "exec/supervisor.hpp"
+#include "exec/watchdog.hpp"
 
 using taskd::exec::read_shutdown_list;
 using taskd::exec::RecordReader;
@@ -59,4 +66,35 @@ TEST_CASE("a shutdown list naming no child of taskd's is refused") {
   write_shutdown_list(writer, {{ShutdownEntry{.run_id = 7, .task_id = 3, .pid = 1}}, {}, "", ""});
   RecordReader reader(writer.record());
   CHECK(read_shutdown_list(reader).error().message == "the hand-over record's child pid 1 is out of range");
+}
+
+TEST_CASE("a hand-over the supervisor cannot take over leaves its watchdog watching") {
+  auto watchdog = taskd::exec::Watchdog::start(nullptr, std::nullopt);
+  REQUIRE(watchdog.has_value());
+  auto handed = watchdog->handed();
+  taskd::exec::SupervisorHandover handover{"subreaper", handed, std::nullopt, {}};
+  // No child of this process's: the check fails after the watchdog's would have passed.
+  handover.children.push_back(taskd::exec::HandedChild{.key = 1, .pid = ::getppid()});
+  std::vector<int> inherited{handed.taskd_end, handed.table};
+  std::ranges::sort(inherited);
+  taskd::exec::Handover from{std::string(), inherited};
+  auto adopted = taskd::exec::Supervisor::adopt(handover, from);
+  REQUIRE_FALSE(adopted.has_value());
+  CHECK(adopted.error().message == fmt::format("the child {} of run 1 cannot be taken over", ::getppid()));
+  CHECK(::waitpid(handed.pid, nullptr, WNOHANG) == 0);  // not told goodbye, not ended
+  CHECK(::kill(handed.pid, 0) == 0);
+}
+
+TEST_CASE("a hand-over naming a descriptor it did not keep, or one twice, is refused") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  taskd::exec::SupervisorHandover handover{"subreaper", std::nullopt, std::nullopt, {}};
+  handover.children.push_back(taskd::exec::HandedChild{.key = 1, .pid = ::getpid(), .output_fd = fds[0]});
+  CHECK(taskd::exec::Supervisor::adopt(handover, taskd::exec::Handover{std::string(), {}}).error().message ==
+        fmt::format("the descriptor {} is not one the previous image kept for its runs", fds[0]));
+  handover.children.push_back(taskd::exec::HandedChild{.key = 2, .pid = ::getpid(), .output_fd = fds[0]});
+  CHECK(taskd::exec::Supervisor::adopt(handover, taskd::exec::Handover{std::string(), {fds[0]}}).error().message ==
+        fmt::format("the descriptor {} is not one the previous image kept for its runs", fds[0]));
+  ::close(fds[0]);
+  ::close(fds[1]);
 }
