@@ -99,8 +99,17 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
   // From loop.started on, which tells a service manager or a test that the
   // loop is there, a signal is the loop's to read, never the default action.
   TRY(exec::SignalWatch::block());
-  auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, handed));
-  if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+  // Another life of the loop follows only when the binary, which cannot take
+  // runs over, could not be executed once they had finished.
+  while (true) {
+    auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, handed));
+    if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+    if (ended == sched::LoopEnd::stopped) break;
+    log.log(sched::LogLevel::info, "loop.executing",
+            {{"command", std::string(name)}, {"path", loop_options.image->path}, {"running", "0"}});
+    auto failed = exec::execute_again(*loop_options.image, std::nullopt, {});
+    log.log(sched::LogLevel::error, "loop.upgrade_failed", {{"error", failed.message}, {"note", "this binary goes on running"}});
+  }
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
 }

@@ -25,6 +25,9 @@ namespace taskd::exec {
 inline constexpr std::string_view handover_variable = "TASKD_ADOPT_FD";
 inline constexpr std::string_view handover_magic = "taskd-handover";
 inline constexpr std::int64_t handover_version = 1;
+// `taskd --handover-format` prints handover_version: asked before an upgrade
+// hands runs over to a binary (see reexec.hpp).
+inline constexpr std::string_view handover_format_option = "--handover-format";
 
 class RecordWriter {
  public:

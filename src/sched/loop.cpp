@@ -136,8 +136,9 @@ class Loop {
       // Not while the server is out of reach (the new image could not take
       // the runs over), nor while a group a run left lingers (waited for by
       // this loop, which meanwhile renews leases and heeds signals).
-      if (upgrading_ && !stopping_ && !outage_ && !supervisor_.lingers() && !worker_.has_unwritten_ends())
-        execute_again();
+      if (upgrading_ && !stopping_ && !outage_ && !supervisor_.lingers() && !worker_.has_unwritten_ends() &&
+          execute_again() == Upgrade::without_handover)
+        return LoopEnd::upgrade;
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
         if (auto recorded = keep_up(); !recorded)
@@ -432,12 +433,32 @@ class Loop {
 
   // Executes the binary again, handing over the runs in flight; back only
   // when that failed, and then the loop goes on as it was, claiming again.
-  void execute_again() {
-    auto failed = hand_over_and_execute();
-    log_.log(LogLevel::error, "loop.upgrade_failed", {{"error", failed.message}, {"note", "this binary goes on running"}});
+  // A binary that cannot take runs over (one from before hand-overs, a
+  // downgrade, or of another format) is executed once the runs in flight
+  // have finished, by the caller of run_loop, with no record: the loop
+  // ends first, as a stop ends it.
+  enum class Upgrade { not_yet, failed, without_handover };
+  Upgrade execute_again() {
+    if (!takes_handover_) {
+      auto takes = exec::takes_handover(*options_.image);
+      if (!takes) return upgrade_failed(takes.error());
+      takes_handover_ = *takes;
+      if (!*takes)
+        log_.log(LogLevel::warn, "loop.upgrade_waits",
+                 {{"running", std::to_string(worker_.running())},
+                  {"note", "the binary cannot take runs over: it is executed once the runs in flight have finished"}});
+    }
+    if (!*takes_handover_) return worker_.running() > 0 ? Upgrade::not_yet : Upgrade::without_handover;
+    return upgrade_failed(hand_over_and_execute());
+  }
+
+  Upgrade upgrade_failed(const core::Error& error) {
+    log_.log(LogLevel::error, "loop.upgrade_failed", {{"error", error.message}, {"note", "this binary goes on running"}});
     upgrading_ = false;
+    takes_handover_.reset();
     worker_.resume_claiming();
     next_pass_at_ = clock_.now();
+    return Upgrade::failed;
   }
 
   core::Error hand_over_and_execute() {
@@ -517,6 +538,7 @@ class Loop {
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
+  std::optional<bool> takes_handover_;  // whether the binary takes runs over, once asked
   bool adopted_ = false;    // the runs in flight at the start were handed over
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;

@@ -42,10 +42,13 @@ struct LoopOptions {
 
 // How the loop ended: stopped (SIGTERM or SIGINT: nothing more claimed, the
 // runs in flight finished within the drain or were ended, and every one was
-// recorded) or aborted (SIGINT once the runs were being ended: children
-// killed, nothing recorded). SIGUSR2 does not end it: taskd executes its
-// binary again, which takes over the runs in flight (see run_loop).
-enum class LoopEnd { stopped, aborted };
+// recorded), aborted (SIGINT once the runs were being ended: children
+// killed, nothing recorded) or upgrade (SIGUSR2 with a binary that cannot
+// take runs over: nothing more claimed, the runs in flight finished and
+// were recorded; the caller is to execute options.image, with no record).
+// Otherwise SIGUSR2 does not end it: taskd executes its binary again, which
+// takes over the runs in flight (see run_loop).
+enum class LoopEnd { stopped, aborted, upgrade };
 
 // When the loop should pass again if nothing wakes it first: the earliest
 // upcoming time after `now` that its role cares for (a worker does not

@@ -44,16 +44,6 @@ class UpgradeTest(LoopTestCase):
         self.assertEqual((run["status"], run["reason"], run["attempt_no"]), ("succeeded", "", 1))
         self.assertEqual(self.logs("waits"), "begun\ndone\n")
 
-    def assertServesOn(self, proc):
-        """The same process claims and runs what is queued, and stops cleanly."""
-        ran = os.path.join(self.tmp, "other-ran")
-        self.add("other", "--every", "1h", "--start-now", "--", "touch", ran)
-        self.wait_for_file(ran)
-        self.assertIsNone(proc.poll())
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
-        self.assertEqual(proc.returncode, 0, err)
-
     def assertServesOnWithNothingHandedOver(self, proc):
         """The same process claims and runs what is queued, whose child gets neither the hand-over's
         variable nor its descriptors, and stops cleanly."""
@@ -65,6 +55,7 @@ class UpgradeTest(LoopTestCase):
             self.assertNotIn("TASKD_ADOPT_FD", f.read())
         with open(ran + ".fd") as f:
             self.assertNotIn("memfd:", f.read())
+        self.assertKeepsNothingHandedOver(proc.pid)
         self.assertIsNone(proc.poll())
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
@@ -205,7 +196,7 @@ class UpgradeTest(LoopTestCase):
         wait_for(lambda: self.events(log, "run.finished"), 30, "run.finished")
         self.assertEqual(len(self.starts(log)), 1, "the loop went on as it was, without starting again")
         self.assertRunRecordedOnce()
-        self.assertServesOn(proc)
+        self.assertServesOnWithNothingHandedOver(proc)
 
     def start_copied_binary(self, command="run", *args):
         """taskd COMMAND started from a copy of its binary, which the test may then replace."""
@@ -244,7 +235,8 @@ class UpgradeTest(LoopTestCase):
         binary, proc, log = self.start_copied_binary()
         self.wait_for_file(self.started)
         real = os.path.realpath(taskd_test.TASKD_BIN)
-        self.replace_binary(binary, 'exec %s "$@" --concurrency 0' % real)
+        self.replace_binary(binary, '[ "$1" = --handover-format ] && exec {r} "$@"\nexec {r} "$@" --concurrency 0'
+                            .format(r=real))
         proc.send_signal(signal.SIGUSR2)
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 2, err)
@@ -306,6 +298,26 @@ class UpgradeTest(LoopTestCase):
         open(self.go, "w").close()
         wait_for(lambda: [r for r in self.history("waits") if r["status"] != "running"], 30, "the run's end")
         self.assertRunRecordedOnce()
+
+    def test_a_binary_that_cannot_take_runs_over_is_executed_once_they_have_finished(self):
+        self.add_waiting_task()
+        binary, proc, log = self.start_copied_binary()
+        self.wait_for_file(self.started)
+        real = os.path.realpath(taskd_test.TASKD_BIN)
+        # As a taskd from before hand-overs: it knows no --handover-format (and no record).
+        self.replace_binary(binary, '[ "$1" = --handover-format ] && exit 2\n'
+                            'unset TASKD_ADOPT_FD; exec %s "$@"' % real)
+        proc.send_signal(signal.SIGUSR2)
+        [waits] = wait_for(lambda: self.events(log, "loop.upgrade_waits"), 20, "loop.upgrade_waits")
+        self.assertEqual(waits["running"], "1")
+        self.assertEqual(len(self.starts(log)), 1, "executed before its run finished")
+        self.assertEqual([run["status"] for run in self.history("waits")], ["running"])
+        open(self.go, "w").close()
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        self.assertEqual(self.events_after_second_start(log, "loop.adoption_failed"), [])
+        self.assertEqual(self.events(log, "loop.adopted"), [])
+        self.assertRunRecordedOnce()
+        self.assertServesOnWithNothingHandedOver(proc)
 
 
 if __name__ == "__main__":
