@@ -140,13 +140,14 @@ class UpgradeTest(LoopTestCase):
         wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
         wait_for(lambda: not watchdogs_of(proc.pid), 5, "the watchdog to exit")
 
-    def start_handed(self, record):
-        """taskd run started as a new image would be, $TASKD_ADOPT_FD naming a sealed memfd with `record`."""
+    ALL_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+    def start_handed(self, record, seals=ALL_SEALS):
+        """taskd run started as a new image would be, $TASKD_ADOPT_FD naming a memfd with `record`, sealed with `seals`."""
         fd = os.memfd_create("taskd-handover", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         self.addCleanup(os.close, fd)
         os.write(fd, record)
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW |
-                    fcntl.F_SEAL_WRITE)
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
         log = os.path.join(self.tmp, "taskd.log")
         proc = self.popen_taskd("run", "--log-file", log, "--drain", "0", env={"TASKD_ADOPT_FD": str(fd)},
                                 pass_fds=(fd,))
@@ -168,6 +169,12 @@ class UpgradeTest(LoopTestCase):
         proc, log = self.start_handed(b"14:taskd-handover3:1")
         [failed] = self.events(log, "loop.adoption_failed")
         self.assertEqual(failed["error"], "the hand-over record's count of runs has a bad length")
+        self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_a_record_that_could_still_change_is_not_read(self):
+        proc, log = self.start_handed(b"14:taskd-handover", seals=fcntl.F_SEAL_WRITE)
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertRegex(failed["error"], r"^\$TASKD_ADOPT_FD=\d+ names no hand-over record: it is not sealed$")
         self.assertServesOnWithNothingHandedOver(proc)
 
     def test_a_variable_that_names_no_record_is_logged_and_never_reaches_a_child(self):
