@@ -31,16 +31,6 @@ core::Error malformed(std::string_view what, std::string_view why) {
   return {core::ErrorKind::bad_input, fmt::format("the hand-over record's {} {}", what, why)};
 }
 
-void put_optional(RecordWriter& record, const std::optional<std::int64_t>& value) {
-  record.flag(value.has_value());
-  if (value) record.number(*value);
-}
-
-core::Result<std::optional<std::int64_t>> get_optional(RecordReader& record, std::string_view what) {
-  if (!TRY(record.flag(what))) return std::optional<std::int64_t>();
-  return std::optional<std::int64_t>(TRY(record.number(what)));
-}
-
 }  // namespace
 
 void RecordWriter::text(std::string_view value) {
@@ -50,6 +40,15 @@ void RecordWriter::text(std::string_view value) {
 }
 
 void RecordWriter::number(std::int64_t value) { text(std::to_string(value)); }
+
+void RecordWriter::optional(const std::optional<std::int64_t>& value) {
+  flag(value.has_value());
+  if (value) number(*value);
+}
+
+void RecordWriter::steady(std::chrono::steady_clock::time_point at) {
+  number(std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count());
+}
 
 core::Result<std::string> RecordReader::text(std::string_view what) {
   auto colon = rest_.find(':');
@@ -74,6 +73,17 @@ core::Result<std::int64_t> RecordReader::number(std::string_view what) {
 
 core::Result<bool> RecordReader::flag(std::string_view what) { return TRY(number_in(what, 0, 1)) == 1; }
 
+core::Result<std::optional<std::int64_t>> RecordReader::optional(std::string_view what) {
+  if (!TRY(flag(what))) return std::optional<std::int64_t>();
+  return std::optional<std::int64_t>(TRY(number(what)));
+}
+
+core::Result<std::chrono::steady_clock::time_point> RecordReader::steady(std::string_view what, std::int64_t latest) {
+  auto nanoseconds = std::chrono::nanoseconds(TRY(number_in(what, 0, latest)));
+  return std::chrono::steady_clock::time_point(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(nanoseconds));
+}
+
 core::Result<std::int64_t> RecordReader::number_in(std::string_view what, std::int64_t low, std::int64_t high) {
   auto value = TRY(number(what));
   if (value < low || value > high) return std::unexpected(malformed(what, fmt::format("{} is out of range", value)));
@@ -95,7 +105,7 @@ void write_shutdown_list(RecordWriter& record, const ShutdownList& list) {
     record.number(run.run_index);
     record.number(run.before_attempt_no);
     record.number(run.before_run_index);
-    put_optional(record, run.before_last_run_at_ms);
+    record.optional(run.before_last_run_at_ms);
   }
   record.number(static_cast<std::int64_t>(list.other_fds.size()));
   for (auto fd : list.other_fds) record.number(fd);
@@ -122,7 +132,7 @@ core::Result<ShutdownList> read_shutdown_list(RecordReader& record) {
     run.run_index = TRY(record.number("run index"));
     run.before_attempt_no = TRY(record.number("task's attempt number"));
     run.before_run_index = TRY(record.number("task's run index"));
-    run.before_last_run_at_ms = TRY(get_optional(record, "task's last run"));
+    run.before_last_run_at_ms = TRY(record.optional("task's last run"));
     list.runs.push_back(std::move(run));
   }
   auto fds = TRY(record.number_in("count of descriptors", 0, 16));

@@ -12,6 +12,7 @@
 // rest, which only the same version reads.
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -34,6 +35,10 @@ class RecordWriter {
   void text(std::string_view value);
   void number(std::int64_t value);
   void flag(bool value) { number(value ? 1 : 0); }
+  // A flag, then the value when there is one.
+  void optional(const std::optional<std::int64_t>& value);
+  // In nanoseconds of the steady clock, which execve keeps.
+  void steady(std::chrono::steady_clock::time_point at);
   const std::string& record() const { return record_; }
 
  private:
@@ -49,6 +54,10 @@ class RecordReader {
   core::Result<bool> flag(std::string_view what);
   // A number within [low, high].
   core::Result<std::int64_t> number_in(std::string_view what, std::int64_t low, std::int64_t high);
+  core::Result<std::optional<std::int64_t>> optional(std::string_view what);
+  // A steady time at most `latest` nanoseconds.
+  core::Result<std::chrono::steady_clock::time_point> steady(
+      std::string_view what, std::int64_t latest = std::numeric_limits<std::int64_t>::max());
   bool at_end() const { return rest_.empty(); }
 
  private:

@@ -246,18 +246,6 @@ core::Result<Supervisor::Adopted> Supervisor::adopt(SupervisorHandover handover,
   return adopted;
 }
 
-namespace {
-
-std::int64_t nanoseconds_of(SteadyTime at) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-}
-
-SteadyTime steady_of(std::int64_t nanoseconds) {
-  return SteadyTime(std::chrono::duration_cast<SteadyTime::duration>(std::chrono::nanoseconds(nanoseconds)));
-}
-
-}  // namespace
-
 void write_supervisor(RecordWriter& record, const SupervisorHandover& handover) {
   record.text(handover.containment);
   record.flag(handover.watchdog.has_value());
@@ -277,9 +265,9 @@ void write_supervisor(RecordWriter& record, const SupervisorHandover& handover) 
     record.number(static_cast<std::int64_t>(child.key));
     record.number(child.pid);
     record.number(child.output_fd);
-    record.number(nanoseconds_of(child.deadline));
+    record.steady(child.deadline);
     record.number(child.kill_grace.count());
-    record.number(nanoseconds_of(child.lease_end));
+    record.steady(child.lease_end);
     for (bool flag : {child.terminated, child.killed, child.stopped, child.fenced}) record.flag(flag);
     record.number(static_cast<std::int64_t>(child.output.keep));
     record.text(child.output.head);
@@ -322,9 +310,9 @@ core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
     child.pid = static_cast<pid_t>(TRY(record.number_in("child's pid", 2, max_pid)));
     child.output_fd = static_cast<int>(TRY(record.number_in("child's output", -1, max_fd)));
     // Bounded so that a deadline plus the longest grace stays a time.
-    child.deadline = steady_of(TRY(record.number_in("child's deadline", 0, most - longest_grace_ns)));
+    child.deadline = TRY(record.steady("child's deadline", most - longest_grace_ns));
     child.kill_grace = std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, core::longest_duration.count())));
-    child.lease_end = steady_of(TRY(record.number_in("child's lease", 0, most)));
+    child.lease_end = TRY(record.steady("child's lease"));
     for (bool* flag : {&child.terminated, &child.killed, &child.stopped, &child.fenced})
       *flag = TRY(record.flag("child's state"));
     child.output.keep = static_cast<std::size_t>(TRY(record.number_in("child's output limit", 0, most)));

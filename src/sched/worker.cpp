@@ -177,14 +177,6 @@ constexpr int held_lease_retries_per_lease = 16;
 // run goes before it is first: a run shorter than this costs no write.
 constexpr std::chrono::seconds output_write_period{1};
 
-std::int64_t steady_count(exec::SteadyTime at) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
-}
-
-exec::SteadyTime steady_of(std::int64_t nanoseconds) {
-  return exec::SteadyTime(std::chrono::duration_cast<exec::SteadyTime::duration>(std::chrono::nanoseconds(nanoseconds)));
-}
-
 std::optional<std::int64_t> ms_of(const std::optional<Time>& at) {
   if (!at) return std::nullopt;
   return at->time_since_epoch().count();
@@ -192,14 +184,11 @@ std::optional<std::int64_t> ms_of(const std::optional<Time>& at) {
 
 Time time_of(std::int64_t ms) { return Time(core::Millis(ms)); }
 
-void put_time(exec::RecordWriter& record, const std::optional<Time>& at) {
-  record.flag(at.has_value());
-  if (at) record.number(at->time_since_epoch().count());
-}
+void put_time(exec::RecordWriter& record, const std::optional<Time>& at) { record.optional(ms_of(at)); }
 
 Result<std::optional<Time>> get_time(exec::RecordReader& record, std::string_view what) {
-  if (!TRY(record.flag(what))) return std::optional<Time>();
-  return std::optional<Time>(time_of(TRY(record.number(what))));
+  auto ms = TRY(record.optional(what));
+  return ms ? std::optional<Time>(time_of(*ms)) : std::nullopt;
 }
 
 // A run in flight as the hand-over record holds it: what its end needs of
@@ -229,7 +218,7 @@ void write_claimed(exec::RecordWriter& record, const Claimed& claimed, std::size
   record.text(claimed.attempt_uid);
   put_time(record, claimed.deadline);
   record.text(claimed.state_blob);
-  record.number(steady_count(claimed.leased_at));
+  record.steady(claimed.leased_at);
   record.text(claimed.stop_reason);
   record.number(claimed.before_start.attempt_no);
   record.number(claimed.before_start.run_index);
@@ -269,7 +258,7 @@ Result<Claimed> read_claimed(exec::RecordReader& record, std::size_t& output_wri
   if (!deadline) return core::fail(core::ErrorKind::bad_input, "the hand-over record's run has no deadline");
   claimed.deadline = *deadline;
   claimed.state_blob = TRY(record.text("kept state"));
-  claimed.leased_at = steady_of(TRY(record.number("lease")));
+  claimed.leased_at = TRY(record.steady("lease"));
   claimed.stop_reason = TRY(record.text("stop request"));
   claimed.before_start.attempt_no = static_cast<int>(TRY(record.number_in("task's attempt", 0, std::numeric_limits<int>::max())));
   claimed.before_start.run_index = TRY(record.number("task's run index"));
@@ -317,8 +306,8 @@ class WorkerImpl {
       for (const auto& spare : directory.spares) record.text(spare);
       record.number(static_cast<std::int64_t>(directory.spares_named));
     }
-    record.number(steady_count(renewed_at_));
-    record.number(steady_count(output_written_at_));
+    record.steady(renewed_at_);
+    record.steady(output_written_at_);
     record.number(static_cast<std::int64_t>(in_flight_.size()));
     for (const auto& [key, flight] : in_flight_) write_claimed(record, flight.claimed, flight.output_written);
   }
@@ -764,8 +753,8 @@ Result<WorkerHandover> read_worker(exec::RecordReader& record) {
         static_cast<std::uint64_t>(TRY(record.number_in("spare files named", 0, std::numeric_limits<std::int64_t>::max())));
     handover.run_directory.emplace(TRY(exec::RunDirectory::adopt(std::move(directory))));
   }
-  handover.renewed_at = steady_of(TRY(record.number("renewal")));
-  handover.output_written_at = steady_of(TRY(record.number("output's write")));
+  handover.renewed_at = TRY(record.steady("renewal"));
+  handover.output_written_at = TRY(record.steady("output's write"));
   auto runs = TRY(record.number_in("count of runs", 0, 1 << 20));
   if (runs > 0 && !handover.run_directory)
     return core::fail(core::ErrorKind::bad_input, "the hand-over record's runs have no run directory");
