@@ -326,6 +326,66 @@ class UpgradeTest(LoopTestCase):
         self.assertRunRecordedOnce()
         self.assertServesOnWithNothingHandedOver(proc)
 
+    # A wrapper that hands the real taskd the record it was given, its format changed to 99.
+    OTHER_FORMAT = """#!/usr/bin/python3
+import fcntl, os, sys
+real = %r
+if sys.argv[1:] == ["--handover-format"]:
+    os.execv(real, [real] + sys.argv[1:])
+old = int(os.environ["TASKD_ADOPT_FD"])
+record = os.pread(old, os.fstat(old).st_size, 0)
+def fields(at):
+    while at < len(record):
+        colon = record.index(b":", at)
+        end = colon + 1 + int(record[at:colon])
+        yield at, record[colon + 1:end]
+        at = end
+walk = fields(0)
+take = lambda: next(walk)[1]
+take()  # the mark
+for run in range(int(take())):
+    for field in range(12):
+        take()
+    if take() == b"1":
+        take()
+for fd in range(int(take())):
+    take()
+take(), take()  # the cgroup tree and its home
+at, version = next(walk)
+changed = record[:at] + b"2:99" + record[at + len(str(len(version))) + 1 + len(version):]
+new = os.memfd_create("taskd-handover", os.MFD_ALLOW_SEALING)
+os.write(new, changed)
+fcntl.fcntl(new, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+os.environ["TASKD_ADOPT_FD"] = str(new)
+os.execv(real, [real] + sys.argv[1:])
+"""
+
+    def test_a_record_of_another_format_ends_its_runs_as_a_shutdown_and_queues_them_again(self):
+        term = os.path.join(self.tmp, "term")
+        script = ("trap 'touch %s; exit 143' TERM; touch %s; while [ ! -e %s ]; do sleep 0.05; done"
+                  % (term, self.started, self.go))
+        self.add("waits", "--every", "1h", "--start-now", "--kill-grace", "30s", "--shell", "--", script)
+        binary, proc, log = self.start_copied_binary()
+        self.wait_for_file(self.started)
+        [watchdog] = watchdogs_of(proc.pid)
+        os.unlink(binary)
+        with open(binary, "w") as f:
+            f.write(self.OTHER_FORMAT % os.path.realpath(taskd_test.TASKD_BIN))
+        os.chmod(binary, 0o755)
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
+        [failed] = self.events(log, "loop.adoption_failed")
+        self.assertEqual(failed["error"], "the hand-over record is of format 99, and this taskd reads format 1")
+        self.assertEqual(failed["runs"], "1")
+        self.assertTrue(os.path.exists(term), "the run was not asked to stop (SIGTERM)")
+        [requeued] = [event for event in self.events(log, "run.queued") if event.get("reason")]
+        self.assertEqual((requeued["task"], requeued["status"]), ("waits", "queued"))
+        self.assertIn("could not take the run over; queued again for its slot", requeued["reason"])
+        self.assertEqual(self.events(log, "loop.adopted"), [])
+        self.assertNotIn(watchdog, watchdogs_of(proc.pid), "the old watchdog was left running")
+        self.assertKeepsNothingHandedOver(proc.pid)
+        self.assertServesOnWithNothingHandedOver(proc)
+
 
 if __name__ == "__main__":
     unittest.main()
