@@ -277,28 +277,34 @@ class UpgradeTest(LoopTestCase):
         self.assertKeepsNothingHandedOver(proc.pid)
         self.assertServesOnWithNothingHandedOver(proc)
 
-    def test_a_lingering_group_delays_the_upgrade_while_the_loop_goes_on(self):
+    def upgrade_while_a_group_lingers(self, *args):
+        """taskd run ARGS with the waiting run in flight and a run that ended but left its group lingering (until
+        the test creates the file `lingered`); SIGUSR2."""
         self.add_waiting_task()
-        lingered = os.path.join(self.tmp, "lingered")
+        self.lingered = os.path.join(self.tmp, "lingered")
         lingers = os.path.join(self.tmp, "lingers")
         # Its shell ends once what it started in its group ignores SIGTERM, until the test lets it go.
         script = ("(trap '' TERM; touch %s; while [ ! -e %s ]; do sleep 0.05; done) & while [ ! -e %s ]; do sleep 0.05; done"
-                  % (lingers, lingered, lingers))
+                  % (lingers, self.lingered, lingers))
         self.add("leaves", "--every", "1h", "--start-now", "--kill-grace", "1h", "--shell", "--", script)
-        lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
-        proc, log = self.start("run", *lease)
+        proc, log = self.start("run", *args)
         self.wait_for_file(self.started)
         self.wait_for_file(lingers)
         wait_for(lambda: [r for r in self.history("leaves") if r["status"] == "succeeded"], 30, "the run that lingers")
         proc.send_signal(signal.SIGUSR2)
         wait_for(lambda: self.events(log, "loop.upgrading"), 20, "loop.upgrading")
+        return proc, log
+
+    def test_a_lingering_group_delays_the_upgrade_while_the_loop_goes_on(self):
+        lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
+        proc, log = self.upgrade_while_a_group_lingers(*lease)
         # The loop goes on meanwhile: it heeds a signal, and (on a server) renews the leases past the 2s lease.
         proc.send_signal(signal.SIGHUP)
         wait_for(lambda: self.events(log, "log.reopened"), 10, "log.reopened while the group lingers")
         if lease:
             wait_for(lambda: len(self.events(log, "loop.wake")) >= 12, 30, "a few seconds of the loop")
         self.assertEqual(self.events(log, "loop.executing"), [])
-        open(lingered, "w").close()
+        open(self.lingered, "w").close()
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
         [adopted] = self.events(log, "loop.adopted")
         self.assertEqual(adopted["runs"], "1")
@@ -325,6 +331,19 @@ class UpgradeTest(LoopTestCase):
         self.assertEqual(self.events(log, "loop.adopted"), [])
         self.assertRunRecordedOnce()
         self.assertServesOnWithNothingHandedOver(proc)
+
+    def test_a_sigterm_before_the_upgrade_stops_taskd_as_usual(self):
+        proc, log = self.upgrade_while_a_group_lingers()
+        proc.send_signal(signal.SIGTERM)
+        wait_for(lambda: self.events(log, "loop.stopping"), 20, "loop.stopping")
+        open(self.lingered, "w").close()
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(self.events(log, "loop.executing"), [])
+        self.assertEqual(len(self.starts(log)), 1)
+        [run] = self.history("waits")
+        self.assertEqual(run["status"], "queued")
+        self.assertIn("stopped as taskd shut down", run["reason"])
 
     # A wrapper that hands the real taskd the record it was given, its format changed to 99.
     OTHER_FORMAT = """#!/usr/bin/python3
