@@ -108,7 +108,8 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
     log.log(sched::LogLevel::info, "loop.executing",
             {{"command", std::string(name)}, {"path", loop_options.image->path}, {"running", "0"}});
     auto failed = exec::execute_again(*loop_options.image, std::nullopt, {});
-    log.log(sched::LogLevel::error, "loop.upgrade_failed", {{"error", failed.message}, {"note", "this binary goes on running"}});
+    log.log(sched::LogLevel::error, "loop.upgrade_failed",
+            {{"error", failed.message}, {"note", "this binary goes on running"}});
   }
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};

@@ -321,8 +321,9 @@ core::Result<void> CgroupTree::check_handed(const Handed& handed) {
   auto own = own_cgroup_path();
   // Where open() left this process: in the tree's leaf when it left a home
   // (the tree's parent), else in the tree's parent.
-  bool placed = own && (handed.home.empty() ? *own == handed.path.parent_path()
-                                            : handed.home == handed.path.parent_path() && *own == handed.path / "taskd");
+  bool placed =
+      own && (handed.home.empty() ? *own == handed.path.parent_path()
+                                  : handed.home == handed.path.parent_path() && *own == handed.path / "taskd");
   std::error_code error;
   if (handed.path.filename() != tree_name(::getpid(), start) || !placed || !fs::is_directory(handed.path, error))
     return core::fail(core::ErrorKind::bad_input,

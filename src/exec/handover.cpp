@@ -1,18 +1,18 @@
 #include "exec/handover.hpp"
 
-#include <cerrno>
+#include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <algorithm>
 #include <fmt/format.h>
 #include <limits>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <csignal>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -247,9 +247,9 @@ core::Result<std::string> read_record(const std::string& number) {
   constexpr int seals_needed = F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
   int seals = ::fcntl(fd, F_GET_SEALS);
   struct stat status {};
-  std::string why = seals < 0                            ? std::strerror(errno)
-                    : (seals & seals_needed) != seals_needed ? "it is not sealed"
-                    : ::fstat(fd, &status) != 0          ? std::strerror(errno)
+  std::string why = seals < 0                                                ? std::strerror(errno)
+                    : (seals & seals_needed) != seals_needed                 ? "it is not sealed"
+                    : ::fstat(fd, &status) != 0                              ? std::strerror(errno)
                     : static_cast<std::uint64_t>(status.st_size) > max_field ? "it is too large"
                                                                              : "";
   if (seals >= 0 && !why.empty()) ::close(fd);

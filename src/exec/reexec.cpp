@@ -4,14 +4,14 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fmt/format.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include "exec/handover.hpp"

@@ -120,7 +120,8 @@ core::Result<RunDirectory> RunDirectory::adopt(Handed handed) {
   // A spare is a file right in it, nothing else (removed with it at the end).
   std::erase_if(handed.spares, [&](const std::string& spare) {
     std::filesystem::path path(spare);
-    return path.parent_path() != std::filesystem::path(handed.path) || path.filename() == "." || path.filename() == "..";
+    return path.parent_path() != std::filesystem::path(handed.path) || path.filename() == "." ||
+           path.filename() == "..";
   });
   RunDirectory adopted(std::move(handed.path));
   adopted.spares_ = std::move(handed.spares);

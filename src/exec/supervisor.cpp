@@ -4,13 +4,13 @@
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <csignal>
 #include <fmt/format.h>
 #include <limits>
-#include <csignal>
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -311,7 +311,8 @@ core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
     child.output_fd = static_cast<int>(TRY(record.number_in("child's output", -1, max_fd)));
     // Bounded so that a deadline plus the longest grace stays a time.
     child.deadline = TRY(record.steady("child's deadline", most - longest_grace_ns));
-    child.kill_grace = std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, core::longest_duration.count())));
+    child.kill_grace =
+        std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, core::longest_duration.count())));
     child.lease_end = TRY(record.steady("child's lease"));
     for (bool* flag : {&child.terminated, &child.killed, &child.stopped, &child.fenced})
       *flag = TRY(record.flag("child's state"));

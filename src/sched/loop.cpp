@@ -453,7 +453,8 @@ class Loop {
   }
 
   Upgrade upgrade_failed(const core::Error& error) {
-    log_.log(LogLevel::error, "loop.upgrade_failed", {{"error", error.message}, {"note", "this binary goes on running"}});
+    log_.log(LogLevel::error, "loop.upgrade_failed",
+             {{"error", error.message}, {"note", "this binary goes on running"}});
     upgrading_ = false;
     takes_handover_.reset();
     worker_.resume_claiming();
@@ -538,8 +539,8 @@ class Loop {
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
-  std::optional<bool> takes_handover_;  // whether the binary takes runs over, once asked
-  bool adopted_ = false;    // the runs in flight at the start were handed over
+  std::optional<bool> takes_handover_;        // whether the binary takes runs over, once asked
+  bool adopted_ = false;                      // the runs in flight at the start were handed over
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
 };
@@ -644,9 +645,9 @@ Result<void> end_handed_runs(store::Database* db, const Clock& clock, Logger& lo
 std::optional<exec::ShutdownList> shutdown_list_of(const exec::Handover& handover, Logger& log,
                                                    exec::RecordReader& reader) {
   auto magic = handover.record ? reader.text("mark") : std::unexpected(handover.record.error());
-  auto list = !magic                             ? std::unexpected(magic.error())
+  auto list = !magic                           ? std::unexpected(magic.error())
               : *magic == exec::handover_magic ? exec::read_shutdown_list(reader)
-                                                 : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
+                                               : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
   if (list) return std::move(*list);
   log.log(LogLevel::error, "loop.adoption_failed", {{"error", list.error().message}});
   return std::nullopt;
@@ -692,8 +693,7 @@ Result<std::optional<Adoption>> take_over(store::Database& db, const Clock& cloc
     return std::optional<Adoption>();
   }
   exec::close_inherited(handover.inherited, kept);
-  return std::optional<Adoption>(
-      Adoption{std::move(*presence), std::move(*supervisor), std::move(body->worker)});
+  return std::optional<Adoption>(Adoption{std::move(*presence), std::move(*supervisor), std::move(body->worker)});
 }
 
 }  // namespace
@@ -703,8 +703,9 @@ void refuse_handover(store::Database* db, const Clock& clock, Logger& log, const
   exec::RecordReader reader(handover.record ? *handover.record : std::string_view());
   auto list = shutdown_list_of(handover, log, reader);
   if (auto refused = refuse(db, clock, log, handover, list, why.message); !refused)
-    log.log(LogLevel::error, "loop.unrecorded",
-            {{"error", refused.error().message}, {"note", "the runs that ended are recorded as lost at the next start"}});
+    log.log(
+        LogLevel::error, "loop.unrecorded",
+        {{"error", refused.error().message}, {"note", "the runs that ended are recorded as lost at the next start"}});
 }
 
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,

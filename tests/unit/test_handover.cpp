@@ -103,7 +103,8 @@ TEST_CASE("a hand-over naming a descriptor it did not keep, or one twice, is ref
 TEST_CASE("a shutdown list's kill grace is bounded, so that no time it gives overflows") {
   constexpr auto most = std::numeric_limits<std::int64_t>::max();
   RecordWriter writer;
-  write_shutdown_list(writer, {{ShutdownEntry{.run_id = 7, .task_id = 3, .pid = 4242, .kill_grace_seconds = most}}, {}, "", ""});
+  write_shutdown_list(
+      writer, {{ShutdownEntry{.run_id = 7, .task_id = 3, .pid = 4242, .kill_grace_seconds = most}}, {}, "", ""});
   RecordReader reader(writer.record());
   CHECK(read_shutdown_list(reader).error().message ==
         fmt::format("the hand-over record's kill grace {} is out of range", most));
