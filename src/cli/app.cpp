@@ -11,6 +11,7 @@
 
 #include "cli/context.hpp"
 #include "core/text.hpp"
+#include "exec/handover.hpp"
 #include "exec/privacy.hpp"
 #include "store/location.hpp"
 
@@ -231,6 +232,12 @@ int run_with_every_command(int argc, char** argv) {
 
 int taskd_main(int argc, char** argv) {
   exec::keep_memory_private();
+  // Asked by a taskd about to execute this binary (kill -USR2): whether it
+  // takes runs over as that taskd hands them.
+  if (argc == 2 && std::string_view(argv[1]) == exec::handover_format_option) {
+    fmt::print("{}\n", exec::handover_version);
+    return 0;
+  }
   // Parsed from a copy: the passwords in argv are hidden first.
   std::vector<std::string> words(argv, argv + argc);
   std::vector<char*> args;

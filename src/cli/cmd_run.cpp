@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "cli/context.hpp"
+#include "exec/handover.hpp"
 #include "exec/reexec.hpp"
 #include "exec/signal_watch.hpp"
 #include "sched/log.hpp"
@@ -60,7 +61,10 @@ Result<void> tick(const Context& context, const TickOptions& options) {
   return sched::tick_once(db, context.clock, log, retention, host_id);
 }
 
-Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
+// The loop, taking over `handed` (see sched::run_loop), which it resets
+// once the loop is there to take it.
+Result<void> serve(const Context& context, const LoopCommandOptions& options, sched::Role role,
+                   std::optional<exec::Handover>& handed) {
   std::string_view name = role == sched::Role::work ? "work" : "run";
   if (options.concurrency < 1) return fail(ErrorKind::usage, fmt::format("{}: --concurrency must be at least 1", name));
   auto tick_bound = TRY(optional_duration(options.tick, "--tick"));
@@ -73,7 +77,6 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
-  auto image = exec::this_image(context.command_line);
   auto log = TRY(open_log(context, options.log));
   auto db = TRY(context.open_db_to_run());
   auto lease = TRY(lease_of(options.lease, db));
@@ -86,27 +89,50 @@ Result<void> loop(const Context& context, const LoopCommandOptions& options, sch
   loop_options.drain = *drain;
   loop_options.worker.concurrency = options.concurrency;
   loop_options.worker.host_id = host_id;
-  // Each turn is one life of the loop; another follows only when SIGUSR2's
-  // execution of the binary again failed, and this binary goes on.
-  // From loop.started on, which tells a service manager or a test that the
-  // loop is there, a signal is the loop's to read, never the default action.
-  TRY(exec::SignalWatch::block());
-  while (true) {
-    auto contained = TRY(exec::choose_containment(containment));
+  loop_options.image = exec::this_image(context.command_line);
+  loop_options.on_start = [&](const std::string& contained) {
     log.log(sched::LogLevel::info, "loop.started",
             {{"command", std::string(name)}, {"version", TASKD_VERSION}, {"db", db.name()},
              {"concurrency", std::to_string(options.concurrency)}, {"tick", core::format_duration(*tick_bound)},
-             {"drain", core::format_duration(*drain)}, {"containment", contained.description}});
-    auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, std::move(contained)));
+             {"drain", core::format_duration(*drain)}, {"containment", contained}});
+  };
+  // From loop.started on, which tells a service manager or a test that the
+  // loop is there, a signal is the loop's to read, never the default action.
+  TRY(exec::SignalWatch::block());
+  // Another life of the loop follows only when the binary, which cannot take
+  // runs over, could not be executed once they had finished.
+  while (true) {
+    auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, handed));
     if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
     if (ended == sched::LoopEnd::stopped) break;
-    log.log(sched::LogLevel::info, "loop.executing", {{"command", std::string(name)}, {"path", image.path}});
-    auto failed = exec::execute_again(image);
+    log.log(sched::LogLevel::info, "loop.executing",
+            {{"command", std::string(name)}, {"path", loop_options.image->path}, {"running", "0"}});
+    auto failed = exec::execute_again(*loop_options.image, std::nullopt, {});
     log.log(sched::LogLevel::error, "loop.upgrade_failed",
             {{"error", failed.message}, {"note", "this binary goes on running"}});
   }
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
+}
+
+// A new image that cannot start ends the runs handed over to it as a
+// shutdown does, recording them when it can open the database, logging to
+// stderr when it cannot open its log.
+void refuse_handover(const Context& context, const LoopCommandOptions& options, const exec::Handover& handed,
+                     const core::Error& why) {
+  auto opened = open_log(context, options.log);
+  auto log = opened ? std::move(opened) : sched::Logger::open("", sched::LogLevel::info, context.clock);
+  if (!log) return exec::close_inherited(handed.inherited, {});
+  auto db = context.open_db_to_run();
+  sched::refuse_handover(db ? &*db : nullptr, context.clock, *log, handed, why);
+}
+
+Result<void> loop(const Context& context, const LoopCommandOptions& options, sched::Role role) {
+  // First of all: the variable of an upgrade's hand-over reaches no child.
+  auto handed = exec::take_handover();
+  auto served = serve(context, options, role, handed);
+  if (!served && handed) refuse_handover(context, options, *handed, served.error());
+  return served;
 }
 
 void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Role role) {

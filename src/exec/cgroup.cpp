@@ -316,6 +316,34 @@ core::Result<CgroupTree> CgroupTree::open() {
   return CgroupTree(std::move(path), std::move(home));
 }
 
+core::Result<void> CgroupTree::check_handed(const Handed& handed) {
+  auto start = process_start_ticks(::getpid());
+  auto own = own_cgroup_path();
+  // Where open() left this process: in the tree's leaf when it left a home
+  // (the tree's parent), else in the tree's parent.
+  bool placed =
+      own && (handed.home.empty() ? *own == handed.path.parent_path()
+                                  : handed.home == handed.path.parent_path() && *own == handed.path / "taskd");
+  std::error_code error;
+  if (handed.path.filename() != tree_name(::getpid(), start) || !placed || !fs::is_directory(handed.path, error))
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("{} is not this process's tree of cgroups", handed.path.string()));
+  return {};
+}
+
+CgroupTree CgroupTree::adopt(Handed handed) {
+  CgroupTree tree(std::move(handed.path), std::move(handed.home));
+  tree.made_ = handed.made;
+  return tree;
+}
+
+RunCgroup RunCgroup::adopted(std::filesystem::path path, std::optional<std::chrono::microseconds> cpu_before) {
+  RunCgroup cgroup(std::move(path), -1);
+  cgroup.cpu_before_ = cpu_before;
+  cgroup.limited_ = true;  // its limits unknown: set or reset by the next run that reuses it
+  return cgroup;
+}
+
 CgroupTree::CgroupTree(CgroupTree&& other) noexcept
     : path_(std::move(other.path_)),
       home_(std::move(other.home_)),

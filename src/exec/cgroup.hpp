@@ -54,6 +54,10 @@ class RunCgroup {
   // them. An error (unavailable) names the first limit whose controller the
   // tree does not enable, or a limit file that could not be written.
   core::Result<void> limit(const core::ResourceLimits& limits);
+  // Its CPU time when it was handed out (see usage()), for a next image of
+  // taskd, which takes it over with that.
+  std::optional<std::chrono::microseconds> cpu_before() const { return cpu_before_; }
+  static RunCgroup adopted(std::filesystem::path path, std::optional<std::chrono::microseconds> cpu_before);
 
  private:
   friend class CgroupTree;
@@ -94,6 +98,18 @@ class CgroupTree {
   // is gone.
   void take_down() const;
   const std::filesystem::path& path() const { return path_; }
+  // What a next image of taskd needs to go on with the tree: its path, the
+  // cgroup taskd left for its leaf, and how many run cgroups it made.
+  struct Handed {
+    std::filesystem::path path;
+    std::filesystem::path home;
+    std::uint64_t made = 0;
+  };
+  Handed handed() const { return {path_, home_, made_}; }
+  // Whether `handed` names this process's tree (an error says why not).
+  static core::Result<void> check_handed(const Handed& handed);
+  // The tree a previous image of this process handed over, once checked.
+  static CgroupTree adopt(Handed handed);
 
  private:
   CgroupTree(std::filesystem::path path, std::filesystem::path home) : path_(std::move(path)), home_(std::move(home)) {}

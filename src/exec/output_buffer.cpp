@@ -45,6 +45,24 @@ std::string OutputBuffer::contents() const {
   return out;
 }
 
+OutputBuffer::Kept OutputBuffer::kept() const {
+  std::string tail = tail_.substr(tail_start_) + tail_.substr(0, tail_start_);
+  return {head_limit_ + tail_limit_, head_, std::move(tail), total_};
+}
+
+std::optional<OutputBuffer> OutputBuffer::from(Kept kept) {
+  OutputBuffer buffer(kept.keep);
+  bool head_full = kept.head.size() == buffer.head_limit_;
+  if (kept.head.size() > buffer.head_limit_ || kept.tail.size() > buffer.tail_limit_ ||
+      (!kept.tail.empty() && !head_full) || kept.total < kept.head.size() + kept.tail.size() ||
+      (kept.total > kept.head.size() + kept.tail.size() && kept.tail.size() != buffer.tail_limit_))
+    return std::nullopt;
+  buffer.head_ = std::move(kept.head);
+  buffer.tail_ = std::move(kept.tail);
+  buffer.total_ = kept.total;
+  return buffer;
+}
+
 std::string cut_line(std::size_t bytes) {
   if (bytes < 1024) return fmt::format("[taskd: {} byte{} of output cut here]\n", bytes, bytes == 1 ? "" : "s");
   double size = static_cast<double>(bytes) / 1024;

@@ -4,6 +4,7 @@
 // started, the tail what explains a failure. A quarter goes to the head and
 // the rest to the tail, as the end is what a run's reader most wants.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,18 @@ class OutputBuffer {
   bool truncated() const { return cut_bytes() > 0; }
   std::size_t cut_bytes() const { return total_ - head_.size() - tail_.size(); }
   std::size_t total_bytes() const { return total_; }
+
+  // What it holds, for a next image of taskd to take over: the bytes it
+  // keeps, its head, its tail in the order written, and the bytes written.
+  struct Kept {
+    std::size_t keep = 0;
+    std::string head;
+    std::string tail;
+    std::size_t total = 0;
+  };
+  Kept kept() const;
+  // The buffer that held `kept`; none when no buffer could have.
+  static std::optional<OutputBuffer> from(Kept kept);
 
  private:
   void append_to_tail(std::string_view bytes);

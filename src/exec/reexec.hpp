@@ -1,7 +1,10 @@
 #pragma once
 // Executing taskd's binary again in place (kill -USR2 to `taskd run` or
 // `taskd work`), so that an upgrade of the package takes effect without a
-// restart. The pid stays, and with it the workers row's identity.
+// restart. The pid stays, and with it the workers row's identity and the
+// children: the new image takes over the runs in flight (see handover.hpp).
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,8 +24,17 @@ struct Image {
 // then name the old, deleted inode, " (deleted)"), else argv[0].
 Image this_image(std::vector<std::string> argv);
 
-// Replaces this process with `image`, with the same environment; returns
-// only when it could not, with why.
-core::Error execute_again(const Image& image);
+// Whether `image` takes over runs handed over as this binary hands them:
+// it answers `--handover-format` with this one's format within a second or
+// two. False for a binary from before hand-overs or of another format; an
+// error when it cannot be executed.
+core::Result<bool> takes_handover(const Image& image);
+
+// Replaces this process with `image`, with the same environment plus, when
+// given, $TASKD_ADOPT_FD naming `record` (a sealed memfd, see seal_record),
+// which is kept across execve with `kept`; returns only when it could not,
+// with why, after putting everything back: `record` closed, the variable
+// gone, `kept` close-on-exec again.
+core::Error execute_again(const Image& image, std::optional<int> record, std::span<const int> kept);
 
 }  // namespace taskd::exec

@@ -1,6 +1,8 @@
 #include "exec/run_files.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -95,10 +97,46 @@ RunDirectory::~RunDirectory() {
   std::filesystem::remove_all(path_, ignored);
 }
 
+namespace {
+
+// Whether `path` is named as make() names a run directory: taskd-run-XXXXXX
+// (mkdtemp's letters and digits) right in the temporary directory.
+bool named_as_run_directory(const std::filesystem::path& path) {
+  auto name = path.filename().native();
+  constexpr std::string_view prefix = "taskd-run-";
+  return path.parent_path() == std::filesystem::path(temp_root()) && name.size() == prefix.size() + 6 &&
+         name.starts_with(prefix) && std::ranges::all_of(name.substr(prefix.size()), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) != 0;
+         });
+}
+
+}  // namespace
+
+core::Result<RunDirectory> RunDirectory::adopt(Handed handed) {
+  struct stat directory {};
+  if (!named_as_run_directory(handed.path) || ::lstat(handed.path.c_str(), &directory) != 0 ||
+      !S_ISDIR(directory.st_mode) || directory.st_uid != ::geteuid() || (directory.st_mode & 077) != 0)
+    return core::fail(core::ErrorKind::bad_input, fmt::format("{} is not a run directory of taskd's", handed.path));
+  // A spare is a file right in it, nothing else (removed with it at the end).
+  std::erase_if(handed.spares, [&](const std::string& spare) {
+    std::filesystem::path path(spare);
+    return path.parent_path() != std::filesystem::path(handed.path) || path.filename() == "." ||
+           path.filename() == "..";
+  });
+  RunDirectory adopted(std::move(handed.path));
+  adopted.spares_ = std::move(handed.spares);
+  adopted.spares_named_ = handed.spares_named;
+  return adopted;
+}
+
+RunFiles RunDirectory::files_of(std::int64_t run_id) const {
+  return RunFiles(fmt::format("{}/{}.state", path_, run_id), fmt::format("{}/{}.status", path_, run_id));
+}
+
 core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state) {
   for (bool first_try : {true, false}) {
-    std::string state_path = fmt::format("{}/{}.state", path_, run_id);
-    if (place_state_file(state_path, state)) return RunFiles(std::move(state_path), fmt::format("{}/{}.status", path_, run_id));
+    auto files = files_of(run_id);
+    if (place_state_file(files.state_path(), state)) return files;
     if (!first_try || errno != ENOENT) break;
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.

@@ -46,6 +46,20 @@ class RunDirectory {
   // some process (one the run left behind) still has it open.
   RunLeftovers collect(RunFiles files, std::size_t state_limit);
 
+  // What a next image of taskd needs to go on with the directory: its path,
+  // its spare state files and how many it named.
+  struct Handed {
+    std::string path;
+    std::vector<std::string> spares;
+    std::uint64_t spares_named = 0;
+  };
+  Handed handed() const { return {path_, spares_, spares_named_}; }
+  // The directory a previous image of this process handed over; an error
+  // unless it is a directory of this user's, readable by it alone.
+  static core::Result<RunDirectory> adopt(Handed handed);
+  // The files files_for() gave run `run_id` (in a previous image too).
+  RunFiles files_of(std::int64_t run_id) const;
+
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
   // Gives the state file `path` the contents `state`: a spare file renamed,

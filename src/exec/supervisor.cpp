@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <csignal>
+#include <fmt/format.h>
+#include <limits>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include "core/duration.hpp"
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/scheduling.hpp"
 
@@ -109,8 +115,228 @@ Supervisor::Supervisor(ContainmentChoice containment, std::optional<std::chrono:
   // Forked first: a subreaper and short slices are taskd's, not the watchdog's.
   if (auto started = Watchdog::start(cgroups_ ? &*cgroups_ : nullptr, scan_every))
     watchdog_.emplace(std::move(*started));
+  become_supervisor();
+}
+
+Supervisor::Supervisor(Adopted adopted, std::optional<std::chrono::milliseconds> lease)
+    : cgroups_(std::move(adopted.cgroups)), containment_(std::move(adopted.containment)),
+      children_(std::move(adopted.children)), watchdog_(std::move(adopted.watchdog)) {
+  if (lease) backstop_after_ = *lease / 4;
+  become_supervisor();
+}
+
+void Supervisor::become_supervisor() {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ask_for_short_slices();
+}
+
+SupervisorHandover Supervisor::hand_over() const {
+  SupervisorHandover handover{containment_, std::nullopt, std::nullopt, {}};
+  if (watchdog_) handover.watchdog = watchdog_->handed();
+  if (cgroups_) handover.cgroups = cgroups_->handed();
+  for (const auto& child : children_) {
+    handover.children.push_back(
+        HandedChild{.key = child.key,
+                    .pid = child.pid,
+                    .output_fd = child.output_fd,
+                    .deadline = child.deadline,
+                    .kill_grace = child.kill_grace,
+                    .lease_end = child.lease_end,
+                    .terminated = child.terminated,
+                    .killed = child.killed,
+                    .stopped = child.stopped,
+                    .fenced = child.fenced,
+                    .output = child.output.kept(),
+                    .token = child.token,
+                    .cgroup = child.cgroup ? child.cgroup->path().native() : "",
+                    .cgroup_cpu_before = child.cgroup ? child.cgroup->cpu_before() : std::nullopt,
+                    .watched = child.watched});
+  }
+  return handover;
+}
+
+namespace {
+
+// Whether each descriptor `handover` names is one the previous image left
+// open across execve (above 2, never two the same) and of its kind.
+core::Result<void> check_descriptors(const SupervisorHandover& handover, const Handover& handed) {
+  std::vector<int> named;
+  if (handover.watchdog) named.insert(named.end(), {handover.watchdog->taskd_end, handover.watchdog->table});
+  for (const auto& child : handover.children)
+    if (child.output_fd >= 0) named.push_back(child.output_fd);
+  for (int fd : named) {
+    struct stat status {};
+    bool pipe_end = fd == (handover.watchdog ? handover.watchdog->table : -1) ||
+                    (::fstat(fd, &status) == 0 && S_ISFIFO(status.st_mode));
+    if (!handed.inherits(fd) || std::ranges::count(named, fd) != 1 || !pipe_end)
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("the descriptor {} is not one the previous image kept for its runs", fd));
+  }
+  return {};
+}
+
+// Whether `path` is a run's cgroup the tree made: "run-N" in it, N at most
+// the count it made.
+bool is_run_cgroup(const std::filesystem::path& path, const CgroupTree::Handed& tree) {
+  auto name = path.filename().native();
+  std::uint64_t number = 0;
+  auto digits = std::string_view(name).substr(std::min<std::size_t>(4, name.size()));
+  auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  return path.parent_path() == tree.path && name.starts_with("run-") && error == std::errc{} &&
+         end == digits.data() + digits.size() && number >= 1 && number <= tree.made;
+}
+
+// Whether `handed` can be taken over: this process's own child (not reaped
+// yet: a zombie still answers waitid) and not the watchdog, its cgroup in
+// the tree.
+core::Result<void> check_child(const HandedChild& handed, const SupervisorHandover& handover) {
+  siginfo_t info{};
+  bool own = ::waitid(P_PID, static_cast<id_t>(handed.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+             (!handover.watchdog || handover.watchdog->pid != handed.pid);
+  bool cgroup_ok = handed.cgroup.empty() || (handover.cgroups && is_run_cgroup(handed.cgroup, *handover.cgroups));
+  bool unique = std::ranges::count(handover.children, handed.key, &HandedChild::key) == 1 &&
+                std::ranges::count(handover.children, handed.pid, &HandedChild::pid) == 1;
+  if (!own || !cgroup_ok || !unique)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("the child {} of run {} cannot be taken over", handed.pid, handed.key));
+  return {};
+}
+
+}  // namespace
+
+core::Result<Supervisor::Adopted> Supervisor::adopt(SupervisorHandover handover, const Handover& handed) {
+  // Everything is checked before anything is built: what is built and
+  // dropped would end the runs at once (a tree taken down, a watchdog told
+  // goodbye), where a failed adoption ends them as a shutdown does.
+  TRY(check_descriptors(handover, handed));
+  if (handover.cgroups) TRY(CgroupTree::check_handed(*handover.cgroups));
+  std::vector<OutputBuffer> outputs;
+  for (auto& child : handover.children) {
+    TRY(check_child(child, handover));
+    auto output = OutputBuffer::from(std::move(child.output));
+    if (!output)
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("the output kept of run {} cannot be taken over", child.key));
+    outputs.push_back(std::move(*output));
+  }
+  Adopted adopted{std::move(handover.containment), std::nullopt, std::nullopt, {}};
+  if (handover.watchdog) adopted.watchdog.emplace(TRY(Watchdog::adopt(*handover.watchdog)));
+  if (handover.cgroups) adopted.cgroups.emplace(CgroupTree::adopt(std::move(*handover.cgroups)));
+  for (std::size_t i = 0; i < handover.children.size(); ++i) {
+    auto& handed_child = handover.children[i];
+    std::optional<RunCgroup> cgroup;
+    if (!handed_child.cgroup.empty())
+      cgroup.emplace(RunCgroup::adopted(handed_child.cgroup, handed_child.cgroup_cpu_before));
+    adopted.children.push_back(Child{.key = handed_child.key,
+                                     .pid = handed_child.pid,
+                                     .output_fd = handed_child.output_fd,
+                                     .exit_fd = open_pidfd(handed_child.pid),
+                                     .deadline = handed_child.deadline,
+                                     .kill_grace = handed_child.kill_grace,
+                                     .lease_end = handed_child.lease_end,
+                                     .terminated = handed_child.terminated,
+                                     .killed = handed_child.killed,
+                                     .stopped = handed_child.stopped,
+                                     .fenced = handed_child.fenced,
+                                     .output = std::move(outputs[i]),
+                                     .token = std::move(handed_child.token),
+                                     .cgroup = std::move(cgroup),
+                                     .watched = handed_child.watched});
+  }
+  return adopted;
+}
+
+void write_supervisor(RecordWriter& record, const SupervisorHandover& handover) {
+  record.text(handover.containment);
+  record.flag(handover.watchdog.has_value());
+  if (handover.watchdog) {
+    record.number(handover.watchdog->pid);
+    record.number(handover.watchdog->taskd_end);
+    record.number(handover.watchdog->table);
+  }
+  record.flag(handover.cgroups.has_value());
+  if (handover.cgroups) {
+    record.text(handover.cgroups->path.native());
+    record.text(handover.cgroups->home.native());
+    record.number(static_cast<std::int64_t>(handover.cgroups->made));
+  }
+  record.number(static_cast<std::int64_t>(handover.children.size()));
+  for (const auto& child : handover.children) {
+    record.number(static_cast<std::int64_t>(child.key));
+    record.number(child.pid);
+    record.number(child.output_fd);
+    record.steady(child.deadline);
+    record.number(child.kill_grace.count());
+    record.steady(child.lease_end);
+    for (bool flag : {child.terminated, child.killed, child.stopped, child.fenced}) record.flag(flag);
+    record.number(static_cast<std::int64_t>(child.output.keep));
+    record.text(child.output.head);
+    record.text(child.output.tail);
+    record.number(static_cast<std::int64_t>(child.output.total));
+    record.text(child.token);
+    record.text(child.cgroup);
+    record.flag(child.cgroup_cpu_before.has_value());
+    if (child.cgroup_cpu_before) record.number(child.cgroup_cpu_before->count());
+    record.flag(child.watched.has_value());
+    if (child.watched) record.number(static_cast<std::int64_t>(*child.watched));
+  }
+}
+
+core::Result<SupervisorHandover> read_supervisor(RecordReader& record) {
+  constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  constexpr auto longest_grace_ns = std::chrono::nanoseconds(core::longest_duration).count();
+  constexpr std::int64_t max_fd = std::numeric_limits<int>::max();
+  constexpr std::int64_t max_pid = std::numeric_limits<pid_t>::max();
+  SupervisorHandover handover;
+  handover.containment = TRY(record.text("containment"));
+  if (TRY(record.flag("watchdog"))) {
+    Watchdog::Handed watchdog{};
+    watchdog.pid = static_cast<pid_t>(TRY(record.number_in("watchdog's pid", 2, max_pid)));
+    watchdog.taskd_end = static_cast<int>(TRY(record.number_in("watchdog's pipe", 0, max_fd)));
+    watchdog.table = static_cast<int>(TRY(record.number_in("watchdog's table", 0, max_fd)));
+    handover.watchdog = watchdog;
+  }
+  if (TRY(record.flag("cgroups"))) {
+    CgroupTree::Handed tree;
+    tree.path = TRY(record.text("cgroup tree"));
+    tree.home = TRY(record.text("cgroup home"));
+    tree.made = static_cast<std::uint64_t>(TRY(record.number_in("cgroups made", 0, most)));
+    handover.cgroups = std::move(tree);
+  }
+  auto children = TRY(record.number_in("count of children", 0, 1 << 20));
+  for (std::int64_t i = 0; i < children; ++i) {
+    HandedChild child;
+    child.key = static_cast<std::uint64_t>(TRY(record.number_in("child's run", 1, most)));
+    child.pid = static_cast<pid_t>(TRY(record.number_in("child's pid", 2, max_pid)));
+    child.output_fd = static_cast<int>(TRY(record.number_in("child's output", -1, max_fd)));
+    // Bounded so that a deadline plus the longest grace stays a time.
+    child.deadline = TRY(record.steady("child's deadline", most - longest_grace_ns));
+    child.kill_grace =
+        std::chrono::seconds(TRY(record.number_in("child's kill grace", 0, core::longest_duration.count())));
+    child.lease_end = TRY(record.steady("child's lease"));
+    for (bool* flag : {&child.terminated, &child.killed, &child.stopped, &child.fenced})
+      *flag = TRY(record.flag("child's state"));
+    child.output.keep = static_cast<std::size_t>(TRY(record.number_in("child's output limit", 0, most)));
+    child.output.head = TRY(record.text("child's output head"));
+    child.output.tail = TRY(record.text("child's output tail"));
+    child.output.total = static_cast<std::size_t>(TRY(record.number_in("child's output size", 0, most)));
+    child.token = TRY(record.text("child's token"));
+    child.cgroup = TRY(record.text("child's cgroup"));
+    if (TRY(record.flag("child's cgroup time")))
+      child.cgroup_cpu_before = std::chrono::microseconds(TRY(record.number("child's cgroup time")));
+    if (TRY(record.flag("child's watch")))
+      child.watched = static_cast<std::size_t>(TRY(record.number_in("child's watch", 0, WatchedRuns::capacity - 1)));
+    handover.children.push_back(std::move(child));
+  }
+  return handover;
+}
+
+std::vector<int> kept_descriptors(const SupervisorHandover& handover) {
+  std::vector<int> fds;
+  if (handover.watchdog) fds.insert(fds.end(), {handover.watchdog->taskd_end, handover.watchdog->table});
+  for (const auto& child : handover.children)
+    if (child.output_fd >= 0) fds.push_back(child.output_fd);
+  return fds;
 }
 
 Supervisor::~Supervisor() {

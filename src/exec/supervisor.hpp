@@ -23,6 +23,38 @@
 
 namespace taskd::exec {
 
+class RecordReader;
+class RecordWriter;
+struct Handover;
+
+// A child as a next image of taskd takes it over (see Supervisor).
+struct HandedChild {
+  std::uint64_t key = 0;
+  pid_t pid = 0;
+  int output_fd = -1;  // kept across execve
+  SteadyTime deadline;
+  std::chrono::seconds kill_grace{0};
+  SteadyTime lease_end;
+  bool terminated = false, killed = false, stopped = false, fenced = false;
+  OutputBuffer::Kept output;
+  std::string token;
+  std::string cgroup;  // its run's cgroup's path; empty: none
+  std::optional<std::chrono::microseconds> cgroup_cpu_before;
+  std::optional<std::size_t> watched;
+};
+
+// What a Supervisor hands a next image of taskd.
+struct SupervisorHandover {
+  std::string containment;  // as ContainmentChoice describes it
+  std::optional<Watchdog::Handed> watchdog;
+  std::optional<CgroupTree::Handed> cgroups;
+  std::vector<HandedChild> children;
+};
+void write_supervisor(RecordWriter& record, const SupervisorHandover& handover);
+core::Result<SupervisorHandover> read_supervisor(RecordReader& record);
+// The descriptors to keep across execve: the children's output pipes and the watchdog's.
+std::vector<int> kept_descriptors(const SupervisorHandover& handover);
+
 class Supervisor final : public Runner {
  public:
   // Makes taskd the subreaper of its children's orphans, so what a run leaves
@@ -37,6 +69,14 @@ class Supervisor final : public Runner {
   // the server's lease, which ends half a lease past the fencing, has not.
   explicit Supervisor(ContainmentChoice containment = {std::nullopt, "subreaper"},
                       std::optional<std::chrono::milliseconds> lease = std::nullopt);
+  // Takes over the children, the watchdog and the cgroups that a previous
+  // image of this process handed over (see adopt()).
+  struct Adopted;
+  Supervisor(Adopted adopted, std::optional<std::chrono::milliseconds> lease);
+  // Checks what was handed over (each descriptor one `handed` inherited,
+  // each child this process's, its cgroup in the tree), then builds what
+  // takes it over; an error leaves everything as it was.
+  static core::Result<Adopted> adopt(SupervisorHandover handover, const Handover& handed);
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
   // Kills (SIGKILL) and reaps every child and group still there, then lets
@@ -58,6 +98,12 @@ class Supervisor final : public Runner {
   // Kills what is left in a group after its grace.
   void finish_lingering() override;
   std::size_t running() const override { return children_.size(); }
+  // Whether a group a child left is still waited for (see finish_lingering).
+  bool lingers() const { return !lingering_.empty(); }
+  // What a next image of taskd takes over; with nothing lingering.
+  SupervisorHandover hand_over() const;
+  // The description of its containment, as ContainmentChoice gives it.
+  const std::string& containment() const { return containment_; }
 
  private:
   struct Child {
@@ -101,6 +147,8 @@ class Supervisor final : public Runner {
   // the grace is over, else SIGTERM, lingering until it is.
   void stop_escaped(const Child& child, SteadyTime now);
   std::vector<ChildResult> reap_exited(SteadyTime now);
+  // Sets up what runs and watchdog do not carry: the subreaper, the slices.
+  void become_supervisor();
   // Reaps orphans that left their run's process group (a daemonizing
   // grandchild) and were handed to taskd as their subreaper.
   void reap_strays();
@@ -120,6 +168,14 @@ class Supervisor final : public Runner {
   std::vector<Lingering> lingering_;
   // After cgroups_: gone (and told goodbye) before the tree is taken down.
   std::optional<Watchdog> watchdog_;
+
+ public:
+  struct Adopted {
+    std::string containment;
+    std::optional<CgroupTree> cgroups;
+    std::optional<Watchdog> watchdog;
+    std::vector<Child> children;
+  };
 };
 
 }  // namespace taskd::exec

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "exec/cgroup.hpp"
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 
 namespace taskd::exec {
@@ -197,15 +199,34 @@ void WatchedRuns::say_goodbye() { store(goodbye_, 1); }
 
 bool WatchedRuns::said_goodbye() const { return load(goodbye_) != 0; }
 
-core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups, std::optional<std::chrono::milliseconds> scan_every) {
-  void* memory = ::mmap(nullptr, sizeof(WatchedRuns), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+namespace {
+
+// The table, in a memfd (close-on-exec until an upgrade keeps it) mapped shared.
+core::Result<std::pair<int, WatchedRuns*>> map_table(int fd, bool fresh) {
+  if (fresh && ::ftruncate(fd, sizeof(WatchedRuns)) != 0)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot size the watchdog's table: {}", std::strerror(errno)));
+  void* memory = ::mmap(nullptr, sizeof(WatchedRuns), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (memory == MAP_FAILED)
-    return core::fail(core::ErrorKind::internal,
-                      fmt::format("cannot map the watchdog's table: {}", std::strerror(errno)));
-  auto* runs = new (memory) WatchedRuns;
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot map the watchdog's table: {}", std::strerror(errno)));
+  return std::pair{fd, fresh ? new (memory) WatchedRuns : static_cast<WatchedRuns*>(memory)};
+}
+
+}  // namespace
+
+core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups, std::optional<std::chrono::milliseconds> scan_every) {
+  int table_fd = ::memfd_create("taskd-watchdog", MFD_CLOEXEC);
+  if (table_fd < 0)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot make the watchdog's table: {}", std::strerror(errno)));
+  auto table = map_table(table_fd, true);
+  if (!table) {
+    ::close(table_fd);
+    return std::unexpected(table.error());
+  }
+  auto* runs = table->second;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
-    ::munmap(memory, sizeof(WatchedRuns));
+    ::munmap(runs, sizeof(WatchedRuns));
+    ::close(table_fd);
     return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
   }
   pid_t taskd = ::getpid();
@@ -221,17 +242,28 @@ core::Result<Watchdog> Watchdog::start(const CgroupTree* cgroups, std::optional<
   ::close(fds[0]);
   if (pid < 0) {
     ::close(fds[1]);
-    ::munmap(memory, sizeof(WatchedRuns));
+    ::munmap(runs, sizeof(WatchedRuns));
+    ::close(table_fd);
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot start the watchdog: {}", std::strerror(fork_error)));
   }
   ::setpgid(pid, pid);  // as the watchdog does itself, whichever comes first
-  return Watchdog(pid, fds[1], runs);
+  return Watchdog(pid, fds[1], table_fd, runs);
+}
+
+core::Result<Watchdog> Watchdog::adopt(Handed handed) {
+  struct stat pipe {}, table {};
+  if (handed.pid <= 0 || ::fstat(handed.taskd_end, &pipe) != 0 || !S_ISFIFO(pipe.st_mode) ||
+      ::fstat(handed.table, &table) != 0 || table.st_size != static_cast<off_t>(sizeof(WatchedRuns)))
+    return core::fail(core::ErrorKind::bad_input, "the watchdog handed over is not there");
+  auto mapped = TRY(map_table(handed.table, false));
+  return Watchdog(handed.pid, handed.taskd_end, handed.table, mapped.second);
 }
 
 Watchdog::Watchdog(Watchdog&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
       taskd_end_(std::exchange(other.taskd_end_, -1)),
+      table_fd_(std::exchange(other.table_fd_, -1)),
       runs_(std::exchange(other.runs_, nullptr)) {}
 
 Watchdog::~Watchdog() {
@@ -242,6 +274,7 @@ Watchdog::~Watchdog() {
   while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
   }
   ::munmap(runs_, sizeof(WatchedRuns));
+  ::close(table_fd_);
 }
 
 }  // namespace taskd::exec

@@ -17,6 +17,11 @@
 // a while after its own SIGKILL would have come and before the lease ends
 // on the server, where another host takes the run for lost and retries it.
 //
+// Across an upgrade (taskd executing its binary again, kill -USR2) it goes
+// on: taskd keeps the pipe's write end and the memfd that holds the table
+// open across execve, and the new image maps the table again (adopt()), so
+// that no run goes unwatched and none is ended by the execve.
+//
 // It learns of taskd's end from a pipe of which taskd alone holds the write
 // end (close-on-exec: no child inherits it), and nothing is ever written to;
 // end of file is taskd's end. It blocks every signal it can, so that what
@@ -109,6 +114,17 @@ class Watchdog {
   // `scan_every`, it looks for runs past their backstop that often. An error
   // when the system refuses a process or the memory.
   static core::Result<Watchdog> start(const CgroupTree* cgroups, std::optional<std::chrono::milliseconds> scan_every);
+  // What a next image of taskd needs to go on with this watchdog: its pid,
+  // the pipe's write end and the table's memfd, both to keep across execve.
+  struct Handed {
+    pid_t pid;
+    int taskd_end;
+    int table;
+  };
+  Handed handed() const { return {pid_, taskd_end_, table_fd_}; }
+  // The watchdog a previous image of this process handed over; an error
+  // when its descriptors are not what handed() gave.
+  static core::Result<Watchdog> adopt(Handed handed);
   Watchdog(Watchdog&& other) noexcept;
   Watchdog& operator=(Watchdog&&) = delete;
   Watchdog(const Watchdog&) = delete;
@@ -125,9 +141,11 @@ class Watchdog {
   void backstop(std::size_t entry, SteadyTime at) { runs_->set_backstop(entry, at); }
 
  private:
-  Watchdog(pid_t pid, int taskd_end, WatchedRuns* runs) : pid_(pid), taskd_end_(taskd_end), runs_(runs) {}
+  Watchdog(pid_t pid, int taskd_end, int table_fd, WatchedRuns* runs)
+      : pid_(pid), taskd_end_(taskd_end), table_fd_(table_fd), runs_(runs) {}
   pid_t pid_;
   int taskd_end_;      // the pipe's write end
+  int table_fd_;       // the memfd runs_ maps
   WatchedRuns* runs_;  // shared with the watchdog
 };
 

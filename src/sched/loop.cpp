@@ -5,14 +5,18 @@
 #include <csignal>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 #include <poll.h>
+#include <set>
 
 #include "core/duration.hpp"
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/service_manager.hpp"
 #include "exec/signal_watch.hpp"
 #include "exec/supervisor.hpp"
 #include "sched/change_watch.hpp"
+#include "sched/outcome.hpp"
 #include "sched/presence.hpp"
 #include "sched/recovery.hpp"
 #include "sched/tick.hpp"
@@ -39,6 +43,10 @@ constexpr auto change_rest = 100ms;
 // the server's return) and to max_retry_delay.
 constexpr core::Millis first_retry_delay = 100ms;
 constexpr core::Millis max_retry_delay = 5s;
+
+// How long a hand-over given up waits for the previous image's watchdog
+// (and the runs it ends) to exit.
+constexpr core::Millis watchdog_wait = 5s;
 
 void log_reports(Logger& log, const std::vector<RunReport>& reports) {
   for (const auto& report : reports) log_report(log, report);
@@ -101,15 +109,23 @@ struct Wake {
 class Loop {
  public:
   Loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options, exec::Supervisor& supervisor,
-       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence, exec::ServiceManager& service)
+       exec::SignalWatch& signals, ChangeWatch& changes, Presence& presence, exec::ServiceManager& service,
+       std::optional<WorkerHandover> adopted)
       : db_(db), clock_(clock), log_(log), options_(options), supervisor_(supervisor), signals_(signals),
         changes_(changes), presence_(presence), service_(service), self_(presence.identity()),
         worker_(db, clock, supervisor, options.worker),
-        crash_(options.worker.crash) {}
+        crash_(options.worker.crash) {
+    if (adopted) worker_.adopt(std::move(*adopted));
+    adopted_ = adopted.has_value();
+  }
 
   Result<LoopEnd> run() {
     seen_version_ = TRY(store::data_version(db_));
     note_clock_offset();
+    // Adopted runs' leases are renewed first thing (see hand_over_and_execute).
+    if (adopted_) {
+      if (auto renewed = worker_.renew_leases(); !renewed) TRY(wait_out(renewed.error()));
+    }
     Wake wake{.timer = true};
     while (true) {
       if (wake.needs_pass()) {
@@ -121,10 +137,12 @@ class Loop {
         }
       }
       service_.keep_alive(std::chrono::steady_clock::now());
-      if (upgrading_ && !stopping_ && worker_.running() == 0 && !worker_.has_unwritten_ends()) {
-        supervisor_.finish_lingering();
+      // Not while the server is out of reach (the new image could not take
+      // the runs over), nor while a group a run left lingers (waited for by
+      // this loop, which meanwhile renews leases and heeds signals).
+      if (upgrading_ && !stopping_ && !outage_ && !supervisor_.lingers() && !worker_.has_unwritten_ends() &&
+          execute_again() == Upgrade::without_handover)
         return LoopEnd::upgrade;
-      }
       if (stopping_ && worker_.running() == 0) {
         supervisor_.finish_lingering();
         if (auto recorded = keep_up(); !recorded)
@@ -431,13 +449,80 @@ class Loop {
   }
 
   // SIGUSR2: nothing more is claimed (what is due is still queued), and once
-  // the runs in flight have ended and are recorded the loop ends, for taskd
-  // to execute its binary again. Nothing while stopping, or already upgrading.
+  // no end of a run waits to be written, taskd executes its binary again.
+  // Nothing while stopping, or already upgrading.
   void upgrade() {
-    if (stopping_ || upgrading_) return;
+    if (stopping_ || upgrading_ || !options_.image) return;
     upgrading_ = true;
     worker_.stop_claiming();
     log_.log(LogLevel::info, "loop.upgrading", {{"running", std::to_string(worker_.running())}});
+  }
+
+  // Executes the binary again, handing over the runs in flight; back only
+  // when that failed, and then the loop goes on as it was, claiming again.
+  // A binary that cannot take runs over (one from before hand-overs, a
+  // downgrade, or of another format) is executed once the runs in flight
+  // have finished, by the caller of run_loop, with no record: the loop
+  // ends first, as a stop ends it.
+  enum class Upgrade { not_yet, failed, without_handover };
+  Upgrade execute_again() {
+    if (!takes_handover_) {
+      auto takes = exec::takes_handover(*options_.image);
+      if (!takes) return upgrade_failed(takes.error());
+      takes_handover_ = *takes;
+      if (!*takes)
+        log_.log(LogLevel::warn, "loop.upgrade_waits",
+                 {{"running", std::to_string(worker_.running())},
+                  {"note", "the binary cannot take runs over: it is executed once the runs in flight have finished"}});
+    }
+    if (!*takes_handover_) return worker_.running() > 0 ? Upgrade::not_yet : Upgrade::without_handover;
+    return upgrade_failed(hand_over_and_execute());
+  }
+
+  Upgrade upgrade_failed(const core::Error& error) {
+    log_.log(LogLevel::error, "loop.upgrade_failed",
+             {{"error", error.message}, {"note", "this binary goes on running"}});
+    upgrading_ = false;
+    takes_handover_.reset();
+    worker_.resume_claiming();
+    next_pass_at_ = clock_.now();
+    return Upgrade::failed;
+  }
+
+  core::Error hand_over_and_execute() {
+    // Renewed last thing before the execve: the new image connects before
+    // it renews them again.
+    if (auto renewed = worker_.renew_leases(); !renewed) return renewed.error();
+    auto supervised = supervisor_.hand_over();
+    exec::RecordWriter record;
+    record.text(exec::handover_magic);
+    exec::write_shutdown_list(record, shutdown_list(supervised));
+    record.number(exec::handover_version);
+    record.number(presence_.id());
+    exec::write_supervisor(record, supervised);
+    worker_.hand_over(record);
+    auto sealed = exec::seal_record(record.record());
+    if (!sealed) return sealed.error();
+    log_.log(LogLevel::info, "loop.executing",
+             {{"command", role_name(options_.role)}, {"path", options_.image->path},
+              {"running", std::to_string(worker_.running())}});
+    return exec::execute_again(*options_.image, *sealed, exec::kept_descriptors(supervised));
+  }
+
+  exec::ShutdownList shutdown_list(const exec::SupervisorHandover& supervised) const {
+    exec::ShutdownList list{worker_.shutdown_entries(), {}, "", ""};
+    for (auto& run : list.runs) {
+      auto child = std::ranges::find(supervised.children, static_cast<std::uint64_t>(run.run_id), &exec::HandedChild::key);
+      if (child == supervised.children.end()) continue;
+      run.pid = child->pid;
+      run.output_fd = child->output_fd;
+    }
+    if (supervised.watchdog) list.other_fds = {supervised.watchdog->taskd_end, supervised.watchdog->table};
+    if (supervised.cgroups) {
+      list.cgroup_tree = supervised.cgroups->path.native();
+      list.cgroup_home = supervised.cgroups->home.native();
+    }
+    return list;
   }
 
   // Ends the runs in flight: SIGTERM to each, SIGKILL after its grace.
@@ -482,6 +567,8 @@ class Loop {
   bool prune_left_ = false;  // the last prune left expired runs
   bool stopping_ = false;
   bool upgrading_ = false;  // SIGUSR2 came: see upgrade()
+  std::optional<bool> takes_handover_;        // whether the binary takes runs over, once asked
+  bool adopted_ = false;                      // the runs in flight at the start were handed over
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
   bool ready_ = false;                        // systemd was told READY=1
@@ -517,18 +604,175 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   return prune(db, now, log, *retention);
 }
 
+namespace {
+
+// What a previous image handed over, taken over.
+struct Adoption {
+  Presence presence;
+  exec::Supervisor::Adopted supervisor;
+  WorkerHandover worker;
+};
+
+// The part of a record only the same version reads: the workers row, the
+// supervisor's part and the worker's, whose runs must be the same.
+struct HandedBody {
+  std::int64_t presence_id;
+  exec::SupervisorHandover supervisor;
+  WorkerHandover worker;
+};
+
+Result<HandedBody> read_body(exec::RecordReader& record) {
+  auto version = TRY(record.number("version"));
+  if (version != exec::handover_version)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("the hand-over record is of format {}, and this taskd reads format {}", version,
+                                  exec::handover_version));
+  auto presence_id = TRY(record.number_in("workers row", 1, std::numeric_limits<std::int64_t>::max()));
+  auto supervisor = TRY(exec::read_supervisor(record));
+  auto worker = TRY(read_worker(record));
+  std::vector<std::uint64_t> children;
+  for (const auto& child : supervisor.children) children.push_back(child.key);
+  auto runs = worker.keys();
+  std::ranges::sort(children);
+  std::ranges::sort(runs);
+  if (children != runs) return core::fail(core::ErrorKind::bad_input, "the hand-over record's runs and children differ");
+  if (!record.at_end()) return core::fail(core::ErrorKind::bad_input, "the hand-over record goes on past its end");
+  return HandedBody{presence_id, std::move(supervisor), std::move(worker)};
+}
+
+// Ends the runs of a record that cannot be taken over as taskd's shutdown
+// ends runs: each goes back to the queue for its slot, no failure (recorded
+// when `db` is open; otherwise the next start finds them lost).
+Result<void> end_handed_runs(store::Database* db, const Clock& clock, Logger& log, const exec::ShutdownList& list,
+                             const std::string& why) {
+  log.log(LogLevel::error, "loop.adoption_failed",
+          {{"error", why}, {"runs", std::to_string(list.runs.size())}, {"action", "their runs are ended and queued again"}});
+  exec::end_children(list);
+  std::vector<AttemptEnd> ends;
+  for (const auto& run : list.runs) {
+    AttemptEnd end;
+    end.run_id = run.run_id;
+    end.task_id = run.task_id;
+    end.attempt_uid = run.attempt_uid;
+    end.trigger = static_cast<core::Trigger>(run.trigger);
+    end.reason = "stopped as taskd shut down: its new image could not take the run over; queued again for its slot";
+    core::TaskState before;
+    before.attempt_no = static_cast<int>(run.before_attempt_no);
+    before.run_index = run.before_run_index;
+    if (run.before_last_run_at_ms) before.last_run_at = Time(core::Millis(*run.before_last_run_at_ms));
+    end.shutdown = ShutdownEnd{static_cast<int>(run.run_attempt_no), run.run_index, before};
+    ends.push_back(std::move(end));
+  }
+  if (ends.empty() || !db) return {};
+  auto recorded = TRY(record_attempt_ends(*db, ends, clock.now()));
+  for (std::size_t i = 0; i < ends.size(); ++i)
+    log_report(log, {list.runs[i].run_id, list.runs[i].task,
+                     recorded[i].current ? core::RunStatus::queued : core::RunStatus::failed, ends[i].reason});
+  return {};
+}
+
+// The shutdown list of a hand-over, whatever its version; an error (logged)
+// when it has none: its runs are then found among this process's rows by
+// recover_unadopted.
+std::optional<exec::ShutdownList> shutdown_list_of(const exec::Handover& handover, Logger& log,
+                                                   exec::RecordReader& reader) {
+  auto magic = handover.record ? reader.text("mark") : std::unexpected(handover.record.error());
+  auto list = !magic                           ? std::unexpected(magic.error())
+              : *magic == exec::handover_magic ? exec::read_shutdown_list(reader)
+                                               : core::fail(core::ErrorKind::bad_input, "it is no hand-over record");
+  if (list) return std::move(*list);
+  log.log(LogLevel::error, "loop.adoption_failed", {{"error", list.error().message}});
+  return std::nullopt;
+}
+
+// Ends the runs of `handover` (see end_handed_runs) and closes what it
+// kept open.
+Result<void> refuse(store::Database* db, const Clock& clock, Logger& log, const exec::Handover& handover,
+                    const std::optional<exec::ShutdownList>& list, const std::string& why) {
+  auto ended = list ? end_handed_runs(db, clock, log, *list, why) : Result<void>();
+  exec::give_up_inherited(handover.inherited, watchdog_wait);
+  return ended;
+}
+
+// Takes over what `handover` hands over, the workers row `worker` with it;
+// none (after logging why, and ending its runs when it names them) when it
+// cannot. Everything that can fail comes before anything is built that
+// would end the runs at once if dropped.
+Result<std::optional<Adoption>> take_over(store::Database& db, const Clock& clock, Logger& log,
+                                          const exec::Handover& handover, store::WorkerRow worker) {
+  exec::RecordReader reader(handover.record ? *handover.record : std::string_view());
+  auto list = shutdown_list_of(handover, log, reader);
+  if (!list) {
+    exec::give_up_inherited(handover.inherited, watchdog_wait);
+    return std::optional<Adoption>();
+  }
+  auto body = read_body(reader);
+  if (!body) {
+    TRY(refuse(&db, clock, log, handover, list, body.error().message));
+    return std::optional<Adoption>();
+  }
+  worker.containment = body->supervisor.containment;
+  auto presence = Presence::adopt(db, std::move(worker), clock, body->presence_id);
+  if (!presence) {
+    TRY(refuse(&db, clock, log, handover, list, presence.error().message));
+    return std::unexpected(presence.error());
+  }
+  auto kept = exec::kept_descriptors(body->supervisor);
+  auto supervisor = exec::Supervisor::adopt(std::move(body->supervisor), handover);
+  if (!supervisor) {
+    TRY(presence->leave());
+    TRY(refuse(&db, clock, log, handover, list, supervisor.error().message));
+    return std::optional<Adoption>();
+  }
+  exec::close_inherited(handover.inherited, kept);
+  return std::optional<Adoption>(Adoption{std::move(*presence), std::move(*supervisor), std::move(body->worker)});
+}
+
+}  // namespace
+
+void refuse_handover(store::Database* db, const Clock& clock, Logger& log, const exec::Handover& handover,
+                     const core::Error& why) {
+  exec::RecordReader reader(handover.record ? *handover.record : std::string_view());
+  auto list = shutdown_list_of(handover, log, reader);
+  if (auto refused = refuse(db, clock, log, handover, list, why.message); !refused)
+    log.log(
+        LogLevel::error, "loop.unrecorded",
+        {{"error", refused.error().message}, {"note", "the runs that ended are recorded as lost at the next start"}});
+}
+
 Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, const LoopOptions& options,
-                         exec::ContainmentChoice containment) {
+                         exec::Containment containment, std::optional<exec::Handover>& handed) {
   auto signals = TRY(exec::SignalWatch::open());
   auto changes = TRY(ChangeWatch::open(db));
+  // From here on, the hand-over's runs are this function's to take over or end.
+  auto handover = std::exchange(handed, std::nullopt);
   store::WorkerRow worker{0, role_name(options.role), current_worker(options.worker.host_id),
-                          options.worker.concurrency, {}, {}, exec::machine_id(), {}, containment.description};
-  auto presence = TRY(Presence::enter(db, std::move(worker), clock));
-  exec::Supervisor supervisor(std::move(containment), options.worker.lease);
+                          options.worker.concurrency, {}, {}, exec::machine_id(), {}, {}};
+  auto adoption = handover ? TRY(take_over(db, clock, log, *handover, worker)) : std::optional<Adoption>();
+  std::optional<exec::Supervisor> supervisor;
+  std::optional<Presence> presence;
+  std::optional<WorkerHandover> adopted_runs;
+  if (adoption) {
+    supervisor.emplace(std::move(adoption->supervisor), options.worker.lease);
+    presence.emplace(std::move(adoption->presence));
+    adopted_runs.emplace(std::move(adoption->worker));
+  } else {
+    auto contained = TRY(exec::choose_containment(containment));
+    worker.containment = contained.description;
+    presence.emplace(TRY(Presence::enter(db, std::move(worker), clock)));
+    supervisor.emplace(std::move(contained), options.worker.lease);
+  }
+  if (handover) {
+    auto keys = adopted_runs ? adopted_runs->keys() : std::vector<std::uint64_t>{};
+    std::set<std::int64_t> adopted(keys.begin(), keys.end());
+    log_reports(log, TRY(recover_unadopted_runs(db, clock.now(), presence->identity(), adopted, SystemProcessTable{})));
+  }
+  if (options.on_start) options.on_start(supervisor->containment());
+  if (adopted_runs) log.log(LogLevel::info, "loop.adopted", {{"runs", std::to_string(supervisor->running())}});
   auto service = exec::ServiceManager::from_environment();
-  Loop loop(db, clock, log, options, supervisor, signals, changes, presence, service);
+  Loop loop(db, clock, log, options, *supervisor, signals, changes, *presence, service, std::move(adopted_runs));
   auto ended = loop.run();
-  auto left = presence.leave();
+  auto left = presence->leave();
   if (!ended) return ended;
   if (!left) return std::unexpected(left.error());
   return ended;

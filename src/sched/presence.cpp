@@ -45,6 +45,25 @@ core::Result<Presence> Presence::enter(store::Database& db, store::WorkerRow wor
   return presence;
 }
 
+core::Result<Presence> Presence::adopt(store::Database& db, store::WorkerRow worker, const Clock& clock,
+                                       std::int64_t id) {
+  // The row only if it is this process's (a record names it): else one
+  // registered anew.
+  auto rows = TRY(tried_while_busy([&] { return store::list_workers(db); }));
+  auto found = std::ranges::find(rows, id, &store::WorkerRow::id);
+  auto same = [](const store::WorkerIdentity& a, const store::WorkerIdentity& b) {
+    return a.host == b.host && a.boot_id == b.boot_id && a.pid == b.pid && a.started_at == b.started_at;
+  };
+  bool ours = found != rows.end() && same(found->identity, worker.identity);
+  Presence presence(db, std::move(worker), clock);
+  auto& row = presence.worker_;
+  row.id = ours ? id : 0;
+  row.started_at = clock.now();
+  row.heartbeat_at = core::Time{};  // due at once
+  TRY(tried_while_busy([&] { return presence.beat_if_due(clock.now()); }));
+  return presence;
+}
+
 core::Time Presence::next_heartbeat_at() const { return worker_.heartbeat_at + heartbeat_interval; }
 
 core::Result<void> Presence::beat_if_due(core::Time now) {

@@ -22,6 +22,12 @@ class Presence {
   // Registers `worker` (its role, identity and concurrency), at the time
   // of `clock` once it follows the server's.
   static core::Result<Presence> enter(store::Database& db, store::WorkerRow worker, const Clock& clock);
+  // Goes on with the row `id` of a previous image of this process (an
+  // upgrade): its heartbeat refreshed now; the row registered again if it
+  // is gone, or is not this process's (host, boot, pid and start time).
+  static core::Result<Presence> adopt(store::Database& db, store::WorkerRow worker, const Clock& clock,
+                                      std::int64_t id);
+  std::int64_t id() const { return worker_.id; }
 
   // Who is registered: this process, under its host id.
   const store::WorkerIdentity& identity() const { return worker_.identity; }

@@ -130,6 +130,30 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
   return lost;
 }
 
+core::Result<std::vector<RunReport>> recover_unadopted_runs(store::Database& db, core::Time now,
+                                                            const store::WorkerIdentity& self,
+                                                            const std::set<std::int64_t>& adopted,
+                                                            const ProcessTable& processes) {
+  auto running = TRY(store::running_runs(db));
+  std::vector<RunReport> lost;
+  for (const auto& run : running) {
+    const auto& worker = run.worker;
+    bool ours = worker.host == self.host && worker.pid == self.pid && worker.started_at == self.started_at;
+    if (!ours || adopted.contains(run.id)) continue;
+    stop_children(db, run, processes);
+    AttemptEnd end;
+    end.run_id = run.id;
+    end.task_id = run.task_id;
+    end.attempt_uid = run.attempt_uid;
+    end.trigger = run.trigger;
+    end.outcome = core::AttemptOutcome::lost;
+    end.reason = "lost: taskd executed its binary again, which could not take the run over";
+    auto recorded = TRY(record_attempt_end(db, end, now));
+    if (recorded.written) lost.push_back({run.id, run.task, core::RunStatus::lost, end.reason});
+  }
+  return lost;
+}
+
 core::Result<std::vector<RunReport>> recover_as_probed(store::Database& db, const store::TickWork& work,
                                                        core::Time now, const store::WorkerIdentity& self,
                                                        const ProcessTable& processes) {

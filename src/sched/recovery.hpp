@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <sys/types.h>
 #include <vector>
 
@@ -61,6 +62,15 @@ Liveness liveness_of(bool one_machine, const store::WorkerIdentity& worker, std:
 core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core::Time now,
                                                        const store::WorkerIdentity& self,
                                                        const ProcessTable& processes);
+
+// The runs this process (`self`, the same across execve) holds as running
+// but did not take over after executing its binary again (`adopted`: those
+// it did): a hand-over it could not read. Their processes are killed and
+// they are recorded as lost.
+core::Result<std::vector<RunReport>> recover_unadopted_runs(store::Database& db, core::Time now,
+                                                            const store::WorkerIdentity& self,
+                                                            const std::set<std::int64_t>& adopted,
+                                                            const ProcessTable& processes);
 
 // Recovery as far as a tick's probe calls for: all of it when a run is
 // running, only the workers' rows when there are any, else nothing.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <random>
 #include <ranges>
@@ -12,6 +13,7 @@
 
 #include "core/backfill.hpp"
 #include "core/policy.hpp"
+#include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_files.hpp"
 #include "exec/spawn_ledger.hpp"
@@ -175,7 +177,102 @@ constexpr int held_lease_retries_per_lease = 16;
 // run goes before it is first: a run shorter than this costs no write.
 constexpr std::chrono::seconds output_write_period{1};
 
+std::optional<std::int64_t> ms_of(const std::optional<Time>& at) {
+  if (!at) return std::nullopt;
+  return at->time_since_epoch().count();
+}
+
+Time time_of(std::int64_t ms) { return Time(core::Millis(ms)); }
+
+void put_time(exec::RecordWriter& record, const std::optional<Time>& at) { record.optional(ms_of(at)); }
+
+Result<std::optional<Time>> get_time(exec::RecordReader& record, std::string_view what) {
+  auto ms = TRY(record.optional(what));
+  return ms ? std::optional<Time>(time_of(*ms)) : std::nullopt;
+}
+
+// A run in flight as the hand-over record holds it: what its end needs of
+// its run and its task (the task's name, permanent exit codes and kill
+// grace, and when the attempt started; the rest of the definition is the
+// database's), and of the task's state before it started (what a shutdown
+// puts back).
+void write_claimed(exec::RecordWriter& record, const Claimed& claimed, std::size_t output_written) {
+  const auto& run = claimed.run;
+  record.number(run.id);
+  record.number(run.task_id);
+  record.text(run.task);
+  record.number(static_cast<std::int64_t>(run.trigger));
+  put_time(record, run.scheduled_at);
+  put_time(record, run.enqueued_at);
+  record.number(run.attempt_no);
+  record.number(run.run_index);
+  record.flag(run.upstream_run_id.has_value());
+  if (run.upstream_run_id) record.number(*run.upstream_run_id);
+  const auto& definition = claimed.task.definition;
+  record.number(claimed.task.id);
+  record.text(definition.name);
+  record.number(static_cast<std::int64_t>(definition.permanent_exit.size()));
+  for (int code : definition.permanent_exit) record.number(code);
+  record.number(definition.kill_grace.count());
+  put_time(record, claimed.task.state.attempt_started_at);
+  record.text(claimed.attempt_uid);
+  put_time(record, claimed.deadline);
+  record.text(claimed.state_blob);
+  record.steady(claimed.leased_at);
+  record.text(claimed.stop_reason);
+  record.number(claimed.before_start.attempt_no);
+  record.number(claimed.before_start.run_index);
+  put_time(record, claimed.before_start.last_run_at);
+  record.number(static_cast<std::int64_t>(output_written));
+}
+
+Result<Claimed> read_claimed(exec::RecordReader& record, std::size_t& output_written) {
+  constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  Claimed claimed;
+  auto& run = claimed.run;
+  run.id = TRY(record.number_in("run id", 1, most));
+  run.task_id = TRY(record.number_in("run's task", 1, most));
+  run.task = TRY(record.text("run's task name"));
+  run.status = core::RunStatus::running;
+  run.trigger = static_cast<core::Trigger>(TRY(record.number_in("trigger", 0, 2)));
+  auto scheduled = TRY(get_time(record, "slot"));
+  auto enqueued = TRY(get_time(record, "queued time"));
+  if (!scheduled || !enqueued) return core::fail(core::ErrorKind::bad_input, "the hand-over record's run has no slot");
+  run.scheduled_at = *scheduled;
+  run.enqueued_at = *enqueued;
+  run.attempt_no = static_cast<int>(TRY(record.number_in("run's attempt", 0, std::numeric_limits<int>::max())));
+  run.run_index = TRY(record.number("run index"));
+  if (TRY(record.flag("upstream run"))) run.upstream_run_id = TRY(record.number("upstream run"));
+  auto& task = claimed.task;
+  task.id = TRY(record.number_in("task id", 1, most));
+  task.definition.name = TRY(record.text("task name"));
+  task.definition.permanent_exit.clear();
+  auto codes = TRY(record.number_in("count of permanent exit codes", 0, 256));
+  for (std::int64_t i = 0; i < codes; ++i)
+    task.definition.permanent_exit.push_back(static_cast<int>(TRY(record.number_in("permanent exit code", 0, 255))));
+  task.definition.kill_grace = core::Seconds(TRY(record.number_in("kill grace", 0, most / 1000)));
+  task.state.attempt_started_at = TRY(get_time(record, "attempt's start"));
+  claimed.attempt_uid = TRY(record.text("attempt token"));
+  task.state.attempt_uid = claimed.attempt_uid;
+  auto deadline = TRY(get_time(record, "deadline"));
+  if (!deadline) return core::fail(core::ErrorKind::bad_input, "the hand-over record's run has no deadline");
+  claimed.deadline = *deadline;
+  claimed.state_blob = TRY(record.text("kept state"));
+  claimed.leased_at = TRY(record.steady("lease"));
+  claimed.stop_reason = TRY(record.text("stop request"));
+  claimed.before_start.attempt_no = static_cast<int>(TRY(record.number_in("task's attempt", 0, std::numeric_limits<int>::max())));
+  claimed.before_start.run_index = TRY(record.number("task's run index"));
+  claimed.before_start.last_run_at = TRY(get_time(record, "task's last run"));
+  output_written = static_cast<std::size_t>(TRY(record.number_in("output stored", 0, most)));
+  return claimed;
+}
+
 }  // namespace
+
+struct HandedRun {
+  Claimed claimed;
+  std::size_t output_written = 0;
+};
 
 class WorkerImpl {
  public:
@@ -195,9 +292,55 @@ class WorkerImpl {
   WorkerImpl& operator=(const WorkerImpl&) = delete;
 
   void stop_claiming() { claiming_ = false; }
+  void resume_claiming() { claiming_ = true; }
   std::size_t running() const { return runner_.running(); }
   bool has_unwritten_ends() const { return !unrecorded_ends_.empty(); }
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
+
+  void hand_over(exec::RecordWriter& record) const {
+    record.flag(run_directory_.has_value());
+    if (run_directory_) {
+      auto directory = run_directory_->handed();
+      record.text(directory.path);
+      record.number(static_cast<std::int64_t>(directory.spares.size()));
+      for (const auto& spare : directory.spares) record.text(spare);
+      record.number(static_cast<std::int64_t>(directory.spares_named));
+    }
+    record.steady(renewed_at_);
+    record.steady(output_written_at_);
+    record.number(static_cast<std::int64_t>(in_flight_.size()));
+    for (const auto& [key, flight] : in_flight_) write_claimed(record, flight.claimed, flight.output_written);
+  }
+
+  std::vector<exec::ShutdownEntry> shutdown_entries() const {
+    std::vector<exec::ShutdownEntry> entries;
+    for (const auto& [key, flight] : in_flight_) {
+      const auto& claimed = flight.claimed;
+      entries.push_back({.run_id = claimed.run.id,
+                         .task_id = claimed.task.id,
+                         .task = claimed.task.definition.name,
+                         .attempt_uid = claimed.attempt_uid,
+                         .trigger = static_cast<std::int64_t>(claimed.run.trigger),
+                         .kill_grace_seconds = claimed.task.definition.kill_grace.count(),
+                         .run_attempt_no = claimed.run.attempt_no,
+                         .run_index = claimed.run.run_index,
+                         .before_attempt_no = claimed.before_start.attempt_no,
+                         .before_run_index = claimed.before_start.run_index,
+                         .before_last_run_at_ms = ms_of(claimed.before_start.last_run_at)});
+    }
+    return entries;
+  }
+
+  void adopt(WorkerHandover handover) {
+    if (handover.run_directory) run_directory_.emplace(std::move(*handover.run_directory));
+    renewed_at_ = handover.renewed_at;
+    output_written_at_ = handover.output_written_at;
+    for (auto& run : handover.runs) {
+      auto key = static_cast<std::uint64_t>(run.claimed.run.id);
+      auto files = run_directory_->files_of(run.claimed.run.id);
+      in_flight_.emplace(key, InFlight{std::move(run.claimed), std::move(files), run.output_written});
+    }
+  }
 
   // Claims and launches runs until every slot is busy, the queue is empty or
   // `max_batches` claims were made; `more` in the last case, when the queue
@@ -260,9 +403,13 @@ class WorkerImpl {
 
   Result<void> keep_leases() {
     auto due = next_renewal_at();
-    if (!due) return {};
+    if (!due || std::chrono::steady_clock::now() < *due) return {};
+    return renew_leases();
+  }
+
+  Result<void> renew_leases() {
+    if (!options_.lease || (in_flight_.empty() && unrecorded_runs_.empty())) return {};
     auto at = instant();
-    if (at.steady < *due) return {};
     std::vector<store::HeldLease> held;
     for (const auto& [key, flight] : in_flight_) held.push_back({flight.claimed.run.id, flight.claimed.attempt_uid});
     // A run whose child ended keeps its lease until its end is written (its
@@ -559,6 +706,8 @@ Result<void> Worker::record(const std::vector<exec::ChildResult>& results) { ret
 
 Result<void> Worker::keep_leases() { return impl_->keep_leases(); }
 
+Result<void> Worker::renew_leases() { return impl_->renew_leases(); }
+
 std::optional<exec::SteadyTime> Worker::next_renewal_at() const { return impl_->next_renewal_at(); }
 
 void Worker::write_output_so_far() { impl_->write_output_so_far(); }
@@ -569,11 +718,53 @@ void Worker::look_for_stop_requests() { impl_->look_for_stop_requests(); }
 
 void Worker::stop_claiming() { impl_->stop_claiming(); }
 
+void Worker::resume_claiming() { impl_->resume_claiming(); }
+
 std::size_t Worker::running() const { return impl_->running(); }
 
 bool Worker::has_unwritten_ends() const { return impl_->has_unwritten_ends(); }
 
 std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
+
+void Worker::hand_over(exec::RecordWriter& record) const { impl_->hand_over(record); }
+
+std::vector<exec::ShutdownEntry> Worker::shutdown_entries() const { return impl_->shutdown_entries(); }
+
+void Worker::adopt(WorkerHandover handover) { impl_->adopt(std::move(handover)); }
+
+WorkerHandover::WorkerHandover() = default;
+WorkerHandover::WorkerHandover(WorkerHandover&&) noexcept = default;
+WorkerHandover::~WorkerHandover() = default;
+
+std::vector<std::uint64_t> WorkerHandover::keys() const {
+  std::vector<std::uint64_t> keys;
+  for (const auto& run : runs) keys.push_back(static_cast<std::uint64_t>(run.claimed.run.id));
+  return keys;
+}
+
+Result<WorkerHandover> read_worker(exec::RecordReader& record) {
+  WorkerHandover handover;
+  if (TRY(record.flag("run directory"))) {
+    exec::RunDirectory::Handed directory;
+    directory.path = TRY(record.text("run directory"));
+    auto spares = TRY(record.number_in("count of spare files", 0, 1 << 20));
+    for (std::int64_t i = 0; i < spares; ++i) directory.spares.push_back(TRY(record.text("spare file")));
+    directory.spares_named =
+        static_cast<std::uint64_t>(TRY(record.number_in("spare files named", 0, std::numeric_limits<std::int64_t>::max())));
+    handover.run_directory.emplace(TRY(exec::RunDirectory::adopt(std::move(directory))));
+  }
+  handover.renewed_at = TRY(record.steady("renewal"));
+  handover.output_written_at = TRY(record.steady("output's write"));
+  auto runs = TRY(record.number_in("count of runs", 0, 1 << 20));
+  if (runs > 0 && !handover.run_directory)
+    return core::fail(core::ErrorKind::bad_input, "the hand-over record's runs have no run directory");
+  for (std::int64_t i = 0; i < runs; ++i) {
+    HandedRun run;
+    run.claimed = TRY(read_claimed(record, run.output_written));
+    handover.runs.push_back(std::move(run));
+  }
+  return handover;
+}
 
 namespace {
 

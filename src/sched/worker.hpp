@@ -10,12 +10,19 @@
 #include <vector>
 
 #include "core/task.hpp"
+#include "exec/run_files.hpp"
 #include "exec/runner.hpp"
 #include "sched/clock.hpp"
 #include "sched/crash_point.hpp"
 #include "sched/report.hpp"
 #include "store/database.hpp"
 #include "store/runs.hpp"
+
+namespace taskd::exec {
+class RecordReader;
+class RecordWriter;
+struct ShutdownEntry;
+}  // namespace taskd::exec
 
 namespace taskd::sched {
 
@@ -61,6 +68,21 @@ enum class Filled {
 
 class WorkerImpl;
 
+// The runs in flight a previous image of this process handed over, as read
+// from its record (see Worker::hand_over), their run directory checked.
+struct HandedRun;
+struct WorkerHandover {
+  WorkerHandover();
+  WorkerHandover(WorkerHandover&&) noexcept;
+  ~WorkerHandover();
+  std::optional<exec::RunDirectory> run_directory;
+  exec::SteadyTime renewed_at, output_written_at;
+  std::vector<HandedRun> runs;
+  // The runs' keys, as the runner knows them.
+  std::vector<std::uint64_t> keys() const;
+};
+core::Result<WorkerHandover> read_worker(exec::RecordReader& record);
+
 // The worker one step at a time, for a loop that waits for more than its
 // children: fill the free slots, then record the children that ended.
 class Worker {
@@ -80,6 +102,8 @@ class Worker {
   // Renews the leases of the runs in flight, and of those whose ends are
   // not written yet, when due.
   core::Result<void> keep_leases();
+  // Renews them now, due or not (across an upgrade's execve).
+  core::Result<void> renew_leases();
   // When the next renewal is due; none while no lease is held. Sooner when
   // the last one found a run's row held by another transaction: that lease
   // is renewed as soon as it is free, its fencing point unchanged meanwhile.
@@ -97,11 +121,22 @@ class Worker {
   std::optional<exec::SteadyTime> next_output_write_at() const;
   // From now on, no run is claimed.
   void stop_claiming();
+  // Runs are claimed again (an upgrade that failed).
+  void resume_claiming();
   std::size_t running() const;
   // Whether ends of children wait to be written (the server busy or out of reach).
   bool has_unwritten_ends() const;
   // The runs that started or ended since the last call, in order.
   std::vector<RunReport> take_reports();
+
+  // What a next image of taskd takes over (kill -USR2): the runs in flight,
+  // once no end waits to be written.
+  void hand_over(exec::RecordWriter& record) const;
+  // The same runs as a shutdown ends them (their child's pid and output are
+  // the runner's, not set here).
+  std::vector<exec::ShutdownEntry> shutdown_entries() const;
+  // Takes over the runs a previous image handed over, before any fill().
+  void adopt(WorkerHandover handover);
 
  private:
   std::unique_ptr<WorkerImpl> impl_;

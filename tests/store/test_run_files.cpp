@@ -99,3 +99,13 @@ TEST_CASE("a state over the limit is an error, and its file still serves the nex
   CHECK(inode_of(next.state_path()) == inode);
   CHECK(contents_of(next.state_path()).empty());
 }
+
+TEST_CASE("a run directory handed over is taken over only where taskd makes them, never through \"..\"") {
+  auto directory = exec::RunDirectory::create().value();
+  auto handed = directory.handed();
+  auto name = fs::path(handed.path).filename().string();
+  auto through = exec::RunDirectory::adopt({handed.path + "/../" + name, {}, 0});
+  REQUIRE_FALSE(through.has_value());
+  CHECK(through.error().message == handed.path + "/../" + name + " is not a run directory of taskd's");
+  CHECK(fs::exists(handed.path));
+}

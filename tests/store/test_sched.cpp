@@ -639,6 +639,26 @@ TEST_CASE("a loop's presence beats at most every heartbeat interval and register
   CHECK(store::list_workers(temp.db).value().empty());
 }
 
+TEST_CASE("a presence taken over from a hand-over keeps only a row of this process's") {
+  test::TempDb temp;
+  FakeClock clock{at(10, 0)};
+  auto other_identity = self;
+  other_identity.pid = self.pid + 1;
+  auto other = sched::Presence::enter(temp.db, worker_row(other_identity, at(0, 0)), clock).value();
+  // A record naming another worker's row: this process registers its own.
+  auto adopted = sched::Presence::adopt(temp.db, worker_row(self, at(0, 0)), clock, other.id()).value();
+  CHECK(adopted.id() != other.id());
+  auto rows = store::list_workers(temp.db).value();
+  REQUIRE(rows.size() == 2);
+  auto others = std::ranges::find(rows, other.id(), &store::WorkerRow::id);
+  REQUIRE(others != rows.end());
+  CHECK(others->identity.pid == other_identity.pid);
+  // Its own row is taken over as it is.
+  auto again = sched::Presence::adopt(temp.db, worker_row(self, at(0, 0)), clock, adopted.id()).value();
+  CHECK(again.id() == adopted.id());
+  CHECK(store::list_workers(temp.db).value().size() == 2);
+}
+
 TEST_CASE("recovery removes the rows of this host's dead workers and keeps the living") {
   test::TempDb temp;
   FakeProcessTable processes;

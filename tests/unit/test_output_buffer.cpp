@@ -93,3 +93,25 @@ TEST_CASE("a zero limit keeps nothing but the line saying what was cut") {
   CHECK(buffer.contents() == cut_line(3));
   CHECK(buffer.truncated());
 }
+
+TEST_CASE("a buffer handed to a next image of taskd goes on as it would have") {
+  OutputBuffer buffer(8);
+  OutputBuffer kept_all_along(8);
+  for (auto piece : {"abc", "defghij", "klm"}) {
+    buffer.append(piece);
+    kept_all_along.append(piece);
+  }
+  auto taken_over = OutputBuffer::from(buffer.kept());
+  REQUIRE(taken_over.has_value());
+  taken_over->append("nopq");
+  kept_all_along.append("nopq");
+  CHECK(taken_over->contents() == kept_all_along.contents());
+  CHECK(taken_over->total_bytes() == kept_all_along.total_bytes());
+}
+
+TEST_CASE("no buffer is made of what no buffer could have held") {
+  CHECK_FALSE(OutputBuffer::from({.keep = 8, .head = "abc", .tail = "de", .total = 5}).has_value());  // head not full
+  CHECK_FALSE(OutputBuffer::from({.keep = 8, .head = "ab", .tail = "", .total = 1}).has_value());     // more than written
+  CHECK_FALSE(OutputBuffer::from({.keep = 8, .head = "ab", .tail = "cde", .total = 9}).has_value());  // cut, tail not full
+  CHECK(OutputBuffer::from({.keep = 8, .head = "ab", .tail = "cdefgh", .total = 9}).has_value());
+}
