@@ -85,7 +85,7 @@ int dev_null() {
 // executed or exited, so the child writes its failure here and taskd reads
 // it when vfork returns (as glibc's posix_spawn does): no pipe per child.
 struct ChildFailure {
-  enum Step { none, cgroup, chdir, execve };
+  enum Step { none, cgroup, identity, chdir, execve };
   volatile Step step = none;
   volatile int error = 0;
 };
@@ -109,6 +109,7 @@ struct ChildPlan {
   int ledger_fd = -1;
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
   int cgroup_procs_fd = -1;           // the run's cgroup.procs: the child moves itself in first
+  const Credentials* credentials = nullptr;  // nullptr: it stays taskd's user
   const std::vector<int>* signals_to_reset = &ignored_signals();
   int stdin_fd = dev_null();
   const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
@@ -149,9 +150,27 @@ void join_own_group(const ChildPlan& plan) {
   if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
 }
 
+// Takes `credentials` as initgroups, setgid and setuid would, with the
+// system calls themselves: glibc's wrappers would make taskd's threads take
+// them too, and this child shares taskd's memory. False (errno says why)
+// when a step fails, or when root could be taken back after it.
+bool switch_identity(const Credentials& credentials) {
+  if (::syscall(SYS_setgroups, credentials.groups.size(), credentials.groups.data()) != 0) return false;
+  if (::syscall(SYS_setresgid, credentials.gid, credentials.gid, credentials.gid) != 0) return false;
+  if (::syscall(SYS_setresuid, credentials.uid, credentials.uid, credentials.uid) != 0) return false;
+  if (credentials.uid != 0 && ::syscall(SYS_setuid, 0) == 0) {
+    errno = EPERM;
+    return false;
+  }
+  return true;
+}
+
 [[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
   // Into the run's cgroup before anything else: all it forks is in it too.
   if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1) fail_child(failure, ChildFailure::cgroup);
+  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
+  // Before PR_SET_PDEATHSIG, which a change of user clears.
+  if (plan.credentials && !switch_identity(*plan.credentials)) fail_child(failure, ChildFailure::identity);
   join_own_group(plan);
   note_in_ledger(plan);
   const KernelSigaction default_action{.handler = SIG_DFL, .flags = 0, .restorer = nullptr, .mask = 0};
@@ -166,7 +185,6 @@ void join_own_group(const ChildPlan& plan) {
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
-  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
   ::execve(plan.program, plan.argv, plan.envp);
   fail_child(failure, ChildFailure::execve);
 }
@@ -185,6 +203,9 @@ core::Result<pid_t> start_child(const ChildPlan& plan) {
   if (failure.step == ChildFailure::cgroup)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot enter the run's cgroup: {}", std::strerror(failure.error)));
+  if (failure.step == ChildFailure::identity)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot switch to uid {} gid {}: {}", plan.credentials->uid,
+                                                             plan.credentials->gid, std::strerror(failure.error)));
   if (failure.step == ChildFailure::chdir)
     return core::fail(core::ErrorKind::bad_input,
                       fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(failure.error)));
@@ -249,7 +270,8 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
                           .parent = ::getpid(),
                           .ledger_fd = request.ledger_fd,
                           .ledger_line = ledger_line,
-                          .cgroup_procs_fd = request.cgroup_procs_fd});
+                          .cgroup_procs_fd = request.cgroup_procs_fd,
+                          .credentials = request.credentials ? &*request.credentials : nullptr});
   auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {

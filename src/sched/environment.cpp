@@ -33,12 +33,14 @@ void put(std::vector<std::string>& env, const std::string& name, const std::stri
 }  // namespace
 
 std::vector<std::string> command_environment(const core::TaskDefinition& definition,
-                                             const std::vector<core::EnvVar>& variables) {
+                                             const std::vector<core::EnvVar>& variables,
+                                             const std::vector<core::EnvVar>& account) {
   std::vector<std::string> env;
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view variable = *entry;
     if (variable.find('=') != std::string_view::npos && !withheld(variable)) env.emplace_back(variable);
   }
+  for (const auto& [name, value] : account) put(env, name, value);
   for (const auto& [name, value] : definition.env) put(env, name, value);
   for (const auto& [name, value] : variables) put(env, name, value);
   return env;

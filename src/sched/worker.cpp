@@ -13,6 +13,7 @@
 #include "core/backfill.hpp"
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
+#include "exec/run_as.hpp"
 #include "exec/run_files.hpp"
 #include "exec/spawn_ledger.hpp"
 #include "sched/environment.hpp"
@@ -136,9 +137,31 @@ core::StartDecision start_decision(const store::RunRecord& run, const core::Task
   return core::on_start(task.definition, schedule, task.state, run.scheduled_at, now, new_attempt_uid());
 }
 
-// `shared_host`: the host id, on a store that several hosts may share.
+// Whom the task's runs switch to (--user), as the databases have them now;
+// none when they run as taskd does.
+Result<std::optional<exec::RunAsUser>> run_as_user(const core::TaskDefinition& definition) {
+  if (definition.user.empty()) return std::nullopt;
+  return TRY(exec::resolve_run_as(TRY(core::parse_run_as(definition.user))));
+}
+
+// What cron tells a command of the user it runs as.
+std::vector<core::EnvVar> account_variables(const std::optional<exec::RunAsUser>& user) {
+  if (!user) return {};
+  return {{"HOME", user->home}, {"USER", user->name}, {"LOGNAME", user->name}, {"SHELL", user->shell}};
+}
+
+// Where the run starts: its --cwd, else, run as another user, where cron
+// starts that user's commands.
+std::string start_directory(const core::TaskDefinition& definition, const std::optional<exec::RunAsUser>& user) {
+  if (!definition.cwd.empty() || !user) return definition.cwd;
+  return user->start_directory;
+}
+
+// `shared_host`: the host id, on a store that several hosts may share;
+// `user`: whom the run switches to.
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
-                                           const std::optional<std::string>& shared_host) {
+                                           const std::optional<std::string>& shared_host,
+                                           const std::optional<exec::RunAsUser>& user) {
   const auto& state = claimed.task.state;
   auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
   std::vector<core::EnvVar> taskd_variables{
@@ -154,7 +177,7 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
   if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
   if (claimed.run.upstream_run_id)
     taskd_variables.emplace_back("TASKD_UPSTREAM_RUN_ID", std::to_string(*claimed.run.upstream_run_id));
-  return command_environment(claimed.task.definition, taskd_variables);
+  return command_environment(claimed.task.definition, taskd_variables, account_variables(user));
 }
 
 std::vector<std::string> child_argv(const core::Command& command) {
@@ -422,15 +445,19 @@ class WorkerImpl {
   // Starts the claimed run's child; the child to record in the run, or
   // nothing when it could not start (and that is recorded as its end).
   Result<std::optional<Spawned>> launch(Claimed claimed) {
-    auto files = run_files_for(claimed.run.id, claimed.state_blob);
+    const auto& definition = claimed.task.definition;
+    auto user = run_as_user(definition);
+    if (!user) return not_started(claimed, user.error().message, nullptr);
+    const exec::Credentials* credentials = *user ? &(*user)->credentials : nullptr;
+    auto files = run_files_for(claimed.run.id, claimed.state_blob, credentials);
     if (!files) return not_started(claimed, files.error().message, nullptr);
     auto ledger = spawn_ledger();
     if (!ledger) return not_started(claimed, ledger.error().message, &*files);
-    const auto& definition = claimed.task.definition;
     auto shared_host = db_.file() ? std::nullopt : std::optional<std::string>(identity_.host);
-    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host),
-                               definition.cwd,
+    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host, *user),
+                               start_directory(definition, *user),
                                *ledger, claimed.attempt_uid};
+    if (credentials) request.credentials = *credentials;
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, static_cast<std::size_t>(definition.keep_output),
                              definition.limits};
@@ -485,13 +512,15 @@ class WorkerImpl {
     return spawn_ledger_->fd();
   }
 
-  // The files of a run, in this worker's run directory (made at its first run).
-  Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state) {
+  // The files of a run, in this worker's run directory (made at its first
+  // run); `owner`'s when given.
+  Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state,
+                                       const exec::Credentials* owner) {
     if (!run_directory_) {
       auto made = TRY(exec::RunDirectory::create());
       run_directory_.emplace(std::move(made));
     }
-    return run_directory_->files_for(run_id, state);
+    return run_directory_->files_for(run_id, state, owner);
   }
 
   // An attempt's end as history records it; `state_left`: what the run left

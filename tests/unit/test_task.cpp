@@ -18,6 +18,27 @@ TEST_CASE("task names: letters, digits and ._:@/- up to 128 characters") {
   CHECK_FALSE(validate_task_name("naïve"));
 }
 
+TEST_CASE("--user: NAME or NAME:GROUP, names as useradd takes them") {
+  auto user = parse_run_as("www-data");
+  REQUIRE(user);
+  CHECK(user->user == "www-data");
+  CHECK(user->group.empty());
+  auto both = parse_run_as("nobody:nogroup");
+  REQUIRE(both);
+  CHECK(both->user == "nobody");
+  CHECK(both->group == "nogroup");
+  CHECK(parse_run_as("machine$"));
+  const std::string_view bad_texts[] = {"", ":adm", "www-data:", "-rf", "a b", "a:b:c", "ro\not", "$",
+                                       std::string_view("a\0b", 3)};
+  for (auto bad : bad_texts) {
+    CAPTURE(bad);
+    auto parsed = parse_run_as(bad);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.error().kind == ErrorKind::bad_input);
+  }
+  CHECK(parse_run_as("ro\x1b[2Jot").error().message.find("\\x1b") != std::string::npos);
+}
+
 TEST_CASE("enum names read back") {
   for (auto status : {RunStatus::queued, RunStatus::running, RunStatus::succeeded, RunStatus::failed,
                       RunStatus::timed_out, RunStatus::dropped, RunStatus::skipped, RunStatus::lost}) {

@@ -1,0 +1,150 @@
+"""Tasks as other users (--user NAME[:GROUP]): the child runs as that user
+with cron's HOME, USER, LOGNAME and SHELL and its own $TASKD_STATE; a user
+that does not exist, or a scheduler that is not root, fails the run before
+it starts."""
+
+import grp
+import os
+import pwd
+import shutil
+import subprocess
+import unittest
+
+from taskd_test import STORE, TASKD_BIN, TaskdTestCase
+
+NOBODY = pwd.getpwnam("nobody")
+# A group nobody is not in, to give with --user nobody:GROUP.
+OTHER_GROUP = grp.getgrnam("daemon")
+
+# What the child says of itself, one fact a line.
+REPORT = ('id -u; id -g; id -G; echo "$HOME"; echo "$USER"; echo "$LOGNAME"; echo "$SHELL"; pwd; '
+          'stat -c %u "$TASKD_STATE"; cat "$TASKD_STATE"; echo "cursor" > "$TASKD_STATE"')
+
+AS_ROOT = unittest.skipUnless(os.geteuid() == 0, "only root can run a task as another user")
+
+
+@AS_ROOT
+class RunAsTest(TaskdTestCase):
+    def setUp(self):
+        super().setUp()
+        # The run files are in $TMPDIR, which the user must reach (as /tmp).
+        for path in (self.tmp, self.env["TMPDIR"]):
+            os.chmod(path, 0o711)
+
+    def facts(self, name):
+        return self.logs(name).splitlines()
+
+    def test_a_task_runs_as_its_user_with_crons_environment(self):
+        self.add("who", "--every", "1h", "--start-now", "--user", "nobody", "--shell", "--", REPORT)
+        self.assertEqual(self.task("who")["user"], "nobody")
+        self.assertRegex(self.ok("show", "who"), r"\nuser +nobody\n")
+        self.run_once()
+        self.ok("trigger", "who")
+        self.run_once()
+        runs = self.history("who")
+        self.assertEqual([run["status"] for run in runs], ["succeeded", "succeeded"], runs)
+        groups = sorted(set(os.getgrouplist("nobody", NOBODY.pw_gid)))
+        home = NOBODY.pw_dir if os.path.isdir(NOBODY.pw_dir) else "/"
+        uid, gid, ids, *rest = self.facts("who")
+        self.assertEqual((int(uid), int(gid)), (NOBODY.pw_uid, NOBODY.pw_gid))
+        self.assertEqual(sorted(int(g) for g in ids.split()), groups)
+        self.assertEqual(rest, [NOBODY.pw_dir, "nobody", "nobody", NOBODY.pw_shell, home, str(NOBODY.pw_uid),
+                                "cursor"], "the second run reads the state the first one left")
+
+    def test_a_group_in_place_of_the_users_own(self):
+        self.add("grouped", "--every", "1h", "--start-now", "--user", "nobody:" + OTHER_GROUP.gr_name, "--shell",
+                 "--", REPORT)
+        self.run_once()
+        uid, gid, ids = self.facts("grouped")[:3]
+        self.assertEqual((int(uid), int(gid)), (NOBODY.pw_uid, OTHER_GROUP.gr_gid))
+        self.assertIn(OTHER_GROUP.gr_gid, [int(g) for g in ids.split()])
+
+    def test_a_user_that_does_not_exist_fails_the_run_before_it_starts(self):
+        marker = os.path.join(self.tmp, "ran")
+        self.add("ghost", "--every", "1h", "--start-now", "--user", "no-such-user-here", "--", "touch", marker)
+        code, out, _ = self.run_taskd("run-once")
+        self.assertEqual(code, 0)
+        self.assertIn("cannot run as user no-such-user-here: no such user", out)
+        (run,) = self.history("ghost")
+        self.assertEqual(run["status"], "failed")
+        self.assertEqual(run["reason"], "cannot run as user no-such-user-here: no such user")
+        self.assertFalse(os.path.exists(marker))
+
+    def test_taskd_follows_no_link_the_run_leaves_for_its_files(self):
+        # The run puts links to a file only root reads in place of its files:
+        # taskd neither keeps what they lead to as the state, nor as a reason.
+        secret = os.path.join(self.tmp, "secret")
+        with open(secret, "w") as f:
+            f.write("root only\n")
+        os.chmod(secret, 0o600)
+        self.add("swap", "--every", "1h", "--start-now", "--user", "nobody", "--retry", "none", "--shell",
+                 "--", f'cat "$TASKD_STATE"; rm "$TASKD_STATE"; ln -s {secret} "$TASKD_STATE"; '
+                 f'ln -s {secret} "$TASKD_STATUS"; exit 3')
+        self.run_once()
+        self.ok("trigger", "swap")
+        self.run_once()
+        runs = self.history("swap")
+        self.assertEqual([run["status"] for run in runs], ["failed", "failed"], runs)
+        for run in runs:
+            self.assertNotIn("root only", run["reason"])
+        self.assertNotIn("root only", self.logs("swap"))
+
+    def test_export_and_apply_keep_the_user(self):
+        self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
+        exported = os.path.join(self.tmp, "tasks.toml")
+        with open(exported, "w") as f:
+            f.write(self.ok("export"))
+        with open(exported) as f:
+            self.assertIn(f'user = "nobody:{OTHER_GROUP.gr_name}"', f.read())
+        self.assertIn("0 added, 0 changed", self.ok("apply", exported))
+        self.ok("edit", "kept", "--user", "")
+        self.assertEqual(self.task("kept")["user"], "")
+        self.assertIn("1 changed", self.ok("apply", exported))
+        self.assertEqual(self.task("kept")["user"], "nobody:" + OTHER_GROUP.gr_name)
+
+    def test_a_malformed_user_is_refused(self):
+        code, _, err = self.run_taskd("add", "bad", "--every", "1h", "--user", "a b", "--", "true")
+        self.assertEqual(code, 65, err)
+        self.assertIn("--user", err)
+        self.assertEqual(self.tasks(), [])
+
+
+@AS_ROOT
+@unittest.skipUnless(shutil.which("setpriv"), "setpriv runs taskd as another user")
+class SchedulerNotRootTest(TaskdTestCase):
+    """A taskd that is not root adds a task with --user and runs it: a
+    failed run that never started."""
+
+    def setUp(self):
+        super().setUp()
+        self.home = os.path.join(self.tmp, "nobody")
+        os.chmod(self.tmp, 0o711)
+        os.makedirs(self.home, mode=0o700)
+        os.chown(self.home, NOBODY.pw_uid, NOBODY.pw_gid)
+        self.env.update(HOME=self.home, TMPDIR=self.home, XDG_STATE_HOME=self.home)
+        if STORE == "sqlite":
+            self.db = os.path.join(self.home, "taskd.db")
+
+    def as_nobody(self, *args):
+        argv = ["setpriv", f"--reuid={NOBODY.pw_uid}", f"--regid={NOBODY.pw_gid}", "--clear-groups", "--",
+                TASKD_BIN, "--utc", "--db", self.db] + list(args)
+        proc = subprocess.run(argv, env=self.env, cwd=self.home, capture_output=True, text=True, timeout=60)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    def test_the_run_fails_before_it_starts(self):
+        marker = os.path.join(self.home, "ran")
+        code, _, err = self.as_nobody("add", "switch", "--every", "1h", "--start-now", "--user", "daemon", "--",
+                                      "touch", marker)
+        self.assertEqual(code, 0, err)
+        code, out, err = self.as_nobody("run-once")
+        self.assertEqual(code, 0, err)
+        reason = (f"cannot run as user daemon: only a scheduler running as root can switch users, and this one runs "
+                  f"as uid {NOBODY.pw_uid}; the task did not run")
+        self.assertIn(reason, out)
+        (run,) = self.history("switch")
+        self.assertEqual((run["status"], run["reason"]), ("failed", reason))
+        self.assertFalse(os.path.exists(marker))
+
+
+if __name__ == "__main__":
+    unittest.main()
