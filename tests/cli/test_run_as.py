@@ -1,7 +1,7 @@
 """Tasks as other users (--user NAME[:GROUP]): the child runs as that user
 with cron's HOME, USER, LOGNAME and SHELL and its own $TASKD_STATE; a user
 that does not exist, or a scheduler that is not root, fails the run before
-it starts."""
+it starts; a database file that others can write may not grant it."""
 
 import grp
 import os
@@ -108,12 +108,24 @@ class RunAsTest(TaskdTestCase):
         self.assertIn("--user", err)
         self.assertEqual(self.tasks(), [])
 
+    @unittest.skipIf(STORE == "postgresql", "file modes are a SQLite file's; on a server its roles decide")
+    def test_a_database_file_others_can_write_may_not_grant_a_user(self):
+        self.add("plain", "--every", "1h", "--", "true")
+        os.chmod(self.db, 0o664)
+        code, _, err = self.run_taskd("add", "as-nobody", "--every", "1h", "--user", "nobody", "--", "true")
+        self.assertEqual(code, 65, err)
+        self.assertIn("as-nobody: --user nobody is refused", err)
+        self.assertIn("writable", err)
+        code, _, err = self.run_taskd("edit", "plain", "--user", "nobody")
+        self.assertEqual(code, 65, err)
+        self.assertEqual(self.sql("SELECT name, run_as FROM tasks"), [("plain", "")])
+
 
 @AS_ROOT
 @unittest.skipUnless(shutil.which("setpriv"), "setpriv runs taskd as another user")
 class SchedulerNotRootTest(TaskdTestCase):
-    """A taskd that is not root adds a task with --user and runs it: a
-    failed run that never started."""
+    """A taskd that is not root adds a task with --user (a warning) and runs
+    it (a failed run that never started)."""
 
     def setUp(self):
         super().setUp()
@@ -131,11 +143,13 @@ class SchedulerNotRootTest(TaskdTestCase):
         proc = subprocess.run(argv, env=self.env, cwd=self.home, capture_output=True, text=True, timeout=60)
         return proc.returncode, proc.stdout, proc.stderr
 
-    def test_the_run_fails_before_it_starts(self):
+    def test_the_run_fails_before_it_starts_and_add_warns(self):
         marker = os.path.join(self.home, "ran")
         code, _, err = self.as_nobody("add", "switch", "--every", "1h", "--start-now", "--user", "daemon", "--",
                                       "touch", marker)
         self.assertEqual(code, 0, err)
+        self.assertIn(f"only a scheduler running as root can run it as daemon, and you are not root (uid "
+                      f"{NOBODY.pw_uid})", err)
         code, out, err = self.as_nobody("run-once")
         self.assertEqual(code, 0, err)
         reason = (f"cannot run as user daemon: only a scheduler running as root can switch users, and this one runs "
