@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import unittest
 
-from taskd_test import STORE, TASKD_BIN, TaskdTestCase
+from taskd_test import STORE, TASKD_BIN, TaskdTestCase, processes_matching
 
 NOBODY = pwd.getpwnam("nobody")
 # A group nobody is not in, to give with --user nobody:GROUP.
@@ -88,6 +88,20 @@ class RunAsTest(TaskdTestCase):
         for run in runs:
             self.assertNotIn("root only", run["reason"])
         self.assertNotIn("root only", self.logs("swap"))
+
+    def test_the_timebox_and_containment_end_what_the_user_left_running(self):
+        modes = ["subreaper"]
+        if self.run_taskd("run-once", "--containment", "cgroup", db=os.path.join(self.tmp, "probe.db"))[0] == 0:
+            modes.append("cgroup")
+        for mode in modes:
+            with self.subTest(mode=mode):
+                marker = self.unique_sleep()
+                name = "escape-" + mode
+                self.add(name, "--every", "1h", "--start-now", "--timeout", "2s", "--kill-grace", "1s", "--retry",
+                         "none", "--user", "nobody", "--shell", "--", f"setsid sleep {marker} & sleep {marker}")
+                self.run_once("--containment", mode)
+                self.assertEqual([run["status"] for run in self.history(name)], ["timed_out"])
+                self.assertEqual(processes_matching("sleep " + marker), [], "left running")
 
     def test_export_and_apply_keep_the_user(self):
         self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
