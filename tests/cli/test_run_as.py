@@ -132,7 +132,15 @@ class RunAsTest(TaskdTestCase):
         self.assertIn("writable", err)
         code, _, err = self.run_taskd("edit", "plain", "--user", "nobody")
         self.assertEqual(code, 65, err)
+        tasks = os.path.join(self.tmp, "tasks.toml")
+        with open(tasks, "w") as f:
+            f.write('[[task]]\nname = "filed"\nevery = "1h"\ncommand = "true"\nuser = "nobody"\n')
+        code, _, err = self.run_taskd("apply", tasks)
+        self.assertEqual(code, 65, err)
         self.assertEqual(self.sql("SELECT name, run_as FROM tasks"), [("plain", "")])
+        os.chmod(self.db, 0o600)
+        self.ok("apply", tasks)
+        self.assertEqual(self.task("filed")["user"], "nobody")
 
 
 @AS_ROOT
