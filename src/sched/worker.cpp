@@ -145,9 +145,8 @@ Result<std::optional<exec::RunAsUser>> run_as_user(const core::TaskDefinition& d
 }
 
 // What cron tells a command of the user it runs as.
-std::vector<core::EnvVar> account_variables(const std::optional<exec::RunAsUser>& user) {
-  if (!user) return {};
-  return {{"HOME", user->home}, {"USER", user->name}, {"LOGNAME", user->name}, {"SHELL", user->shell}};
+std::vector<core::EnvVar> account_variables(const exec::RunAsUser& user) {
+  return {{"HOME", user.home}, {"USER", user.name}, {"LOGNAME", user.name}, {"SHELL", user.shell}};
 }
 
 // Where the run starts: its --cwd, else, run as another user, where cron
@@ -177,7 +176,8 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
   if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
   if (claimed.run.upstream_run_id)
     taskd_variables.emplace_back("TASKD_UPSTREAM_RUN_ID", std::to_string(*claimed.run.upstream_run_id));
-  return command_environment(claimed.task.definition, taskd_variables, account_variables(user));
+  if (user) return user_environment(claimed.task.definition, taskd_variables, account_variables(*user));
+  return command_environment(claimed.task.definition, taskd_variables);
 }
 
 std::vector<std::string> child_argv(const core::Command& command) {

@@ -103,6 +103,47 @@ class RunAsTest(TaskdTestCase):
                 self.assertEqual([run["status"] for run in self.history(name)], ["timed_out"])
                 self.assertEqual(processes_matching("sleep " + marker), [], "left running")
 
+    def nobodys_directory(self, name):
+        path = os.path.join(self.tmp, name)
+        os.mkdir(path, 0o755)
+        os.chown(path, NOBODY.pw_uid, NOBODY.pw_gid)
+        return path
+
+    def test_the_notify_command_runs_nothing_the_user_wrote(self):
+        # The user's --env PATH, its LD_PRELOAD and its --cwd would pick what
+        # the notify command, run as root, executes.
+        evil = self.nobodys_directory("evil")
+        caught = os.path.join(self.tmp, "ran-as-root")
+        for name in ("alert", "./alert"):
+            script = os.path.join(evil, os.path.basename(name))
+            with open(script, "w") as f:
+                f.write(f"#!/bin/sh\nid -u > {caught}\n")
+            os.chmod(script, 0o755)
+            os.chown(script, NOBODY.pw_uid, NOBODY.pw_gid)
+        told = os.path.join(self.tmp, "told")
+        self.add("n", "--every", "1h", "--start-now", "--user", "nobody", "--retry", "none", "--cwd", evil,
+                 "--env", f"PATH={evil}:/usr/bin:/bin", "--env", "LD_PRELOAD=/nonexistent/evil.so",
+                 "--notify", f'alert; ./alert; echo "$PATH|$(pwd)|$LD_PRELOAD" > {told}.tmp && mv {told}.tmp {told}',
+                 "--", "false")
+        self.run_once()
+        self.wait_for_file(told)
+        with open(told) as f:
+            self.assertEqual(f.read(), "/usr/bin:/bin|/|\n")
+        self.assertFalse(os.path.exists(caught), "the user's program ran as root")
+
+    def test_a_run_gets_crons_environment_not_the_schedulers(self):
+        self.add("env", "--every", "1h", "--start-now", "--user", "nobody", "--env", "CHOSEN=yes", "--", "env")
+        self.run_once(env=dict(self.env, FOO_SECRET="xyz", LANG="C.UTF-8", TZ="Europe/Paris",
+                               PATH="/root/bin:/usr/local/bin:/usr/bin:/bin"))
+        env = dict(line.split("=", 1) for line in self.logs("env").splitlines() if "=" in line)
+        self.assertNotIn("FOO_SECRET", env)
+        self.assertEqual((env["PATH"], env["LANG"], env["TZ"], env["CHOSEN"]),
+                         ("/usr/bin:/bin", "C.UTF-8", "Europe/Paris", "yes"))
+        self.assertEqual((env["USER"], env["HOME"]), ("nobody", NOBODY.pw_dir))
+        self.assertEqual(sorted(name for name in env if name.startswith("TASKD_") and name != "TASKD_HOST"),
+                         ["TASKD_ATTEMPT_NO", "TASKD_ATTEMPT_UID", "TASKD_DEADLINE", "TASKD_RUN_ID",
+                          "TASKD_RUN_INDEX", "TASKD_SCHEDULED_AT", "TASKD_STATE", "TASKD_STATUS", "TASKD_TASK"])
+
     def test_export_and_apply_keep_the_user(self):
         self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
         exported = os.path.join(self.tmp, "tasks.toml")
