@@ -1,5 +1,6 @@
 #include "exec/run_files.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -40,21 +41,30 @@ bool write_file(const std::string& path, std::string_view contents) {
   return ::close(fd) == 0 && written;
 }
 
-// The directory of `owner`'s runs in `parent`, opened: made and given to
-// the owner at its first run (`parent` then becomes 0711, so that the owner
-// can reach it). -1 (errno says why) when it cannot be.
-int owned_directory(const std::string& parent, const std::string& path, const Credentials& owner) {
+// A new private directory "PREFIX-XXXXXX" in $TMPDIR, else /tmp, with
+// `mode`; "" (errno says why) when it cannot be made.
+std::string make_directory(std::string_view prefix, mode_t mode) {
+  std::string path = fmt::format("{}/{}-XXXXXX", temp_root(), prefix);
+  if (::mkdtemp(path.data()) == nullptr) return {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  bool ready = fd >= 0 && ::fchmod(fd, mode) == 0;
+  int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (ready) return path;
+  ::rmdir(path.c_str());
+  errno = error;
+  return {};
+}
+
+// The directory `path` of `owner`'s runs, opened: made and given to the
+// owner at its first run. -1 (errno says why) when it cannot be.
+int owned_directory(const std::string& path, const Credentials& owner) {
   bool made = ::mkdir(path.c_str(), 0700) == 0;
   if (!made && errno != EEXIST) return -1;
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
   struct stat info {};
   bool ready = ::fstat(fd, &info) == 0 && (info.st_uid == owner.uid || ::fchown(fd, owner.uid, owner.gid) == 0);
-  if (ready && made) {
-    int parent_fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    ready = parent_fd >= 0 && ::fchmod(parent_fd, 0711) == 0;
-    if (parent_fd >= 0) ::close(parent_fd);
-  }
   if (ready) return fd;
   int error = errno;
   ::close(fd);
@@ -65,9 +75,9 @@ int owned_directory(const std::string& parent, const std::string& path, const Cr
 // Writes `state` into a new file `name` of `owner`'s in `owner`'s directory
 // `dir`, after removing whatever the owner may have put there under that
 // name. False (errno says why) when it cannot.
-bool place_owned_state_file(const std::string& parent, const std::string& dir, const std::string& name,
-                            std::string_view state, const Credentials& owner) {
-  int dir_fd = owned_directory(parent, dir, owner);
+bool place_owned_state_file(const std::string& dir, const std::string& name, std::string_view state,
+                            const Credentials& owner) {
+  int dir_fd = owned_directory(dir, owner);
   if (dir_fd < 0) return false;
   ::unlinkat(dir_fd, name.c_str(), 0);
   int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -113,37 +123,55 @@ void remove_tree(int parent_fd, const char* name, int depth) {
   ::unlinkat(parent_fd, name, AT_REMOVEDIR);
 }
 
-std::string read_all(int fd) {
+// At most `most` bytes of `fd` from `offset` on: a run (or what it left
+// running) may make its files as large as it likes, or keep them growing.
+std::string read_at_most(int fd, std::size_t most, off_t offset = 0) {
   std::string contents;
   std::array<char, 8192> buffer;
-  while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+  while (contents.size() < most) {
+    std::size_t wanted = std::min(buffer.size(), most - contents.size());
+    ssize_t n = ::pread(fd, buffer.data(), wanted, offset + static_cast<off_t>(contents.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return contents;
+    if (n <= 0) break;
     contents.append(buffer.data(), static_cast<std::size_t>(n));
   }
+  return contents;
 }
 
-// The status file's contents, and the file removed; "" when the run wrote
+// What of a status file taskd reads: its end, where its last line is.
+constexpr std::size_t status_tail = 4096;
+
+// The end of the status file, and the file removed; "" when the run wrote
 // none (or, run as `owner`, none of the owner's).
 std::string take_status_file(const std::string& path, std::optional<uid_t> owner) {
   struct stat info {};
   int fd = owner ? open_owned(path, *owner, info) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return {};
-  std::string contents = fd >= 0 ? read_all(fd) : std::string();
+  std::string contents;
+  if (fd >= 0 && (owner || ::fstat(fd, &info) == 0)) {
+    off_t start = std::max<off_t>(0, info.st_size - static_cast<off_t>(status_tail));
+    contents = read_at_most(fd, status_tail, start);
+  }
   if (fd >= 0) ::close(fd);
   ::unlink(path.c_str());
   return contents;
 }
 
-// The open state file `fd` (its fstat: `info`), as the run left it.
+std::unexpected<core::Error> state_over_limit(std::string_view size, std::size_t limit) {
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("$TASKD_STATE is {}, over the limit of {} bytes; the previous state is kept", size,
+                                limit));
+}
+
+// The open state file `fd` (its fstat: `info`), as the run left it: never
+// more than `limit` bytes read, even if a process the run left behind makes
+// it grow after the fstat.
 core::Result<std::string> read_state(int fd, const struct stat& info, std::size_t limit) {
-  if (static_cast<std::size_t>(info.st_size) > limit)
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("$TASKD_STATE is {} bytes, over the limit of {} bytes; the previous state is kept",
-                                  info.st_size, limit));
+  if (static_cast<std::size_t>(info.st_size) > limit) return state_over_limit(fmt::format("{} bytes", info.st_size), limit);
   if (S_ISREG(info.st_mode) && info.st_size == 0) return std::string();
-  return read_all(fd);
+  std::string state = read_at_most(fd, limit + 1);
+  if (state.size() > limit) return state_over_limit("more bytes", limit);
+  return state;
 }
 
 // Whether the open state file `fd` (its fstat: `info`, opened without
@@ -177,13 +205,17 @@ core::Result<RunDirectory> RunDirectory::create() {
 }
 
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
-    : path_(std::move(other.path_)), spares_(std::move(other.spares_)), spares_named_(other.spares_named_) {
+    : path_(std::move(other.path_)),
+      users_path_(std::move(other.users_path_)),
+      spares_(std::move(other.spares_)),
+      spares_named_(other.spares_named_) {
   other.path_.clear();
+  other.users_path_.clear();
 }
 
 RunDirectory::~RunDirectory() {
-  if (path_.empty()) return;
-  remove_tree(AT_FDCWD, path_.c_str(), 8);
+  if (!path_.empty()) remove_tree(AT_FDCWD, path_.c_str(), 8);
+  if (!users_path_.empty()) remove_tree(AT_FDCWD, users_path_.c_str(), 8);
 }
 
 core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state, const Credentials* owner) {
@@ -192,6 +224,10 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
     if (!first_try || errno != ENOENT) break;
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.
+    if (owner) {
+      users_path_.clear();
+      continue;
+    }
     auto fresh = TRY(create());
     path_ = std::exchange(fresh.path_, {});
     spares_.clear();
@@ -203,9 +239,11 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
 std::optional<RunFiles> RunDirectory::place_files(std::int64_t run_id, std::string_view state,
                                                   const Credentials* owner) {
   if (owner) {
-    std::string dir = fmt::format("{}/u{}", path_, owner->uid);
+    if (users_path_.empty()) users_path_ = make_directory("taskd-users", 0711);
+    if (users_path_.empty()) return std::nullopt;
+    std::string dir = fmt::format("{}/u{}", users_path_, owner->uid);
     std::string name = fmt::format("{}.state", run_id);
-    if (!place_owned_state_file(path_, dir, name, state, *owner)) return std::nullopt;
+    if (!place_owned_state_file(dir, name, state, *owner)) return std::nullopt;
     return RunFiles(dir + '/' + name, fmt::format("{}/{}.status", dir, run_id), owner->uid);
   }
   std::string state_path = fmt::format("{}/{}.state", path_, run_id);

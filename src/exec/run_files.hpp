@@ -30,9 +30,10 @@ struct RunLeftovers {
 // The private directory (0700) in $TMPDIR, else /tmp, that holds the files
 // of this process's runs; removed with everything in it when destroyed.
 // The files of a run as another user (--user) are that user's, in a
-// directory of that user's in it (which then becomes 0711, so that the
-// user can reach it): there taskd follows no symbolic link and reads only
-// files the user owns, since the user can put anything there.
+// directory of that user's in a second directory, 0711 so that each user
+// reaches only its own (the first stays 0700: a user may not guess the
+// names of root's files): there taskd follows no symbolic link and reads
+// only files the user owns, since the user can put anything there.
 class RunDirectory {
  public:
   static core::Result<RunDirectory> create();
@@ -66,6 +67,7 @@ class RunDirectory {
   core::Result<std::string> take_state_file(const std::string& state_path, std::size_t state_limit);
 
   std::string path_;
+  std::string users_path_;  // the 0711 directory of the users' directories; "" until a first run as a user
   std::vector<std::string> spares_;  // emptied state files of ended runs, for the next runs
   std::uint64_t spares_named_ = 0;
 };

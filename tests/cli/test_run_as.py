@@ -8,6 +8,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import unittest
 
 from taskd_test import STORE, TASKD_BIN, TaskdTestCase, processes_matching
@@ -143,6 +144,33 @@ class RunAsTest(TaskdTestCase):
         self.assertEqual(sorted(name for name in env if name.startswith("TASKD_") and name != "TASKD_HOST"),
                          ["TASKD_ATTEMPT_NO", "TASKD_ATTEMPT_UID", "TASKD_DEADLINE", "TASKD_RUN_ID",
                           "TASKD_RUN_INDEX", "TASKD_SCHEDULED_AT", "TASKD_STATE", "TASKD_STATUS", "TASKD_TASK"])
+
+    def test_a_user_cannot_read_the_files_of_roots_runs(self):
+        # Both run at once: root's task leaves a status others may read in
+        # its directory, and says where; the user's task tries to read it.
+        shared = self.nobodys_directory("shared")
+        where, done = os.path.join(shared, "where"), os.path.join(shared, "done")
+        wait = 'i=0; while [ ! -e "{}" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done'
+        self.add("root", "--every", "1h", "--start-now", "--shell", "--",
+                 f'umask 022; echo ROOTSECRET > "$TASKD_STATUS"; echo "$TASKD_STATUS" > {where}.tmp; '
+                 f'mv {where}.tmp {where}; ' + wait.format(done))
+        self.add("peek", "--every", "1h", "--start-now", "--user", "nobody", "--shell", "--",
+                 wait.format(where) + f'; cat "$(cat {where})"; touch {done}; true')
+        self.run_once("--concurrency", "2")
+        self.assertTrue(os.path.exists(done), self.logs("peek"))
+        self.assertNotIn("ROOTSECRET", self.logs("peek"))
+
+    def test_a_huge_status_or_state_file_is_not_read_whole(self):
+        self.add("huge", "--every", "1h", "--start-now", "--user", "nobody", "--shell", "--",
+                 'truncate -s 400M "$TASKD_STATUS"; truncate -s 400M "$TASKD_STATE"')
+        # taskd's peak memory, as its parent sees it.
+        measure = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+                   "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        proc = subprocess.run([sys.executable, "-c", measure] + self.command_line(("run-once",), db=True),
+                              env=self.environment(None, None, False), cwd=self.tmp, capture_output=True, text=True,
+                              timeout=120)
+        self.assertEqual(self.history("huge")[0]["status"], "succeeded", proc.stderr)
+        self.assertLess(int(proc.stdout), 100 * 1024, "peak memory of run-once, KiB")
 
     def test_export_and_apply_keep_the_user(self):
         self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
