@@ -212,6 +212,59 @@ class RunAsTest(TaskdTestCase):
         self.assertEqual(self.task("filed")["user"], "nobody")
 
 
+# Stops every new process of its user, as fast as it can: the pids just
+# after the newest one, again and again.
+STOPPER_C = r"""
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void) {
+  int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY);
+  pid_t me = getpid();
+  char text[32];
+  for (;;) {
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0) continue;
+    text[n] = 0;
+    for (int pid = atoi(text) - 2, last = pid + 6; pid <= last; ++pid)
+      if (pid > 1 && pid != me) kill(pid, SIGSTOP);
+  }
+}
+"""
+
+
+@AS_ROOT
+@unittest.skipUnless(shutil.which("setpriv") and shutil.which("cc"), "setpriv and a C compiler make the stopper")
+class UserStopsItsRunsTest(TaskdTestCase):
+    """The user's processes may stop a run of the user's the moment it
+    switches, before it executes: taskd is not stopped with it."""
+
+    # A user no other test runs as, since the stopper stops all its processes.
+    USER = pwd.getpwnam("games")
+
+    def test_taskd_ends_every_run_and_is_never_stopped(self):
+        source, stopper = os.path.join(self.tmp, "stopper.c"), os.path.join(self.tmp, "stopper")
+        with open(source, "w") as f:
+            f.write(STOPPER_C)
+        subprocess.run(["cc", "-O2", "-o", stopper, source], check=True)
+        os.chmod(self.tmp, 0o711)
+        proc = subprocess.Popen(["setpriv", f"--reuid={self.USER.pw_uid}", f"--regid={self.USER.pw_gid}",
+                                 "--clear-groups", "--", stopper])
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        names = [f"t{i}" for i in range(16)]
+        for name in names:
+            self.add(name, "--every", "1h", "--start-now", "--user", self.USER.pw_name, "--timeout", "1s",
+                     "--kill-grace", "1s", "--retry", "none", "--", "/bin/true")
+        # Before: a run stopped before it executed stopped taskd with it, for good.
+        code, _, err = self.run_taskd("run-once", "--concurrency", "8", timeout=40)
+        self.assertEqual(code, 0, err)
+        statuses = {run["status"] for name in names for run in self.history(name)}
+        self.assertLessEqual(statuses, {"succeeded", "timed_out", "failed"})
+        self.assertEqual(len([run for name in names for run in self.history(name)]), len(names))
+
+
 @AS_ROOT
 @unittest.skipUnless(shutil.which("setpriv"), "setpriv runs taskd as another user")
 class SchedulerNotRootTest(TaskdTestCase):
