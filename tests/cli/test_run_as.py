@@ -303,6 +303,16 @@ class SchedulerNotRootTest(TaskdTestCase):
         self.assertEqual((run["status"], run["reason"]), ("failed", reason))
         self.assertFalse(os.path.exists(marker))
 
+    def test_import_crontab_warns_of_the_users_it_keeps(self):
+        crontab = os.path.join(self.home, "crontab")
+        with open(crontab, "w") as f:
+            f.write("0 3 * * * daemon true\n")
+        os.chown(crontab, NOBODY.pw_uid, NOBODY.pw_gid)
+        code, _, err = self.as_nobody("import-crontab", "--system", crontab)
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"only a scheduler running as root can run it as daemon, and you are not root (uid "
+                      f"{NOBODY.pw_uid})", err)
+
 
 if __name__ == "__main__":
     unittest.main()
