@@ -5,6 +5,7 @@
 // until it executes).
 #include <string>
 #include <sys/types.h>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -14,9 +15,12 @@ namespace taskd::exec {
 
 // The identity the child takes before it executes: its supplementary
 // groups (as initgroups would set them), then its group, then its user.
+// No default: a forgotten one would be root's.
 struct Credentials {
-  uid_t uid = 0;
-  gid_t gid = 0;
+  Credentials(uid_t user, gid_t group, std::vector<gid_t> supplementary)
+      : uid(user), gid(group), groups(std::move(supplementary)) {}
+  uid_t uid;
+  gid_t gid;
   std::vector<gid_t> groups;
 };
 

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <type_traits>
 
 #include "core/task.hpp"
 #include "exec/run_files.hpp"
@@ -38,6 +39,9 @@ TEST_CASE("--user: NAME or NAME:GROUP, names as useradd takes them") {
   }
   CHECK(parse_run_as("ro\x1b[2Jot").error().message.find("\\x1b") != std::string::npos);
 }
+
+// A forgotten field of the credentials a run switches to would be root's (0).
+static_assert(!std::is_default_constructible_v<taskd::exec::Credentials>);
 
 TEST_CASE("enum names read back") {
   for (auto status : {RunStatus::queued, RunStatus::running, RunStatus::succeeded, RunStatus::failed,
