@@ -100,10 +100,18 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
   return check_chains(db, change, "after", "apply --prune");
 }
 
+// The plan's users (--user) checked before anything is written, and in a
+// dry run too: it says what apply would do.
+Result<void> check_plan_users(const store::Database& db, const Plan& plan) {
+  for (const auto& step : plan.tasks) {
+    if (step.kind != Step::remove) TRY(check_user_grantable(db, step.definition));
+  }
+  return {};
+}
+
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
-      TRY(check_user_grantable(db, step.definition));
       TRY(store::insert_task(db, step.definition, core::on_create(step.schedule.value(), now, step.start_now), now));
       return {};
     }
@@ -188,6 +196,7 @@ Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Cloc
     core::Time now = clock.now();
     auto plan = TRY(plan_file(db, args, now));
     TRY(check_plan_chains(db, plan));
+    TRY(check_plan_users(db, plan));
     if (args.dry_run) return plan;
     TRY(carry_out(db, plan, now));
     return plan;
