@@ -172,6 +172,20 @@ class RunAsTest(TaskdTestCase):
         self.assertEqual(self.history("huge")[0]["status"], "succeeded", proc.stderr)
         self.assertLess(int(proc.stdout), 100 * 1024, "peak memory of run-once, KiB")
 
+    @unittest.skipIf(STORE == "postgresql", "file modes are a SQLite file's; on a server its roles decide")
+    def test_copy_db_carries_a_user_only_into_a_private_database_file(self):
+        self.add("kept", "--every", "1h", "--user", "nobody", "--", "true")
+        destination = os.path.join(self.tmp, "copy.db")
+        self.add("there", "--every", "1h", "--", "true", db=destination)
+        os.chmod(destination, 0o664)
+        code, _, err = self.run_taskd("copy-db", "--from", self.db, "--to", destination, "--merge", db=None)
+        self.assertEqual(code, 65, err)
+        self.assertIn("run as another user", err)
+        self.assertEqual([task["name"] for task in self.tasks(db=destination)], ["there"])
+        os.chmod(destination, 0o600)
+        self.ok("copy-db", "--from", self.db, "--to", destination, "--merge", db=None)
+        self.assertEqual(self.task("kept", db=destination)["user"], "nobody")
+
     def test_export_and_apply_keep_the_user(self):
         self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
         exported = os.path.join(self.tmp, "tasks.toml")
