@@ -169,15 +169,29 @@ void join_own_group(const ChildPlan& plan) {
   if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
 }
 
+// The calls that take 32-bit ids: on 32-bit x86 and ARM the plain ones
+// take 16-bit ids, and would cut a larger one to another user's.
+#ifdef SYS_setresuid32
+constexpr long sys_setgroups = SYS_setgroups32;
+constexpr long sys_setresgid = SYS_setresgid32;
+constexpr long sys_setresuid = SYS_setresuid32;
+constexpr long sys_setuid = SYS_setuid32;
+#else
+constexpr long sys_setgroups = SYS_setgroups;
+constexpr long sys_setresgid = SYS_setresgid;
+constexpr long sys_setresuid = SYS_setresuid;
+constexpr long sys_setuid = SYS_setuid;
+#endif
+
 // Takes `credentials` as initgroups, setgid and setuid would, with the
 // system calls themselves: glibc's wrappers signal every thread of the
 // process, which a forked child only seems to have. False (errno says why)
 // when a step fails, or when root could be taken back after it.
 bool switch_identity(const Credentials& credentials) {
-  if (::syscall(SYS_setgroups, credentials.groups.size(), credentials.groups.data()) != 0) return false;
-  if (::syscall(SYS_setresgid, credentials.gid, credentials.gid, credentials.gid) != 0) return false;
-  if (::syscall(SYS_setresuid, credentials.uid, credentials.uid, credentials.uid) != 0) return false;
-  if (credentials.uid != 0 && ::syscall(SYS_setuid, 0) == 0) {
+  if (::syscall(sys_setgroups, credentials.groups.size(), credentials.groups.data()) != 0) return false;
+  if (::syscall(sys_setresgid, credentials.gid, credentials.gid, credentials.gid) != 0) return false;
+  if (::syscall(sys_setresuid, credentials.uid, credentials.uid, credentials.uid) != 0) return false;
+  if (credentials.uid != 0 && ::syscall(sys_setuid, 0) == 0) {
     errno = EPERM;
     return false;
   }
