@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace taskd::exec {
@@ -71,13 +70,7 @@ core::Result<RunAsUser> resolve_run_as(const core::RunAs& run_as) {
     if (!group) return cannot_switch(run_as, fmt::format("no such group {}", run_as.group));
     gid = *group;
   }
-  struct stat home {};
-  bool has_home = ::stat(entry.pw_dir, &home) == 0 && S_ISDIR(home.st_mode);
-  return RunAsUser{{entry.pw_uid, gid, groups_of(entry.pw_name, gid)},
-                   entry.pw_name,
-                   entry.pw_dir,
-                   entry.pw_shell,
-                   has_home ? entry.pw_dir : "/"};
+  return RunAsUser{{entry.pw_uid, gid, groups_of(entry.pw_name, gid)}, entry.pw_name, entry.pw_dir, entry.pw_shell};
 }
 
 }  // namespace taskd::exec

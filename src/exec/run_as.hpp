@@ -30,9 +30,6 @@ struct RunAsUser {
   std::string name;
   std::string home;
   std::string shell;
-  // Where a run without --cwd starts: the home directory, or / when there
-  // is none (as nobody's /nonexistent).
-  std::string start_directory;
 };
 
 // The user and group `run_as` names as the databases have them now. An

@@ -124,6 +124,7 @@ struct ChildPlan {
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
   int cgroup_procs_fd = -1;           // the run's cgroup.procs: the child moves itself in first
   const Credentials* credentials = nullptr;  // nullptr: it stays taskd's user
+  const char* home = nullptr;                // without cwd: tried as the user, else /
   const std::vector<int>* signals_to_reset = &ignored_signals();
   int stdin_fd = dev_null();
   const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
@@ -221,6 +222,10 @@ bool switch_identity(const Credentials& credentials) {
   ::dup2(plan.output_fd, STDOUT_FILENO);
   ::dup2(plan.output_fd, STDERR_FILENO);
   if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(plan, failure, ChildFailure::chdir);
+  // Tried here, as the user: taskd itself never waits on a home directory
+  // that does not answer (a hung network mount).
+  if (!plan.cwd && plan.home && ::chdir(plan.home) != 0 && ::chdir("/") != 0)
+    fail_child(plan, failure, ChildFailure::chdir);
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
@@ -242,7 +247,8 @@ std::unexpected<core::Error> child_failure(const ChildPlan& plan, ChildFailure::
                                   plan.program, switched_child_deadline_ms / 1000));
   if (step == ChildFailure::chdir)
     return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(error)));
+                      fmt::format("cannot change to directory \"{}\": {}", plan.cwd ? plan.cwd : "/",
+                                  std::strerror(error)));
   return core::fail(core::ErrorKind::bad_input,
                     fmt::format("cannot execute \"{}\": {}", plan.program, std::strerror(error)));
 }
@@ -370,7 +376,8 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
                           .ledger_fd = request.ledger_fd,
                           .ledger_line = ledger_line,
                           .cgroup_procs_fd = request.cgroup_procs_fd,
-                          .credentials = request.credentials ? &*request.credentials : nullptr});
+                          .credentials = request.credentials ? &*request.credentials : nullptr,
+                          .home = request.credentials ? request.home.c_str() : nullptr});
   auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {

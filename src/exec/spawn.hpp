@@ -30,6 +30,9 @@ struct SpawnRequest {
   // When set: the child switches to them after entering its cgroup (taskd
   // must run as root); none: it runs as taskd does, at no cost.
   std::optional<Credentials> credentials = {};
+  // With credentials and no cwd: where the child starts, as the user (cron
+  // starts a user's commands in its home directory), else in /.
+  std::string home = {};
 };
 
 // A process taskd started, told apart from any later one with its pid.

@@ -149,13 +149,6 @@ std::vector<core::EnvVar> account_variables(const exec::RunAsUser& user) {
   return {{"HOME", user.home}, {"USER", user.name}, {"LOGNAME", user.name}, {"SHELL", user.shell}};
 }
 
-// Where the run starts: its --cwd, else, run as another user, where cron
-// starts that user's commands.
-std::string start_directory(const core::TaskDefinition& definition, const std::optional<exec::RunAsUser>& user) {
-  if (!definition.cwd.empty() || !user) return definition.cwd;
-  return user->start_directory;
-}
-
 // `shared_host`: the host id, on a store that several hosts may share;
 // `user`: whom the run switches to.
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
@@ -455,9 +448,11 @@ class WorkerImpl {
     if (!ledger) return not_started(claimed, ledger.error().message, &*files);
     auto shared_host = db_.file() ? std::nullopt : std::optional<std::string>(identity_.host);
     exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host, *user),
-                               start_directory(definition, *user),
-                               *ledger, claimed.attempt_uid};
-    if (credentials) request.credentials = *credentials;
+                               definition.cwd, *ledger, claimed.attempt_uid};
+    if (credentials) {
+      request.credentials = *credentials;
+      request.home = (*user)->home;
+    }
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, static_cast<std::size_t>(definition.keep_output),
                              definition.limits};
