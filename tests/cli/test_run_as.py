@@ -186,6 +186,21 @@ class RunAsTest(TaskdTestCase):
         self.ok("copy-db", "--from", self.db, "--to", destination, "--merge", db=None)
         self.assertEqual(self.task("kept", db=destination)["user"], "nobody")
 
+    @unittest.skipUnless(shutil.which("setpriv"), "setpriv takes the right to switch users from root")
+    def test_a_switch_that_fails_fails_the_run_before_it_starts(self):
+        marker = os.path.join(self.tmp, "ran")
+        self.add("denied", "--every", "1h", "--start-now", "--user", "nobody", "--retry", "none", "--", "touch",
+                 marker)
+        argv = ["setpriv", "--bounding-set=-setuid,-setgid", "--"] + self.command_line(("run-once",))
+        proc = subprocess.run(argv, env=self.environment(None, None, False), cwd=self.tmp, capture_output=True,
+                              text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        (run,) = self.history("denied")
+        self.assertEqual(run["status"], "failed")
+        self.assertIn(f"cannot switch to uid {NOBODY.pw_uid} gid {NOBODY.pw_gid}: Operation not permitted",
+                      run["reason"])
+        self.assertFalse(os.path.exists(marker))
+
     def test_export_and_apply_keep_the_user(self):
         self.add("kept", "--every", "1h", "--user", "nobody:" + OTHER_GROUP.gr_name, "--", "true")
         exported = os.path.join(self.tmp, "tasks.toml")
