@@ -473,3 +473,6 @@ CREATE TABLE ticks (
 -- The bytes of output each run of a task keeps (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
   CHECK (keep_output BETWEEN 0 AND 536870912);
+-- migrate: 15
+-- Whom each run of a task runs as (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN run_as text NOT NULL DEFAULT '';

@@ -317,3 +317,8 @@ CREATE TABLE ticks (
 -- cut between them. A task from before this migration keeps 1 MiB.
 ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
   CHECK (keep_output BETWEEN 0 AND 536870912);
+-- migrate: 16
+-- Whom each run of a task runs as (taskd(1), --user): "NAME" or
+-- "NAME:GROUP"; '' (every task from before this migration) for the
+-- scheduler's own user.
+ALTER TABLE tasks ADD COLUMN run_as TEXT NOT NULL DEFAULT '';

@@ -83,7 +83,9 @@ Result<void> apply(const Context& context, const ApplyOptions& options) {
   auto file = TRY(read_task_file(options.file, options.owner));
   auto plan = TRY(apply_file(context, options, file));
   for (const auto& step : plan.tasks) {
-    if (step.kind != ops::Step::remove) warn_if_limits_unavailable(step.definition);
+    if (step.kind == ops::Step::remove) continue;
+    warn_if_limits_unavailable(step.definition);
+    warn_if_cannot_switch_user(step.definition);
   }
   if (context.json) {
     print_json(ops::plan_json(plan, options.file, options.dry_run));

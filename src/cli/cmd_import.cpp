@@ -110,9 +110,11 @@ struct Conversion {
 };
 
 // The entry's task, which keeps cron's behaviour: no retries, no timebox,
-// and no exit code that disables it. Its environment moves into the task.
+// and no exit code that disables it. Its environment moves into the task,
+// and so does the user of a system crontab's line (--user), unless it is
+// `importing_user`, whom the scheduler runs it as anyway.
 Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
-                           core::Time now) {
+                           const std::string& importing_user, core::Time now) {
   core::Task task;
   auto& d = task.definition;
   d.name = TRY(core::validate_task_name(name));
@@ -126,6 +128,7 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   d.permanent_exit.clear();
   d.owner = owner;
   d.env = std::move(entry.env);
+  d.user = TRY(core::crontab_run_as(entry, importing_user));
   TRY(require_utf8_text(d));
   task.state = core::on_create(*task.schedule, now, false);
   return task;
@@ -147,7 +150,7 @@ Result<Conversion> convert(store::Database& db, core::Crontab& crontab, const st
     auto problem = [&](ProblemKind kind, std::string message) {
       conversion.problems.push_back({entry.line, kind, message});
     };
-    auto task = to_task(entry, names[i], owner, now);
+    auto task = to_task(entry, names[i], owner, user, now);
     if (!task) {
       problem(ProblemKind::not_converted, task.error().message);
       continue;
@@ -156,10 +159,6 @@ Result<Conversion> convert(store::Database& db, core::Crontab& crontab, const st
       problem(ProblemKind::not_converted, *taken);
       continue;
     }
-    if (!entry.user.empty() && entry.user != user)
-      problem(ProblemKind::note, fmt::format("cron runs this as {}; taskd runs it as the user who runs the scheduler "
-                                             "({} now)",
-                                             entry.user, user));
     conversion.tasks.push_back({entry.line, std::move(*task)});
   }
   std::ranges::stable_sort(conversion.problems, {}, &CrontabProblem::line);
@@ -312,6 +311,7 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   std::string owner = options.owner.empty() ? default_owner(options.file) : options.owner;
   auto reading = read_crontab_lines(options, text);
   auto outcome = TRY(run_import(context, options, reading.crontab, owner, where));
+  for (const auto& [line, task] : outcome.conversion.tasks) warn_if_cannot_switch_user(task.definition);
   if (context.json) {
     print_json(report_json(outcome, options, owner, reading.format));
   } else {

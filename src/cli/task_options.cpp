@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <unistd.h>
 
 #include "cli/context.hpp"
 #include "core/hash.hpp"
@@ -150,6 +151,14 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
   if (!why.empty())
     fmt::print(stderr, "taskd: warning: {}: {}; its runs fail where taskd cannot apply its limits\n", definition.name,
                why);
+}
+
+void warn_if_cannot_switch_user(const core::TaskDefinition& definition) {
+  if (definition.user.empty() || ::geteuid() == 0) return;
+  fmt::print(stderr,
+             "taskd: warning: {}: only a scheduler running as root can run it as {}, and you are not root (uid {}); "
+             "its runs fail under a scheduler that is not root\n",
+             definition.name, definition.user, ::geteuid());
 }
 
 namespace {

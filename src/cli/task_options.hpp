@@ -49,6 +49,10 @@ core::Result<core::Task> build_task(const TaskOptions& options, core::Time now);
 // the same (a scheduler elsewhere may apply them, root under systemd with
 // Delegate=yes): a run started where they cannot be applied fails.
 void warn_if_limits_unavailable(const core::TaskDefinition& definition);
+// A task with --user whose runs fail unless the scheduler runs as root: a
+// warning when the one who adds or changes it is not root (the scheduler
+// usually runs as the same user).
+void warn_if_cannot_switch_user(const core::TaskDefinition& definition);
 
 // The options that describe an existing definition (what `add` would need).
 TaskOptions options_of(const core::TaskDefinition& definition);

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/cron.hpp"
+#include "core/text.hpp"
 #include "core/zone.hpp"
 
 namespace taskd::core {
@@ -405,6 +406,14 @@ Crontab parse_crontab(std::string_view text, CrontabFormat format) {
     crontab.entries.push_back(std::move(*entry));
   }
   return crontab;
+}
+
+Result<std::string> crontab_run_as(const CrontabEntry& entry, std::string_view importing_user) {
+  if (entry.user.empty() || entry.user == importing_user) return std::string();
+  auto run_as = parse_run_as(entry.user);
+  if (!run_as || !run_as->group.empty())
+    return fail(ErrorKind::bad_input, fmt::format("the user field \"{}\" is not a user name", printable(entry.user)));
+  return entry.user;
 }
 
 Command crontab_command(const CrontabEntry& entry) {

@@ -61,6 +61,12 @@ Crontab parse_crontab(std::string_view text, CrontabFormat format);
 // with `printf` feeding it the entry's input (taskd children read /dev/null).
 Command crontab_command(const CrontabEntry& entry);
 
+// The --user of the entry's task: the system format's user field, so that
+// it runs as under cron, unless it is `importing_user`, whom the scheduler
+// runs it as anyway (empty: no --user). An error when the field is not a
+// user name that --user takes.
+Result<std::string> crontab_run_as(const CrontabEntry& entry, std::string_view importing_user);
+
 // One task name per entry, in order: from the words of the command's main
 // program (its first part that is not cd, test, [ or true, without
 // redirections and paths), valid for validate_task_name; a name met again

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace taskd::core {
 namespace {
 
@@ -141,6 +143,30 @@ Result<std::string> validate_identifier(std::string_view what, std::string_view 
 Result<std::string> validate_task_name(std::string_view name) { return validate_identifier("task name", name); }
 
 Result<std::string> validate_host_id(std::string_view name) { return validate_identifier("host id", name); }
+
+namespace {
+
+bool is_account_name(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name.front() == '-') return false;
+  if (name.back() == '$') name.remove_suffix(1);
+  return !name.empty() && std::ranges::all_of(name, [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+  });
+}
+
+}  // namespace
+
+Result<RunAs> parse_run_as(std::string_view text) {
+  auto colon = text.find(':');
+  RunAs run_as{std::string(text.substr(0, colon)),
+               colon == std::string_view::npos ? std::string() : std::string(text.substr(colon + 1))};
+  bool valid = is_account_name(run_as.user) && (colon == std::string_view::npos || is_account_name(run_as.group));
+  if (!valid)
+    return fail(ErrorKind::bad_input,
+                fmt::format("\"{}\" is not NAME or NAME:GROUP (names of letters, digits and ._-)", printable(text)));
+  return run_as;
+}
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
   switch (definition.schedule_kind) {

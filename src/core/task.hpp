@@ -94,6 +94,7 @@ struct TaskDefinition {
   // When the retry ladder runs out: disabled until the next update, instead
   // of going on with the next planned slot.
   bool disable_when_exhausted = false;
+  std::string user;  // --user: "NAME" or "NAME:GROUP" the run switches to; empty: the scheduler's own
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -141,6 +142,17 @@ std::vector<Seconds> default_retry_ladder();
 Result<std::string> validate_task_name(std::string_view name);
 // A host's name on a shared store (--host-id, --on-host): as a task name.
 Result<std::string> validate_host_id(std::string_view name);
+
+// Whom a task runs as (--user NAME[:GROUP]): a user, and a group in place
+// of the user's primary group (empty: the user's).
+struct RunAs {
+  std::string user;
+  std::string group;
+};
+// "NAME" or "NAME:GROUP", each a name as useradd and groupadd take them:
+// letters, digits and ._- (a '$' at the end), not starting with '-', 1 to 64
+// characters.
+Result<RunAs> parse_run_as(std::string_view text);
 
 // The schedule a definition describes.
 Result<Schedule> schedule_of(const TaskDefinition& definition);

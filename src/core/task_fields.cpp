@@ -202,6 +202,12 @@ Result<void> host_id(const TaskField& field, std::string_view text, const Defini
   return {};
 }
 
+Result<void> run_as(const TaskField& field, std::string_view text, const Definition&, const Schedule&, Time) {
+  if (text.empty()) return {};
+  if (auto parsed = parse_run_as(text); !parsed) return bad_option(field, parsed.error().message);
+  return {};
+}
+
 // --catch-up and --catch-up-window, which only a schedule of slots has.
 Result<void> slot_grid(const TaskField&, std::string_view, const Definition& d, const Schedule& schedule, Time) {
   bool slots = has_slot_grid(schedule);
@@ -236,7 +242,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 18> fields{
+const std::array<TaskField, 19> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -298,6 +304,10 @@ const std::array<TaskField, 18> fields{
                   "runs)",
                   "false", F::flag, S::unless_initial, "retries run out"),
               when_exhausted_line),
+    field<Of<&D::user>, Text, run_as>(
+        "user", "run_as",
+        "Run as this user, NAME or NAME:GROUP (the scheduler must run as root; '' for the scheduler's own)", "",
+        F::text, S::unless_initial, "user"),
 };
 
 }  // namespace

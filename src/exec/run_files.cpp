@@ -6,8 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
-#include <filesystem>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,47 +25,154 @@ std::string temp_root() {
 
 // Run files are written and read with plain system calls: they are made and
 // read for every run (see bench/dispatch.sh).
-bool write_file(const std::string& path, std::string_view contents) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
+bool write_all(int fd, std::string_view contents) {
   while (!contents.empty()) {
     ssize_t n = ::write(fd, contents.data(), contents.size());
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     contents.remove_prefix(static_cast<std::size_t>(n));
   }
-  return ::close(fd) == 0 && contents.empty();
+  return contents.empty();
 }
 
-std::string read_all(int fd) {
+bool write_file(const std::string& path, std::string_view contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool written = write_all(fd, contents);
+  return ::close(fd) == 0 && written;
+}
+
+// A new private directory "PREFIX-XXXXXX" in $TMPDIR, else /tmp, with
+// `mode`; "" (errno says why) when it cannot be made.
+std::string make_directory(std::string_view prefix, mode_t mode) {
+  std::string path = fmt::format("{}/{}-XXXXXX", temp_root(), prefix);
+  if (::mkdtemp(path.data()) == nullptr) return {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  bool ready = fd >= 0 && ::fchmod(fd, mode) == 0;
+  int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (ready) return path;
+  ::rmdir(path.c_str());
+  errno = error;
+  return {};
+}
+
+// The directory `path` of `owner`'s runs, opened: made and given to the
+// owner at its first run. -1 (errno says why) when it cannot be.
+int owned_directory(const std::string& path, const Credentials& owner) {
+  bool made = ::mkdir(path.c_str(), 0700) == 0;
+  if (!made && errno != EEXIST) return -1;
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  struct stat info {};
+  bool ready = ::fstat(fd, &info) == 0 && (info.st_uid == owner.uid || ::fchown(fd, owner.uid, owner.gid) == 0);
+  if (ready) return fd;
+  int error = errno;
+  ::close(fd);
+  errno = error;
+  return -1;
+}
+
+// Writes `state` into a new file `name` of `owner`'s in `owner`'s directory
+// `dir`, after removing whatever the owner may have put there under that
+// name. False (errno says why) when it cannot.
+bool place_owned_state_file(const std::string& dir, const std::string& name, std::string_view state,
+                            const Credentials& owner) {
+  int dir_fd = owned_directory(dir, owner);
+  if (dir_fd < 0) return false;
+  ::unlinkat(dir_fd, name.c_str(), 0);
+  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int error = errno;
+  ::close(dir_fd);
+  if (fd < 0) {
+    errno = error;
+    return false;
+  }
+  bool written = ::fchown(fd, owner.uid, owner.gid) == 0 && write_all(fd, state);
+  return ::close(fd) == 0 && written;
+}
+
+// `path` opened to be read if it is a plain file `owner` owns (its fstat:
+// `info`), never through a symbolic link nor waiting on a FIFO; else -1.
+int open_owned(const std::string& path, uid_t owner, struct stat& info) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == owner) return fd;
+  ::close(fd);
+  errno = EPERM;
+  return -1;
+}
+
+// Removes `name` in `parent_fd` and, when it is a directory, all in it,
+// through descriptors: a user's run may swap a directory for a symbolic
+// link while taskd removes it. Deeper than `depth` it stays.
+void remove_tree(int parent_fd, const char* name, int depth) {
+  int fd = ::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && depth > 0) {
+    DIR* dir = ::fdopendir(fd);
+    while (dirent* entry = dir ? ::readdir(dir) : nullptr) {
+      std::string_view entry_name = entry->d_name;
+      if (entry_name == "." || entry_name == "..") continue;
+      if (::unlinkat(::dirfd(dir), entry->d_name, 0) != 0 && errno == EISDIR)
+        remove_tree(::dirfd(dir), entry->d_name, depth - 1);
+    }
+    if (dir) ::closedir(dir);
+    else ::close(fd);
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
+  ::unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+// At most `most` bytes of `fd` from `offset` on: a run (or what it left
+// running) may make its files as large as it likes, or keep them growing.
+std::string read_at_most(int fd, std::size_t most, off_t offset = 0) {
   std::string contents;
   std::array<char, 8192> buffer;
-  while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+  while (contents.size() < most) {
+    std::size_t wanted = std::min(buffer.size(), most - contents.size());
+    ssize_t n = ::pread(fd, buffer.data(), wanted, offset + static_cast<off_t>(contents.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return contents;
+    if (n <= 0) break;
     contents.append(buffer.data(), static_cast<std::size_t>(n));
   }
+  return contents;
 }
 
-// The status file's contents, and the file removed; "" when the run wrote none.
-std::string take_status_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+// What of a status file taskd reads: its end, where its last line is.
+constexpr std::size_t status_tail = 4096;
+
+// The end of the status file, and the file removed; "" when the run wrote
+// none (or, run as `owner`, none of the owner's).
+std::string take_status_file(const std::string& path, std::optional<uid_t> owner) {
+  struct stat info {};
+  int fd = owner ? open_owned(path, *owner, info) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return {};
-  std::string contents = fd >= 0 ? read_all(fd) : std::string();
+  std::string contents;
+  if (fd >= 0 && (owner || ::fstat(fd, &info) == 0)) {
+    off_t start = std::max<off_t>(0, info.st_size - static_cast<off_t>(status_tail));
+    contents = read_at_most(fd, status_tail, start);
+  }
   if (fd >= 0) ::close(fd);
   ::unlink(path.c_str());
   return contents;
 }
 
-// The open state file `fd` (its fstat: `info`), as the run left it.
+std::unexpected<core::Error> state_over_limit(std::string_view size, std::size_t limit) {
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("$TASKD_STATE is {}, over the limit of {} bytes; the previous state is kept", size,
+                                limit));
+}
+
+// The open state file `fd` (its fstat: `info`), as the run left it: never
+// more than `limit` bytes read, even if a process the run left behind makes
+// it grow after the fstat.
 core::Result<std::string> read_state(int fd, const struct stat& info, std::size_t limit) {
-  if (static_cast<std::size_t>(info.st_size) > limit)
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("$TASKD_STATE is {} bytes, over the limit of {} bytes; the previous state is kept",
-                                  info.st_size, limit));
+  if (static_cast<std::size_t>(info.st_size) > limit) return state_over_limit(fmt::format("{} bytes", info.st_size), limit);
   if (S_ISREG(info.st_mode) && info.st_size == 0) return std::string();
-  return read_all(fd);
+  std::string state = read_at_most(fd, limit + 1);
+  if (state.size() > limit) return state_over_limit("more bytes", limit);
+  return state;
 }
 
 // Whether the open state file `fd` (its fstat: `info`, opened without
@@ -74,6 +181,18 @@ core::Result<std::string> read_state(int fd, const struct stat& info, std::size_
 // then; it goes with the descriptor).
 bool may_serve_again(int fd, const struct stat& info) {
   return S_ISREG(info.st_mode) && info.st_nlink == 1 && ::fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
+}
+
+// The state file `path` of a run as `owner`, read if it is a plain file of
+// the owner's, and removed: such a file never serves another run.
+core::Result<std::string> take_owned_state_file(const std::string& path, uid_t owner, std::size_t state_limit) {
+  struct stat info {};
+  int fd = open_owned(path, owner, info);
+  ::unlink(path.c_str());
+  if (fd < 0) return std::string();
+  auto state = read_state(fd, info, state_limit);
+  ::close(fd);
+  return state;
 }
 
 }  // namespace
@@ -87,14 +206,17 @@ core::Result<RunDirectory> RunDirectory::create() {
 }
 
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
-    : path_(std::move(other.path_)), spares_(std::move(other.spares_)), spares_named_(other.spares_named_) {
+    : path_(std::move(other.path_)),
+      users_path_(std::move(other.users_path_)),
+      spares_(std::move(other.spares_)),
+      spares_named_(other.spares_named_) {
   other.path_.clear();
+  other.users_path_.clear();
 }
 
 RunDirectory::~RunDirectory() {
-  if (path_.empty()) return;
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
+  if (!path_.empty()) remove_tree(AT_FDCWD, path_.c_str(), 8);
+  if (!users_path_.empty()) remove_tree(AT_FDCWD, users_path_.c_str(), 8);
 }
 
 namespace {
@@ -133,19 +255,37 @@ RunFiles RunDirectory::files_of(std::int64_t run_id) const {
   return RunFiles(fmt::format("{}/{}.state", path_, run_id), fmt::format("{}/{}.status", path_, run_id));
 }
 
-core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state) {
+core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_view state, const Credentials* owner) {
   for (bool first_try : {true, false}) {
-    auto files = files_of(run_id);
-    if (place_state_file(files.state_path(), state)) return files;
+    if (auto files = place_files(run_id, state, owner)) return std::move(*files);
     if (!first_try || errno != ENOENT) break;
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.
+    if (owner) {
+      users_path_.clear();
+      continue;
+    }
     auto fresh = TRY(create());
     path_ = std::exchange(fresh.path_, {});
     spares_.clear();
   }
   return core::fail(core::ErrorKind::internal,
                     fmt::format("cannot write the run files in {}: {}", path_, std::strerror(errno)));
+}
+
+std::optional<RunFiles> RunDirectory::place_files(std::int64_t run_id, std::string_view state,
+                                                  const Credentials* owner) {
+  if (owner) {
+    if (users_path_.empty()) users_path_ = make_directory("taskd-users", 0711);
+    if (users_path_.empty()) return std::nullopt;
+    std::string dir = fmt::format("{}/u{}", users_path_, owner->uid);
+    std::string name = fmt::format("{}.state", run_id);
+    if (!place_owned_state_file(dir, name, state, *owner)) return std::nullopt;
+    return RunFiles(dir + '/' + name, fmt::format("{}/{}.status", dir, run_id), owner->uid);
+  }
+  std::string state_path = fmt::format("{}/{}.state", path_, run_id);
+  if (!place_state_file(state_path, state)) return std::nullopt;
+  return RunFiles(std::move(state_path), fmt::format("{}/{}.status", path_, run_id));
 }
 
 bool RunDirectory::place_state_file(const std::string& path, std::string_view state) {
@@ -181,13 +321,15 @@ core::Result<std::string> RunDirectory::take_state_file(const std::string& state
 }
 
 RunLeftovers RunDirectory::collect(RunFiles files, std::size_t state_limit) {
-  RunLeftovers left{take_state_file(files.state_path_, state_limit), last_line(take_status_file(files.status_path_))};
+  auto state = files.owner_ ? take_owned_state_file(files.state_path_, *files.owner_, state_limit)
+                            : take_state_file(files.state_path_, state_limit);
+  RunLeftovers left{std::move(state), last_line(take_status_file(files.status_path_, files.owner_))};
   files.state_path_.clear();  // taken: nothing left for its destructor to remove
   return left;
 }
 
 RunFiles::RunFiles(RunFiles&& other) noexcept
-    : state_path_(std::move(other.state_path_)), status_path_(std::move(other.status_path_)) {
+    : state_path_(std::move(other.state_path_)), status_path_(std::move(other.status_path_)), owner_(other.owner_) {
   other.state_path_.clear();
   other.status_path_.clear();
 }

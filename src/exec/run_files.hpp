@@ -9,11 +9,13 @@
 // BENCHMARKS.md.)
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
+#include "exec/run_as.hpp"
 
 namespace taskd::exec {
 
@@ -27,6 +29,11 @@ struct RunLeftovers {
 
 // The private directory (0700) in $TMPDIR, else /tmp, that holds the files
 // of this process's runs; removed with everything in it when destroyed.
+// The files of a run as another user (--user) are that user's, in a
+// directory of that user's in a second directory, 0711 so that each user
+// reaches only its own (the first stays 0700: a user may not guess the
+// names of root's files): there taskd follows no symbolic link and reads
+// only files the user owns, since the user can put anything there.
 class RunDirectory {
  public:
   static core::Result<RunDirectory> create();
@@ -36,9 +43,10 @@ class RunDirectory {
   ~RunDirectory();
 
   // The files of run `run_id`: the state file, holding `state`, and the
-  // name of the status file, which the run makes if it writes a status. If
-  // something (a /tmp cleaner) removed the directory, a new one takes its place.
-  core::Result<RunFiles> files_for(std::int64_t run_id, std::string_view state);
+  // name of the status file, which the run makes if it writes a status;
+  // both `owner`'s when given. If something (a /tmp cleaner) removed the
+  // directory, a new one takes its place.
+  core::Result<RunFiles> files_for(std::int64_t run_id, std::string_view state, const Credentials* owner = nullptr);
 
   // Reads what the run left in `files` (a state over `state_limit` bytes is
   // an error) and takes the files away. The state file, emptied, becomes the
@@ -62,6 +70,9 @@ class RunDirectory {
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+  // The files of `run_id` (`owner`'s when given), the state file holding
+  // `state`; none (errno says why) when they cannot be made.
+  std::optional<RunFiles> place_files(std::int64_t run_id, std::string_view state, const Credentials* owner);
   // Gives the state file `path` the contents `state`: a spare file renamed,
   // or a new one. False (and errno says why) when it cannot.
   bool place_state_file(const std::string& path, std::string_view state);
@@ -70,6 +81,7 @@ class RunDirectory {
   core::Result<std::string> take_state_file(const std::string& state_path, std::size_t state_limit);
 
   std::string path_;
+  std::string users_path_;  // the 0711 directory of the users' directories; "" until a first run as a user
   std::vector<std::string> spares_;  // emptied state files of ended runs, for the next runs
   std::uint64_t spares_named_ = 0;
 };
@@ -84,13 +96,16 @@ class RunFiles {
 
   const std::string& state_path() const { return state_path_; }
   const std::string& status_path() const { return status_path_; }
+  // Whether the run runs as another user, whose directory holds the files.
+  bool owned_by_a_user() const { return owner_.has_value(); }
 
  private:
   friend class RunDirectory;
-  RunFiles(std::string state_path, std::string status_path)
-      : state_path_(std::move(state_path)), status_path_(std::move(status_path)) {}
+  RunFiles(std::string state_path, std::string status_path, std::optional<uid_t> owner = std::nullopt)
+      : state_path_(std::move(state_path)), status_path_(std::move(status_path)), owner_(owner) {}
   std::string state_path_;
   std::string status_path_;
+  std::optional<uid_t> owner_;  // the user the run ran as, who owns the files; none: taskd's own
 };
 
 // The last non-empty line of `text`, without its newline, at most 500 bytes

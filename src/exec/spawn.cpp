@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
+#include <chrono>
 #include <fmt/format.h>
+#include <poll.h>
 #include <string_view>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -80,15 +82,27 @@ int dev_null() {
   return fd;
 }
 
-// Why the child could not execute its program. The child shares taskd's
-// memory until it executes (vfork), and taskd resumes only once it has
-// executed or exited, so the child writes its failure here and taskd reads
-// it when vfork returns (as glibc's posix_spawn does): no pipe per child.
+// Why the child could not execute its program. The child of a run as
+// taskd's user shares taskd's memory until it executes (vfork), and taskd
+// resumes only once it has executed or exited, so the child writes its
+// failure here and taskd reads it when vfork returns (as glibc's
+// posix_spawn does): no pipe per child. A child that switches users shares
+// nothing (fork) and writes it to a pipe as well.
 struct ChildFailure {
-  enum Step { none, cgroup, chdir, execve };
+  enum Step { none, cgroup, identity, chdir, execve, too_late };
   volatile Step step = none;
   volatile int error = 0;
 };
+
+// What a child that switches users sends on its pipe when it fails.
+struct FailureReport {
+  ChildFailure::Step step;
+  int error;
+};
+
+// How long taskd waits for a child that switches users to execute: once it
+// is the user's, any process of the user's can stop it.
+constexpr int switched_child_deadline_ms = 5000;
 
 // Tells the compiler that `failure` may change behind its back from here
 // on: its address escapes (so the opaque vfork() may write it) and memory
@@ -109,14 +123,21 @@ struct ChildPlan {
   int ledger_fd = -1;
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
   int cgroup_procs_fd = -1;           // the run's cgroup.procs: the child moves itself in first
+  const Credentials* credentials = nullptr;  // nullptr: it stays taskd's user
+  const char* home = nullptr;                // without cwd: tried as the user, else /
   const std::vector<int>* signals_to_reset = &ignored_signals();
   int stdin_fd = dev_null();
   const SchedulingAttributes* scheduling = child_scheduling();  // nullptr: taskd's as it is
+  int report_fd = -1;  // a forked child's end of the pipe its failure goes to
 };
 
-[[noreturn]] void fail_child(ChildFailure& failure, ChildFailure::Step step) {
+[[noreturn]] void fail_child(const ChildPlan& plan, ChildFailure& failure, ChildFailure::Step step) {
   failure.error = errno;
   failure.step = step;
+  if (plan.report_fd >= 0) {
+    FailureReport report{step, failure.error};
+    (void)!::write(plan.report_fd, &report, sizeof report);
+  }
   ::_exit(127);
 }
 
@@ -149,9 +170,47 @@ void join_own_group(const ChildPlan& plan) {
   if (::getppid() != plan.parent) ::_exit(127);  // taskd died before the line above
 }
 
+// The calls that take 32-bit ids: on 32-bit x86 and ARM the plain ones
+// take 16-bit ids, and would cut a larger one to another user's.
+#ifdef SYS_setresuid32
+constexpr long sys_setgroups = SYS_setgroups32;
+constexpr long sys_setresgid = SYS_setresgid32;
+constexpr long sys_setresuid = SYS_setresuid32;
+constexpr long sys_setuid = SYS_setuid32;
+#else
+constexpr long sys_setgroups = SYS_setgroups;
+constexpr long sys_setresgid = SYS_setresgid;
+constexpr long sys_setresuid = SYS_setresuid;
+constexpr long sys_setuid = SYS_setuid;
+#endif
+
+// Takes `credentials` as initgroups, setgid and setuid would, with the
+// system calls themselves: glibc's wrappers signal every thread of the
+// process, which a forked child only seems to have. False (errno says why)
+// when a step fails, or when root could be taken back after it.
+bool switch_identity(const Credentials& credentials) {
+  if (::syscall(sys_setgroups, credentials.groups.size(), credentials.groups.data()) != 0) return false;
+  if (::syscall(sys_setresgid, credentials.gid, credentials.gid, credentials.gid) != 0) return false;
+  if (::syscall(sys_setresuid, credentials.uid, credentials.uid, credentials.uid) != 0) return false;
+  if (credentials.uid != 0 && ::syscall(sys_setuid, 0) == 0) {
+    errno = EPERM;
+    return false;
+  }
+  return true;
+}
+
 [[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
   // Into the run's cgroup before anything else: all it forks is in it too.
-  if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1) fail_child(failure, ChildFailure::cgroup);
+  if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1)
+    fail_child(plan, failure, ChildFailure::cgroup);
+  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
+  // Before PR_SET_PDEATHSIG, which a change of user clears.
+  if (plan.credentials) {
+    if (!switch_identity(*plan.credentials)) fail_child(plan, failure, ChildFailure::identity);
+    // Its memory is still a copy of taskd's (its environment, the database's
+    // password): no core dump nor ptrace by the user until it executes.
+    ::prctl(PR_SET_DUMPABLE, 0);
+  }
   join_own_group(plan);
   note_in_ledger(plan);
   const KernelSigaction default_action{.handler = SIG_DFL, .flags = 0, .restorer = nullptr, .mask = 0};
@@ -162,34 +221,101 @@ void join_own_group(const ChildPlan& plan) {
   if (plan.stdin_fd >= 0) ::dup2(plan.stdin_fd, STDIN_FILENO);
   ::dup2(plan.output_fd, STDOUT_FILENO);
   ::dup2(plan.output_fd, STDERR_FILENO);
-  if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(failure, ChildFailure::chdir);
+  if (plan.cwd && ::chdir(plan.cwd) != 0) fail_child(plan, failure, ChildFailure::chdir);
+  // Tried here, as the user: taskd itself never waits on a home directory
+  // that does not answer (a hung network mount).
+  if (!plan.cwd && plan.home && ::chdir(plan.home) != 0 && ::chdir("/") != 0)
+    fail_child(plan, failure, ChildFailure::chdir);
   // Descriptors taskd itself inherited (a flock from crontab, say) are not the child's.
   ::close_range(STDERR_FILENO + 1, ~0U, CLOSE_RANGE_CLOEXEC);
   if (plan.alarm_seconds > 0) ::alarm(plan.alarm_seconds);
-  if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
   ::execve(plan.program, plan.argv, plan.envp);
-  fail_child(failure, ChildFailure::execve);
+  fail_child(plan, failure, ChildFailure::execve);
+}
+
+// Why the plan's child, failing at `step` with `error`, did not run.
+std::unexpected<core::Error> child_failure(const ChildPlan& plan, ChildFailure::Step step, int error) {
+  if (step == ChildFailure::cgroup)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot enter the run's cgroup: {}", std::strerror(error)));
+  if (step == ChildFailure::identity)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot switch to uid {} gid {}: {}", plan.credentials->uid,
+                                                             plan.credentials->gid, std::strerror(error)));
+  if (step == ChildFailure::too_late)
+    return core::fail(core::ErrorKind::internal,
+                      fmt::format("the process did not execute \"{}\" within {} s of its start (something stopped it), "
+                                  "and was killed",
+                                  plan.program, switched_child_deadline_ms / 1000));
+  if (step == ChildFailure::chdir)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("cannot change to directory \"{}\": {}", plan.cwd ? plan.cwd : "/",
+                                  std::strerror(error)));
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("cannot execute \"{}\": {}", plan.program, std::strerror(error)));
+}
+
+std::unexpected<core::Error> cannot_start() {
+  return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(errno)));
+}
+
+// What the forked child `pid` reported on `report_fd` before it executed:
+// none when it executed (the pipe closed empty). A child that neither
+// executes nor fails by the deadline (stopped by its user, say) is killed.
+std::optional<FailureReport> await_execution(pid_t pid, int report_fd) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(switched_child_deadline_ms);
+  FailureReport report{};
+  while (true) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd ready{report_fd, POLLIN, 0};
+    int polled = left.count() > 0 ? ::poll(&ready, 1, static_cast<int>(left.count())) : 0;
+    if (polled < 0 && errno == EINTR) continue;
+    if (polled <= 0) {
+      ::kill(pid, SIGKILL);
+      return FailureReport{ChildFailure::too_late, 0};
+    }
+    ssize_t n = ::read(report_fd, &report, sizeof report);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) return std::nullopt;
+    if (n != static_cast<ssize_t>(sizeof report)) return FailureReport{ChildFailure::execve, EIO};
+    return report;
+  }
+}
+
+// A child that switches users starts with fork(): once it is the user's,
+// the user's processes can stop it, which must not stop taskd, and it must
+// not share taskd's memory with the user.
+core::Result<pid_t> start_switching_child(ChildPlan plan) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return cannot_start();
+  plan.report_fd = report[1];
+  ChildFailure failure;
+  pid_t pid = ::fork();
+  if (pid == 0) become_child(plan, failure);
+  int error = errno;
+  ::close(report[1]);
+  if (pid < 0) {
+    ::close(report[0]);
+    errno = error;
+    return cannot_start();
+  }
+  auto reported = await_execution(pid, report[0]);
+  ::close(report[0]);
+  if (!reported) return pid;
+  ::waitpid(pid, nullptr, 0);
+  return child_failure(plan, reported->step, reported->error);
 }
 
 // Starts the plan's child and waits until it has executed its program (or
 // failed to); returns its pid, or why it could not run.
 core::Result<pid_t> start_child(const ChildPlan& plan) {
+  if (plan.credentials) return start_switching_child(plan);
   ChildFailure failure;
   shared_with_child(failure);
   pid_t pid = ::vfork();
   if (pid == 0) become_child(plan, failure);
-  if (pid < 0)
-    return core::fail(core::ErrorKind::internal, fmt::format("cannot start a process: {}", std::strerror(errno)));
+  if (pid < 0) return cannot_start();
   if (failure.step == ChildFailure::none) return pid;
   ::waitpid(pid, nullptr, 0);
-  if (failure.step == ChildFailure::cgroup)
-    return core::fail(core::ErrorKind::internal,
-                      fmt::format("cannot enter the run's cgroup: {}", std::strerror(failure.error)));
-  if (failure.step == ChildFailure::chdir)
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("cannot change to directory \"{}\": {}", plan.cwd, std::strerror(failure.error)));
-  return core::fail(core::ErrorKind::bad_input,
-                    fmt::format("cannot execute \"{}\": {}", plan.program, std::strerror(failure.error)));
+  return child_failure(plan, failure.step, failure.error);
 }
 
 core::Result<void> check_cwd(const std::string& cwd) {
@@ -249,7 +375,9 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
                           .parent = ::getpid(),
                           .ledger_fd = request.ledger_fd,
                           .ledger_line = ledger_line,
-                          .cgroup_procs_fd = request.cgroup_procs_fd});
+                          .cgroup_procs_fd = request.cgroup_procs_fd,
+                          .credentials = request.credentials ? &*request.credentials : nullptr,
+                          .home = request.credentials ? request.home.c_str() : nullptr});
   auto after = boot_clock();
   ::close(fds[1]);
   if (!pid) {

@@ -5,11 +5,13 @@
 // stderr into one pipe, default signal handling, nothing else inherited.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
 
 #include "core/error.hpp"
+#include "exec/run_as.hpp"
 
 namespace taskd::exec {
 
@@ -25,6 +27,12 @@ struct SpawnRequest {
   // When not -1: the cgroup.procs of the run's cgroup, which the child
   // enters before anything else (see cgroup.hpp).
   int cgroup_procs_fd = -1;
+  // When set: the child switches to them after entering its cgroup (taskd
+  // must run as root); none: it runs as taskd does, at no cost.
+  std::optional<Credentials> credentials = {};
+  // With credentials and no cwd: where the child starts, as the user (cron
+  // starts a user's commands in its home directory), else in /.
+  std::string home = {};
 };
 
 // A process taskd started, told apart from any later one with its pid.

@@ -22,6 +22,19 @@ bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b)
          a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst;
 }
 
+// --user is a privilege: whoever can write the database has root run
+// commands as any user. Refused on a database file that others could write.
+Result<void> check_user_grantable(const store::Database& db, const core::TaskDefinition& definition) {
+  if (definition.user.empty()) return {};
+  auto grantable = store::check_private_database_file(db);
+  if (!grantable)
+    return core::fail(core::ErrorKind::bad_input,
+                      fmt::format("{}: --user {} is refused: only a database file that no one else can write may say "
+                                  "whom tasks run as, and {}",
+                                  definition.name, definition.user, grantable.error().message));
+  return {};
+}
+
 Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired, core::Time now) {
   auto existing = TRY(store::find_task(db, desired.name));
   auto built = TRY(desired.build(existing, now));
@@ -87,6 +100,15 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
   return check_chains(db, change, "after", "apply --prune");
 }
 
+// The plan's users (--user) checked before anything is written, and in a
+// dry run too: it says what apply would do.
+Result<void> check_plan_users(const store::Database& db, const Plan& plan) {
+  for (const auto& step : plan.tasks) {
+    if (step.kind != Step::remove) TRY(check_user_grantable(db, step.definition));
+  }
+  return {};
+}
+
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
@@ -133,6 +155,7 @@ Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now
   task.state = core::on_create(task.schedule.value(), now, start_now);
   task.id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
     TRY(check_chains(db, {.written = {&task.definition}}, "--after", "add"));
+    TRY(check_user_grantable(db, task.definition));
     return store::insert_task(db, task.definition, task.state, now);
   }));
   return task;
@@ -142,6 +165,7 @@ Result<core::TaskState> save_definition(store::Database& db, const core::Task& t
                                         const core::TaskDefinition& definition, const core::Schedule& schedule,
                                         core::Time now, Replan replan) {
   bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
+  TRY(check_user_grantable(db, definition));
   auto decision = core::on_edit(schedule, task.state, now, plan_anew);
   TRY(store::update_definition(db, task.id, definition, now));
   TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
@@ -172,6 +196,7 @@ Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Cloc
     core::Time now = clock.now();
     auto plan = TRY(plan_file(db, args, now));
     TRY(check_plan_chains(db, plan));
+    TRY(check_plan_users(db, plan));
     if (args.dry_run) return plan;
     TRY(carry_out(db, plan, now));
     return plan;

@@ -32,6 +32,17 @@ void put(std::vector<std::string>& env, const std::string& name, const std::stri
   else env.push_back(std::move(entry));
 }
 
+// What cron keeps of its own environment for a user's command: the
+// language, the locale's categories and the time zone.
+bool locale_or_zone(std::string_view entry) {
+  std::string_view name = entry.substr(0, entry.find('='));
+  return name == "LANG" || name == "LANGUAGE" || name == "TZ" || name.starts_with("LC_");
+}
+
+void put_all(std::vector<std::string>& env, const std::vector<core::EnvVar>& variables) {
+  for (const auto& [name, value] : variables) put(env, name, value);
+}
+
 }  // namespace
 
 std::vector<std::string> command_environment(const core::TaskDefinition& definition,
@@ -41,8 +52,27 @@ std::vector<std::string> command_environment(const core::TaskDefinition& definit
     std::string_view variable = *entry;
     if (variable.find('=') != std::string_view::npos && !withheld(variable)) env.emplace_back(variable);
   }
-  for (const auto& [name, value] : definition.env) put(env, name, value);
-  for (const auto& [name, value] : variables) put(env, name, value);
+  put_all(env, definition.env);
+  put_all(env, variables);
+  return env;
+}
+
+std::vector<std::string> fixed_environment(const std::vector<core::EnvVar>& variables) {
+  std::vector<std::string> env{"PATH=/usr/bin:/bin"};
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string_view variable = *entry;
+    if (variable.find('=') != std::string_view::npos && locale_or_zone(variable)) env.emplace_back(variable);
+  }
+  put_all(env, variables);
+  return env;
+}
+
+std::vector<std::string> user_environment(const core::TaskDefinition& definition,
+                                          const std::vector<core::EnvVar>& variables,
+                                          const std::vector<core::EnvVar>& account) {
+  auto env = fixed_environment(account);
+  put_all(env, definition.env);
+  put_all(env, variables);
   return env;
 }
 

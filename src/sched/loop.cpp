@@ -476,6 +476,13 @@ class Loop {
                   {"note", "the binary cannot take runs over: it is executed once the runs in flight have finished"}});
     }
     if (!*takes_handover_) return worker_.running() > 0 ? Upgrade::not_yet : Upgrade::without_handover;
+    // A run as another user keeps its files in that user's directory, which
+    // the record does not carry: the hand-over waits for such runs to end.
+    if (worker_.runs_as_a_user()) {
+      if (!waiting_for_users_) log_.log(LogLevel::info, "loop.upgrade_waits", {{"note", "for the runs as other users"}});
+      waiting_for_users_ = true;
+      return Upgrade::not_yet;
+    }
     return upgrade_failed(hand_over_and_execute());
   }
 
@@ -483,6 +490,7 @@ class Loop {
     log_.log(LogLevel::error, "loop.upgrade_failed",
              {{"error", error.message}, {"note", "this binary goes on running"}});
     upgrading_ = false;
+    waiting_for_users_ = false;
     takes_handover_.reset();
     worker_.resume_claiming();
     next_pass_at_ = clock_.now();
@@ -572,6 +580,7 @@ class Loop {
   std::optional<SteadyTime> draining_until_;  // stopping, the runs in flight may finish until then
   bool aborted_ = false;
   bool ready_ = false;                        // systemd was told READY=1
+  bool waiting_for_users_ = false;            // an upgrade waits for runs as other users (logged once)
   std::optional<Time> next_due_;              // the last pass's earliest due task
   std::optional<std::int64_t> task_count_;    // for the status line
   SteadyTime counted_at_{};

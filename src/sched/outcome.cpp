@@ -126,9 +126,16 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                           .disabled_reason = after.disabled_reason,
                           .attempt_no = task.state.attempt_no,
                           .at = now};
-  exec::SpawnRequest request{.argv = {"/bin/sh", "-c", task.definition.notify},
-                             .env = command_environment(task.definition, core::notify_variables(facts)),
-                             .cwd = task.definition.cwd};
+  exec::SpawnRequest request{.argv = {"/bin/sh", "-c", task.definition.notify}};
+  if (task.definition.user.empty()) {
+    request.env = command_environment(task.definition, core::notify_variables(facts));
+    request.cwd = task.definition.cwd;
+  } else {
+    // taskd runs it as itself (root): nothing its user may have written (the
+    // --env, the --cwd) may choose what it executes.
+    request.env = fixed_environment(core::notify_variables(facts));
+    request.cwd = "/";
+  }
   if (auto started = exec::spawn_detached(request, notify_time_limit); !started)
     fmt::print(stderr, "taskd: the notify command of task \"{}\" did not start: {}\n", task.definition.name,
                started.error().message);

@@ -15,6 +15,7 @@
 #include "core/policy.hpp"
 #include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
+#include "exec/run_as.hpp"
 #include "exec/run_files.hpp"
 #include "exec/spawn_ledger.hpp"
 #include "sched/environment.hpp"
@@ -138,9 +139,23 @@ core::StartDecision start_decision(const store::RunRecord& run, const core::Task
   return core::on_start(task.definition, schedule, task.state, run.scheduled_at, now, new_attempt_uid());
 }
 
-// `shared_host`: the host id, on a store that several hosts may share.
+// Whom the task's runs switch to (--user), as the databases have them now;
+// none when they run as taskd does.
+Result<std::optional<exec::RunAsUser>> run_as_user(const core::TaskDefinition& definition) {
+  if (definition.user.empty()) return std::nullopt;
+  return TRY(exec::resolve_run_as(TRY(core::parse_run_as(definition.user))));
+}
+
+// What cron tells a command of the user it runs as.
+std::vector<core::EnvVar> account_variables(const exec::RunAsUser& user) {
+  return {{"HOME", user.home}, {"USER", user.name}, {"LOGNAME", user.name}, {"SHELL", user.shell}};
+}
+
+// `shared_host`: the host id, on a store that several hosts may share;
+// `user`: whom the run switches to.
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
-                                           const std::optional<std::string>& shared_host) {
+                                           const std::optional<std::string>& shared_host,
+                                           const std::optional<exec::RunAsUser>& user) {
   const auto& state = claimed.task.state;
   auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
   std::vector<core::EnvVar> taskd_variables{
@@ -156,6 +171,7 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
   if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
   if (claimed.run.upstream_run_id)
     taskd_variables.emplace_back("TASKD_UPSTREAM_RUN_ID", std::to_string(*claimed.run.upstream_run_id));
+  if (user) return user_environment(claimed.task.definition, taskd_variables, account_variables(*user));
   return command_environment(claimed.task.definition, taskd_variables);
 }
 
@@ -295,6 +311,9 @@ class WorkerImpl {
   void resume_claiming() { claiming_ = true; }
   std::size_t running() const { return runner_.running(); }
   bool has_unwritten_ends() const { return !unrecorded_ends_.empty(); }
+  bool runs_as_a_user() const {
+    return std::ranges::any_of(in_flight_, [](const auto& entry) { return entry.second.files.owned_by_a_user(); });
+  }
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
   void hand_over(exec::RecordWriter& record) const {
@@ -569,15 +588,21 @@ class WorkerImpl {
   // Starts the claimed run's child; the child to record in the run, or
   // nothing when it could not start (and that is recorded as its end).
   Result<std::optional<Spawned>> launch(Claimed claimed) {
-    auto files = run_files_for(claimed.run.id, claimed.state_blob);
+    const auto& definition = claimed.task.definition;
+    auto user = run_as_user(definition);
+    if (!user) return not_started(claimed, user.error().message, nullptr);
+    const exec::Credentials* credentials = *user ? &(*user)->credentials : nullptr;
+    auto files = run_files_for(claimed.run.id, claimed.state_blob, credentials);
     if (!files) return not_started(claimed, files.error().message, nullptr);
     auto ledger = spawn_ledger();
     if (!ledger) return not_started(claimed, ledger.error().message, &*files);
-    const auto& definition = claimed.task.definition;
     auto shared_host = db_.file() ? std::nullopt : std::optional<std::string>(identity_.host);
-    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host),
-                               definition.cwd,
-                               *ledger, claimed.attempt_uid};
+    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host, *user),
+                               definition.cwd, *ledger, claimed.attempt_uid};
+    if (credentials) {
+      request.credentials = *credentials;
+      request.home = (*user)->home;
+    }
     exec::ChildLimits limits{std::chrono::ceil<std::chrono::milliseconds>(claimed.deadline - clock_.now()),
                              definition.kill_grace, static_cast<std::size_t>(definition.keep_output),
                              definition.limits};
@@ -632,13 +657,15 @@ class WorkerImpl {
     return spawn_ledger_->fd();
   }
 
-  // The files of a run, in this worker's run directory (made at its first run).
-  Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state) {
+  // The files of a run, in this worker's run directory (made at its first
+  // run); `owner`'s when given.
+  Result<exec::RunFiles> run_files_for(std::int64_t run_id, std::string_view state,
+                                       const exec::Credentials* owner) {
     if (!run_directory_) {
       auto made = TRY(exec::RunDirectory::create());
       run_directory_.emplace(std::move(made));
     }
-    return run_directory_->files_for(run_id, state);
+    return run_directory_->files_for(run_id, state, owner);
   }
 
   // An attempt's end as history records it; `state_left`: what the run left
@@ -723,6 +750,8 @@ void Worker::resume_claiming() { impl_->resume_claiming(); }
 std::size_t Worker::running() const { return impl_->running(); }
 
 bool Worker::has_unwritten_ends() const { return impl_->has_unwritten_ends(); }
+
+bool Worker::runs_as_a_user() const { return impl_->runs_as_a_user(); }
 
 std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
 

@@ -126,6 +126,8 @@ class Worker {
   std::size_t running() const;
   // Whether ends of children wait to be written (the server busy or out of reach).
   bool has_unwritten_ends() const;
+  // Whether a run in flight runs as another user (--user).
+  bool runs_as_a_user() const;
   // The runs that started or ended since the last call, in order.
   std::vector<RunReport> take_reports();
 

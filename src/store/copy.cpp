@@ -219,8 +219,21 @@ std::vector<std::string> groups_capped_otherwise(Database& from, Database& to) {
 
 core::Error refused(std::string message) { return {ErrorKind::bad_input, std::move(message) + "; nothing written"}; }
 
+// --user is a privilege: a task that runs as another user goes only into a
+// database file no one else can write, as add and apply refuse it otherwise.
+std::optional<core::Error> users_refusal(Database& from, const Database& to) {
+  auto with_user = from.prepare("SELECT count(*) FROM tasks WHERE run_as <> ''").single_int64();
+  if (with_user == 0) return std::nullopt;
+  auto grantable = check_private_database_file(to);
+  if (grantable) return std::nullopt;
+  return refused(fmt::format("copy-db: {} task{} of {} run as another user (--user), which only a database file "
+                             "that no one else can write may say, and {}",
+                             with_user, with_user == 1 ? "" : "s", from.name(), grantable.error().message));
+}
+
 std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std::int64_t tasks_there) {
   if (auto source = check_copy_source(from); !source) return source.error();
+  if (auto users = users_refusal(from, to)) return users;
   if (tasks_there > 0 && !merge)
     return refused(fmt::format("copy-db: {} already holds {} task{}; give --merge to add {}'s tasks to them",
                                to.name(), tasks_there, tasks_there == 1 ? "" : "s", from.name()));

@@ -207,6 +207,11 @@ core::Result<void> check_safe_to_run(const Database& db) {
   return {};
 }
 
+core::Result<void> check_private_database_file(const Database& db) {
+  if (!db.file()) return {};
+  return check_opened_file_safe(db);
+}
+
 WriteTransaction::WriteTransaction(Database& db, WriteScope scope) : db_(db) { db_.connection().begin_write(scope); }
 
 WriteTransaction::~WriteTransaction() {

@@ -171,6 +171,10 @@ core::Result<std::string> transport_warning(Database& db);
 // groups to end.
 core::Result<void> check_safe_to_run(const Database& db);
 
+// Refuses a database file that someone else could write, as
+// check_safe_to_run judges it; nothing on a server, whose roles decide.
+core::Result<void> check_private_database_file(const Database& db);
+
 // Which other write transactions one keeps out while it runs.
 enum class WriteScope {
   // All of them: one at a time on the database. Every write but the three

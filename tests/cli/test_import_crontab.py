@@ -4,6 +4,7 @@ bad lines write nothing, and that the tasks run when cron would run them."""
 
 import datetime
 import os
+import pwd
 import resource
 import shutil
 import unittest
@@ -114,11 +115,14 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertNotIn("read as a system crontab", out)
         self.assertEqual(self.task("sync")["command"], "sync")
 
-    def test_a_line_run_as_another_user_is_noted(self):
-        path = self.write_crontab("0 * * * * someone-else true\n")
+    def test_a_system_line_keeps_its_user(self):
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        path = self.write_crontab(f"0 * * * * nobody id -u\n5 * * * * someone-else true\n10 * * * * {me} date\n")
         out = self.import_crontab("--system", path)
-        self.assertIn(path + ":1: note: cron runs this as someone-else; taskd runs it as the user who runs the "
-                      "scheduler", out)
+        self.assertNotIn("note:", out)
+        users = {t["name"]: t["user"] for t in self.tasks()}
+        self.assertEqual(users, {"id-u": "nobody", "true": "someone-else", "date": ""},
+                         "the importing user's own lines run as the scheduler does")
 
     def test_dry_run_prints_the_plan_and_writes_nothing(self):
         out = self.import_crontab("--dry-run", MAN_EXAMPLE)

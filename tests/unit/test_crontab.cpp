@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 #include <vector>
@@ -45,6 +46,19 @@ TEST_CASE("a system crontab line has a user field before the command") {
   CHECK(entry.schedule == "17 * * * *");
   CHECK(entry.user == "root");
   CHECK(entry.command == "cd / && run-parts --report /etc/cron.hourly");
+}
+
+TEST_CASE("a system crontab line's task runs as its user, unless that is the importing user") {
+  auto nobody = only_entry("0 * * * * nobody id -u", CrontabFormat::system);
+  CHECK(crontab_run_as(nobody, "root").value() == "nobody");
+  CHECK(crontab_run_as(nobody, "nobody").value().empty());
+  CHECK(crontab_run_as(only_entry("0 * * * * id -u"), "root").value().empty());
+  for (auto field : {"www-data:adm", "-rf", "na\x1bme"}) {
+    CAPTURE(field);
+    auto run_as = crontab_run_as(only_entry(fmt::format("0 * * * * {} true", field), CrontabFormat::system), "root");
+    REQUIRE_FALSE(run_as);
+    CHECK(run_as.error().message.find("is not a user name") != std::string::npos);
+  }
 }
 
 TEST_CASE("a system crontab line without a command after the user is not converted") {

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <type_traits>
 
 #include "core/task.hpp"
 #include "exec/run_files.hpp"
@@ -17,6 +18,30 @@ TEST_CASE("task names: letters, digits and ._:@/- up to 128 characters") {
   CHECK(spaced.error().message.find("character 3") != std::string::npos);
   CHECK_FALSE(validate_task_name("naïve"));
 }
+
+TEST_CASE("--user: NAME or NAME:GROUP, names as useradd takes them") {
+  auto user = parse_run_as("www-data");
+  REQUIRE(user);
+  CHECK(user->user == "www-data");
+  CHECK(user->group.empty());
+  auto both = parse_run_as("nobody:nogroup");
+  REQUIRE(both);
+  CHECK(both->user == "nobody");
+  CHECK(both->group == "nogroup");
+  CHECK(parse_run_as("machine$"));
+  const std::string_view bad_texts[] = {"", ":adm", "www-data:", "-rf", "a b", "a:b:c", "ro\not", "$",
+                                       std::string_view("a\0b", 3)};
+  for (auto bad : bad_texts) {
+    CAPTURE(bad);
+    auto parsed = parse_run_as(bad);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.error().kind == ErrorKind::bad_input);
+  }
+  CHECK(parse_run_as("ro\x1b[2Jot").error().message.find("\\x1b") != std::string::npos);
+}
+
+// A forgotten field of the credentials a run switches to would be root's (0).
+static_assert(!std::is_default_constructible_v<taskd::exec::Credentials>);
 
 TEST_CASE("enum names read back") {
   for (auto status : {RunStatus::queued, RunStatus::running, RunStatus::succeeded, RunStatus::failed,

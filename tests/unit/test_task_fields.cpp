@@ -51,6 +51,7 @@ TaskDefinition unusual_definition() {
   d.limits = {512LL << 20, 200, 64};
   d.alert_after = Seconds{86400};
   d.disable_when_exhausted = true;
+  d.user = "www-data:adm";
   return d;
 }
 
