@@ -99,6 +99,27 @@ class UpgradeTest(LoopTestCase):
         self.assertEqual("taskd " + self.starts(log)[1]["version"], version)
         self.assertServesOnWithNothingHandedOver(proc)
 
+    @unittest.skipUnless(os.geteuid() == 0, "a run as another user needs root")
+    def test_a_run_as_another_user_is_not_handed_over_the_upgrade_waits_for_it(self):
+        os.chmod(self.tmp, 0o755)
+        shared = os.path.join(self.tmp, "nobodys")
+        os.mkdir(shared)
+        os.chown(shared, 65534, 65534)  # where nobody's run writes
+        self.started, self.go = os.path.join(shared, "started"), os.path.join(shared, "go")
+        script = "echo begun; touch %s; while [ ! -e %s ]; do sleep 0.05; done; echo done" % (self.started, self.go)
+        self.add("waits", "--every", "1h", "--start-now", "--user", "nobody", "--shell", "--", script)
+        proc, log = self.start("run")
+        self.wait_for_file(self.started)
+        proc.send_signal(signal.SIGUSR2)
+        wait_for(lambda: self.events(log, "loop.upgrade_waits"), 30, "loop.upgrade_waits")
+        self.assertEqual(len(self.starts(log)), 1)  # nothing executed while nobody's run goes on
+        with open(self.go, "w"):
+            pass
+        wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started, once the run ended")
+        self.assertRunRecordedOnce()
+        self.assertEqual([event["runs"] for event in self.events(log, "loop.adopted")], ["0"])
+        self.stop(proc)
+
     def test_work_hands_its_run_in_flight_over_too(self):
         proc, log = self.upgrade_while_the_run_waits("work")
         self.assertIsNone(proc.poll())
