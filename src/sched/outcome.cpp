@@ -126,16 +126,14 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
                           .disabled_reason = after.disabled_reason,
                           .attempt_no = task.state.attempt_no,
                           .at = now};
-  exec::SpawnRequest request{.argv = {"/bin/sh", "-c", task.definition.notify}};
-  if (task.definition.user.empty()) {
-    request.env = command_environment(task.definition, core::notify_variables(facts));
-    request.cwd = task.definition.cwd;
-  } else {
-    // taskd runs it as itself (root): nothing its user may have written (the
-    // --env, the --cwd) may choose what it executes.
-    request.env = fixed_environment(core::notify_variables(facts));
-    request.cwd = "/";
-  }
+  // Of a task with --user, taskd runs it as itself (root): nothing its user
+  // may have written (the --env, the --cwd) may choose what it executes.
+  const bool as_user = !task.definition.user.empty();
+  auto variables = core::notify_variables(facts);
+  exec::SpawnRequest request{
+      .argv = {"/bin/sh", "-c", task.definition.notify},
+      .env = as_user ? fixed_environment(variables) : command_environment(task.definition, variables),
+      .cwd = as_user ? std::string(1, '/') : task.definition.cwd};
   if (auto started = exec::spawn_detached(request, notify_time_limit); !started)
     fmt::print(stderr, "taskd: the notify command of task \"{}\" did not start: {}\n", task.definition.name,
                started.error().message);

@@ -57,6 +57,18 @@ void stop_children(const store::Database& db, const store::InFlightRun& run, con
   processes.kill_attempt(run.attempt_uid, spawned);
 }
 
+// The end of a run found lost, for the reason given.
+AttemptEnd lost_end(const store::InFlightRun& run, std::string reason) {
+  AttemptEnd end;
+  end.run_id = run.id;
+  end.task_id = run.task_id;
+  end.attempt_uid = run.attempt_uid;
+  end.trigger = run.trigger;
+  end.outcome = core::AttemptOutcome::lost;
+  end.reason = std::move(reason);
+  return end;
+}
+
 }  // namespace
 
 std::chrono::milliseconds lease_margin(const store::Database& db) {
@@ -114,14 +126,7 @@ core::Result<std::vector<RunReport>> recover_lost_runs(store::Database& db, core
       // A worker that lives (frozen past its lease) still writes its ledger.
       if (!processes.is_running(run.worker.pid, run.worker.started_at)) dead_ledgers.insert(ledger_of(db, run.worker));
     }
-    AttemptEnd end;
-    end.run_id = run.id;
-    end.task_id = run.task_id;
-    end.attempt_uid = run.attempt_uid;
-    end.trigger = run.trigger;
-    end.outcome = core::AttemptOutcome::lost;
-    end.reason = *reason;
-    auto recorded = TRY(record_attempt_end(db, end, now));
+    auto recorded = TRY(record_attempt_end(db, lost_end(run, *reason), now));
     // Every host may find the run lost at once: the one whose write ended it reports it.
     if (recorded.written) lost.push_back({run.id, run.task, core::RunStatus::lost, *reason});
   }
@@ -141,13 +146,7 @@ core::Result<std::vector<RunReport>> recover_unadopted_runs(store::Database& db,
     bool ours = worker.host == self.host && worker.pid == self.pid && worker.started_at == self.started_at;
     if (!ours || adopted.contains(run.id)) continue;
     stop_children(db, run, processes);
-    AttemptEnd end;
-    end.run_id = run.id;
-    end.task_id = run.task_id;
-    end.attempt_uid = run.attempt_uid;
-    end.trigger = run.trigger;
-    end.outcome = core::AttemptOutcome::lost;
-    end.reason = "lost: taskd executed its binary again, which could not take the run over";
+    auto end = lost_end(run, "lost: taskd executed its binary again, which could not take the run over");
     auto recorded = TRY(record_attempt_end(db, end, now));
     if (recorded.written) lost.push_back({run.id, run.task, core::RunStatus::lost, end.reason});
   }
