@@ -101,8 +101,9 @@ struct FailureReport {
 };
 
 // How long taskd waits for a child that switches users to execute: once it
-// is the user's, any process of the user's can stop it.
-constexpr int switched_child_deadline_ms = 5000;
+// is the user's, any process of the user's can stop it. Executing takes
+// milliseconds; taskd waits this long for each run a user stops.
+constexpr int switched_child_deadline_ms = 2000;
 
 // Tells the compiler that `failure` may change behind its back from here
 // on: its address escapes (so the opaque vfork() may write it) and memory

@@ -289,8 +289,9 @@ class UserStopsItsRunsTest(TaskdTestCase):
         for name in names:
             self.add(name, "--every", "1h", "--start-now", "--user", self.USER.pw_name, "--timeout", "1s",
                      "--kill-grace", "1s", "--retry", "none", "--", "/bin/true")
-        # Before: a run stopped before it executed stopped taskd with it, for good.
-        code, _, err = self.run_taskd("run-once", "--concurrency", "8", timeout=40)
+        # Before: a run stopped before it executed stopped taskd with it, for good. Now
+        # taskd waits 2 s at most for each run stopped before it executes: 32 s for all.
+        code, _, err = self.run_taskd("run-once", "--concurrency", "8", timeout=120)
         self.assertEqual(code, 0, err)
         statuses = {run["status"] for name in names for run in self.history(name)}
         self.assertLessEqual(statuses, {"succeeded", "timed_out", "failed"})
