@@ -768,6 +768,8 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
   } else {
     auto contained = TRY(exec::choose_containment(containment));
     worker.containment = contained.description;
+    // Started before its row is written, which may wait for a peer's lock.
+    if (options.on_start) options.on_start(contained.description);
     presence.emplace(TRY(Presence::enter(db, std::move(worker), clock)));
     supervisor.emplace(std::move(contained), options.worker.lease);
   }
@@ -776,7 +778,7 @@ Result<LoopEnd> run_loop(store::Database& db, const Clock& clock, Logger& log, c
     std::set<std::int64_t> adopted(keys.begin(), keys.end());
     log_reports(log, TRY(recover_unadopted_runs(db, clock.now(), presence->identity(), adopted, SystemProcessTable{})));
   }
-  if (options.on_start) options.on_start(supervisor->containment());
+  if (adoption && options.on_start) options.on_start(supervisor->containment());
   if (adopted_runs) log.log(LogLevel::info, "loop.adopted", {{"runs", std::to_string(supervisor->running())}});
   auto service = exec::ServiceManager::from_environment();
   Loop loop(db, clock, log, options, *supervisor, signals, changes, *presence, service, std::move(adopted_runs));
