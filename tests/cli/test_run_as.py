@@ -170,7 +170,9 @@ class RunAsTest(TaskdTestCase):
                               env=self.environment(None, None, False), cwd=self.tmp, capture_output=True, text=True,
                               timeout=120)
         self.assertEqual(self.history("huge")[0]["status"], "succeeded", proc.stderr)
-        self.assertLess(int(proc.stdout), 100 * 1024, "peak memory of run-once, KiB")
+        # Reading either whole takes over 400 MiB; a taskd built with ASan
+        # peaks at about 130 MiB of its own.
+        self.assertLess(int(proc.stdout), 300 * 1024, "peak memory of run-once, KiB")
 
     @unittest.skipIf(STORE == "postgresql", "file modes are a SQLite file's; on a server its roles decide")
     def test_copy_db_carries_a_user_only_into_a_private_database_file(self):
