@@ -165,8 +165,11 @@ class FailureTest(TaskdTestCase):
 
     def test_timeout_kills_the_whole_process_tree(self):
         marker = self.unique_sleep()
-        self.add("stuck", "--every", "1h", "--start-now", "--timeout", "1s", "--kill-grace", "1s", "--shell", "--",
+        # Manual, so that no slot of a schedule can come due during the run (its
+        # hourly slot once did, and left a SKIPPED row beside it).
+        self.add("stuck", "--manual", "--timeout", "1s", "--kill-grace", "1s", "--shell", "--",
                  'trap "" TERM; sleep %s & sleep %s' % (marker, marker))
+        self.ok("trigger", "stuck")
         code, out, err = self.run_taskd("run-once", timeout=30)
         self.assertEqual(code, 0, err)
         self.assertIn("stuck", out)
