@@ -476,3 +476,16 @@ ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
 -- migrate: 15
 -- Whom each run of a task runs as (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN run_as text NOT NULL DEFAULT '';
+-- migrate: 16
+-- The database's defaults, and the fields each task takes from them (as in
+-- schema.sql).
+CREATE TABLE defaults (
+  field text COLLATE "C" PRIMARY KEY,
+  value text NOT NULL
+);
+ALTER TABLE tasks ADD COLUMN from_defaults text NOT NULL DEFAULT '';
+UPDATE tasks SET from_defaults = trim(BOTH ',' FROM
+  CASE WHEN notify = '' THEN 'notify,' ELSE '' END ||
+  CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
+  CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
+  CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END);

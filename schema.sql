@@ -322,3 +322,20 @@ ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
 -- "NAME:GROUP"; '' (every task from before this migration) for the
 -- scheduler's own user.
 ALTER TABLE tasks ADD COLUMN run_as TEXT NOT NULL DEFAULT '';
+-- migrate: 17
+-- The database's defaults (taskd(1), taskd defaults): a value, as its
+-- option's text, for each field that has one set. Every host of a shared
+-- database uses the same.
+CREATE TABLE defaults (
+  field TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+-- The fields each task takes from the defaults, comma-separated, whose
+-- values its columns keep up to date. A task from before this migration
+-- takes those it left at taskd's own value (its zone it keeps).
+ALTER TABLE tasks ADD COLUMN from_defaults TEXT NOT NULL DEFAULT '';
+UPDATE tasks SET from_defaults = trim(
+  CASE WHEN notify = '' THEN 'notify,' ELSE '' END ||
+  CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
+  CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
+  CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END, ',');

@@ -30,7 +30,7 @@ constexpr AddCommands every_command[] = {
     add_add_command,      add_task_commands,   add_history_commands, add_run_once_command,
     add_run_commands,     add_status_command,  add_metrics_command,  add_check_command,    add_preview_command,
     add_forecast_command, add_explain_command, add_trigger_command, add_backfill_command, add_group_command,
-    add_edit_command,
+    add_edit_command,     add_defaults_command,
     add_import_command,   add_apply_command,   add_export_command,   add_copy_db_command,  add_migrate_command,
     add_completion_commands,
 };
@@ -49,7 +49,8 @@ constexpr std::pair<std::string_view, AddCommands> command_by_name[] = {
     {"check", add_check_command},
     {"preview", add_preview_command},   {"forecast", add_forecast_command}, {"trigger", add_trigger_command},
     {"backfill", add_backfill_command}, {"explain", add_explain_command},
-    {"group", add_group_command},       {"edit", add_edit_command},         {"import-crontab", add_import_command},
+    {"group", add_group_command},       {"edit", add_edit_command},         {"defaults", add_defaults_command},
+    {"import-crontab", add_import_command},
     {"apply", add_apply_command},       {"export", add_export_command},     {"copy-db", add_copy_db_command},
     {"migrate", add_migrate_command},
 };

@@ -80,7 +80,12 @@ void add_add_command(CLI::App& app, Context& context, Action& action) {
   add->add_option("name", options->task.name, "Task name: letters, digits and ._:@/-")->required();
   add_definition_options(*add, options->task);
   add->add_flag("--start-now", options->start_now, "Run once at the next tick, then follow the schedule");
-  add->callback([&context, &action, options] { action = [&context, options] { return add_task(*options, context); }; });
+  add->callback([add, &context, &action, options] {
+    for (const auto* option : add->get_options()) {
+      if (option->count() > 0) options->task.set_by_task(option->get_name());
+    }
+    action = [&context, options] { return add_task(*options, context); };
+  });
 }
 
 }  // namespace taskd::cli

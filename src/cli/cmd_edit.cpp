@@ -9,7 +9,9 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_options.hpp"
+#include "core/defaults.hpp"
 #include "core/task_fields.hpp"
+#include "core/text.hpp"
 #include "ops/define.hpp"
 
 namespace taskd::cli {
@@ -20,7 +22,29 @@ using core::Result;
 struct EditOptions {
   TaskOptions edits;
   std::set<std::string> given;  // the options on the command line, as CLI11 names them
+  std::vector<std::string> from_defaults;  // --default FIELD,…: taken from the defaults again
 };
+
+// --default's fields, each with a default and not also set by its option.
+Result<void> take_from_defaults(TaskOptions& merged, const EditOptions& options) {
+  for (const auto& item : options.from_defaults) {
+    for (auto field : core::list_items(item)) {
+      std::ranges::replace(field, '-', '_');
+      if (!core::is_defaultable(field))
+        return core::fail(core::ErrorKind::usage,
+                          fmt::format("edit --default {}: it has no default (taskd defaults lists those that do)",
+                                      core::printable(field)));
+      auto option = "--" + field;
+      std::ranges::replace(option, '_', '-');
+      if (options.given.contains(option))
+        return core::fail(core::ErrorKind::usage,
+                          fmt::format("edit: {} and --default {} say two things", option, field));
+      if (std::ranges::find(merged.from_defaults, field) == merged.from_defaults.end())
+        merged.from_defaults.push_back(field);
+    }
+  }
+  return {};
+}
 
 // The edit options that set each column of a task's definition that can
 // be malformed and is not a field of core::task_fields() (whose option is
@@ -82,6 +106,7 @@ Result<core::Task> rebuilt(const store::StoredTask& stored, const EditOptions& o
   }
   auto merged = options_of(store::readable(stored).definition);
   overlay_options(merged, options.edits, options.given);
+  TRY(take_from_defaults(merged, options));
   return build_task(merged, now);
 }
 
@@ -110,6 +135,8 @@ void add_edit_command(CLI::App& app, Context& context, Action& action) {
       "edit", "Change a task's options; the rest, its state and its history stay (a disabled task is enabled)");
   command->add_option("name", options->edits.name, "Task name")->required();
   add_definition_options(*command, options->edits);
+  command->add_option("--default", options->from_defaults,
+                      "Take these fields from the defaults again: FIELD[,FIELD…], e.g. timeout,retry");
   command->callback([command, &context, &action, options] {
     for (const auto* option : command->get_options()) {
       if (option->count() > 0) options->given.insert(option->get_name());

@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <span>
 
@@ -289,6 +290,8 @@ void print_task(const store::StoredTask& stored, core::Time now, const core::Tim
     lines.add("timeout", timebox ? core::format_duration(*timebox) : "none", {"timeout"});
   }
   add_field_lines(lines, d, schedule ? &*schedule : nullptr);
+  lines.add("from defaults", fmt::format("{} (taskd defaults)", fmt::join(d.from_defaults, ", ")), {"from_defaults"},
+            !d.from_defaults.empty());
   lines.finish();
 }
 

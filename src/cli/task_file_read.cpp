@@ -75,6 +75,7 @@ struct FileContext {
 // What [defaults] and the file add once a task's own keys are read.
 Result<void> complete_task(const FileContext& file, const toml::table& table, FileTask& task) {
   if (file.defaults) TRY(apply_defaults(file.path, table, *file.defaults, task));
+  for (const auto& given : task.keys) task.options.set_by_task(given.first);
   if (task.options.command.empty())
     return fail(ErrorKind::bad_input, fmt::format("{}: task \"{}\" has no command (command = [\"PROGRAM\", \"ARG\"])",
                                                   task.where, task.options.name));

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/task_options.hpp"
+#include "core/defaults.hpp"
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
 
@@ -61,10 +62,22 @@ void write_text(std::string& out, std::string_view key, const std::string& text,
   if (text != implied) write_key(out, key, toml_string(text));
 }
 
-// A field of the table, unless it has its initial text; the owner always
-// (without it, apply would make the file the owner).
-void write_field(std::string& out, const core::TaskField& field, const std::string& text) {
-  if (text == field.initial && field.name != "owner") return;
+bool from_defaults(const core::TaskDefinition& d, std::string_view field) {
+  return std::ranges::find(d.from_defaults, field) != d.from_defaults.end();
+}
+
+// Whether a field is written when it has the value that leaving it out
+// gives: the owner (without it, apply would make the file the owner), and
+// a field that has a default but that the task sets itself (left out, it
+// would follow the defaults).
+bool written_always(const core::TaskDefinition& d, std::string_view field) {
+  return field == "owner" || (core::is_defaultable(field) && !from_defaults(d, field));
+}
+
+// A field of the table, unless it has its initial text or follows the defaults.
+void write_field(std::string& out, const core::TaskDefinition& d, const core::TaskField& field,
+                 const std::string& text) {
+  if (from_defaults(d, field.name) || (text == field.initial && !written_always(d, field.name))) return;
   bool bare = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number ||
               field.file_form == core::FileForm::flag;
   write_key(out, field.name, bare ? text : toml_string(text));
@@ -76,7 +89,7 @@ std::string command_text(const core::Command& command) {
 }
 
 void write_lists(std::string& out, const core::TaskDefinition& d) {
-  if (d.retry != core::default_retry_ladder())
+  if (!from_defaults(d, "retry"))
     write_key(out, "retry", fmt::format("[{}]", joined(d.retry, [](core::Seconds delay) {
                                           return toml_string(core::format_duration(delay));
                                         })));
@@ -103,7 +116,7 @@ void write_task(std::string& out, const core::TaskDefinition& d, const std::opti
   if (o.schedule.after_finish) write_key(out, "after_finish", "true");
   if (o.schedule.manual) write_key(out, "manual", "true");
   write_text(out, "phase", o.schedule.phase);
-  write_text(out, "tz", o.schedule.tz);
+  if (!from_defaults(d, "tz")) write_text(out, "tz", o.schedule.tz);
   write_text(out, "dtstart", o.schedule.dtstart);
   write_text(out, "jitter", o.schedule.jitter);
   write_text(out, "dst_gap", o.schedule.dst_gap);
@@ -112,7 +125,7 @@ void write_task(std::string& out, const core::TaskDefinition& d, const std::opti
     if (field.name == "overlap") write_lists(out, d);
     if (field.name == "owner") write_text(out, "cwd", o.cwd);
     if (field.name == "owner" && d.owner == file_owner) continue;
-    write_field(out, field, o.field(field));
+    write_field(out, d, field, o.field(field));
   }
   write_text(out, "after", o.after);
 }

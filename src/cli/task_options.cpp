@@ -1,5 +1,6 @@
 #include "cli/task_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/context.hpp"
+#include "core/defaults.hpp"
 #include "core/hash.hpp"
 #include "core/policy.hpp"
 #include "core/task_fields.hpp"
@@ -21,35 +23,9 @@ using core::ErrorKind;
 using core::fail;
 using core::Result;
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  if (text == "none") return items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    std::size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
-
-Result<std::vector<core::Seconds>> parse_ladder(const std::string& text) {
-  std::vector<core::Seconds> ladder;
-  for (const auto& item : split_list(text)) {
-    auto delay = core::parse_duration(item);
-    if (!delay) return fail(ErrorKind::bad_input, "--retry: " + delay.error().message);
-    if (!ladder.empty() && *delay < ladder.back())
-      return fail(ErrorKind::bad_input, fmt::format("--retry \"{}\": the delays must not decrease ({} comes after {})",
-                                                    text, item, core::format_duration(ladder.back())));
-    ladder.push_back(*delay);
-  }
-  return ladder;
-}
-
 Result<std::vector<int>> parse_exit_codes(const std::string& text) {
   std::vector<int> codes;
-  for (const auto& item : split_list(text)) {
+  for (const auto& item : core::list_items(text)) {
     int code = -1;
     auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), code);
     if (error != std::errc() || end != item.data() + item.size() || code < 1 || code > 255)
@@ -91,7 +67,7 @@ Result<core::Command> build_command(const TaskOptions& options) {
 
 // --retry and --permanent-exit.
 Result<void> apply_retries(const TaskOptions& options, core::TaskDefinition& d) {
-  d.retry = TRY(parse_ladder(options.retry));
+  d.retry = TRY(core::parse_retry_ladder(options.retry));
   d.permanent_exit = TRY(parse_exit_codes(options.permanent_exit));
   return {};
 }
@@ -138,6 +114,7 @@ Result<core::Task> build_task(const TaskOptions& options, core::Time now) {
   for (const auto& field : core::task_fields()) TRY(field.set(options.field(field), d, schedule, now));
   TRY(apply_retries(options, d));
   d.env = TRY(parse_env(options.env));
+  d.from_defaults = options.from_defaults;
   d.cwd = options.cwd.empty() ? "" : std::filesystem::absolute(options.cwd).lexically_normal().string();
   // The command line was checked as it came; a --cwd made absolute, or a
   // task file's owner and cwd taken from its path, may still not be UTF-8.
@@ -203,12 +180,6 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
 }
 
 namespace {
-
-std::string joined_durations(const std::vector<core::Seconds>& delays) {
-  std::vector<std::string> texts;
-  for (auto delay : delays) texts.push_back(core::format_duration(delay));
-  return texts.empty() ? "none" : fmt::format("{}", fmt::join(texts, ","));
-}
 
 ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
   ScheduleOptions schedule;
@@ -279,12 +250,13 @@ TaskOptions options_of(const core::TaskDefinition& d) {
   options.command = d.command.argv;
   options.shell = d.command.shell;
   options.schedule = schedule_options_of(d);
-  options.retry = joined_durations(d.retry);
+  options.retry = core::retry_ladder_text(d.retry);
   options.permanent_exit = d.permanent_exit.empty() ? "none" : fmt::format("{}", fmt::join(d.permanent_exit, ","));
   for (const auto& [name, value] : d.env) options.env.push_back(name + "=" + value);
   options.cwd = d.cwd;
   for (const auto& field : core::task_fields()) options.field(field) = field.text(d);
   options.after = core::to_string(d.after);
+  options.from_defaults = d.from_defaults;
   return options;
 }
 
@@ -292,6 +264,17 @@ std::vector<std::string> TaskOptions::initial_field_texts() {
   std::vector<std::string> texts;
   for (const auto& field : core::task_fields()) texts.emplace_back(field.initial);
   return texts;
+}
+
+std::vector<std::string> TaskOptions::every_defaultable_field() {
+  auto fields = core::defaultable_fields();
+  return {fields.begin(), fields.end()};
+}
+
+void TaskOptions::set_by_task(std::string_view option_or_key) {
+  std::string field(option_or_key.starts_with("--") ? option_or_key.substr(2) : option_or_key);
+  std::ranges::replace(field, '-', '_');
+  std::erase(from_defaults, field);
 }
 
 namespace {
@@ -328,6 +311,7 @@ void overlay_options(TaskOptions& base, const TaskOptions& edits, const std::set
   for (const auto& [name, copy] : option_fields()) {
     if (given.contains(name)) copy(base, edits);
   }
+  for (const auto& option : given) base.set_by_task(option);
   for (const auto& field : core::task_fields()) {
     if (given.contains(field.flag())) base.field(field) = edits.field(field);
   }

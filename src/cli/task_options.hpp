@@ -16,7 +16,9 @@ struct TaskOptions {
   std::string name;
   std::vector<std::string> command;
   ScheduleOptions schedule;
-  std::string retry = "0s,1m,5m,15m,30m,1h";
+  std::string retry = core::retry_ladder_text(core::default_retry_ladder());
+  // The fields (core/defaults.hpp) that no option set: the task takes them from the defaults.
+  std::vector<std::string> from_defaults = every_defaultable_field();
   std::string permanent_exit = "78";
   std::vector<std::string> env;
   std::string cwd;
@@ -31,6 +33,9 @@ struct TaskOptions {
   std::string& field(std::string_view field_name);
   const std::string& field(std::string_view field_name) const;
   static std::vector<std::string> initial_field_texts();
+  static std::vector<std::string> every_defaultable_field();
+  // The option (--timeout) or task-file key (timeout) was given: the task sets that field itself.
+  void set_by_task(std::string_view option_or_key);
 };
 
 // Registers every option of a task definition but its name.

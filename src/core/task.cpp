@@ -117,6 +117,25 @@ std::vector<Seconds> default_retry_ladder() {
   return {0s, 1min, 5min, 15min, 30min, 1h};
 }
 
+Result<std::vector<Seconds>> parse_retry_ladder(std::string_view text) {
+  std::vector<Seconds> ladder;
+  for (const auto& item : list_items(text)) {
+    auto delay = parse_duration(item);
+    if (!delay) return fail(ErrorKind::bad_input, "--retry: " + delay.error().message);
+    if (!ladder.empty() && *delay < ladder.back())
+      return fail(ErrorKind::bad_input, fmt::format("--retry \"{}\": the delays must not decrease ({} comes after {})",
+                                                    text, item, format_duration(ladder.back())));
+    ladder.push_back(*delay);
+  }
+  return ladder;
+}
+
+std::string retry_ladder_text(const std::vector<Seconds>& ladder) {
+  std::string text;
+  for (auto delay : ladder) text += (text.empty() ? "" : ",") + format_duration(delay);
+  return text.empty() ? "none" : text;
+}
+
 namespace {
 
 // A name of `what`: 1 to 128 ASCII letters, digits and ._:@/-, not starting with '-'.

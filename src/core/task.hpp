@@ -95,6 +95,9 @@ struct TaskDefinition {
   // of going on with the next planned slot.
   bool disable_when_exhausted = false;
   std::string user;  // --user: "NAME" or "NAME:GROUP" the run switches to; empty: the scheduler's own
+  // The fields (core/defaults.hpp) the task does not set itself: their
+  // values are the database's defaults, kept up to date when those change.
+  std::vector<std::string> from_defaults;
   bool operator==(const TaskDefinition&) const = default;
 };
 
@@ -137,6 +140,11 @@ bool is_failure(std::optional<RunStatus> status);
 
 // The default retry ladder of SPEC.md: 0s,1m,5m,15m,30m,1h.
 std::vector<Seconds> default_retry_ladder();
+// --retry's text: delays that do not decrease ("0s,1m,5m"), or "none" for
+// no retries; the error names --retry.
+Result<std::vector<Seconds>> parse_retry_ladder(std::string_view text);
+// The text parse_retry_ladder reads back to `ladder`.
+std::string retry_ladder_text(const std::vector<Seconds>& ladder);
 
 // A task name: letters, digits and ._:@/- , 1 to 128 characters.
 Result<std::string> validate_task_name(std::string_view name);

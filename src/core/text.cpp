@@ -128,4 +128,16 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> list_items(std::string_view text) {
+  std::vector<std::string> items;
+  if (text == "none") return items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = std::min(text.find(',', start), text.size());
+    items.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 }  // namespace taskd::core

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -32,5 +33,9 @@ bool needs_escaping(std::string_view text);
 // part of well-formed UTF-8 as \xNN, one per byte. Backslashes stay as they
 // are: this is for people to read, not to parse back.
 std::string printable(std::string_view text);
+
+// The items of a comma-separated list ("a,b,,c" has an empty third);
+// "none" has none.
+std::vector<std::string> list_items(std::string_view text);
 
 }  // namespace taskd::core

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <set>
 
+#include "core/defaults.hpp"
 #include "core/policy.hpp"
 #include "ops/chains.hpp"
 #include "ops/tasks.hpp"
 #include "ops/task_diff.hpp"
 #include "sched/outcome.hpp"
+#include "store/defaults.hpp"
 #include "store/groups.hpp"
 
 namespace taskd::ops {
@@ -35,9 +37,16 @@ Result<void> check_user_grantable(const store::Database& db, const core::TaskDef
   return {};
 }
 
+// The values of the fields the task takes from the database's defaults.
+Result<void> inherit_defaults(store::Database& db, core::Task& task, core::Time now) {
+  if (task.definition.from_defaults.empty()) return {};
+  return core::take_defaults(task, TRY(store::read_defaults(db)), now);
+}
+
 Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired, core::Time now) {
   auto existing = TRY(store::find_task(db, desired.name));
   auto built = TRY(desired.build(existing, now));
+  TRY(inherit_defaults(db, built, now));
   auto& definition = built.definition;
   if (existing && existing->definition == definition) return std::nullopt;
   auto schedule = std::move(built.schedule).value();
@@ -152,8 +161,9 @@ StepNames names_of(Step step) {
 }
 
 Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now, core::Time now) {
-  task.state = core::on_create(task.schedule.value(), now, start_now);
   task.id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
+    TRY(inherit_defaults(db, task, now));
+    task.state = core::on_create(task.schedule.value(), now, start_now);
     TRY(check_chains(db, {.written = {&task.definition}}, "--after", "add"));
     TRY(check_user_grantable(db, task.definition));
     return store::insert_task(db, task.definition, task.state, now);
@@ -177,6 +187,7 @@ Result<core::Task> edit_task(store::Database& db, std::string_view name, const R
     auto stored = TRY(find_named_stored_task(db, name, "edit"));
     const auto& task = store::readable(stored);
     auto built = TRY(rebuild(stored, now));
+    TRY(inherit_defaults(db, built, now));
     const auto& definition = built.definition;
     bool changed = definition != task.definition || !stored;
     if (!changed && !task.state.disabled_until_update) return task;

@@ -73,6 +73,7 @@ Json definition_json(const core::TaskDefinition& d, const std::optional<core::Sc
   }
   add_effective_policy(out, d, schedule);
   out["after"] = d.after.task.empty() ? Json(nullptr) : Json(core::to_string(d.after));
+  out["from_defaults"] = d.from_defaults;
   return out;
 }
 

@@ -55,6 +55,7 @@ std::vector<std::string> changed_fields(const core::TaskDefinition& before, cons
     compare(field.name, field.same);
   }
   compare("after", same<&Definition::after>);
+  compare("from_defaults", same<&Definition::from_defaults>);
   return changed;
 }
 

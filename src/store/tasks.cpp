@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/defaults.hpp"
 #include "core/task_fields.hpp"
 #include "store/columns.hpp"
 #include "store/runs.hpp"
@@ -91,7 +92,7 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 const std::string& definition_columns() {
   static const std::string columns = with_field_columns(
       "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, permanent_exit, "
-      "cwd, env, after_task, after_finished, dst_gap, dst_repeat");
+      "cwd, env, after_task, after_finished, dst_gap, dst_repeat, from_defaults");
   return columns;
 }
 
@@ -145,6 +146,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   b.int64(d.after.on_any_outcome);
   bind_optional_rule(b, d.dst.gap);
   bind_optional_rule(b, d.dst.repeat);
+  b.text(core::from_defaults_text(d.from_defaults));
   for (const auto& field : core::task_fields()) bind_value(b, field.value(d));
 }
 
