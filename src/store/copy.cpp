@@ -217,6 +217,35 @@ std::vector<std::string> groups_capped_otherwise(Database& from, Database& to) {
   return differing;
 }
 
+std::map<std::string, std::string> defaults_of(Database& db) {
+  std::map<std::string, std::string> defaults;
+  for (auto rows = db.prepare("SELECT field, value FROM defaults"); rows.step();) {
+    Columns row(rows);
+    auto field = row.text();
+    defaults[field] = row.text();
+  }
+  return defaults;
+}
+
+// The defaults (taskd defaults) that differ, or that one database has and
+// the other not, when the destination has any: the tasks copied would not
+// hold the values of the defaults they take. (Into a database without
+// defaults, the source's are copied.)
+std::vector<std::string> defaults_otherwise(Database& from, Database& to) {
+  auto there = defaults_of(to);
+  if (there.empty()) return {};
+  auto here = defaults_of(from);
+  std::vector<std::string> differing;
+  for (const auto& [field, value] : here) {
+    if (auto found = there.find(field); found == there.end() || found->second != value) differing.push_back(field);
+  }
+  for (const auto& [field, value] : there) {
+    if (!here.contains(field)) differing.push_back(field);
+  }
+  std::sort(differing.begin(), differing.end());
+  return differing;
+}
+
 core::Error refused(std::string message) { return {ErrorKind::bad_input, std::move(message) + "; nothing written"}; }
 
 // --user is a privilege: a task that runs as another user goes only into a
@@ -234,6 +263,10 @@ std::optional<core::Error> users_refusal(Database& from, const Database& to) {
 std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std::int64_t tasks_there) {
   if (auto source = check_copy_source(from); !source) return source.error();
   if (auto users = users_refusal(from, to)) return users;
+  if (auto defaults = defaults_otherwise(from, to); !defaults.empty())
+    return refused(fmt::format("copy-db: {} and {} have other defaults (taskd defaults) for {}: make them the same "
+                               "first",
+                               from.name(), to.name(), listed(defaults)));
   if (tasks_there > 0 && !merge)
     return refused(fmt::format("copy-db: {} already holds {} task{}; give --merge to add {}'s tasks to them",
                                to.name(), tasks_there, tasks_there == 1 ? "" : "s", from.name()));
@@ -321,6 +354,8 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
     auto& repaired = counts.texts_repaired;
     counts.groups = copy_rows(
         from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"}, repaired);
+    copy_rows(from, to, {.table = "defaults", .order = "field", .on_conflict = " ON CONFLICT (field) DO NOTHING"},
+              repaired);
     counts.tasks = copy_rows(
         from, to, {.table = "tasks", .order = "id", .keep_ids = keep_ids, .new_ids = keep_ids ? nullptr : &task_ids},
         repaired);

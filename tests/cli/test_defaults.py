@@ -9,7 +9,7 @@ tasks take the fields they left at taskd's own values."""
 import os
 
 import test_migrate
-from taskd_test import STORE, TaskdTestCase
+from taskd_test import TaskdTestCase, parse_json
 
 
 def from_defaults(task):
@@ -140,6 +140,30 @@ class DefaultsTest(TaskdTestCase):
         task = self.tasks()[0]
         task = self.task(task["name"])
         self.assertEqual((task["notify"], task["retry"], task["timeout"]), ("echo failed", [], None))
+
+
+class DefaultsCopyTest(TaskdTestCase):
+    def defaults_of(self, db):
+        out = self.ok("--db", db, "--json", "defaults", db=None)
+        return {field: entry["value"] for field, entry in parse_json(self, out)["defaults"].items()}
+
+    def test_copy_db_takes_the_defaults_along_and_refuses_other_ones(self):
+        self.ok("defaults", "--timeout", "2m")
+        self.add("a", "--every", "1h", "--", "/bin/true")
+        copy = os.path.join(self.tmp, "copy.db")
+        self.ok("copy-db", "--from", self.db, "--to", copy, db=None)
+        self.assertEqual(self.defaults_of(copy)["timeout"], "2m")
+        self.ok("--db", copy, "defaults", "--timeout", "4m", db=None)
+        shown = parse_json(self, self.ok("--db", copy, "--json", "show", "a", db=None))
+        self.assertEqual(shown["timeout"], 240)  # the copy still takes it from the defaults
+
+        other = os.path.join(self.tmp, "other.db")
+        self.ok("--db", other, "defaults", "--timeout", "3m", db=None)
+        self.ok("--db", other, "add", "b", "--every", "1h", "--", "/bin/true", db=None)
+        code, _, err = self.run_taskd("copy-db", "--from", self.db, "--to", other, "--merge", db=None)
+        self.assertEqual(code, 65, err)
+        self.assertOneErrorLine(err, "other defaults", "timeout", "nothing written")
+        self.assertEqual(self.defaults_of(other)["timeout"], "3m")
 
 
 class DefaultsMigrationTest(TaskdTestCase):
