@@ -20,13 +20,6 @@ struct DefaultsOptions {
   std::vector<std::string> clear;                          // --clear FIELD,…
 };
 
-// The option of a field: "--keep-runs" for keep_runs.
-std::string option_of(std::string_view field) {
-  std::string option = fmt::format("--{}", field);
-  std::ranges::replace(option, '_', '-');
-  return option;
-}
-
 // What a task that takes the field from the defaults has while none is set.
 std::string built_in_words(std::string_view field) {
   auto text = core::built_in_text(field);
@@ -45,7 +38,7 @@ std::string value_cell(const ops::DefaultEntry& entry) {
 void print_defaults(const std::vector<ops::DefaultEntry>& entries) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& entry : entries) {
-    rows.push_back({option_of(entry.field), core::printable(value_cell(entry)), std::to_string(entry.tasks)});
+    rows.push_back({core::option_of(entry.field), core::printable(value_cell(entry)), std::to_string(entry.tasks)});
   }
   print_table({"DEFAULT", "VALUE", "TASKS TAKING IT"}, rows);
 }
@@ -59,7 +52,7 @@ Result<ops::DefaultsChange> change_of(const DefaultsOptions& options) {
       if (field.starts_with("__")) field.erase(0, 2);
       if (change.contains(field))
         return core::fail(core::ErrorKind::usage,
-                          fmt::format("defaults: {} is both set and cleared", option_of(field)));
+                          fmt::format("defaults: {} is both set and cleared", core::option_of(field)));
       change.emplace(field, std::nullopt);
     }
   }
@@ -87,9 +80,9 @@ Result<void> defaults(const Context& context, const DefaultsOptions& options) {
   }
   for (const auto& [field, text] : change) {
     if (text) {
-      fmt::print("default {} set to {}\n", option_of(field), core::printable(*text));
+      fmt::print("default {} set to {}\n", core::option_of(field), core::printable(*text));
     } else {
-      fmt::print("default {} cleared\n", option_of(field));
+      fmt::print("default {} cleared\n", core::option_of(field));
     }
   }
   fmt::print("{} task{} changed\n", changed, changed == 1 ? "" : "s");
@@ -104,8 +97,8 @@ void add_defaults_command(CLI::App& app, Context& context, Action& action) {
       "defaults", "Show or set the database's defaults: values a task takes where it sets none itself");
   for (auto field : core::defaultable_fields()) {
     command->add_option_function<std::string>(
-        option_of(field), [options, field](const std::string& text) { options->values[std::string(field)] = text; },
-        fmt::format("The default of {} (see taskd add)", option_of(field)));
+        core::option_of(field), [options, field](const std::string& text) { options->values[std::string(field)] = text; },
+        fmt::format("The default of {} (see taskd add)", core::option_of(field)));
   }
   command->add_option("--clear", options->clear, "Clear these defaults: FIELD[,FIELD…], e.g. timeout,retry");
   command->callback([&context, &action, options] { action = [&context, options] { return defaults(context, *options); }; });

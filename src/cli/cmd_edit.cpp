@@ -34,8 +34,7 @@ Result<void> take_from_defaults(TaskOptions& merged, const EditOptions& options)
         return core::fail(core::ErrorKind::usage,
                           fmt::format("edit --default {}: it has no default (taskd defaults lists those that do)",
                                       core::printable(field)));
-      auto option = "--" + field;
-      std::ranges::replace(option, '_', '-');
+      auto option = core::option_of(field);
       if (options.given.contains(option))
         return core::fail(core::ErrorKind::usage,
                           fmt::format("edit: {} and --default {} say two things", option, field));

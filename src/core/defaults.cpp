@@ -53,6 +53,12 @@ bool is_defaultable(std::string_view field) {
   return std::ranges::find(with_defaults, field) != with_defaults.end();
 }
 
+std::string option_of(std::string_view field) {
+  std::string option = fmt::format("--{}", field);
+  std::ranges::replace(option, '_', '-');
+  return option;
+}
+
 std::string built_in_text(std::string_view field) {
   if (field == "retry") return retry_ladder_text(default_retry_ladder());
   if (field == "tz") return "";

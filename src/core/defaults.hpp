@@ -20,6 +20,9 @@ namespace taskd::core {
 std::span<const std::string_view> defaultable_fields();
 bool is_defaultable(std::string_view field);
 
+// The option of a field: "--keep-runs" for keep_runs.
+std::string option_of(std::string_view field);
+
 // Each default that is set: its field and the option's text ("5m", "none").
 using Defaults = std::map<std::string, std::string, std::less<>>;
 
