@@ -1,5 +1,8 @@
 #include "ops/task_diff.hpp"
 
+#include <algorithm>
+
+#include "core/defaults.hpp"
 #include "core/task_fields.hpp"
 
 namespace taskd::ops {
@@ -15,6 +18,10 @@ bool same(const Definition& a, const Definition& b) {
 template <auto Member>
 bool same_dst(const Definition& a, const Definition& b) {
   return a.dst.*Member == b.dst.*Member;
+}
+
+bool takes(const Definition& d, std::string_view field) {
+  return std::ranges::find(d.from_defaults, field) != d.from_defaults.end();
 }
 
 using FieldComparison = bool (*)(const Definition&, const Definition&);
@@ -55,7 +62,12 @@ std::vector<std::string> changed_fields(const core::TaskDefinition& before, cons
     compare(field.name, field.same);
   }
   compare("after", same<&Definition::after>);
-  compare("from_defaults", same<&Definition::from_defaults>);
+  // A field that the task now sets itself, or now takes from the defaults,
+  // changed even where its value is the same.
+  for (auto field : core::defaultable_fields()) {
+    if (takes(before, field) != takes(after, field) && std::ranges::find(changed, field) == changed.end())
+      changed.emplace_back(field);
+  }
   return changed;
 }
 

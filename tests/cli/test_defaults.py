@@ -116,6 +116,14 @@ class DefaultsTest(TaskdTestCase):
         with open(path, "w", encoding="utf-8") as file:
             file.write(exported)
         self.assertIn("0 added, 0 changed, 0 removed, 2 unchanged", self.ok("apply", path))
+        # The same value written in the file makes it the task's own: a change.
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(exported.replace('every = "1h"\n', 'every = "1h"\ntimeout = "2m"\n', 1))
+        self.assertIn("~ a: timeout\n", self.ok("apply", path))
+        self.assertNotIn("timeout", from_defaults(self.task("a")))
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(exported)
+        self.ok("apply", path)
         self.ok("defaults", "--timeout", "4m")
         self.assertEqual((self.task("a")["timeout"], self.task("b")["timeout"]), (240, 120))
 
