@@ -43,10 +43,12 @@ Result<void> inherit_defaults(store::Database& db, core::Task& task, core::Time 
   return core::take_defaults(task, TRY(store::read_defaults(db)), now);
 }
 
-Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired, core::Time now) {
+// `defaults`: the database's, read once for the whole file.
+Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired,
+                                          const core::Defaults& defaults, core::Time now) {
   auto existing = TRY(store::find_task(db, desired.name));
   auto built = TRY(desired.build(existing, now));
-  TRY(inherit_defaults(db, built, now));
+  TRY(core::take_defaults(built, defaults, now));
   auto& definition = built.definition;
   if (existing && existing->definition == definition) return std::nullopt;
   auto schedule = std::move(built.schedule).value();
@@ -80,8 +82,9 @@ Result<void> plan_groups(store::Database& db, const ApplyArgs& args, Plan& plan)
 
 Result<Plan> plan_file(store::Database& db, const ApplyArgs& args, core::Time now) {
   Plan plan;
+  auto defaults = TRY(store::read_defaults(db));
   for (const auto& desired : args.tasks) {
-    auto step = TRY(plan_task(db, desired, now));
+    auto step = TRY(plan_task(db, desired, defaults, now));
     if (step) {
       plan.tasks.push_back(std::move(*step));
     } else {
