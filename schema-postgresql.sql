@@ -489,3 +489,7 @@ UPDATE tasks SET from_defaults = trim(BOTH ',' FROM
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END);
+-- migrate: 17
+-- Whom each scheduler runs as (as in schema.sql).
+ALTER TABLE workers ADD COLUMN uid bigint;
+ALTER TABLE ticks ADD COLUMN uid bigint;

@@ -339,3 +339,8 @@ UPDATE tasks SET from_defaults = trim(
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END, ',');
+-- migrate: 18
+-- Whom each scheduler runs as (effective uid; NULL: a taskd from before
+-- this migration), so that add --user can warn when none of them is root.
+ALTER TABLE workers ADD COLUMN uid INTEGER;
+ALTER TABLE ticks ADD COLUMN uid INTEGER;

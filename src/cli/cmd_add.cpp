@@ -58,9 +58,9 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
   auto built = TRY(build_task(options.task, now));
   warn_if_missing(built.definition);
   warn_if_limits_unavailable(built.definition);
-  warn_if_cannot_switch_user(built.definition);
   auto db = TRY(context.open_db(store::IfMissing::create));
   auto task = TRY(ops::add_task(db, std::move(built), options.start_now, now));
+  warn_if_cannot_switch_user(task.definition, TRY(ops::whom_schedulers_run_as(db, now)));
   if (auto slow = TRY(ops::slow_scheduler(db, task.schedule.value(), now)))
     fmt::print(stderr, "taskd: warning: {}: {}\n", task.definition.name, core::printable(*slow));
   if (context.json) {

@@ -85,7 +85,7 @@ Result<void> apply(const Context& context, const ApplyOptions& options) {
   for (const auto& step : plan.tasks) {
     if (step.kind == ops::Step::remove) continue;
     warn_if_limits_unavailable(step.definition);
-    warn_if_cannot_switch_user(step.definition);
+    warn_if_cannot_switch_user(step.definition, plan.schedulers);
   }
   if (context.json) {
     print_json(ops::plan_json(plan, options.file, options.dry_run));

@@ -115,7 +115,7 @@ Result<void> edit(const Context& context, const EditOptions& options) {
   auto now = context.clock.now();
   auto task = TRY(ops::edit_task(db, options.edits.name, rebuild, now));
   warn_if_limits_unavailable(task.definition);
-  warn_if_cannot_switch_user(task.definition);
+  warn_if_cannot_switch_user(task.definition, TRY(ops::whom_schedulers_run_as(db, now)));
   if (context.json) {
     print_json(task_json(task));
   } else {

@@ -315,7 +315,7 @@ Result<void> import_crontab(const Context& context, const ImportOptions& options
   std::string owner = options.owner.empty() ? default_owner(options.file) : options.owner;
   auto reading = read_crontab_lines(options, text);
   auto outcome = TRY(run_import(context, options, reading.crontab, owner, where));
-  for (const auto& [line, task] : outcome.conversion.tasks) warn_if_cannot_switch_user(task.definition);
+  for (const auto& [line, task] : outcome.conversion.tasks) warn_if_cannot_switch_user(task.definition, outcome.plan.schedulers);
   if (context.json) {
     print_json(report_json(outcome, options, owner, reading.format));
   } else {

@@ -130,8 +130,17 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition) {
                why);
 }
 
-void warn_if_cannot_switch_user(const core::TaskDefinition& definition) {
-  if (definition.user.empty() || ::geteuid() == 0) return;
+void warn_if_cannot_switch_user(const core::TaskDefinition& definition, const ops::SchedulerUsers& schedulers) {
+  if (definition.user.empty()) return;
+  if (schedulers.known) {
+    if (schedulers.not_root.empty()) return;
+    fmt::print(stderr,
+               "taskd: warning: {}: only a scheduler running as root can run it as {}, and the database's scheduler "
+               "on {} is not root; its runs fail there\n",
+               definition.name, definition.user, fmt::join(schedulers.not_root, ", "));
+    return;
+  }
+  if (::geteuid() == 0) return;
   fmt::print(stderr,
              "taskd: warning: {}: only a scheduler running as root can run it as {}, and you are not root (uid {}); "
              "its runs fail under a scheduler that is not root\n",

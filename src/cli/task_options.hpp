@@ -9,6 +9,7 @@
 #include "cli/schedule_options.hpp"
 #include "core/task.hpp"
 #include "core/task_fields.hpp"
+#include "ops/define.hpp"
 
 namespace taskd::cli {
 
@@ -55,9 +56,10 @@ core::Result<core::Task> build_task(const TaskOptions& options, core::Time now);
 // Delegate=yes): a run started where they cannot be applied fails.
 void warn_if_limits_unavailable(const core::TaskDefinition& definition);
 // A task with --user whose runs fail unless the scheduler runs as root: a
-// warning when the one who adds or changes it is not root (the scheduler
+// warning when one of the database's schedulers is not root, or, when none
+// is known, when the one who adds or changes it is not (the scheduler
 // usually runs as the same user).
-void warn_if_cannot_switch_user(const core::TaskDefinition& definition);
+void warn_if_cannot_switch_user(const core::TaskDefinition& definition, const ops::SchedulerUsers& schedulers);
 
 // The options that describe an existing definition (what `add` would need).
 TaskOptions options_of(const core::TaskDefinition& definition);

@@ -13,6 +13,7 @@
 #include "sched/outcome.hpp"
 #include "store/defaults.hpp"
 #include "store/groups.hpp"
+#include "store/workers.hpp"
 
 namespace taskd::ops {
 namespace {
@@ -151,6 +152,17 @@ Result<void> carry_out(store::Database& db, const Plan& plan, core::Time now) {
 
 }  // namespace
 
+Result<SchedulerUsers> whom_schedulers_run_as(store::Database& db, core::Time now) {
+  using namespace std::chrono_literals;
+  SchedulerUsers users;
+  for (const auto& scheduler : TRY(store::scheduler_users(db, now - 24h))) {
+    if (!scheduler.uid) continue;
+    users.known = true;
+    if (*scheduler.uid != 0) users.not_root.push_back(fmt::format("{} (uid {})", scheduler.host, *scheduler.uid));
+  }
+  return users;
+}
+
 StepNames names_of(Step step) {
   switch (step) {
     case Step::add:
@@ -211,6 +223,7 @@ Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Cloc
     auto plan = TRY(plan_file(db, args, now));
     TRY(check_plan_chains(db, plan));
     TRY(check_plan_users(db, plan));
+    plan.schedulers = TRY(whom_schedulers_run_as(db, now));
     if (args.dry_run) return plan;
     TRY(carry_out(db, plan, now));
     return plan;

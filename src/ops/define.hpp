@@ -46,6 +46,15 @@ using Rebuild = std::function<core::Result<core::Task>(const store::StoredTask& 
 core::Result<core::Task> edit_task(store::Database& db, std::string_view name, const Rebuild& rebuild,
                                    core::Time now);
 
+// Whether the database's schedulers can run tasks as another user (--user):
+// those seen (registered, or ticking in the last day) that are not root,
+// as "HOST (uid N)"; `known` is false when none seen said whom it runs as.
+struct SchedulerUsers {
+  bool known = false;
+  std::vector<std::string> not_root;
+};
+core::Result<SchedulerUsers> whom_schedulers_run_as(store::Database& db, core::Time now);
+
 // apply: a task file's tasks made to exist as written.
 struct DesiredTask {
   std::string name;
@@ -90,6 +99,7 @@ struct Plan {
   std::vector<TaskStep> tasks;
   std::vector<GroupStep> groups;
   int unchanged = 0;
+  SchedulerUsers schedulers;  // whom the database's schedulers run as, for the tasks with --user
 };
 
 // Plans from when the write lock is held (the time read from `clock` then)

@@ -18,7 +18,7 @@ core::Result<std::vector<sched::RunReport>> tick_and_work(store::Database& db, c
   TRY(sched::check_host_id_free(db, self, started));
   // A scheduler seen ticking before this tick: the slots it finds missed fell between two ticks.
   auto before = TRY(read_schedulers(db));
-  TRY(store::record_tick(db, self.host, started));
+  TRY(store::record_tick(db, self, started));
   auto work = TRY(store::tick_work(db, started));
   auto lost = TRY(sched::recover_as_probed(db, work, started, self, sched::SystemProcessTable{}));
   if (!sched::enqueue_needed(work) && !work.claimable) return lost;

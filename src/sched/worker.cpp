@@ -836,7 +836,7 @@ store::SessionBounds session_bounds(core::Millis lease) {
 
 store::WorkerIdentity current_worker(std::string_view host_id) {
   std::string host = host_id.empty() ? exec::host_name() : std::string(host_id);
-  return {std::move(host), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid())};
+  return {std::move(host), exec::boot_id(), ::getpid(), exec::process_start_ticks(::getpid()), ::geteuid()};
 }
 
 std::string new_attempt_uid() {

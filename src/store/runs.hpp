@@ -46,6 +46,7 @@ struct WorkerIdentity {
   std::string boot_id;
   pid_t pid = 0;
   std::int64_t started_at = 0;  // the process start time, to tell pid reuse
+  std::int64_t uid = -1;        // the user it runs as (effective uid); -1: not known
 };
 
 // A RUNNING run and who runs it: what recovery needs to judge it lost.

@@ -34,6 +34,8 @@ Result<void> check_host_name_free(Database& db, const WorkerRow& worker, core::T
                                 worker.identity.host, boot_id, pid, core::format_rfc3339(heartbeat)));
 }
 
+std::optional<std::int64_t> known_uid(std::int64_t uid) { return uid < 0 ? std::nullopt : std::optional(uid); }
+
 }  // namespace
 
 Result<void> check_host_id_free(Database& db, const WorkerRow& worker, core::Time alive_since) {
@@ -46,8 +48,8 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std:
       TRY(check_host_name_free(db, worker, *alive_since));
     }
     auto insert = db.prepare("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, "
-                             "started_at, heartbeat_at, machine_id, clock_offset_ms, containment) "
-                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
+                             "started_at, heartbeat_at, machine_id, clock_offset_ms, containment, uid) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id");
     Binder b(insert);
     b.text(worker.role);
     b.text(worker.identity.host);
@@ -60,6 +62,7 @@ Result<std::int64_t> register_worker(Database& db, const WorkerRow& worker, std:
     b.text(worker.machine_id);
     b.int64(worker.clock_offset.count());
     b.text(worker.containment);
+    b.optional_int(known_uid(worker.identity.uid));
     return insert.single_int64();
   });
 }
@@ -120,17 +123,38 @@ Result<std::optional<core::Time>> newest_heartbeat(Database& db, std::string_vie
 
 // The cadence is a moving average of the gaps between ticks: a tick called
 // by hand between two of cron's moves it by a quarter of the gap.
-Result<void> record_tick(Database& db, const std::string& host, core::Time at) {
+Result<void> record_tick(Database& db, const WorkerIdentity& self, core::Time at) {
   return guarded(db, [&]() -> Result<void> {
     db.connection().write_unless_locked(
-        "INSERT INTO ticks (host, last_at) VALUES (?1, ?2) ON CONFLICT (host) DO UPDATE SET "
-        "last_at = excluded.last_at, every_ms = CASE WHEN ticks.every_ms IS NULL THEN excluded.last_at - ticks.last_at "
-        "ELSE (3 * ticks.every_ms + excluded.last_at - ticks.last_at) / 4 END WHERE excluded.last_at > ticks.last_at",
+        "INSERT INTO ticks (host, last_at, uid) VALUES (?1, ?2, ?3) ON CONFLICT (host) DO UPDATE SET "
+        "last_at = excluded.last_at, uid = excluded.uid, every_ms = CASE WHEN ticks.every_ms IS NULL THEN "
+        "excluded.last_at - ticks.last_at ELSE (3 * ticks.every_ms + excluded.last_at - ticks.last_at) / 4 END "
+        "WHERE excluded.last_at > ticks.last_at",
         [&](Query& upsert) {
-          upsert.bind_text(1, host);
+          upsert.bind_text(1, self.host);
           upsert.bind_int64(2, core::to_unix_ms(at));
+          if (auto uid = known_uid(self.uid)) {
+            upsert.bind_int64(3, *uid);
+          } else {
+            upsert.bind_null(3);
+          }
         });
     return {};
+  });
+}
+
+Result<std::vector<SchedulerUser>> scheduler_users(Database& db, core::Time ticked_since) {
+  return guarded(db, [&]() -> Result<std::vector<SchedulerUser>> {
+    auto query = db.prepare("SELECT host, uid FROM workers UNION ALL SELECT host, uid FROM ticks WHERE last_at >= ? "
+                            "ORDER BY 1");
+    Binder(query).time(ticked_since);
+    std::vector<SchedulerUser> users;
+    while (query.step()) {
+      Columns c(query);
+      auto host = c.text();
+      users.push_back({std::move(host), c.optional_int64()});
+    }
+    return users;
   });
 }
 

@@ -62,7 +62,16 @@ struct TickRow {
 // Records a tick of run-once on `host` beginning `at` (a tick older than the
 // one recorded is ignored), unless another process holds a SQLite file's
 // write lock: a tick never waits to be recorded, the next one counts.
-core::Result<void> record_tick(Database& db, const std::string& host, core::Time at);
+core::Result<void> record_tick(Database& db, const WorkerIdentity& self, core::Time at);
+
+// Whom a scheduler of the database runs as: a registered one (taskd run,
+// work) or one that ticked since `ticked_since` (run-once, tick); none for
+// one of a taskd that did not record it.
+struct SchedulerUser {
+  std::string host;
+  std::optional<std::int64_t> uid;
+};
+core::Result<std::vector<SchedulerUser>> scheduler_users(Database& db, core::Time ticked_since);
 
 // Every host's, the newest first.
 core::Result<std::vector<TickRow>> list_ticks(Database& db);

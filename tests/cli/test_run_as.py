@@ -338,6 +338,21 @@ class SchedulerNotRootTest(TaskdTestCase):
         self.assertEqual((run["status"], run["reason"]), ("failed", reason))
         self.assertFalse(os.path.exists(marker))
 
+    @unittest.skipUnless(STORE == "postgresql", "a SQLite file that says whom tasks run as is root's alone: a "
+                         "scheduler there that is not root cannot open it")
+    def test_add_as_root_warns_when_the_databases_scheduler_is_not_root(self):
+        code, _, err = self.as_nobody("run-once", "--host-id", "box")
+        self.assertEqual(code, 0, err)
+        code, _, err = self.run_taskd("add", "switch", "--every", "1h", "--user", "daemon", "--", "true")
+        self.assertEqual(code, 0, err)
+        self.assertIn(f"only a scheduler running as root can run it as daemon, and the database's scheduler on box "
+                      f"(uid {NOBODY.pw_uid}) is not root; its runs fail there", err)
+        root_state = dict(self.env, HOME=self.tmp, TMPDIR=self.tmp, XDG_STATE_HOME=self.tmp)
+        self.ok("run-once", "--host-id", "box", env=root_state)  # now root ticks there
+        code, _, err = self.run_taskd("edit", "switch", "--user", "daemon:daemon")
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("warning", err)
+
     def test_import_crontab_warns_of_the_users_it_keeps(self):
         crontab = os.path.join(self.home, "crontab")
         with open(crontab, "w") as f:
