@@ -476,3 +476,10 @@ ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
 -- migrate: 15
 -- Whom each run of a task runs as (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN run_as text NOT NULL DEFAULT '';
+-- migrate: 16
+-- A task's --env-file, and the boot under which a task of --cron @reboot
+-- last ran (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN env_file text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN boot_id text NOT NULL DEFAULT '';
+CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
+  WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';

@@ -322,3 +322,15 @@ ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
 -- "NAME:GROUP"; '' (every task from before this migration) for the
 -- scheduler's own user.
 ALTER TABLE tasks ADD COLUMN run_as TEXT NOT NULL DEFAULT '';
+-- migrate: 17
+-- A task's --env-file (taskd(1)): the absolute path of a file of
+-- NAME=VALUE lines each run reads as it starts; '' for none. The values
+-- stay in that file, never in the database.
+ALTER TABLE tasks ADD COLUMN env_file TEXT NOT NULL DEFAULT '';
+-- The boot of the machine (its kernel's boot id) under which a task of
+-- --cron @reboot last ran or was added; a tick under another boot runs it
+-- once and writes its own. '' for none yet: the first tick of its host
+-- writes its boot without running it.
+ALTER TABLE tasks ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
+  WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';

@@ -178,6 +178,7 @@ class Loop {
       TRY(recover(db_, now, log_, self_));
       next_recovery_ = steady_now + options_.tick;
     }
+    if (options_.role == Role::tick_and_work) TRY(store::make_due_at_boot(db_, self_.host, self_.boot_id, now));
     auto work = TRY(store::tick_work(db_, now));
     bool enqueues = options_.role == Role::tick_and_work && work.due;
     if (enqueues) {
@@ -603,6 +604,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   Time now = clock.now();
   auto self = current_worker(host_id);
   TRY(check_host_id_free(db, self, now));
+  TRY(store::make_due_at_boot(db, self.host, self.boot_id, now));
   auto work = TRY(store::tick_work(db, now));
   auto lost = TRY(recover_as_probed(db, work, now, self, SystemProcessTable{}));
   log_reports(log, lost);
