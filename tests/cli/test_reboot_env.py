@@ -8,6 +8,7 @@ import pwd
 import socket
 import subprocess
 import textwrap
+import time
 import unittest
 
 from taskd_test import STORE, TaskdTestCase
@@ -50,14 +51,18 @@ class RebootTest(TaskdTestCase):
         with open(self.marker) as f:
             return len(f.read().splitlines())
 
-    def under_boot(self, boot, *args):
-        """Runs taskd as on a machine whose kernel tells `boot` as its boot
-        id: the file bound over /proc's in a mount namespace of its own."""
+    def boot_argv(self, boot, args):
+        """taskd's command line as on a machine whose kernel tells `boot` as
+        its boot id: a file bound over /proc's in a mount namespace of its
+        own (unshare and sh execute taskd: its pid is the process's)."""
         boot_file = os.path.join(self.tmp, "boot-" + boot)
         with open(boot_file, "w") as f:
             f.write(boot + "\n")
         argv = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" %s && exec "$@"' % BOOT_ID, boot_file]
-        proc = subprocess.run(argv + self.command_line(args), env=self.environment(None, None, False), cwd=self.tmp,
+        return argv + self.command_line(args)
+
+    def under_boot(self, boot, *args):
+        proc = subprocess.run(self.boot_argv(boot, args), env=self.environment(None, None, False), cwd=self.tmp,
                               stdin=subprocess.DEVNULL, capture_output=True, encoding="utf-8", timeout=60)
         self.assertEqual(proc.returncode, 0, "stdout: %s\nstderr: %s" % (proc.stdout, proc.stderr))
         return proc.stdout
@@ -168,15 +173,30 @@ class RebootTest(TaskdTestCase):
     def test_two_schedulers_ticking_on_one_boot_start_it_once(self):
         self.under_boot("boot-a", "add", "once", "--cron", "@reboot", "--on-host", self.host, "--shell", "--",
                         "echo run >> %s" % self.marker)
-        boot_file = os.path.join(self.tmp, "boot-b")
-        with open(boot_file, "w") as f:
-            f.write("boot-b\n")
-        argv = ["unshare", "-m", "sh", "-c", 'mount --bind "$0" %s && exec "$@"' % BOOT_ID, boot_file]
-        procs = [subprocess.Popen(argv + self.command_line(["run-once"]), env=self.environment(None, None, False),
+        procs = [subprocess.Popen(self.boot_argv("boot-b", ["run-once"]), env=self.environment(None, None, False),
                                   cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE) for _ in range(4)]
         for proc in procs:
             proc.communicate(timeout=60)
+        self.under_boot("boot-b", "run-once")
+        self.assertEqual(self.runs(), 1)
+
+    @SIMULATED_BOOTS
+    def test_the_loop_runs_it_at_its_first_pass_after_the_boot(self):
+        self.under_boot("boot-a", "add", "looped", "--cron", "@reboot", "--on-host", self.host, "--shell", "--",
+                        "echo run >> %s" % self.marker)
+        loop = subprocess.Popen(self.boot_argv("boot-b", ["run", "--tick", "1s"]),
+                                env=self.environment(None, None, False), cwd=self.tmp, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            self.wait_for_file(self.marker)
+            deadline = time.monotonic() + 20
+            while [r["status"] for r in self.history("looped")] != ["succeeded"]:
+                self.assertLess(time.monotonic(), deadline, "the run never ended")
+                time.sleep(0.05)
+        finally:
+            loop.terminate()
+            loop.wait(timeout=60)
         self.under_boot("boot-b", "run-once")
         self.assertEqual(self.runs(), 1)
 
