@@ -45,6 +45,9 @@ Result<std::vector<EnvVar>> parse_env_file(std::string_view text, std::string_vi
                   fmt::format("{}:{}: not a line NAME=VALUE (NAME of letters, digits and _, not starting with a "
                               "digit)",
                               printable(path), number));
+    if (variables.size() == max_env_file_variables)
+      return fail(ErrorKind::bad_input, fmt::format("{}:{}: more than {} variables", printable(path), number,
+                                                    max_env_file_variables));
     variables.emplace_back(std::string(name), std::string(line.substr(equals + 1)));
   }
   return variables;

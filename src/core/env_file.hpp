@@ -12,8 +12,10 @@
 
 namespace taskd::core {
 
-// The most an env file may hold.
+// The most an env file may hold: bytes, and variables (each is set over
+// the environment by a linear search, which stays cheap at this many).
 inline constexpr std::size_t max_env_file_size = 64 * 1024;
+inline constexpr std::size_t max_env_file_variables = 1000;
 
 // Bad input unless `path` is absolute (empty: no file).
 Result<void> validate_env_file_path(std::string_view path);
@@ -23,8 +25,8 @@ Result<void> validate_env_file_path(std::string_view path);
 // of letters, digits and _ (not starting with a digit), VALUE verbatim to the end of the line (quotes and
 // spaces are part of it); lines that are blank or whose first non-blank
 // character is # are skipped. Any other line (an `export` prefix, a NAME
-// alone, a NUL byte) is an error naming `path` and the line's number,
-// never its text.
+// alone, a NUL byte), and a variable past max_env_file_variables, is an
+// error naming `path` and the line's number, never its text.
 Result<std::vector<EnvVar>> parse_env_file(std::string_view text, std::string_view path);
 
 }  // namespace taskd::core

@@ -176,9 +176,12 @@ class Loop {
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_ || (recover_at_ && now >= *recover_at_)) {
       TRY(recover(db_, now, log_, self_));
+      // The boot does not change while taskd runs: the first pass makes the
+      // tasks of @reboot due, later ones (a tick apart) find those whose
+      // boot their host had not seen yet.
+      if (options_.role == Role::tick_and_work) TRY(store::make_due_at_boot(db_, self_.host, self_.boot_id, now));
       next_recovery_ = steady_now + options_.tick;
     }
-    if (options_.role == Role::tick_and_work) TRY(store::make_due_at_boot(db_, self_.host, self_.boot_id, now));
     auto work = TRY(store::tick_work(db_, now));
     bool enqueues = options_.role == Role::tick_and_work && work.due;
     if (enqueues) {

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "core/env_file.hpp"
 #include "core/task_fields.hpp"
@@ -39,6 +40,15 @@ TEST_CASE("a line that is not NAME=VALUE names the file and its number, never it
   CHECK(error_of("=hunter2\n") == "/etc/taskd/app.env:1" + expected_tail);
   CHECK(error_of(std::string_view("A=hun\0ter2\n", 11)) == "/etc/taskd/app.env:1" + expected_tail);
   CHECK(error_of("A-B=1\n").find("A-B") == std::string::npos);
+}
+
+TEST_CASE("an env file sets at most 1000 variables") {
+  std::string text = "# many\n";
+  for (std::size_t i = 0; i < max_env_file_variables; ++i) text += fmt::format("V{}=x\n", i);
+  auto most = parse_env_file(text, "/f");
+  REQUIRE(most);
+  CHECK(most->size() == max_env_file_variables);
+  CHECK(error_of(text + "ONE_MORE=x\n") == "/etc/taskd/app.env:1002: more than 1000 variables");
 }
 
 TEST_CASE("--env-file takes an absolute path, or '' for none") {
