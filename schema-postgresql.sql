@@ -477,6 +477,13 @@ ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
 -- Whom each run of a task runs as (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN run_as text NOT NULL DEFAULT '';
 -- migrate: 16
+-- A task's --env-file, and the boot under which a task of --cron @reboot
+-- last ran (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN env_file text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN boot_id text NOT NULL DEFAULT '';
+CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
+  WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';
+-- migrate: 17
 -- The database's defaults, and the fields each task takes from them (as in
 -- schema.sql).
 CREATE TABLE defaults (
@@ -489,7 +496,7 @@ UPDATE tasks SET from_defaults = trim(BOTH ',' FROM
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END);
--- migrate: 17
+-- migrate: 18
 -- Whom each scheduler runs as (as in schema.sql).
 ALTER TABLE workers ADD COLUMN uid bigint;
 ALTER TABLE ticks ADD COLUMN uid bigint;

@@ -323,6 +323,18 @@ ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
 -- scheduler's own user.
 ALTER TABLE tasks ADD COLUMN run_as TEXT NOT NULL DEFAULT '';
 -- migrate: 17
+-- A task's --env-file (taskd(1)): the absolute path of a file of
+-- NAME=VALUE lines each run reads as it starts; '' for none. The values
+-- stay in that file, never in the database.
+ALTER TABLE tasks ADD COLUMN env_file TEXT NOT NULL DEFAULT '';
+-- The boot of the machine (its kernel's boot id) under which a task of
+-- --cron @reboot last ran or was added; a tick under another boot runs it
+-- once and writes its own. '' for none yet: the first tick of its host
+-- writes its boot without running it.
+ALTER TABLE tasks ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
+  WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';
+-- migrate: 18
 -- The database's defaults (taskd(1), taskd defaults): a value, as its
 -- option's text, for each field that has one set. Every host of a shared
 -- database uses the same.
@@ -339,7 +351,7 @@ UPDATE tasks SET from_defaults = trim(
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END, ',');
--- migrate: 18
+-- migrate: 19
 -- Whom each scheduler runs as (effective uid; NULL: a taskd from before
 -- this migration), so that add --user can warn when none of them is root.
 ALTER TABLE workers ADD COLUMN uid INTEGER;

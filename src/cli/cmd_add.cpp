@@ -67,7 +67,7 @@ Result<void> add_task(const AddOptions& options, const Context& context) {
     print_json(task_json(task));
   } else {
     fmt::print("added {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
-               task.state.next_run_at ? core::show_time(*task.state.next_run_at, context.time_style(now)) : "none");
+               next_run_words(task, context.time_style(now)));
   }
   return {};
 }

@@ -119,9 +119,8 @@ Result<void> edit(const Context& context, const EditOptions& options) {
   if (context.json) {
     print_json(task_json(task));
   } else {
-    const auto& next = task.state.next_run_at;
     fmt::print("edited {}: {}, next run {}\n", task.definition.name, core::describe_schedule(task.definition),
-               next ? core::show_time(*next, context.time_style(now)) : "none");
+               next_run_words(task, context.time_style(now)));
   }
   return {};
 }

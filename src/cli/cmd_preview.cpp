@@ -97,6 +97,8 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   }
   auto task = TRY(task_to_preview(context, options, now));
   const auto& schedule = task.schedule.value();
+  if (std::holds_alternative<core::AtBoot>(schedule) && !context.json)
+    fmt::print(stderr, "taskd: preview: no start times: it runs once after each boot of the machine (--cron @reboot)\n");
   core::UpcomingStarts starts(task, schedule, from);
   if (context.json) {
     print_starts_json(starts, options.count);

@@ -157,6 +157,7 @@ std::string dst_text(const core::DstPolicy& dst, const core::Schedule& schedule)
 std::string next_run_text(const core::Task& task, const core::Schedule* schedule, core::Time now,
                           const core::TimeStyle& style) {
   const auto& s = task.state;
+  if (!s.next_run_at && !s.disabled_until_update && core::runs_at_boot(task.definition)) return "at the next boot";
   if (s.next_run_at || s.disabled_until_update || task.definition.schedule_kind == core::ScheduleKind::manual)
     return optional_time(s.next_run_at, now, style);
   if (schedule && core::next_slot_after(*schedule, now)) return "when the run in flight has ended";

@@ -293,6 +293,11 @@ std::string describe_command(const core::Command& command) {
 
 std::string cap_text(const std::optional<int>& cap) { return cap ? std::to_string(*cap) : "none"; }
 
+std::string next_run_words(const core::Task& task, const core::TimeStyle& style) {
+  if (task.state.next_run_at) return core::show_time(*task.state.next_run_at, style);
+  return core::runs_at_boot(task.definition) ? "at the next boot" : "none";
+}
+
 std::string task_condition(const core::TaskState& state) { return std::string(core::to_string(core::condition_of(state))); }
 
 std::string size_text(std::uintmax_t bytes) {

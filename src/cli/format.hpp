@@ -97,6 +97,10 @@ std::string size_text(std::uintmax_t bytes);
 // CPU time, then peak memory: "0.120s 8.5 MiB"; '-' for what was not measured.
 std::string usage_text(const core::ResourceUsage& usage);
 
+// The next run that add and edit print: its time, "at the next boot" for
+// a task of @reboot, or "none".
+std::string next_run_words(const core::Task& task, const core::TimeStyle& style);
+
 // "active", "paused", "disabled" or "failing" (core::condition_of).
 std::string task_condition(const core::TaskState& state);
 

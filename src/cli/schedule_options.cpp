@@ -83,6 +83,8 @@ Result<void> apply_jitter(const ScheduleOptions& options, core::TaskDefinition& 
                           core::Time now) {
   auto jitter = TRY(optional_duration(options.jitter, "--jitter"));
   if (!jitter) return {};
+  if (std::holds_alternative<core::AtBoot>(schedule))
+    return fail(ErrorKind::bad_input, "--jitter goes with planned slots, not with --cron @reboot");
   auto interval = core::interval_around(schedule, now);
   if (interval && *jitter >= *interval)
     return fail(ErrorKind::bad_input, fmt::format("--jitter {} must be shorter than the interval {}", options.jitter,

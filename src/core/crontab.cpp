@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/cron.hpp"
+#include "core/task.hpp"
 #include "core/text.hpp"
 #include "core/zone.hpp"
 
@@ -191,10 +192,6 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
   auto rest = skip_blanks(line);
   if (rest.starts_with('@')) {
     entry.schedule = next_word(rest);
-    if (entry.schedule == "@reboot")
-      return fail(ErrorKind::bad_input,
-                  "@reboot is not supported: taskd has no boot-time trigger (run taskd "
-                  "trigger NAME from a boot script or a systemd unit)");
   } else {
     for (int field = 0; field < 5; ++field) {
       auto word = next_word(rest);
@@ -203,7 +200,7 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
       entry.schedule += (field == 0 ? "" : " ") + std::string(word);
     }
   }
-  TRY(parse_cron(entry.schedule, "crontab"));
+  if (entry.schedule != at_boot_spec) TRY(parse_cron(entry.schedule, "crontab"));
   if (format == CrontabFormat::system) {
     entry.user = next_word(rest);
     if (entry.user.empty())

@@ -53,8 +53,8 @@ inline constexpr std::size_t max_carried_environment = std::size_t{16} << 20;
 // Reads a crontab. Environment lines (NAME = VALUE, the value optionally in
 // matching quotes) apply to the entries below them; SHELL picks the shell,
 // CRON_TZ the zone, MAILTO and MAILFROM are reported (taskd sends no mail);
-// @reboot, malformed lines and the entries past max_carried_environment are
-// reported as not converted.
+// @reboot lines become tasks of --cron @reboot; malformed lines and the
+// entries past max_carried_environment are reported as not converted.
 Crontab parse_crontab(std::string_view text, CrontabFormat format);
 
 // The command of the entry's task: the shell line run by the entry's shell,

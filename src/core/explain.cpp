@@ -342,6 +342,12 @@ std::vector<Fact> explain_run_at(const Task& task, const Schedule& schedule, con
                                  "(--after-finish).",
                                  task.definition.name, format_duration(std::get<Every>(schedule).interval)),
                      {}});
+  } else if (std::holds_alternative<AtBoot>(schedule)) {
+    facts.push_back({"no_slots",
+                     fmt::format("{} has no planned slots: it runs once after each boot of the machine (--cron "
+                                 "@reboot), and when triggered.",
+                                 task.definition.name),
+                     {}});
   } else {
     facts.push_back({"no_slots", fmt::format("{} has no planned slots: it runs when triggered.", task.definition.name), {}});
   }
@@ -391,6 +397,10 @@ namespace {
 Fact next_without_a_time(const Task& task, const Schedule& schedule, Time now) {
   if (task.definition.schedule_kind == ScheduleKind::manual)
     return {"next", "No run is planned: it runs when triggered.", {{"next_run_at", std::string()}}};
+  if (std::holds_alternative<AtBoot>(schedule))
+    return {"next",
+            "Next: at the next boot of the machine, at the first tick of a scheduler there (--cron @reboot).",
+            {{"next_run_at", std::string()}, {"next_kind", std::string("boot")}}};
   if (next_slot_after(schedule, now))
     return {"next", "The next run is planned when the run in flight ends (--after-finish, or --catch-up all).", {}};
   return {"next", "No run is planned: the schedule has ended (COUNT or UNTIL).", {}};

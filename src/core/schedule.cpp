@@ -91,7 +91,7 @@ std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
                         [&](const Every& every) { return next_fixed_rate_slot(every, t); },
                         [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t, cron.dst); },
                         [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t, rule.dst); },
-                        [](const Manual&) -> std::optional<Time> { return std::nullopt; },
+                        [](const auto&) -> std::optional<Time> { return std::nullopt; },
                     },
                     schedule);
 }
@@ -163,12 +163,13 @@ bool fits_wall_clock(Seconds interval) {
 
 bool has_slot_grid(const Schedule& schedule) {
   const auto* every = std::get_if<Every>(&schedule);
-  return every ? !every->after_finish : !std::holds_alternative<Manual>(schedule);
+  return every ? !every->after_finish
+               : !std::holds_alternative<Manual>(schedule) && !std::holds_alternative<AtBoot>(schedule);
 }
 
 bool follows_wall_clock(const Schedule& schedule) {
   const auto* every = std::get_if<Every>(&schedule);
-  return every ? every->zone && !every->after_finish : !std::holds_alternative<Manual>(schedule);
+  return every ? every->zone && !every->after_finish : has_slot_grid(schedule);
 }
 
 Schedule with_dst(Schedule schedule, const DstPolicy& dst) {
@@ -178,7 +179,7 @@ Schedule with_dst(Schedule schedule, const DstPolicy& dst) {
                  },
                  [&](Cron& cron) { cron.dst = dst; },
                  [&](Recurrence& recurrence) { recurrence.dst = dst; },
-                 [](Manual&) {},
+                 [](auto&) {},
              },
              schedule);
   return schedule;
@@ -223,7 +224,7 @@ std::optional<WallClock> wall_clock_of(const Schedule& schedule) {
                           auto walls = [spec = rule.spec](LocalTime from) { return rrule_next_wall(spec, from); };
                           return WallClock{rule.zone, walls, rule.dst, "--rrule (RFC 5545)", Millis{0}, true};
                         },
-                        [](const Manual&) -> std::optional<WallClock> { return std::nullopt; },
+                        [](const auto&) -> std::optional<WallClock> { return std::nullopt; },
                     },
                     schedule);
 }

@@ -51,7 +51,11 @@ struct Recurrence {
 // Only `taskd trigger` runs the task.
 struct Manual {};
 
-using Schedule = std::variant<Every, Cron, Recurrence, Manual>;
+// Once after each boot of the machine (--cron @reboot), at the first tick
+// of a scheduler there: no planned slots; the tick makes it due (sched/).
+struct AtBoot {};
+
+using Schedule = std::variant<Every, Cron, Recurrence, Manual, AtBoot>;
 
 // The first planned slot strictly after `t`, or none when the schedule has no
 // more slots.
@@ -92,7 +96,8 @@ std::optional<Seconds> interval_around(const Schedule& schedule, Time t);
 // previous one finished.
 bool is_fixed_delay(const Schedule& schedule);
 
-// Whether the schedule plans slots on a grid (fixed delay and manual do not).
+// Whether the schedule plans slots on a grid (fixed delay, manual and
+// @reboot do not).
 bool has_slot_grid(const Schedule& schedule);
 
 // Whether the schedule's slots are wall times of a zone, which DST changes

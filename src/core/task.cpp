@@ -187,6 +187,10 @@ Result<RunAs> parse_run_as(std::string_view text) {
   return run_as;
 }
 
+bool runs_at_boot(const TaskDefinition& definition) {
+  return definition.schedule_kind == ScheduleKind::cron && definition.schedule_spec == at_boot_spec;
+}
+
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case ScheduleKind::every: {
@@ -198,6 +202,7 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
       return Every{*interval, definition.phase, definition.after_finish, zone, definition.dst};
     }
     case ScheduleKind::cron: {
+      if (runs_at_boot(definition)) return AtBoot{};
       auto zone = TRY(find_zone(definition.tz));
       auto spec = TRY(parse_cron(definition.schedule_spec, definition.name));
       return Cron{spec, zone, definition.dst};
@@ -224,7 +229,9 @@ std::string schedule_text(const TaskDefinition& definition) {
       if (!definition.tz.empty()) text += " (" + definition.tz + ")";
       return text;
     }
-    case ScheduleKind::cron: return "cron " + definition.schedule_spec + " (" + definition.tz + ")";
+    case ScheduleKind::cron:
+      if (runs_at_boot(definition)) return "cron @reboot (once after each boot)";
+      return "cron " + definition.schedule_spec + " (" + definition.tz + ")";
     case ScheduleKind::rrule:
       return fmt::format("rrule {} from {} ({})", definition.schedule_spec,
                          definition.dtstart ? format_local(*definition.dtstart) : "?", definition.tz);

@@ -95,6 +95,7 @@ struct TaskDefinition {
   // of going on with the next planned slot.
   bool disable_when_exhausted = false;
   std::string user;  // --user: "NAME" or "NAME:GROUP" the run switches to; empty: the scheduler's own
+  std::string env_file;  // --env-file: an absolute path each run reads NAME=VALUE lines from; empty: none
   // The fields (core/defaults.hpp) the task does not set itself: their
   // values are the database's defaults, kept up to date when those change.
   std::vector<std::string> from_defaults;
@@ -161,6 +162,10 @@ struct RunAs {
 // letters, digits and ._- (a '$' at the end), not starting with '-', 1 to 64
 // characters.
 Result<RunAs> parse_run_as(std::string_view text);
+
+// The cron line of a task that runs once after each boot (--cron @reboot).
+inline constexpr std::string_view at_boot_spec = "@reboot";
+bool runs_at_boot(const TaskDefinition& definition);
 
 // The schedule a definition describes.
 Result<Schedule> schedule_of(const TaskDefinition& definition);

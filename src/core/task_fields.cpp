@@ -5,6 +5,7 @@
 #include <charconv>
 #include <limits>
 
+#include "core/env_file.hpp"
 #include "core/limits.hpp"
 
 namespace taskd::core {
@@ -208,6 +209,11 @@ Result<void> run_as(const TaskField& field, std::string_view text, const Definit
   return {};
 }
 
+Result<void> absolute_path(const TaskField& field, std::string_view text, const Definition&, const Schedule&, Time) {
+  if (auto valid = validate_env_file_path(text); !valid) return bad_option(field, valid.error().message);
+  return {};
+}
+
 // --catch-up and --catch-up-window, which only a schedule of slots has.
 Result<void> slot_grid(const TaskField&, std::string_view, const Definition& d, const Schedule& schedule, Time) {
   bool slots = has_slot_grid(schedule);
@@ -242,7 +248,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 19> fields{
+const std::array<TaskField, 20> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -308,6 +314,11 @@ const std::array<TaskField, 19> fields{
         "user", "run_as",
         "Run as this user, NAME or NAME:GROUP (the scheduler must run as root; '' for the scheduler's own)", "",
         F::text, S::unless_initial, "user"),
+    field<Of<&D::env_file>, Text, absolute_path>(
+        "env_file", "env_file",
+        "File of NAME=VALUE lines each run reads as it starts, an absolute path; its values stay out of the "
+        "database ('' for none)",
+        "", F::text, S::unless_initial, "env file"),
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "core/defaults.hpp"
 #include "core/policy.hpp"
+#include "exec/process_identity.hpp"
 #include "ops/chains.hpp"
 #include "ops/tasks.hpp"
 #include "ops/task_diff.hpp"
@@ -36,6 +37,40 @@ Result<void> check_user_grantable(const store::Database& db, const core::TaskDef
                                   "whom tasks run as, and {}",
                                   definition.name, definition.user, grantable.error().message));
   return {};
+}
+
+// --cron @reboot on a shared database needs --on-host: each host has its own boots.
+Result<void> check_boot_host(const store::Database& db, const core::TaskDefinition& definition) {
+  if (!core::runs_at_boot(definition) || !definition.on_host.empty() || db.file()) return {};
+  return core::fail(core::ErrorKind::bad_input,
+                    fmt::format("{}: --cron @reboot on a shared database needs --on-host: each host has its own boots, "
+                                "and the task runs after those of the host it names",
+                                definition.name));
+}
+
+// The checks of a definition about to be written, in a dry run too.
+Result<void> check_definition(const store::Database& db, const core::TaskDefinition& definition) {
+  TRY(check_user_grantable(db, definition));
+  return check_boot_host(db, definition);
+}
+
+// The boot a task of @reboot is added under, so that it runs from the next
+// boot on (as cron runs an @reboot line added after the boot at the next):
+// this machine's where its runs are this machine's (a database file, or on
+// a server --on-host this machine's name); else '', which its host's first
+// tick replaces with its boot.
+std::string boot_added_under(const store::Database& db, const core::TaskDefinition& definition) {
+  if (db.file() || definition.on_host == exec::host_name()) return exec::boot_id();
+  return {};
+}
+
+// A task written with `definition`, before it `before` (none: added): one
+// that becomes @reboot, or moves to another host, is under that host's boot.
+Result<void> note_boot(store::Database& db, std::int64_t task_id, const core::TaskDefinition& definition,
+                       const core::TaskDefinition* before) {
+  if (!core::runs_at_boot(definition)) return {};
+  if (before && core::runs_at_boot(*before) && before->on_host == definition.on_host) return {};
+  return store::set_task_boot(db, task_id, boot_added_under(db, definition));
 }
 
 // The values of the fields the task takes from the database's defaults.
@@ -113,11 +148,11 @@ Result<void> check_plan_chains(store::Database& db, const Plan& plan) {
   return check_chains(db, change, "after", "apply --prune");
 }
 
-// The plan's users (--user) checked before anything is written, and in a
-// dry run too: it says what apply would do.
-Result<void> check_plan_users(const store::Database& db, const Plan& plan) {
+// The plan's definitions (--user, @reboot) checked before anything is
+// written, and in a dry run too: it says what apply would do.
+Result<void> check_plan_definitions(const store::Database& db, const Plan& plan) {
   for (const auto& step : plan.tasks) {
-    if (step.kind != Step::remove) TRY(check_user_grantable(db, step.definition));
+    if (step.kind != Step::remove) TRY(check_definition(db, step.definition));
   }
   return {};
 }
@@ -125,8 +160,9 @@ Result<void> check_plan_users(const store::Database& db, const Plan& plan) {
 Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now) {
   switch (step.kind) {
     case Step::add: {
-      TRY(store::insert_task(db, step.definition, core::on_create(step.schedule.value(), now, step.start_now), now));
-      return {};
+      auto id = TRY(
+          store::insert_task(db, step.definition, core::on_create(step.schedule.value(), now, step.start_now), now));
+      return note_boot(db, id, step.definition, nullptr);
     }
     case Step::change: {
       TRY(save_definition(db, *step.existing, step.definition, step.schedule.value(), now));
@@ -180,8 +216,10 @@ Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now
     TRY(inherit_defaults(db, task, now));
     task.state = core::on_create(task.schedule.value(), now, start_now);
     TRY(check_chains(db, {.written = {&task.definition}}, "--after", "add"));
-    TRY(check_user_grantable(db, task.definition));
-    return store::insert_task(db, task.definition, task.state, now);
+    TRY(check_definition(db, task.definition));
+    auto id = TRY(store::insert_task(db, task.definition, task.state, now));
+    TRY(note_boot(db, id, task.definition, nullptr));
+    return id;
   }));
   return task;
 }
@@ -190,9 +228,10 @@ Result<core::TaskState> save_definition(store::Database& db, const core::Task& t
                                         const core::TaskDefinition& definition, const core::Schedule& schedule,
                                         core::Time now, Replan replan) {
   bool plan_anew = replan == Replan::always || !same_schedule(definition, task.definition);
-  TRY(check_user_grantable(db, definition));
+  TRY(check_definition(db, definition));
   auto decision = core::on_edit(schedule, task.state, now, plan_anew);
   TRY(store::update_definition(db, task.id, definition, now));
+  TRY(note_boot(db, task.id, definition, &task.definition));
   TRY(sched::write_decision(db, task.id, decision.state, decision.skipped, now));
   return decision.state;
 }
@@ -222,7 +261,7 @@ Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Cloc
     core::Time now = clock.now();
     auto plan = TRY(plan_file(db, args, now));
     TRY(check_plan_chains(db, plan));
-    TRY(check_plan_users(db, plan));
+    TRY(check_plan_definitions(db, plan));
     plan.schedulers = TRY(whom_schedulers_run_as(db, now));
     if (args.dry_run) return plan;
     TRY(carry_out(db, plan, now));

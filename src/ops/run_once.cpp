@@ -19,6 +19,7 @@ core::Result<std::vector<sched::RunReport>> tick_and_work(store::Database& db, c
   // A scheduler seen ticking before this tick: the slots it finds missed fell between two ticks.
   auto before = TRY(read_schedulers(db));
   TRY(store::record_tick(db, self, started));
+  TRY(store::make_due_at_boot(db, self.host, self.boot_id, started));
   auto work = TRY(store::tick_work(db, started));
   auto lost = TRY(sched::recover_as_probed(db, work, started, self, sched::SystemProcessTable{}));
   if (!sched::enqueue_needed(work) && !work.claimable) return lost;

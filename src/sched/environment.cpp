@@ -46,12 +46,14 @@ void put_all(std::vector<std::string>& env, const std::vector<core::EnvVar>& var
 }  // namespace
 
 std::vector<std::string> command_environment(const core::TaskDefinition& definition,
-                                             const std::vector<core::EnvVar>& variables) {
+                                             const std::vector<core::EnvVar>& variables,
+                                             const std::vector<core::EnvVar>& from_file) {
   std::vector<std::string> env;
   for (char** entry = environ; entry && *entry; ++entry) {
     std::string_view variable = *entry;
     if (variable.find('=') != std::string_view::npos && !withheld(variable)) env.emplace_back(variable);
   }
+  put_all(env, from_file);
   put_all(env, definition.env);
   put_all(env, variables);
   return env;
@@ -69,8 +71,10 @@ std::vector<std::string> fixed_environment(const std::vector<core::EnvVar>& vari
 
 std::vector<std::string> user_environment(const core::TaskDefinition& definition,
                                           const std::vector<core::EnvVar>& variables,
-                                          const std::vector<core::EnvVar>& account) {
+                                          const std::vector<core::EnvVar>& account,
+                                          const std::vector<core::EnvVar>& from_file) {
   auto env = fixed_environment(account);
+  put_all(env, from_file);
   put_all(env, definition.env);
   put_all(env, variables);
   return env;

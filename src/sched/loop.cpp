@@ -176,6 +176,10 @@ class Loop {
     auto steady_now = std::chrono::steady_clock::now();
     if (steady_now >= next_recovery_ || (recover_at_ && now >= *recover_at_)) {
       TRY(recover(db_, now, log_, self_));
+      // The boot does not change while taskd runs: the first pass makes the
+      // tasks of @reboot due, later ones (a tick apart) find those whose
+      // boot their host had not seen yet.
+      if (options_.role == Role::tick_and_work) TRY(store::make_due_at_boot(db_, self_.host, self_.boot_id, now));
       next_recovery_ = steady_now + options_.tick;
     }
     auto work = TRY(store::tick_work(db_, now));
@@ -603,6 +607,7 @@ Result<void> tick_once(store::Database& db, const Clock& clock, Logger& log, con
   Time now = clock.now();
   auto self = current_worker(host_id);
   TRY(check_host_id_free(db, self, now));
+  TRY(store::make_due_at_boot(db, self.host, self.boot_id, now));
   auto work = TRY(store::tick_work(db, now));
   auto lost = TRY(recover_as_probed(db, work, now, self, SystemProcessTable{}));
   log_reports(log, lost);

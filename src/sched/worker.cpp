@@ -13,6 +13,7 @@
 
 #include "core/backfill.hpp"
 #include "core/policy.hpp"
+#include "exec/env_file.hpp"
 #include "exec/handover.hpp"
 #include "exec/process_identity.hpp"
 #include "exec/run_as.hpp"
@@ -151,11 +152,19 @@ std::vector<core::EnvVar> account_variables(const exec::RunAsUser& user) {
   return {{"HOME", user.home}, {"USER", user.name}, {"LOGNAME", user.name}, {"SHELL", user.shell}};
 }
 
+// The variables of the task's --env-file, read now (none without one).
+Result<std::vector<core::EnvVar>> env_file_variables(const core::TaskDefinition& definition,
+                                                     const exec::Credentials* credentials) {
+  if (definition.env_file.empty()) return std::vector<core::EnvVar>{};
+  return exec::read_env_file(definition.env_file, credentials ? std::optional<uid_t>(credentials->uid) : std::nullopt);
+}
+
 // `shared_host`: the host id, on a store that several hosts may share;
-// `user`: whom the run switches to.
+// `user`: whom the run switches to; `from_file`: its --env-file's variables.
 std::vector<std::string> child_environment(const Claimed& claimed, const exec::RunFiles& files,
                                            const std::optional<std::string>& shared_host,
-                                           const std::optional<exec::RunAsUser>& user) {
+                                           const std::optional<exec::RunAsUser>& user,
+                                           const std::vector<core::EnvVar>& from_file) {
   const auto& state = claimed.task.state;
   auto deadline = std::chrono::floor<std::chrono::seconds>(claimed.deadline).time_since_epoch().count();
   std::vector<core::EnvVar> taskd_variables{
@@ -171,8 +180,8 @@ std::vector<std::string> child_environment(const Claimed& claimed, const exec::R
   if (shared_host) taskd_variables.emplace_back("TASKD_HOST", *shared_host);
   if (claimed.run.upstream_run_id)
     taskd_variables.emplace_back("TASKD_UPSTREAM_RUN_ID", std::to_string(*claimed.run.upstream_run_id));
-  if (user) return user_environment(claimed.task.definition, taskd_variables, account_variables(*user));
-  return command_environment(claimed.task.definition, taskd_variables);
+  if (user) return user_environment(claimed.task.definition, taskd_variables, account_variables(*user), from_file);
+  return command_environment(claimed.task.definition, taskd_variables, from_file);
 }
 
 std::vector<std::string> child_argv(const core::Command& command) {
@@ -592,13 +601,16 @@ class WorkerImpl {
     auto user = run_as_user(definition);
     if (!user) return not_started(claimed, user.error().message, nullptr);
     const exec::Credentials* credentials = *user ? &(*user)->credentials : nullptr;
+    auto from_file = env_file_variables(definition, credentials);
+    if (!from_file) return not_started(claimed, from_file.error().message, nullptr);
     auto files = run_files_for(claimed.run.id, claimed.state_blob, credentials);
     if (!files) return not_started(claimed, files.error().message, nullptr);
     auto ledger = spawn_ledger();
     if (!ledger) return not_started(claimed, ledger.error().message, &*files);
     auto shared_host = db_.file() ? std::nullopt : std::optional<std::string>(identity_.host);
-    exec::SpawnRequest request{child_argv(definition.command), child_environment(claimed, *files, shared_host, *user),
-                               definition.cwd, *ledger, claimed.attempt_uid};
+    exec::SpawnRequest request{child_argv(definition.command),
+                               child_environment(claimed, *files, shared_host, *user, *from_file), definition.cwd,
+                               *ledger, claimed.attempt_uid};
     if (credentials) {
       request.credentials = *credentials;
       request.home = (*user)->home;

@@ -498,6 +498,59 @@ Result<TickWork> tick_work(Database& db, Time now) {
   });
 }
 
+Result<void> set_task_boot(Database& db, std::int64_t task_id, std::string_view boot_id) {
+  return guarded(db, [&]() -> Result<void> {
+    auto update = db.cached("UPDATE tasks SET boot_id = ?1 WHERE id = ?2");
+    Binder b(update);
+    b.text(boot_id);
+    b.int64(task_id);
+    update.exec();
+    return {};
+  });
+}
+
+namespace {
+
+// An @reboot task of host ?1 kept under another boot than ?2 (the partial index tasks_at_boot).
+constexpr std::string_view at_another_boot =
+    "schedule_kind = 'cron' AND schedule_spec = '@reboot' AND on_host IN ('', ?1) AND boot_id <> ?2";
+
+Result<bool> has_task_at_another_boot(Database& db, std::string_view host, std::string_view boot_id) {
+  return guarded(db, [&]() -> Result<bool> {
+    static const std::string sql = fmt::format("SELECT EXISTS (SELECT 1 FROM tasks WHERE {})", at_another_boot);
+    auto probe = db.cached(sql);
+    Binder b(probe);
+    b.text(host);
+    b.text(boot_id);
+    probe.step();
+    return probe.query().int64(0) != 0;
+  });
+}
+
+// Writes `boot_id` into the tasks at_another_boot selects, making due at `now`
+// those kept under a boot (not '') that are neither paused nor disabled.
+Result<void> keep_boot(Database& db, std::string_view host, std::string_view boot_id, Time now) {
+  static const std::string sql =
+      fmt::format("UPDATE tasks SET next_run_at = CASE WHEN boot_id = '' OR paused <> 0 OR disabled_until_update <> 0 "
+                  "THEN next_run_at ELSE ?3 END, boot_id = ?2 WHERE {}",
+                  at_another_boot);
+  auto update = db.cached(sql);
+  Binder b(update);
+  b.text(host);
+  b.text(boot_id);
+  b.time(now);
+  update.exec();
+  return {};
+}
+
+}  // namespace
+
+Result<void> make_due_at_boot(Database& db, std::string_view host, std::string_view boot_id, Time now) {
+  if (boot_id.empty()) return {};  // a machine that tells no boot (some containers)
+  if (!TRY(has_task_at_another_boot(db, host, boot_id))) return {};
+  return write(db, [&] { return keep_boot(db, host, boot_id, now); }, WriteScope::rows);
+}
+
 Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids) {
   if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
   return guarded(db, [&]() -> Result<void> {

@@ -138,6 +138,22 @@ core::Result<TickWork> tick_work(Database& db, core::Time now);
 const std::string& due_tasks_sql(const Database& db);
 const std::string& tick_work_sql();
 
+// The tasks of --cron @reboot: each keeps the boot (the kernel's boot id)
+// under which it last ran or was added, '' before its host saw it.
+
+// Records `boot_id` as the boot task `task_id` was added under (add, or an
+// edit to @reboot): it runs from the next boot on.
+core::Result<void> set_task_boot(Database& db, std::int64_t task_id, std::string_view boot_id);
+
+// At a tick on `host` under `boot_id`: each @reboot task of the host (its
+// --on-host, or none) kept under another boot is due at `now`, and one
+// kept under none ('') is not; both now keep `boot_id`. One statement, so
+// that of two schedulers ticking on one machine only one makes a task due.
+// A paused or disabled task keeps the boot without running for it. A probe
+// on the index tasks_at_boot spares the write when nothing changes. Nothing
+// without a boot id (a machine that tells none).
+core::Result<void> make_due_at_boot(Database& db, std::string_view host, std::string_view boot_id, core::Time now);
+
 // On a server, locks the rows of the tasks `ids` and of their followers
 // (the tasks --after one of them: an attempt's end may queue their runs)
 // until the transaction ends, all in the order of their ids, waiting for

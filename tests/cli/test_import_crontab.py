@@ -132,19 +132,19 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertEqual(self.tasks(), [])
 
     def test_a_bad_line_fails_the_whole_import(self):
-        path = self.write_crontab("0 * * * * hourly-job\n@reboot start-things\n61 * * * * bad-minute\n")
+        path = self.write_crontab("0 * * * * hourly-job\n@fortnightly start-things\n61 * * * * bad-minute\n")
         code, out, err = self.run_taskd("import-crontab", path, faketime=NOW)
         self.assertEqual(code, 65, err)
         self.assertEqual(out, "")
-        self.assertIn(path + ":2: cannot convert: @reboot is not supported", err)
+        self.assertIn(path + ":2: cannot convert: cron: unknown alias \"@fortnightly\"", err)
         self.assertIn(path + ":3: cannot convert: cron: field 1 (minute): 61", err)
         self.assertIn("2 line(s) of %s cannot be converted; nothing was imported" % path, err)
         self.assertFalse(os.path.exists(self.db), "bad input created the database")
 
     def test_skip_bad_imports_the_lines_that_convert(self):
-        path = self.write_crontab("0 * * * * hourly-job\n@reboot start-things\n")
+        path = self.write_crontab("0 * * * * hourly-job\n@fortnightly start-things\n")
         out = self.import_crontab("--skip-bad", path)
-        self.assertIn(path + ":2: skipped: @reboot is not supported", out)
+        self.assertIn(path + ":2: skipped: cron: unknown alias \"@fortnightly\"", out)
         self.assertEqual([t["name"] for t in self.tasks()], ["hourly-job"])
 
     def test_importing_as_another_owner_collides_and_rm_owner_removes_the_import(self):
@@ -182,11 +182,11 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertIn("0 added, 0 changed, 0 removed, 3 unchanged", self.import_crontab(path))
 
     def test_a_dry_run_shows_every_line_although_some_cannot_convert(self):
-        path = self.write_crontab("0 * * * * echo first\n@reboot start-things\n61 * * * * echo bad\n"
+        path = self.write_crontab("0 * * * * echo first\n@fortnightly start-things\n61 * * * * echo bad\n"
                                   "0 1 * * * echo last\n")
         code, out, err = self.run_taskd("import-crontab", "--dry-run", path, faketime=NOW)
         self.assertEqual(code, 65, err)
-        self.assertReports(out, path + ":1: would add echo-first", path + ":2: cannot convert: @reboot",
+        self.assertReports(out, path + ":1: would add echo-first", path + ":2: cannot convert: cron: unknown alias",
                            path + ":3: cannot convert: cron: field 1 (minute): 61", path + ":4: would add echo-last")
         self.assertIn("2 line(s) of %s cannot be converted; the import would write nothing" % path, err)
         self.assertFalse(os.path.exists(self.db), "a dry run created the database")

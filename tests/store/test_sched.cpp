@@ -130,6 +130,32 @@ TEST_CASE("a due task is queued once however often the tick runs") {
   CHECK(f.runs().size() == 1);
 }
 
+TEST_CASE("a task of @reboot is queued once at each boot of its host, not under the boot it was kept under") {
+  Fixture f;
+  auto d = test::every_definition("boot", 60s);
+  d.schedule_kind = core::ScheduleKind::cron;
+  d.schedule_spec = "@reboot";
+  auto here = test::add_task(f.temp.db, d, at(10, 0));
+  REQUIRE(store::set_task_boot(f.temp.db, here.id, "boot-a"));
+  d.name = "elsewhere";
+  d.on_host = "web2";
+  auto elsewhere = test::add_task(f.temp.db, d, at(10, 0));
+  REQUIRE(store::set_task_boot(f.temp.db, elsewhere.id, "boot-a"));
+  d.name = "unseen";
+  d.on_host = "web1";
+  test::add_task(f.temp.db, d, at(10, 0));  // added from another machine: under no boot yet
+  auto tick = [&](std::string_view boot, core::Time now) {
+    REQUIRE(store::make_due_at_boot(f.temp.db, "web1", boot, now));
+    return sched::enqueue_due(f.temp.db, now).value().enqueued;
+  };
+  CHECK(tick("boot-a", at(10, 1)) == 0);  // the boot it was added under, and a first sight of "unseen"
+  CHECK(tick("boot-b", at(10, 2)) == 2);  // a boot: "boot" and "unseen", not web2's task
+  CHECK(tick("boot-b", at(10, 3)) == 0);  // a restart on the same boot
+  CHECK(f.task("boot").state.next_run_at == std::nullopt);
+  CHECK(f.runs().size() == 2);
+  CHECK(tick("", at(10, 4)) == 0);  // a machine that tells no boot runs none
+}
+
 TEST_CASE("run-once runs what is due and records success") {
   Fixture f;
   auto added = test::add_task(f.temp.db, test::every_definition("a", 60s), at(10, 0), true);

@@ -149,10 +149,12 @@ TEST_CASE("the environment copied into the entries stops at max_carried_environm
         "this crontab past 16 MiB in all (each task keeps a copy of them)");
 }
 
-TEST_CASE("@reboot is not converted") {
-  auto problem = only_problem("@reboot /usr/local/bin/start-things\n");
-  CHECK(problem.kind == ProblemKind::not_converted);
-  CHECK(problem.message.starts_with("@reboot is not supported"));
+TEST_CASE("@reboot is converted: its task runs once after each boot") {
+  auto entry = only_entry("@reboot /usr/local/bin/start-things\n");
+  CHECK(entry.schedule == "@reboot");
+  CHECK(entry.command == "/usr/local/bin/start-things");
+  auto system = only_entry("@reboot www-data /usr/local/bin/start-things\n", CrontabFormat::system);
+  CHECK(system.user == "www-data");
 }
 
 TEST_CASE("malformed lines are reported with their line number and the reason") {

@@ -52,6 +52,7 @@ TaskDefinition unusual_definition() {
   d.alert_after = Seconds{86400};
   d.disable_when_exhausted = true;
   d.user = "www-data:adm";
+  d.env_file = "/etc/taskd/secrets.env";
   return d;
 }
 
