@@ -476,3 +476,10 @@ ALTER TABLE tasks ADD COLUMN keep_output bigint NOT NULL DEFAULT 1048576
 -- migrate: 15
 -- Whom each run of a task runs as (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN run_as text NOT NULL DEFAULT '';
+-- migrate: 17
+-- Where a task's alerts go (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN mail_to text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN ping_url text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_url text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_format text NOT NULL DEFAULT 'json'
+  CHECK (notify_format IN ('json', 'slack'));

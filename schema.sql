@@ -322,3 +322,14 @@ ALTER TABLE tasks ADD COLUMN keep_output INTEGER NOT NULL DEFAULT 1048576
 -- "NAME:GROUP"; '' (every task from before this migration) for the
 -- scheduler's own user.
 ALTER TABLE tasks ADD COLUMN run_as TEXT NOT NULL DEFAULT '';
+-- migrate: 18
+-- Where a task's alerts go (taskd(1), --mail-to, --ping-url,
+-- --notify-url): the addresses mailed through sendmail and the URL posted
+-- on the changes --notify is told of, and the URL pinged at each run's
+-- start and end; '' (every task from before this migration) for none. What
+-- --notify-url posts: 'json' or 'slack'.
+ALTER TABLE tasks ADD COLUMN mail_to TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN ping_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_format TEXT NOT NULL DEFAULT 'json'
+  CHECK (notify_format IN ('json', 'slack'));

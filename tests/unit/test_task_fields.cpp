@@ -52,6 +52,10 @@ TaskDefinition unusual_definition() {
   d.alert_after = Seconds{86400};
   d.disable_when_exhausted = true;
   d.user = "www-data:adm";
+  d.mail_to = "ops@example.org,root@localhost";
+  d.ping_url = "https://hc-ping.example/5f3a";
+  d.notify_url = "http://127.0.0.1:8080/hooks/taskd";
+  d.notify_format = NotifyFormat::slack;
   return d;
 }
 
