@@ -484,6 +484,13 @@ ALTER TABLE tasks ADD COLUMN boot_id text NOT NULL DEFAULT '';
 CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
   WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';
 -- migrate: 17
+-- Where a task's alerts go (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN mail_to text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN ping_url text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_url text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_format text NOT NULL DEFAULT 'json'
+  CHECK (notify_format IN ('json', 'slack'));
+-- migrate: 18
 -- The database's defaults, and the fields each task takes from them (as in
 -- schema.sql).
 CREATE TABLE defaults (
@@ -492,11 +499,14 @@ CREATE TABLE defaults (
 );
 ALTER TABLE tasks ADD COLUMN from_defaults text NOT NULL DEFAULT '';
 UPDATE tasks SET from_defaults = trim(BOTH ',' FROM
+  CASE WHEN mail_to = '' THEN 'mail_to,' ELSE '' END ||
+  CASE WHEN notify_url = '' THEN 'notify_url,' ELSE '' END ||
+  CASE WHEN notify_format = 'json' THEN 'notify_format,' ELSE '' END ||
   CASE WHEN notify = '' THEN 'notify,' ELSE '' END ||
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END);
--- migrate: 18
+-- migrate: 19
 -- Whom each scheduler runs as (as in schema.sql).
 ALTER TABLE workers ADD COLUMN uid bigint;
 ALTER TABLE ticks ADD COLUMN uid bigint;

@@ -335,6 +335,17 @@ ALTER TABLE tasks ADD COLUMN boot_id TEXT NOT NULL DEFAULT '';
 CREATE INDEX tasks_at_boot ON tasks(on_host, boot_id)
   WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot';
 -- migrate: 18
+-- Where a task's alerts go (taskd(1), --mail-to, --ping-url,
+-- --notify-url): the addresses mailed through sendmail and the URL posted
+-- on the changes --notify is told of, and the URL pinged at each run's
+-- start and end; '' (every task from before this migration) for none. What
+-- --notify-url posts: 'json' or 'slack'.
+ALTER TABLE tasks ADD COLUMN mail_to TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN ping_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN notify_format TEXT NOT NULL DEFAULT 'json'
+  CHECK (notify_format IN ('json', 'slack'));
+-- migrate: 19
 -- The database's defaults (taskd(1), taskd defaults): a value, as its
 -- option's text, for each field that has one set. Every host of a shared
 -- database uses the same.
@@ -347,11 +358,14 @@ CREATE TABLE defaults (
 -- takes those it left at taskd's own value (its zone it keeps).
 ALTER TABLE tasks ADD COLUMN from_defaults TEXT NOT NULL DEFAULT '';
 UPDATE tasks SET from_defaults = trim(
+  CASE WHEN mail_to = '' THEN 'mail_to,' ELSE '' END ||
+  CASE WHEN notify_url = '' THEN 'notify_url,' ELSE '' END ||
+  CASE WHEN notify_format = 'json' THEN 'notify_format,' ELSE '' END ||
   CASE WHEN notify = '' THEN 'notify,' ELSE '' END ||
   CASE WHEN retry = '[0,60,300,900,1800,3600]' THEN 'retry,' ELSE '' END ||
   CASE WHEN timeout IS NULL THEN 'timeout,' ELSE '' END ||
   CASE WHEN keep_runs = 1000 THEN 'keep_runs,' ELSE '' END, ',');
--- migrate: 19
+-- migrate: 20
 -- Whom each scheduler runs as (effective uid; NULL: a taskd from before
 -- this migration), so that add --user can warn when none of them is root.
 ALTER TABLE workers ADD COLUMN uid INTEGER;

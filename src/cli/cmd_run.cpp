@@ -7,6 +7,7 @@
 #include "exec/handover.hpp"
 #include "exec/reexec.hpp"
 #include "exec/signal_watch.hpp"
+#include "sched/delivery.hpp"
 #include "sched/log.hpp"
 #include "sched/loop.hpp"
 
@@ -111,6 +112,7 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
     log.log(sched::LogLevel::error, "loop.upgrade_failed",
             {{"error", failed.message}, {"note", "this binary goes on running"}});
   }
+  sched::drain_alerts(sched::alert_drain_limit);
   log.log(sched::LogLevel::info, "loop.stopped", {{"command", std::string(name)}});
   return {};
 }

@@ -6,6 +6,7 @@
 #include "cli/json.hpp"
 #include "core/text.hpp"
 #include "ops/run_once.hpp"
+#include "sched/delivery.hpp"
 #include "sched/retention.hpp"
 
 namespace taskd::cli {
@@ -50,7 +51,9 @@ Result<void> run_once(const Context& context, const RunOnceOptions& options) {
     fmt::print(stderr, "taskd: task \"{}\" is malformed in the database, disabled and not run: {}\n",
                core::printable(disabled.task), disabled.problem);
   };
-  auto reports = TRY(ops::tick_and_work(db, started, worker, std::move(contained), context.clock, tell_disabled));
+  auto worked = ops::tick_and_work(db, started, worker, std::move(contained), context.clock, tell_disabled);
+  sched::drain_alerts(sched::alert_drain_limit);
+  auto reports = TRY(std::move(worked));
   if (retention) {
     TRY(sched::prune_expired(db, started, *retention));
   }

@@ -11,7 +11,8 @@
 namespace taskd::core {
 namespace {
 
-constexpr std::array<std::string_view, 5> with_defaults{"notify", "retry", "timeout", "keep_runs", "tz"};
+constexpr std::array<std::string_view, 8> with_defaults{"mail_to", "notify_url", "notify_format", "notify",
+                                                         "retry",   "timeout",    "keep_runs",     "tz"};
 
 bool names(const std::vector<std::string>& list, std::string_view field) {
   return std::ranges::find(list, field) != list.end();

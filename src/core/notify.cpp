@@ -31,6 +31,13 @@ std::optional<NotifyEvent> state_change(const TaskState& before, const TaskState
   return std::nullopt;
 }
 
+std::string_view output_tail(std::string_view output, std::size_t limit) {
+  if (output.size() <= limit) return output;
+  auto tail = output.substr(output.size() - limit);
+  while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xc0) == 0x80) tail.remove_prefix(1);
+  return tail;
+}
+
 std::vector<EnvVar> notify_variables(const NotifyFacts& facts) {
   return {
       {"TASKD_NOTIFY", std::string(to_string(facts.event))},

@@ -36,8 +36,13 @@ struct NotifyFacts {
   std::string reason;          // the run's reason (its status line, or why it failed)
   std::string disabled_reason;
   int attempt_no = 0;
-  Time at;                     // when the attempt ended
+  std::optional<Time> started_at;  // when the attempt started
+  Time at;                         // when the attempt ended
 };
+
+// The output's tail a notification carries: its last `limit` bytes at most,
+// starting at a character (not inside a UTF-8 sequence).
+std::string_view output_tail(std::string_view output, std::size_t limit);
 
 // The TASKD_* variables of the notify command's environment.
 std::vector<EnvVar> notify_variables(const NotifyFacts& facts);

@@ -27,6 +27,7 @@ constexpr Names<RunStatus, 8> run_status_names{{{RunStatus::queued, "queued"},
                                                 {RunStatus::skipped, "skipped"},
                                                 {RunStatus::lost, "lost"}}};
 constexpr Names<Trigger, 3> trigger_names{{{Trigger::schedule, "schedule"}, {Trigger::retry, "retry"}, {Trigger::manual, "manual"}}};
+constexpr Names<NotifyFormat, 2> notify_format_names{{{NotifyFormat::json, "json"}, {NotifyFormat::slack, "slack"}}};
 constexpr Names<Condition, 4> condition_names{{{Condition::active, "active"},
                                                {Condition::paused, "paused"},
                                                {Condition::disabled, "disabled"},
@@ -72,6 +73,11 @@ std::string_view to_string(Trigger trigger) { return name_of(trigger_names, trig
 Result<ScheduleKind> parse_schedule_kind(std::string_view text) {
   return parse_name(schedule_kind_names, text, "schedule kind");
 }
+std::string_view to_string(NotifyFormat format) { return name_of(notify_format_names, format); }
+Result<NotifyFormat> parse_notify_format(std::string_view text) {
+  return parse_name(notify_format_names, text, "notify format");
+}
+
 Result<Overlap> parse_overlap(std::string_view text) { return parse_name(overlap_names, text, "overlap mode"); }
 Result<RunStatus> parse_run_status(std::string_view text) { return parse_name(run_status_names, text, "run status"); }
 Result<Trigger> parse_trigger(std::string_view text) { return parse_name(trigger_names, text, "trigger"); }

@@ -44,6 +44,13 @@ Result<RunStatus> parse_run_status(std::string_view text);
 Result<Trigger> parse_trigger(std::string_view text);
 std::string_view to_string(Condition condition);
 Result<Condition> parse_condition(std::string_view text);
+
+// What --notify-url posts: taskd's JSON object, or a chat webhook's
+// {"text": "..."} (Slack, Mattermost, Matrix hookshot).
+enum class NotifyFormat { json, slack };
+std::string_view to_string(NotifyFormat format);
+Result<NotifyFormat> parse_notify_format(std::string_view text);
+
 // "latest", "none", "all" or "all:N".
 std::string to_string(const CatchUp& catch_up);
 Result<CatchUp> parse_catch_up(std::string_view text);
@@ -96,6 +103,10 @@ struct TaskDefinition {
   bool disable_when_exhausted = false;
   std::string user;  // --user: "NAME" or "NAME:GROUP" the run switches to; empty: the scheduler's own
   std::string env_file;  // --env-file: an absolute path each run reads NAME=VALUE lines from; empty: none
+  std::string mail_to;  // --mail-to: "ADDR[,ADDR]" mailed what --notify is told; empty: no mail
+  std::string ping_url;  // --ping-url: pinged at each run's start and end (healthchecks.io); empty: none
+  std::string notify_url;  // --notify-url: posted what --notify is told; empty: none
+  NotifyFormat notify_format = NotifyFormat::json;
   // The fields (core/defaults.hpp) the task does not set itself: their
   // values are the database's defaults, kept up to date when those change.
   std::vector<std::string> from_defaults;

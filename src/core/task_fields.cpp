@@ -5,8 +5,10 @@
 #include <charconv>
 #include <limits>
 
+#include "core/alerts.hpp"
 #include "core/env_file.hpp"
 #include "core/limits.hpp"
+#include "core/mail.hpp"
 
 namespace taskd::core {
 namespace {
@@ -125,6 +127,22 @@ struct Timebox : PositiveDuration {
   }
 };
 
+// --mail-to's addresses, checked, kept as given.
+struct MailTo : Text {
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    if (!text.empty()) TRY(parsed<parse_mail_to>(field, text));
+    return std::string(text);
+  }
+};
+
+// An http:// or https:// URL, checked, kept as given.
+struct AlertUrl : Text {
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    if (!text.empty()) TRY(parsed<parse_alert_url>(field, text));
+    return std::string(text);
+  }
+};
+
 // A value of names ("skip", "all:5").
 template <class T, auto parse_name, auto name_of>
 struct Named {
@@ -136,6 +154,7 @@ struct Named {
 };
 
 std::string_view overlap_name(Overlap overlap) { return to_string(overlap); }
+std::string_view notify_format_name(NotifyFormat format) { return to_string(format); }
 std::string catch_up_name(const CatchUp& catch_up) { return to_string(catch_up); }
 std::string limit_number(std::int64_t value) { return std::to_string(value); }
 
@@ -248,7 +267,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 20> fields{
+const std::array<TaskField, 24> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -319,6 +338,23 @@ const std::array<TaskField, 20> fields{
         "File of NAME=VALUE lines each run reads as it starts, an absolute path; its values stay out of the "
         "database ('' for none)",
         "", F::text, S::unless_initial, "env file"),
+    field<Of<&D::mail_to>, MailTo>(
+        "mail_to", "mail_to",
+        "Mail these addresses (ADDR[,ADDR]) through sendmail when the task fails, recovers or is disabled ('' for "
+        "none)",
+        "", F::text, S::unless_initial, "mail to"),
+    field<Of<&D::ping_url>, AlertUrl>(
+        "ping_url", "ping_url",
+        "POST URL/start when each run starts, then URL on success or URL/fail on failure ('' for none)", "",
+        F::text, S::unless_initial, "ping url"),
+    field<Of<&D::notify_url>, AlertUrl>(
+        "notify_url", "notify_url",
+        "POST what --notify is told to this http(s) URL when the task fails, recovers or is disabled ('' for none)",
+        "", F::text, S::unless_initial, "notify url"),
+    field<Of<&D::notify_format>, Named<NotifyFormat, parse_notify_format, notify_format_name>>(
+        "notify_format", "notify_format",
+        "What --notify-url posts: json (taskd's object) or slack ({\"text\": ...} for a chat webhook)", "json",
+        F::text, S::unless_initial, "notify format"),
 };
 
 }  // namespace

@@ -389,19 +389,51 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   return SpawnedChild{{*pid, child_start_ticks(*pid, before, after)}, fds[0]};
 }
 
-core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit) {
+namespace {
+
+// The read end of a pipe already holding `input` and closed behind it, or
+// /dev/null for no input. A pipe holds 64 KiB unless memory is short, and
+// never less than a page: a write that does not fit is an error, not a wait.
+core::Result<int> input_pipe(std::string_view input) {
+  if (input.empty()) return dev_null();
+  if (input.size() > detached_input_limit)
+    return core::fail(core::ErrorKind::internal, fmt::format("{} bytes of input is too much for a pipe", input.size()));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+    return core::fail(core::ErrorKind::internal, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  auto written = ::write(fds[1], input.data(), input.size());
+  int error = errno;
+  ::close(fds[1]);
+  if (written != static_cast<ssize_t>(input.size())) {
+    ::close(fds[0]);
+    return core::fail(core::ErrorKind::internal,
+                      fmt::format("cannot fill a pipe with {} bytes: {}", input.size(),
+                                  written < 0 ? std::strerror(error) : "it holds less"));
+  }
+  ::fcntl(fds[0], F_SETFL, 0);  // the command reads its stdin as any other
+  return fds[0];
+}
+
+}  // namespace
+
+core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit,
+                                   std::string_view input) {
   auto program = TRY(program_of(request));
   auto argv = c_strings(request.argv);
   auto envp = c_strings(request.env);
   const char* cwd = request.cwd.empty() ? nullptr : request.cwd.c_str();
   auto seconds = static_cast<unsigned>(std::max<std::int64_t>(1, time_limit.count()));
-  return start_child({.program = program.c_str(),
-                      .argv = argv.data(),
-                      .envp = envp.data(),
-                      .cwd = cwd,
-                      .output_fd = STDERR_FILENO,
-                      .parent = ::getpid(),
-                      .alarm_seconds = seconds});
+  int stdin_fd = TRY(input_pipe(input));
+  auto pid = start_child({.program = program.c_str(),
+                          .argv = argv.data(),
+                          .envp = envp.data(),
+                          .cwd = cwd,
+                          .output_fd = STDERR_FILENO,
+                          .parent = ::getpid(),
+                          .alarm_seconds = seconds,
+                          .stdin_fd = stdin_fd});
+  if (!input.empty()) ::close(stdin_fd);
+  return pid;
 }
 
 }  // namespace taskd::exec

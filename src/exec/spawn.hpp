@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <vector>
 
@@ -54,7 +55,13 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request);
 // session, outliving taskd; stdin from /dev/null, stdout and stderr on
 // taskd's stderr; SIGALRM ends it after `time_limit`. Whoever is its parent
 // when it ends reaps it (the Supervisor reaps strays). Returns its pid.
-core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit);
+// With `input`: its stdin is a pipe holding it, then closed (taskd never
+// waits on the command); input longer than detached_input_limit is an error.
+core::Result<pid_t> spawn_detached(const SpawnRequest& request, std::chrono::seconds time_limit,
+                                   std::string_view input = {});
+
+// The most `input` spawn_detached takes: what a pipe holds at least.
+inline constexpr std::size_t detached_input_limit = 60 * 1024;
 
 // Where argv[0] lives, searched in `path_list` as execvp would; empty when
 // it is nowhere. A name with a '/' is taken as it is.

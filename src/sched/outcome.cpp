@@ -1,15 +1,21 @@
 #include "sched/outcome.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fmt/format.h>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "core/alerts.hpp"
+#include "core/mail.hpp"
 #include "core/notify.hpp"
+#include "exec/process_identity.hpp"
 #include "exec/spawn.hpp"
 #include "sched/backfill.hpp"
+#include "sched/delivery.hpp"
 #include "sched/environment.hpp"
 #include "sched/trigger.hpp"
 #include "store/runs.hpp"
@@ -109,23 +115,8 @@ core::Result<void> start_followers(store::Database& db, const std::string& upstr
   return {};
 }
 
-// Starts the task's --notify command if the attempt changed the task's state
-// in a way it is told of. It starts after the commit: it never sees a change
-// that did not happen, and a crash between the two loses the notification.
-void notify_change(const core::Task& task, const core::TaskState& after, const AttemptEnd& end, core::Time now) {
-  if (task.definition.notify.empty()) return;
-  auto event = core::state_change(task.state, after);
-  if (!event) return;
-  core::NotifyFacts facts{.event = *event,
-                          .task = task.definition.name,
-                          .run_id = end.run_id,
-                          .status = core::run_status_of(end.outcome),
-                          .exit_code = end.exit_code,
-                          .signal = end.signal,
-                          .reason = end.reason,
-                          .disabled_reason = after.disabled_reason,
-                          .attempt_no = task.state.attempt_no,
-                          .at = now};
+// Starts the task's --notify command with what `facts` says of the change.
+void run_notify_command(const core::Task& task, const core::NotifyFacts& facts) {
   // Of a task with --user, taskd runs it as itself (root): nothing its user
   // may have written (the --env, the --cwd) may choose what it executes.
   const bool as_user = !task.definition.user.empty();
@@ -137,6 +128,77 @@ void notify_change(const core::Task& task, const core::TaskState& after, const A
   if (auto started = exec::spawn_detached(request, notify_time_limit); !started)
     fmt::print(stderr, "taskd: the notify command of task \"{}\" did not start: {}\n", task.definition.name,
                started.error().message);
+}
+
+// Where the mail goes out: the first sendmail in taskd's PATH, else where
+// Debian's mail servers put it. Empty when there is none.
+std::string sendmail_program() {
+  const char* path = std::getenv("PATH");
+  std::string search = std::string(path ? path : "") + ":/usr/sbin:/usr/lib";
+  return exec::find_program("sendmail", search);
+}
+
+// Mails `facts` to the task's --mail-to through `sendmail -t -oi`, as cron
+// mails a job's output to MAILTO. taskd says once on its stderr that it
+// finds no sendmail; the run's outcome is the same either way.
+void send_notify_mail(const core::Task& task, const core::NotifyFacts& facts, const AttemptEnd& end) {
+  auto recipients = core::parse_mail_to(task.definition.mail_to);
+  if (!recipients) {
+    fmt::print(stderr, "taskd: no mail for task \"{}\": --mail-to {}\n", task.definition.name,
+               recipients.error().message);
+    return;
+  }
+  static std::atomic<bool> told_missing{false};
+  auto sendmail = sendmail_program();
+  if (sendmail.empty()) {
+    if (!told_missing.exchange(true))
+      fmt::print(stderr,
+                 "taskd: no sendmail in PATH, /usr/sbin or /usr/lib: the mails of --mail-to are not sent (install a "
+                 "mail server)\n");
+    return;
+  }
+  auto mail = core::notify_mail(facts, *recipients, exec::host_name(), end.output);
+  exec::SpawnRequest request{.argv = {sendmail, "-t", "-oi"}, .env = fixed_environment({}), .cwd = "/"};
+  if (auto started = exec::spawn_detached(request, notify_time_limit, mail); !started)
+    fmt::print(stderr, "taskd: the mail of task \"{}\" was not sent: {}\n", task.definition.name,
+               started.error().message);
+}
+
+// Tells the task's --notify command, --mail-to addresses and --notify-url
+// of the change the attempt made to the task's state, if it is one they are
+// told of. They start after the commit: they never hear of a change that
+// did not happen, and a crash between the two loses the notification.
+void notify_change(const core::Task& task, const core::TaskState& after, const AttemptEnd& end, core::Time now) {
+  const auto& definition = task.definition;
+  if (definition.notify.empty() && definition.mail_to.empty() && definition.notify_url.empty()) return;
+  auto event = core::state_change(task.state, after);
+  if (!event) return;
+  core::NotifyFacts facts{.event = *event,
+                          .task = task.definition.name,
+                          .run_id = end.run_id,
+                          .status = core::run_status_of(end.outcome),
+                          .exit_code = end.exit_code,
+                          .signal = end.signal,
+                          .reason = end.reason,
+                          .disabled_reason = after.disabled_reason,
+                          .attempt_no = task.state.attempt_no,
+                          .started_at = task.state.attempt_started_at,
+                          .at = now};
+  if (!definition.notify.empty()) run_notify_command(task, facts);
+  if (!definition.mail_to.empty()) send_notify_mail(task, facts, end);
+  if (!definition.notify_url.empty())
+    post_alert({.url = definition.notify_url,
+                .body = core::notify_post(facts, definition.notify_format, exec::host_name(), end.output),
+                .content_type = "application/json",
+                .what = fmt::format("the {} notification of task \"{}\" (run {})", to_string(facts.event),
+                                    definition.name, end.run_id)});
+}
+
+// Pings the task's --ping-url of the attempt's end.
+void ping_end(const core::TaskDefinition& definition, const AttemptEnd& end) {
+  if (definition.ping_url.empty()) return;
+  auto ping = end.outcome == core::AttemptOutcome::succeeded ? core::Ping::success : core::Ping::failure;
+  ping_run(definition.ping_url, definition.name, end.run_id, ping, end.output);
 }
 
 // The run row of an attempt's end (back in the queue when taskd's shutdown
@@ -232,7 +294,10 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
 
 void after_commit(const RecordedEnds& recorded, core::Time now) {
   stop_children(system_processes(), recorded.to_stop);
-  for (const auto& [end, change] : recorded.changes) notify_change(change.task, change.after, *end, now);
+  for (const auto& [end, change] : recorded.changes) {
+    notify_change(change.task, change.after, *end, now);
+    ping_end(change.task.definition, *end);
+  }
 }
 
 core::Result<MalformedReport> disable_malformed(store::Database& db, const store::MalformedTask& task, core::Time now) {

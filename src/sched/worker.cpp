@@ -19,6 +19,7 @@
 #include "exec/run_as.hpp"
 #include "exec/run_files.hpp"
 #include "exec/spawn_ledger.hpp"
+#include "sched/delivery.hpp"
 #include "sched/environment.hpp"
 #include "sched/outcome.hpp"
 #include "store/runs.hpp"
@@ -630,6 +631,8 @@ class WorkerImpl {
     }
     Spawned spawned{claimed.run.id, *child};
     reports_.emplace_back(claimed.run.id, definition.name, core::RunStatus::running, "");
+    if (!definition.ping_url.empty())
+      ping_run(definition.ping_url, definition.name, claimed.run.id, core::Ping::start, "");
     in_flight_.emplace(key, InFlight{std::move(claimed), std::move(*files)});
     return std::optional<Spawned>(spawned);
   }

@@ -12,6 +12,10 @@ import test_migrate
 from taskd_test import TaskdTestCase, parse_json
 
 
+ALERTS = ["mail_to", "notify_url", "notify_format", "notify"]
+ALL_BUT_ZONE = ALERTS + ["retry", "timeout", "keep_runs"]
+
+
 def from_defaults(task):
     return task["from_defaults"]
 
@@ -20,8 +24,8 @@ class DefaultsTest(TaskdTestCase):
     def test_a_task_takes_what_it_does_not_set_and_follows_a_change(self):
         self.add("plain", "--every", "1h", "--", "/bin/true")
         self.add("own", "--every", "1h", "--timeout", "5m", "--retry", "none", "--", "/bin/true")
-        self.assertEqual(from_defaults(self.task("plain")), ["notify", "retry", "timeout", "keep_runs"])
-        self.assertEqual(from_defaults(self.task("own")), ["notify", "keep_runs"])
+        self.assertEqual(from_defaults(self.task("plain")), ALL_BUT_ZONE)
+        self.assertEqual(from_defaults(self.task("own")), ALERTS + ["keep_runs"])
 
         out = self.ok("defaults", "--timeout", "2m", "--retry", "1m,10m", "--keep-runs", "50")
         self.assertIn("default --timeout set to 2m\n", out)
@@ -51,7 +55,8 @@ class DefaultsTest(TaskdTestCase):
         self.assertEqual(self.task("b")["notify"], "echo b")
         self.assertEqual(self.task("a")["notify"], "echo failed")
         show = self.ok("show", "a")
-        self.assertRegex(show, r"from defaults +notify, retry, timeout, keep_runs \(taskd defaults\)\n")
+        self.assertRegex(show, r"from defaults +mail_to, notify_url, notify_format, notify, retry, timeout, keep_runs "
+                                     r"\(taskd defaults\)\n")
 
     def test_a_zone_default_moves_the_wall_clock_schedules_that_take_it(self):
         self.add("nightly", "--cron", "0 3 * * *", "--tz", "UTC", "--", "/bin/true")
@@ -136,8 +141,8 @@ class DefaultsTest(TaskdTestCase):
                        '[[task]]\nname = "b"\ncommand = ["/bin/true"]\nevery = "1h"\nretry = ["1m"]\n')
         self.ok("apply", path)
         a, b = self.task("a"), self.task("b")
-        self.assertEqual((a["retry"], a["keep_runs"], from_defaults(a)), ([], 7, ["notify", "retry", "timeout"]))
-        self.assertEqual((b["retry"], from_defaults(b)), ([60], ["notify", "timeout"]))
+        self.assertEqual((a["retry"], a["keep_runs"], from_defaults(a)), ([], 7, ALERTS + ["retry", "timeout"]))
+        self.assertEqual((b["retry"], from_defaults(b)), ([60], ALERTS + ["timeout"]))
 
     def test_an_imported_crontab_keeps_crons_rules_and_takes_the_notify_command(self):
         self.ok("defaults", "--notify", "echo failed", "--retry", "5m")
@@ -183,8 +188,8 @@ class DefaultsMigrationTest(TaskdTestCase):
         self.sql(f"INSERT INTO tasks ({columns}, timeout, retry, notify, keep_runs) "
                  "VALUES ('own', '[\"/bin/true\"]', 'every', '1h', 0, 0, 60, '[]', 'echo', 5)")
         self.ok("migrate")
-        self.assertEqual(from_defaults(self.task("plain")), ["notify", "retry", "timeout", "keep_runs"])
-        self.assertEqual(from_defaults(self.task("own")), [])
+        self.assertEqual(from_defaults(self.task("plain")), ALL_BUT_ZONE)
+        self.assertEqual(from_defaults(self.task("own")), ["mail_to", "notify_url", "notify_format"])
         self.ok("defaults", "--keep-runs", "9")
         self.assertEqual((self.task("plain")["keep_runs"], self.task("own")["keep_runs"]), (9, 5))
 

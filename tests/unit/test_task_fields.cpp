@@ -53,6 +53,10 @@ TaskDefinition unusual_definition() {
   d.disable_when_exhausted = true;
   d.user = "www-data:adm";
   d.env_file = "/etc/taskd/secrets.env";
+  d.mail_to = "ops@example.org,root@localhost";
+  d.ping_url = "https://hc-ping.example/5f3a";
+  d.notify_url = "http://127.0.0.1:8080/hooks/taskd";
+  d.notify_format = NotifyFormat::slack;
   return d;
 }
 
