@@ -112,9 +112,10 @@ struct Conversion {
 // The entry's task, which keeps cron's behaviour: no retries, no timebox,
 // and no exit code that disables it. Its environment moves into the task,
 // and so does the user of a system crontab's line (--user), unless it is
-// `importing_user`, whom the scheduler runs it as anyway. What cron has no
-// word for it takes from the defaults: where alerts go, the history kept,
-// and its zone unless the crontab sets CRON_TZ.
+// `importing_user`, whom the scheduler runs it as anyway. MAILTO becomes
+// its --mail-to. What cron has no word for it takes from the defaults:
+// where alerts go (the mail too without MAILTO), the history kept, and its
+// zone unless the crontab sets CRON_TZ.
 Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, const std::string& owner,
                            const std::string& importing_user, core::Time now) {
   core::Task task;
@@ -131,7 +132,12 @@ Result<core::Task> to_task(core::CrontabEntry& entry, const std::string& name, c
   d.owner = owner;
   d.env = std::move(entry.env);
   d.user = TRY(core::crontab_run_as(entry, importing_user));
-  d.from_defaults = {"mail_to", "notify_url", "notify_format", "notify", "keep_runs"};
+  d.from_defaults = {"notify_url", "notify_format", "notify", "keep_runs"};
+  if (entry.mail_to) {
+    d.mail_to = *entry.mail_to;
+  } else {
+    d.from_defaults.emplace_back("mail_to");
+  }
   if (entry.tz.empty()) d.from_defaults.emplace_back("tz");
   TRY(require_utf8_text(d));
   task.state = core::on_create(*task.schedule, now, false);

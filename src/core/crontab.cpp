@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/cron.hpp"
+#include "core/mail.hpp"
 #include "core/task.hpp"
 #include "core/text.hpp"
 #include "core/zone.hpp"
@@ -160,17 +161,29 @@ struct Settings {
   Environment env;
   std::string shell = "/bin/sh";
   std::string tz;
+  std::optional<std::string> mail_to;
 };
+
+// MAILTO: cron mails each run's output there; taskd mails the changes
+// --notify is told of (--mail-to), an address with an '@' only.
+CrontabProblem mail_to_note(Settings& settings, const std::string& value, int line) {
+  auto note = [&](std::string message) { return CrontabProblem{line, ProblemKind::note, std::move(message)}; };
+  settings.mail_to = parse_mail_to(value) ? value : "";
+  if (value.empty()) return note("MAILTO=\"\": no mail, as with cron");
+  if (settings.mail_to->empty())
+    return note(fmt::format("MAILTO={}: not mailed: taskd mails only addresses with an @ (--mail-to)", value));
+  return note(fmt::format("MAILTO={}: mailed when a task fails, recovers or is disabled (--mail-to), not each run's "
+                          "output",
+                          value));
+}
 
 // Applies an environment line; returns what the user should know about it.
 std::optional<CrontabProblem> apply_assignment(Settings& settings, const Assignment& assignment, int line) {
   const auto& [name, value] = assignment;
   auto note = [&](std::string message) { return CrontabProblem{line, ProblemKind::note, std::move(message)}; };
-  if (name == "MAILTO" || name == "MAILFROM")
-    return note(
-        fmt::format("{}={}: taskd sends no mail; failed runs are in taskd history, and taskd run-once "
-                    "prints them (cron mails that output when it runs run-once)",
-                    name, value));
+  if (name == "MAILTO") return mail_to_note(settings, value, line);
+  if (name == "MAILFROM")
+    return note(fmt::format("MAILFROM={}: not applied; taskd's mail is from the scheduler's user", value));
   if (name == "RANDOM_DELAY")
     return note(fmt::format("RANDOM_DELAY={}: not applied; taskd add --jitter spreads runs instead", value));
   if (name == "CRON_TZ") {
@@ -210,6 +223,7 @@ Result<CrontabEntry> parse_entry(std::string_view line, CrontabFormat format, co
   if (trim_trailing_blanks(entry.command).empty()) return fail(ErrorKind::bad_input, "no command");
   entry.shell = settings.shell;
   entry.tz = settings.tz;
+  entry.mail_to = settings.mail_to;
   return entry;
 }
 

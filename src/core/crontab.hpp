@@ -26,6 +26,9 @@ struct CrontabEntry {
   std::string shell = "/bin/sh";  // $SHELL as set above the line
   std::string tz;                 // CRON_TZ as set above the line; empty: the local zone
   std::vector<EnvVar> env;        // the assignments above the line (the last one of a name wins)
+  // MAILTO as set above the line, when it is addresses taskd mails (--mail-to);
+  // "" for MAILTO="" or one taskd cannot mail; none where no MAILTO is set.
+  std::optional<std::string> mail_to;
 };
 
 enum class ProblemKind {

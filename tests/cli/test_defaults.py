@@ -150,9 +150,16 @@ class DefaultsTest(TaskdTestCase):
         with open(crontab, "w", encoding="utf-8") as file:
             file.write("17 * * * * /bin/true\n")
         self.ok("import-crontab", crontab)
-        task = self.tasks()[0]
-        task = self.task(task["name"])
+        task = self.task(self.tasks()[0]["name"])
         self.assertEqual((task["notify"], task["retry"], task["timeout"]), ("echo failed", [], None))
+        self.assertIn("mail_to", from_defaults(task))
+        # MAILTO is the mail of the lines below it: their own.
+        with open(crontab, "w", encoding="utf-8") as file:
+            file.write("MAILTO=ops@example.org\n17 * * * * /bin/true\n")
+        self.ok("import-crontab", crontab)
+        task = self.task(self.tasks()[0]["name"])
+        self.assertEqual(task["mail_to"], "ops@example.org")
+        self.assertNotIn("mail_to", from_defaults(task))
 
 
 class DefaultsCopyTest(TaskdTestCase):

@@ -76,7 +76,7 @@ class ImportCrontabTest(TaskdTestCase):
         self.assertEqual(tasks["mail-s-It-s-10pm-joe"]["command"],
                          "printf '%s' 'Joe,\n\nWhere are your kids?\n' | (\nmail -s \"It's 10pm\" joe\n)")
         where = MAN_EXAMPLE + ":"
-        self.assertIn(where + "6: note: MAILTO=paul: taskd sends no mail", out)
+        self.assertIn(where + "6: note: MAILTO=paul: not mailed: taskd mails only addresses with an @", out)
         self.assertIn(where + "9: added daily.job: cron 5 0 * * * (UTC)", out)
         self.assertIn("imported 6 task(s) with owner " + owner, out)
 

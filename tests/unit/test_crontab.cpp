@@ -127,9 +127,18 @@ TEST_CASE("MAILTO is reported, not passed on") {
   REQUIRE(crontab.problems.size() == 1);
   CHECK(crontab.problems[0].line == 1);
   CHECK(crontab.problems[0].kind == ProblemKind::note);
-  CHECK(crontab.problems[0].message.starts_with("MAILTO=paul: taskd sends no mail"));
+  CHECK(crontab.problems[0].message.starts_with("MAILTO=paul: not mailed: taskd mails only addresses with an @"));
   REQUIRE(crontab.entries.size() == 1);
   CHECK(crontab.entries[0].env.empty());
+  CHECK(crontab.entries[0].mail_to == "");
+}
+
+TEST_CASE("MAILTO with addresses becomes the mail of the lines below it") {
+  auto crontab = parse("0 1 * * * early\nMAILTO=ops@example.org,me@example.org\n15 14 1 * * monthly\n");
+  REQUIRE(crontab.entries.size() == 2);
+  CHECK_FALSE(crontab.entries[0].mail_to.has_value());
+  CHECK(crontab.entries[1].mail_to == "ops@example.org,me@example.org");
+  CHECK(crontab.problems.at(0).message.starts_with("MAILTO=ops@example.org,me@example.org: mailed when a task fails"));
 }
 
 TEST_CASE("the environment copied into the entries stops at max_carried_environment") {
