@@ -5,7 +5,9 @@
 #include <condition_variable>
 #include <cstdio>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <deque>
+#include <expected>
 #include <fmt/format.h>
 #include <mutex>
 #include <optional>
@@ -35,42 +37,84 @@ void give_up(const Queued& queued, std::string_view why) {
              core::masked_url(queued.post.url), queued.attempts, queued.attempts == 1 ? "" : "s", why);
 }
 
+// libcurl's functions, loaded at the first post rather than linked: linked,
+// the fifteen libraries it brings cost every start of taskd about 2 ms (a
+// quarter of `taskd --version`), and most taskd processes post nothing.
+struct Curl {
+  CURLcode (*global_init)(long flags);
+  CURL* (*easy_init)();
+  CURLcode (*easy_setopt)(CURL* curl, CURLoption option, ...);
+  CURLcode (*easy_perform)(CURL* curl);
+  CURLcode (*easy_getinfo)(CURL* curl, CURLINFO info, ...);
+  void (*easy_cleanup)(CURL* curl);
+  const char* (*easy_strerror)(CURLcode code);
+  curl_slist* (*slist_append)(curl_slist* list, const char* text);
+  void (*slist_free_all)(curl_slist* list);
+};
+
+template <class Function>
+bool find_symbol(void* library, const char* name, Function& function) {
+  function = reinterpret_cast<Function>(::dlsym(library, name));
+  return function != nullptr;
+}
+
+// libcurl (Debian's libcurl4), initialized; or why it is not there.
+std::expected<Curl, std::string> load_curl() {
+  void* library = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+  if (!library) return std::unexpected(fmt::format("cannot load libcurl: {}", ::dlerror()));
+  Curl curl{};
+  bool found = find_symbol(library, "curl_global_init", curl.global_init) &&
+               find_symbol(library, "curl_easy_init", curl.easy_init) &&
+               find_symbol(library, "curl_easy_setopt", curl.easy_setopt) &&
+               find_symbol(library, "curl_easy_perform", curl.easy_perform) &&
+               find_symbol(library, "curl_easy_getinfo", curl.easy_getinfo) &&
+               find_symbol(library, "curl_easy_cleanup", curl.easy_cleanup) &&
+               find_symbol(library, "curl_easy_strerror", curl.easy_strerror) &&
+               find_symbol(library, "curl_slist_append", curl.slist_append) &&
+               find_symbol(library, "curl_slist_free_all", curl.slist_free_all);
+  if (!found) return std::unexpected(fmt::format("libcurl lacks a function taskd uses: {}", ::dlerror()));
+  curl.global_init(CURL_GLOBAL_DEFAULT);
+  return curl;
+}
+
 // One attempt, given `timeout`: empty when the server answered 2xx, else
 // what went wrong.
-std::string attempt(const AlertPost& post, std::chrono::milliseconds timeout) {
-  CURL* curl = curl_easy_init();
+std::string attempt(const Curl& api, const AlertPost& post, std::chrono::milliseconds timeout) {
+  CURL* curl = api.easy_init();
   if (!curl) return "libcurl could not start a request";
   char error[CURL_ERROR_SIZE] = "";
-  curl_slist* headers = curl_slist_append(nullptr, ("Content-Type: " + post.content_type).c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, post.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 3L);
-  curl_easy_setopt(curl, CURLOPT_POSTREDIR, long{CURL_REDIR_POST_ALL});
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, "taskd/" TASKD_VERSION);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
-  curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(post.body.size()));
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, +[](char*, std::size_t size, std::size_t count, void*) {
+  curl_slist* headers = api.slist_append(nullptr, ("Content-Type: " + post.content_type).c_str());
+  api.easy_setopt(curl, CURLOPT_URL, post.url.c_str());
+  api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  api.easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
+  api.easy_setopt(curl, CURLOPT_MAXREDIRS, 3L);
+  api.easy_setopt(curl, CURLOPT_POSTREDIR, long{CURL_REDIR_POST_ALL});
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  api.easy_setopt(curl, CURLOPT_USERAGENT, "taskd/" TASKD_VERSION);
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  api.easy_setopt(curl, CURLOPT_POSTFIELDS, post.body.data());
+  api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(post.body.size()));
+  using Discard = std::size_t (*)(char*, std::size_t, std::size_t, void*);
+  Discard discard = [](char*, std::size_t size, std::size_t count, void*) {
     return size * count;  // the answer's body is not read
-  });
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
-  CURLcode code = curl_easy_perform(curl);
+  };
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+  api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+  CURLcode code = api.easy_perform(curl);
   long status = 0;
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
-  if (code != CURLE_OK) return *error ? std::string(error) : std::string(curl_easy_strerror(code));
+  api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  api.slist_free_all(headers);
+  api.easy_cleanup(curl);
+  if (code != CURLE_OK) return *error ? std::string(error) : std::string(api.easy_strerror(code));
   if (status < 200 || status > 299) return fmt::format("the server answered HTTP {}", status);
   return {};
 }
 
 class Deliveries {
  public:
-  Deliveries() : thread_([this] { deliver(); }) {}
+  Deliveries() : curl_(load_curl()), thread_([this] { deliver(); }) {}
 
   void post(AlertPost post) {
     std::lock_guard lock(mutex_);
@@ -133,7 +177,11 @@ class Deliveries {
   void deliver() {
     while (auto due = next()) {
       auto& queued = due->queued;
-      auto failure = attempt(queued.post, due->timeout);
+      if (!curl_) {
+        give_up(queued, curl_.error());
+        continue;
+      }
+      auto failure = attempt(*curl_, queued.post, due->timeout);
       ++queued.attempts;
       if (failure.empty()) continue;
       if (queued.attempts > static_cast<int>(retry_after.size())) {
@@ -151,6 +199,7 @@ class Deliveries {
   std::condition_variable wake_;
   std::deque<Queued> queue_;
   std::optional<Steady::time_point> deadline_;  // set: taskd is stopping
+  const std::expected<Curl, std::string> curl_;
   std::thread thread_;
 };
 
@@ -163,10 +212,7 @@ std::mutex deliveries_mutex;
 
 void post_alert(AlertPost post) {
   std::unique_lock lock(deliveries_mutex);
-  if (!deliveries) {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-    deliveries = new Deliveries;
-  }
+  if (!deliveries) deliveries = new Deliveries;
   lock.unlock();
   deliveries->post(std::move(post));
 }
