@@ -15,6 +15,7 @@
 #include "core/crontab.hpp"
 #include "core/policy.hpp"
 #include "core/text.hpp"
+#include "exec/process_identity.hpp"
 #include "ops/define.hpp"
 #include "ops/tasks.hpp"
 
@@ -168,6 +169,12 @@ Result<Conversion> convert(store::Database& db, core::Crontab& crontab, const st
     if (auto taken = taken_by_another_owner(TRY(ops::find_task(db, names[i])), owner)) {
       problem(ProblemKind::not_converted, *taken);
       continue;
+    }
+    if (core::runs_at_boot(task->definition) && !db.file()) {
+      // A crontab is a machine's: its @reboot line runs after that machine's boots.
+      task->definition.on_host = exec::host_name();
+      problem(ProblemKind::note, fmt::format("@reboot: runs after the boots of this host, as --on-host {}",
+                                             task->definition.on_host));
     }
     conversion.tasks.push_back({entry.line, std::move(*task)});
   }

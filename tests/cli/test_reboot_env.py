@@ -121,14 +121,18 @@ class RebootTest(TaskdTestCase):
         self.assertEqual(code, 65, err)
         self.assertIn("needs --on-host", err)
 
-    @unittest.skipUnless(STORE == "sqlite", "a shared database needs --on-host, which import-crontab does not set")
     def test_import_crontab_converts_reboot_lines(self):
         path = os.path.join(self.tmp, "crontab")
         with open(path, "w") as f:
             f.write("@reboot /usr/local/bin/start-things\n")
-        self.ok("import-crontab", path)
+        out = self.ok("import-crontab", path)
         (task,) = self.tasks()
         self.assertEqual(task["schedule"]["spec"], "@reboot")
+        # On a shared database, a crontab's @reboot runs after the boots of the machine it came from.
+        self.assertEqual(self.task(task["name"])["on_host"], "" if STORE == "sqlite" else socket.gethostname())
+        if STORE == "postgresql":
+            self.assertIn("1: note: @reboot: runs after the boots of this host, as --on-host " + socket.gethostname(),
+                          out)
         self.run_once()
         self.assertEqual(self.history(task["name"]), [])
 
