@@ -260,9 +260,24 @@ std::optional<core::Error> users_refusal(Database& from, const Database& to) {
                              with_user, with_user == 1 ? "" : "s", from.name(), grantable.error().message));
 }
 
+// On a server each host has its own boots: a task of --cron @reboot there
+// names its host (--on-host), as add refuses it otherwise.
+std::optional<core::Error> boots_refusal(Database& from, const Database& to) {
+  if (to.file()) return std::nullopt;
+  auto unpinned = from.prepare("SELECT count(*) FROM tasks WHERE schedule_kind = 'cron' AND schedule_spec = '@reboot' "
+                               "AND on_host = ''")
+                      .single_int64();
+  if (unpinned == 0) return std::nullopt;
+  return refused(fmt::format("copy-db: {} task{} of {} run{} at boot (--cron @reboot) without --on-host, which a "
+                             "shared database needs: each host has its own boots; give {} --on-host first",
+                             unpinned, unpinned == 1 ? "" : "s", from.name(), unpinned == 1 ? "s" : "",
+                             unpinned == 1 ? "it" : "them"));
+}
+
 std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std::int64_t tasks_there) {
   if (auto source = check_copy_source(from); !source) return source.error();
   if (auto users = users_refusal(from, to)) return users;
+  if (auto boots = boots_refusal(from, to)) return boots;
   if (auto defaults = defaults_otherwise(from, to); !defaults.empty())
     return refused(fmt::format("copy-db: {} and {} have other defaults (taskd defaults) for {}: make them the same "
                                "first",

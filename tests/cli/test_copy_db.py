@@ -88,6 +88,18 @@ class CopyDbTest(TaskdTestCase):
         for run in runs:
             self.assertEqual(self.ok("logs", "loud", "--run", str(run["id"]), db=self.pg), "x" * 60000)
 
+    def test_a_task_at_boot_without_its_host_is_refused_on_a_server(self):
+        source = os.path.join(self.tmp, "source.db")
+        self.add("warm", "--cron", "@reboot", "--", "true", db=source)
+        before = self.views(self.pg)
+        code, out, err = self.run_taskd("copy-db", "--from", source, "--to", self.pg, db=None)
+        self.assertEqual((code, out), (65, ""))
+        self.assertOneErrorLine(err, "1 task of", "--cron @reboot", "--on-host", "nothing written")
+        self.assertEqual(self.views(self.pg), before)
+        self.ok("edit", "warm", "--on-host", "box", db=source)
+        self.copy(source, self.pg)
+        self.assertEqual(self.task("warm", db=self.pg)["on_host"], "box")
+
     def test_a_destination_with_tasks_is_refused_without_merge(self):
         self.add("there", "--every", "1h", "--", "true", db=self.pg)
         before = self.views(self.pg)
