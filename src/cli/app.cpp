@@ -14,6 +14,7 @@
 #include "exec/handover.hpp"
 #include "exec/privacy.hpp"
 #include "store/location.hpp"
+#include "web/command.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -32,6 +33,7 @@ constexpr AddCommands every_command[] = {
     add_forecast_command, add_explain_command, add_trigger_command, add_backfill_command, add_group_command,
     add_edit_command,     add_defaults_command,
     add_import_command,   add_apply_command,   add_export_command,   add_copy_db_command,  add_migrate_command,
+    web::add_web_command,
     add_completion_commands,
 };
 
@@ -52,7 +54,7 @@ constexpr std::pair<std::string_view, AddCommands> command_by_name[] = {
     {"group", add_group_command},       {"edit", add_edit_command},         {"defaults", add_defaults_command},
     {"import-crontab", add_import_command},
     {"apply", add_apply_command},       {"export", add_export_command},     {"copy-db", add_copy_db_command},
-    {"migrate", add_migrate_command},
+    {"migrate", add_migrate_command},   {"web", web::add_web_command},
 };
 
 // The exit code of an error: its kind's, or the command's own.

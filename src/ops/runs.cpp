@@ -115,6 +115,13 @@ Result<RunOutput> run_output(store::Database& db, std::string_view name, std::in
   return RunOutput{.run = std::move(run), .output = std::move(output)};
 }
 
+Result<std::optional<RunOutput>> find_run_output(store::Database& db, std::int64_t run_id) {
+  auto run = TRY(store::find_run(db, run_id));
+  if (!run) return std::nullopt;
+  auto output = TRY(store::run_output(db, run->id));
+  return RunOutput{.run = std::move(*run), .output = std::move(output)};
+}
+
 Result<void> follow_run_output(store::Database& db, std::string_view name, std::int64_t run_id,
                                const std::function<void(std::string_view)>& print) {
   auto task = TRY(readable_task(db, name, "logs"));

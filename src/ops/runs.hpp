@@ -2,6 +2,7 @@
 // The operations that read runs: history and logs.
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,8 @@ struct RunOutput {
 };
 // Of run `run_id` of the task called `name`, or (0) of its latest run that started.
 core::Result<RunOutput> run_output(store::Database& db, std::string_view name, std::int64_t run_id);
+// Run `run_id` of any task and its output; none when there is no such run.
+core::Result<std::optional<RunOutput>> find_run_output(store::Database& db, std::int64_t run_id);
 // Prints (through `print`) the output of run `run_id` of the task called
 // `name`, or (0) of its latest run that started, as the run writes it,
 // looking every few hundred milliseconds, until the run has ended and its

@@ -25,6 +25,10 @@ Result<std::optional<core::Task>> find_task(store::Database& db, std::string_vie
   return store::find_task(db, name);
 }
 
+Result<bool> task_exists(store::Database& db, std::string_view name) {
+  return TRY(store::find_stored_task(db, name)).has_value();
+}
+
 Result<void> list_tasks(store::Database& db, const store::TaskFilter& filter, Detail detail,
                         const store::TaskVisitor& visit) {
   if (detail == Detail::headline) return store::for_each_task_headline(db, filter, visit);

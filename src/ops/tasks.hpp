@@ -21,6 +21,9 @@ core::Result<store::StoredTask> find_named_stored_task(store::Database& db, std:
 // store::malformed_task_error.
 core::Result<std::optional<core::Task>> find_task(store::Database& db, std::string_view name);
 
+// Whether a task (or a malformed row) is called `name`.
+core::Result<bool> task_exists(store::Database& db, std::string_view name);
+
 // What a listing reads of each task: all of it (for --json), or only what
 // `list` shows, which a million tasks read faster.
 enum class Detail { full, headline };

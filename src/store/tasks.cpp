@@ -322,6 +322,7 @@ Selection selection_of(const TaskFilter& filter, Dialect dialect) {
   if (!filter.group.empty()) add_text("group_name <> '' AND group_name = ?", filter.group);
   if (!filter.owner.empty()) add_text("owner <> '' AND owner = ?", filter.owner);
   if (filter.condition) where += " AND " + condition_terms(*filter.condition);
+  if (!filter.after.empty()) add_text("name > ?", filter.after);
   if (!filter.name_glob.empty()) {
     auto prefix = literal_prefix(filter.name_glob);
     if (!prefix.empty()) add_text("name >= ?", prefix);

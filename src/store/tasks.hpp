@@ -50,6 +50,7 @@ struct TaskFilter {
   std::string owner;               // empty: any
   std::optional<core::Condition> condition;
   std::string name_glob;  // a GLOB pattern over the name (case-sensitive); empty: any
+  std::string after;      // only names after this one, for the next page; empty: from the first
   std::optional<std::int64_t> limit;
 };
 

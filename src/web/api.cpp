@@ -1,0 +1,284 @@
+#include "web/api.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <ranges>
+
+#include "cli/context.hpp"
+#include "core/policy.hpp"
+#include "ops/change.hpp"
+#include "ops/runs.hpp"
+#include "ops/tasks.hpp"
+#include "taskd_web_board_css.hpp"
+#include "taskd_web_board_js.hpp"
+#include "taskd_web_index_html.hpp"
+#include "web/token.hpp"
+
+namespace taskd::web {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+using core::Result;
+using ops::Json;
+
+constexpr std::string_view json_type = "application/json";
+constexpr std::string_view api_prefix = "/api/v1/";
+
+// A listing answers a page at a time: a million tasks are never one body.
+struct Limits {
+  std::int64_t fallback;
+  std::int64_t most;
+};
+constexpr Limits task_page{500, 5000};
+constexpr Limits run_page{20, 1000};  // history's default
+
+// Compact; a byte of a string that is not UTF-8 becomes U+FFFD, as --json prints it.
+std::string dumped(const Json& document) { return document.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+Response json_response(int status, const Json& document) {
+  return {.status = status, .content_type = std::string(json_type), .body = dumped(document) + "\n"};
+}
+
+Response error_response(int status, std::string_view message) {
+  return json_response(status, Json{{"error", message}});
+}
+
+int status_of(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::usage:
+    case ErrorKind::bad_input: return 400;
+    case ErrorKind::unavailable:
+    case ErrorKind::busy: return 503;
+    case ErrorKind::internal: return 500;
+  }
+  return 500;
+}
+
+Response error_response(const core::Error& error) { return error_response(status_of(error.kind), error.message); }
+
+Response method_not_allowed(std::string_view allowed) {
+  auto response = error_response(405, fmt::format("this path answers {} only", allowed));
+  response.headers.emplace_back("Allow", allowed);
+  return response;
+}
+
+bool reads(const Request& request) { return request.method == "GET" || request.method == "HEAD"; }
+
+// The board: its page, style and script, by their exact paths (no other
+// name reaches them, so no path can climb out of them).
+struct Asset {
+  std::string_view path;
+  std::string_view content_type;
+  std::string_view bytes;
+};
+constexpr Asset assets[] = {
+    {"/", "text/html; charset=utf-8", taskd_web_index_html},
+    {"/board.css", "text/css; charset=utf-8", taskd_web_board_css},
+    {"/board.js", "text/javascript; charset=utf-8", taskd_web_board_js},
+};
+
+const Asset* asset_at(std::string_view path) {
+  auto found = std::ranges::find(assets, path, &Asset::path);
+  return found == std::end(assets) ? nullptr : found;
+}
+
+std::string_view parameter(const Request& request, const std::string& name) {
+  auto found = request.query.find(name);
+  return found == request.query.end() ? std::string_view() : std::string_view(found->second);
+}
+
+// ?limit=N: from 1 to the page's most; absent, its fallback.
+Result<std::int64_t> limit_of(const Request& request, Limits limits) {
+  auto text = parameter(request, "limit");
+  if (text.empty()) return limits.fallback;
+  std::int64_t limit = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), limit);
+  if (error != std::errc() || end != text.data() + text.size() || limit < 1 || limit > limits.most)
+    return fail(ErrorKind::bad_input, fmt::format("limit=\"{}\": a number from 1 to {}", text, limits.most));
+  return limit;
+}
+
+// The filter of `taskd list` from ?name=GLOB&group=&owner=&state=&after=NAME&limit=N.
+Result<store::TaskFilter> task_filter_of(const Request& request) {
+  store::TaskFilter filter{.group = std::string(parameter(request, "group")),
+                           .owner = std::string(parameter(request, "owner")),
+                           .name_glob = std::string(parameter(request, "name")),
+                           .after = std::string(parameter(request, "after"))};
+  if (auto state = parameter(request, "state"); !state.empty()) {
+    auto condition = core::parse_condition(state);
+    if (!condition) return fail(ErrorKind::bad_input, "state: " + condition.error().message);
+    filter.condition = *condition;
+  }
+  filter.limit = TRY(limit_of(request, task_page));
+  return filter;
+}
+
+// The filter of `taskd history` from ?status=a,b&trigger=&since=&until=&limit=N.
+Result<store::RunFilter> run_filter_of(const Request& request, core::Time now) {
+  store::RunFilter filter{.limit = TRY(limit_of(request, run_page))};
+  for (auto name : std::views::split(parameter(request, "status"), ',')) {
+    if (name.empty()) continue;
+    auto status = core::parse_run_status(std::string_view(name.begin(), name.end()));
+    if (!status) return fail(ErrorKind::bad_input, "status: " + status.error().message);
+    filter.statuses.push_back(*status);
+  }
+  if (auto trigger_name = parameter(request, "trigger"); !trigger_name.empty()) {
+    auto trigger = core::parse_trigger(trigger_name);
+    if (!trigger) return fail(ErrorKind::bad_input, "trigger: " + trigger.error().message);
+    filter.trigger = *trigger;
+  }
+  filter.since = TRY(cli::optional_time(std::string(parameter(request, "since")), "since", now));
+  filter.until = TRY(cli::optional_time(std::string(parameter(request, "until")), "until", now));
+  return filter;
+}
+
+// A JSON array of what `walk` visits, each element as `to_json` makes it.
+template <class Walk, class ToJson>
+Result<std::string> json_array(Walk walk, ToJson to_json) {
+  std::string body = "[";
+  TRY(walk([&](const auto& item) -> Result<void> {
+    if (body.size() > 1) body += ',';
+    body += dumped(to_json(item));
+    return {};
+  }));
+  return body + "]\n";
+}
+
+Response json_body(Result<std::string> body) {
+  if (!body) return error_response(body.error());
+  return {.status = 200, .content_type = std::string(json_type), .body = std::move(*body)};
+}
+
+Response no_task(std::string_view name) { return error_response(404, fmt::format("no task named \"{}\"", name)); }
+
+Response list_tasks(store::Database& db, const Request& request) {
+  auto filter = task_filter_of(request);
+  if (!filter) return error_response(filter.error());
+  return json_body(json_array(
+      [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, *filter, ops::Detail::full, visit); },
+      ops::stored_task_json));
+}
+
+Response show_task(store::Database& db, std::string_view name) {
+  auto exists = ops::task_exists(db, name);
+  if (!exists) return error_response(exists.error());
+  if (!*exists) return no_task(name);
+  auto shown = ops::show_task(db, name);
+  return shown ? json_response(200, ops::shown_task_json(*shown)) : error_response(shown.error());
+}
+
+Response list_runs(store::Database& db, const Request& request, core::Time now) {
+  auto filter = run_filter_of(request, now);
+  if (!filter) return error_response(filter.error());
+  auto name = parameter(request, "task");
+  if (!name.empty()) {
+    auto exists = ops::task_exists(db, name);
+    if (!exists) return error_response(exists.error());
+    if (!*exists) return no_task(name);
+  }
+  return json_body(json_array(
+      [&](const store::RunVisitor& visit) { return ops::for_each_run_of(db, name, *filter, "history", visit); },
+      ops::run_json));
+}
+
+// "runs/ID/output": run ID's output.
+Response run_output(store::Database& db, std::string_view path) {
+  auto id_text = path.substr(0, path.find('/'));
+  std::int64_t id = 0;
+  auto [end, error] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), id);
+  if (error != std::errc() || end != id_text.data() + id_text.size() || path != fmt::format("{}/output", id_text))
+    return error_response(404, "no such path");
+  auto shown = ops::find_run_output(db, id);
+  if (!shown) return error_response(shown.error());
+  if (!*shown) return error_response(404, fmt::format("no run {}", id));
+  return json_response(200, ops::run_output_json(**shown));
+}
+
+// The actions on a task: POST tasks/NAME/ACTION.
+struct Action {
+  std::string_view name;
+  std::optional<ops::Change> change;  // none: trigger
+};
+constexpr Action actions[] = {
+    {"trigger", std::nullopt},
+    {"pause", ops::Change::pause},
+    {"resume", ops::Change::resume},
+    {"enable", ops::Change::enable},
+};
+
+Response perform(store::Database& db, std::string_view name, const Action& action, const sched::Clock& clock) {
+  auto exists = ops::task_exists(db, name);
+  if (!exists) return error_response(exists.error());
+  if (!*exists) return no_task(name);
+  if (!action.change) {
+    auto triggered = ops::trigger_task(db, name, false, clock);
+    return triggered ? json_response(200, ops::triggered_json(*triggered)) : error_response(triggered.error());
+  }
+  auto outcomes = ops::change_tasks(db, {.names = {std::string(name)}}, *action.change, clock);
+  return outcomes ? json_response(200, ops::outcomes_json(*outcomes, *action.change)) : error_response(outcomes.error());
+}
+
+Response unauthorized() {
+  auto response = error_response(401, "this needs the token: Authorization: Bearer TOKEN");
+  response.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+}  // namespace
+
+Response Api::handle(const Request& request) const {
+  try {
+    return route(request);
+  } catch (const std::exception& e) {
+    return error_response(500, e.what());
+  }
+}
+
+Response Api::route(const Request& request) const {
+  std::string_view path = request.path;
+  if (path.starts_with(api_prefix)) {
+    path.remove_prefix(api_prefix.size());
+    if (request.method == "POST") return act(request, path);
+    if (!reads(request)) return method_not_allowed("GET, HEAD, POST");
+    if (access_.for_reads && !(access_.token && same_token(bearer_token(request.authorization), *access_.token)))
+      return unauthorized();
+    return read_api(request, path);
+  }
+  if (path == "/healthz") {
+    if (!reads(request)) return method_not_allowed("GET, HEAD");
+    auto db = databases_.to_read();
+    return db ? json_response(200, Json{{"status", "ok"}}) : error_response(503, db.error().message);
+  }
+  const auto* asset = asset_at(path);
+  if (!asset) return error_response(404, "no such path");
+  if (!reads(request)) return method_not_allowed("GET, HEAD");
+  return {.status = 200, .content_type = std::string(asset->content_type), .body = std::string(asset->bytes)};
+}
+
+Response Api::read_api(const Request& request, std::string_view path) const {
+  auto db = databases_.to_read();
+  if (!db) return error_response(db.error());
+  if (path == "tasks") return list_tasks(*db, request);
+  if (path.starts_with("tasks/") && path.size() > 6) return show_task(*db, path.substr(6));
+  if (path == "runs") return list_runs(*db, request, clock_.now());
+  if (path.starts_with("runs/")) return run_output(*db, path.substr(5));
+  return error_response(404, "no such path");
+}
+
+Response Api::act(const Request& request, std::string_view path) const {
+  if (!access_.token)
+    return error_response(403, "read-only: taskd web was started without --token-file, which actions need");
+  if (!same_token(bearer_token(request.authorization), *access_.token)) return unauthorized();
+  auto slash = path.rfind('/');
+  if (!path.starts_with("tasks/") || slash <= 6 || slash == std::string_view::npos)
+    return method_not_allowed("GET, HEAD");
+  auto found = std::ranges::find(actions, path.substr(slash + 1), &Action::name);
+  if (found == std::end(actions)) return error_response(404, "no such action");
+  auto db = databases_.to_change();
+  if (!db) return error_response(db.error());
+  return perform(*db, path.substr(6, slash - 6), *found, clock_);
+}
+
+}  // namespace taskd::web

@@ -1,0 +1,197 @@
+// The HTTP server of `taskd web`, on GNU libmicrohttpd (Debian's
+// libmicrohttpd-dev). Why that library over cpp-httplib and civetweb:
+// - its limits are the ones a board on an open port needs, each one option:
+//   connections at once (MHD_OPTION_CONNECTION_LIMIT; the kernel queue
+//   holds the rest), a connection idle too long is closed
+//   (MHD_OPTION_CONNECTION_TIMEOUT), and a request line with its headers
+//   must fit in a fixed buffer per connection (MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+//   else 431), so a client cannot make it hold more memory or threads;
+// - one epoll thread per worker of a small fixed pool serves every
+//   connection: 1 000 idle connections cost file descriptors, not threads,
+//   where cpp-httplib gives each connection a thread of its pool for as
+//   long as it stays open;
+// - it is a C library with a stable ABI, fuzzed (OSS-Fuzz) and used by
+//   systemd-journal-gatewayd, a model of a small HTTP API over a local store;
+//   civetweb is larger (CGI, Lua, a file server) for what taskd does not use.
+// TLS it would do too (GnuTLS), but taskd leaves that to a reverse proxy.
+#include "web/server.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <microhttpd.h>
+#include <signal.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace taskd::web {
+namespace {
+
+using core::ErrorKind;
+using core::fail;
+
+constexpr unsigned connection_limit = 512;
+// Per client address, on an address others can reach: one client cannot take every connection.
+constexpr unsigned per_address_limit = 32;
+constexpr unsigned idle_seconds = 10;
+constexpr std::size_t connection_memory = 16 * 1024;  // request line and headers
+constexpr std::size_t body_limit = 4096;               // POST bodies are not read, only bounded
+constexpr unsigned worker_threads = 4;
+
+// Every response says: no script but the board's own file, no framing,
+// no sniffing, no referrer.
+constexpr std::pair<const char*, const char*> common_headers[] = {
+    {"Content-Security-Policy",
+     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"},
+    {"X-Content-Type-Options", "nosniff"},
+    {"Referrer-Policy", "no-referrer"},
+    {"X-Frame-Options", "DENY"},
+    {"Cache-Control", "no-store"},
+};
+
+core::Result<std::uint16_t> parse_port(std::string_view text, std::string_view given) {
+  unsigned port = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || port > 65535)
+    return fail(ErrorKind::usage, fmt::format("--listen \"{}\": the port is a number from 0 to 65535", given));
+  return static_cast<std::uint16_t>(port);
+}
+
+MHD_Result add_query_value(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  static_cast<Request*>(cls)->query[key] = value ? value : "";
+  return MHD_YES;
+}
+
+// What a connection carries between the calls for one request.
+struct Pending {
+  std::size_t body_bytes = 0;
+};
+
+MHD_Result send(MHD_Connection* connection, const Response& answer) {
+  auto* response = MHD_create_response_from_buffer(answer.body.size(), const_cast<char*>(answer.body.data()),
+                                                   MHD_RESPMEM_MUST_COPY);
+  if (!response) return MHD_NO;
+  MHD_add_response_header(response, "Content-Type", answer.content_type.c_str());
+  for (const auto& [name, value] : common_headers) MHD_add_response_header(response, name, value);
+  for (const auto& [name, value] : answer.headers) MHD_add_response_header(response, name.c_str(), value.c_str());
+  auto queued = MHD_queue_response(connection, static_cast<unsigned>(answer.status), response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+Request request_of(MHD_Connection* connection, const char* url, const char* method) {
+  Request request{.method = method, .path = url};
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, add_query_value, &request);
+  const char* authorization = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  request.authorization = authorization ? authorization : "";
+  return request;
+}
+
+// libmicrohttpd's handler: called once with the headers, then for each
+// piece of the body, then once more to answer.
+MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
+                  const char*, std::size_t* upload_size, void** state) {
+  if (!*state) {
+    *state = new Pending;
+    return MHD_YES;
+  }
+  auto* pending = static_cast<Pending*>(*state);
+  if (*upload_size > 0) {
+    pending->body_bytes += *upload_size;
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (pending->body_bytes > body_limit)
+    return send(connection, {.status = 413,
+                             .content_type = "application/json",
+                             .body = fmt::format("{{\"error\":\"a body of at most {} bytes\"}}\n", body_limit)});
+  const auto& api = *static_cast<const Api*>(cls);
+  return send(connection, api.handle(request_of(connection, url, method)));
+}
+
+void forget(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
+  delete static_cast<Pending*>(*state);
+  *state = nullptr;
+}
+
+std::uint16_t bound_port(MHD_Daemon* daemon) {
+  const auto* info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+  return info ? info->port : 0;
+}
+
+std::string url_of(const ListenAddress& where, std::uint16_t port) {
+  auto host = where.text.substr(0, where.text.rfind(':'));
+  return fmt::format("http://{}:{}/", host, port);
+}
+
+// Blocks SIGINT and SIGTERM in this thread and in the server's threads
+// (they inherit the mask), so that sigwait takes them.
+sigset_t stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
+
+core::Result<ListenAddress> parse_listen_address(std::string_view text) {
+  ListenAddress where{.text = std::string(text)};
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos)
+    return fail(ErrorKind::usage, fmt::format("--listen \"{}\": give ADDRESS:PORT, as 127.0.0.1:8080", text));
+  auto port = htons(TRY(parse_port(text.substr(colon + 1), text)));
+  auto host = std::string(text.substr(0, colon));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&where.address);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = port;
+    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &v6->sin6_addr) == 1) {
+      where.loopback = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+      return where;
+    }
+  } else {
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&where.address);
+    v4->sin_family = AF_INET;
+    v4->sin_port = port;
+    if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+      where.loopback = (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+      return where;
+    }
+  }
+  return fail(ErrorKind::usage,
+              fmt::format("--listen \"{}\": the address is a numeric IPv4 address or an IPv6 one in brackets "
+                          "([::1]:8080)",
+                          text));
+}
+
+core::Result<void> serve(const Api& api, const ListenAddress& where) {
+  auto signals = stop_signals();
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (where.address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
+  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon(
+      MHD_start_daemon(flags, 0, nullptr, nullptr, answer, const_cast<Api*>(&api),  //
+                       MHD_OPTION_SOCK_ADDR, &where.address,                        //
+                       MHD_OPTION_THREAD_POOL_SIZE, worker_threads,                 //
+                       MHD_OPTION_CONNECTION_LIMIT, connection_limit,               //
+                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, where.loopback ? 0u : per_address_limit,  //
+                       MHD_OPTION_CONNECTION_TIMEOUT, idle_seconds,                 //
+                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,       //
+                       MHD_OPTION_NOTIFY_COMPLETED, forget, nullptr,                //
+                       MHD_OPTION_END),
+      MHD_stop_daemon);
+  if (!daemon)
+    return fail(ErrorKind::unavailable, fmt::format("cannot listen on {}: {}", where.text, std::strerror(errno)));
+  fmt::print("taskd: serving {}\n", url_of(where, bound_port(daemon.get())));
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  return {};
+}
+
+}  // namespace taskd::web

@@ -1,0 +1,28 @@
+#pragma once
+// The HTTP side of `taskd web`: where it listens, and the server that hands
+// each request to the Api.
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "web/api.hpp"
+
+namespace taskd::web {
+
+// A numeric address and port, "127.0.0.1:8080" or "[::1]:8080" (port 0:
+// any free one).
+struct ListenAddress {
+  sockaddr_storage address{};
+  bool loopback = false;
+  std::string text;  // as given
+};
+core::Result<ListenAddress> parse_listen_address(std::string_view text);
+
+// Serves `api` on `where` until SIGINT or SIGTERM; once listening, prints
+// the URL it serves on stdout ("taskd: serving http://127.0.0.1:8080/").
+core::Result<void> serve(const Api& api, const ListenAddress& where);
+
+}  // namespace taskd::web
