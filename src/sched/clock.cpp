@@ -23,20 +23,24 @@ core::Time SystemClock::now() const {
   return core::Time{core::Millis{boot_ms() + server_minus_boot}};
 }
 
-void SystemClock::correct_by(core::Millis offset) const {
+void SystemClock::keep_server_time(core::Time server, core::Millis age) const {
   if (source_ != ClockSource::server) return;
-  auto server_now = system_now() - offset;
-  server_minus_boot_ms_.store(server_now.time_since_epoch().count() - boot_ms());
+  server_minus_boot_ms_.store((server + age).time_since_epoch().count() - boot_ms());
 }
 
 core::Result<std::optional<core::Millis>> follow_server_clock(store::Database& db, const Clock& clock) {
-  auto before = system_now();
+  auto wall_before = system_now();
+  auto boot_before = boot_ms();
   auto server = TRY(store::server_time(db));
   if (!server) return std::nullopt;
-  auto after = system_now();
-  auto offset = before + (after - before) / 2 - *server;
-  clock.correct_by(offset);
-  return offset;
+  auto boot_after = boot_ms();
+  auto wall_after = system_now();
+  // Time is kept from the server's reading by the boot-time clock alone: a
+  // step of the wall clock during the round trip skews the offset reported
+  // until the next measure, never the time kept.
+  auto boot_middle = boot_before + (boot_after - boot_before) / 2;
+  clock.keep_server_time(*server, core::Millis{boot_ms() - boot_middle});
+  return wall_before + (wall_after - wall_before) / 2 - *server;
 }
 
 }  // namespace taskd::sched

@@ -19,9 +19,9 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual core::Time now() const = 0;
-  // From now on, reads `offset` less: this machine's clock minus the
-  // database server's. A clock of a test, which is its own truth, ignores it.
-  virtual void correct_by(core::Millis /*offset*/) const {}
+  // From now on, keeps the database server's time: `server` as it was `age`
+  // ago. A clock of a test, which is its own truth, ignores it.
+  virtual void keep_server_time(core::Time /*server*/, core::Millis /*age*/) const {}
 };
 
 // Which clock a taskd on a server keeps: the server's (the default), or
@@ -32,10 +32,10 @@ enum class ClockSource { server, host };
 class SystemClock final : public Clock {
  public:
   explicit SystemClock(ClockSource source = ClockSource::server) : source_(source) {}
-  // The wall clock until the first correction (and always with
+  // The wall clock until the server's time is first kept (and always with
   // ClockSource::host); after it, the server's time.
   core::Time now() const override;
-  void correct_by(core::Millis offset) const override;
+  void keep_server_time(core::Time server, core::Millis age) const override;
 
  private:
   static constexpr std::int64_t uncorrected = std::numeric_limits<std::int64_t>::min();
@@ -49,9 +49,9 @@ class SystemClock final : public Clock {
 inline constexpr core::Millis clock_tolerance{1000};
 constexpr bool clock_is_off(core::Millis offset) { return std::chrono::abs(offset) > clock_tolerance; }
 
-// Reads the database server's clock and corrects `clock` by this machine's
-// offset to it (the server's reading against the middle of the round trip);
-// returns the offset, or none for a SQLite file (one machine, one clock).
+// Reads the database server's clock and has `clock` keep it (the server's
+// reading taken as of the middle of the round trip); returns this machine's
+// offset to it, or none for a SQLite file (one machine, one clock).
 core::Result<std::optional<core::Millis>> follow_server_clock(store::Database& db, const Clock& clock);
 
 }  // namespace taskd::sched
