@@ -71,7 +71,7 @@ Result<void> history(const Context& context, const HistoryOptions& options) {
   auto walk = [&](const store::RunVisitor& visit) {
     return ops::for_each_run_of(db, options.name, filter, "history", visit);
   };
-  if (context.json) return print_json_array(walk, run_json);
+  if (context.json) return print_json_array(walk, write_run);
   auto style = context.time_style(now);
   TableWriter table(plain_columns({"ID", "TASK", "STATUS", "SCHEDULED", "DURATION", "EXIT", "CPU MEMORY", "REASON"}), {});
   TRY(walk([&](const store::RunRecord& run) -> Result<void> {

@@ -122,7 +122,7 @@ Result<void> list(const Context& context, const ListOptions& options) {
   if (context.json)
     return print_json_array(
         [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, filter, ops::Detail::full, visit); },
-        stored_task_json);
+        write_stored_task);
   core::Time now = context.clock.now();
   // Too wide for the terminal: COMMAND and SCHEDULE are cut first, then
   // COMMAND, LAST and SCHEDULE dropped in that order.

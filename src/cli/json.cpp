@@ -13,19 +13,32 @@ std::string dumped(const Json& document) { return document.dump(2, ' ', false, J
 
 void print_json(const Json& document) { fmt::print("{}\n", dumped(document)); }
 
-void JsonArrayWriter::add(const Json& element) {
-  std::string text = dumped(element);
-  // Indented one level, as an element of an array that dump(2) prints.
-  std::string indented = "  ";
-  indented.reserve(text.size() + text.size() / 8);
-  for (char c : text) {
-    indented += c;
-    if (c == '\n') indented += "  ";
-  }
-  fmt::print("{}{}", open_ ? ",\n" : "[\n", indented);
-  open_ = true;
+JsonArrayWriter::JsonArrayWriter() { writer_.begin_array(); }
+
+// Nothing is printed for an error before the first element.
+JsonArrayWriter::~JsonArrayWriter() {
+  if (any_) flush();
 }
 
-void JsonArrayWriter::finish() { fmt::print("{}", open_ ? "\n]\n" : "[]\n"); }
+void JsonArrayWriter::add(const Json& element) {
+  writer_.document(element);
+  added();
+}
+
+void JsonArrayWriter::added() {
+  any_ = true;
+  if (text_.size() >= 64 * 1024) flush();
+}
+
+void JsonArrayWriter::flush() {
+  std::fwrite(text_.data(), 1, text_.size(), stdout);
+  text_.clear();
+}
+
+void JsonArrayWriter::finish() {
+  writer_.end();
+  text_.push_back('\n');
+  flush();
+}
 
 }  // namespace taskd::cli

@@ -7,97 +7,134 @@
 
 namespace taskd::ops {
 
+std::optional<std::string> time_text(const std::optional<core::Time>& time, core::Precision precision) {
+  if (!time) return std::nullopt;
+  return core::format_rfc3339(*time, precision);
+}
+
 Json time_json(const std::optional<core::Time>& time, core::Precision precision) {
-  return time ? Json(core::format_rfc3339(*time, precision)) : Json(nullptr);
+  auto text = time_text(time, precision);
+  return text ? Json(*text) : Json(nullptr);
+}
+
+void put_seconds(JsonSink& out, const std::optional<core::Millis>& duration) {
+  if (!duration) return out.null();
+  if (*duration % core::Seconds{1} == core::Millis{0})
+    return out.integer(std::chrono::duration_cast<core::Seconds>(*duration).count());
+  out.number(static_cast<double>(duration->count()) / 1000);
 }
 
 Json seconds_json(const std::optional<core::Millis>& duration) {
-  if (!duration) return nullptr;
-  if (*duration % core::Seconds{1} == core::Millis{0}) return std::chrono::duration_cast<core::Seconds>(*duration).count();
-  return static_cast<double>(duration->count()) / 1000;
+  JsonBuilder out;
+  put_seconds(out, duration);
+  return out.take();
 }
 
 namespace {
 
 using core::Precision;
 
-Json value_json(const core::FieldValue& value) {
-  return std::visit(
-      [](const auto& held) -> Json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(held)>, std::monostate>) {
-          return nullptr;
-        } else {
-          return held;
-        }
-      },
-      value);
+void seconds_field(JsonSink& out, std::string_view name, const std::optional<core::Millis>& duration) {
+  out.key(name);
+  put_seconds(out, duration);
 }
 
 // The timeout and the tolerance a run has: those given, else the schedule's
-// defaults (at the epoch, for a schedule whose interval varies).
-void add_effective_policy(Json& out, const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
-  if (!schedule) return;
+// defaults (at the epoch, for a schedule whose interval varies). False
+// for another field, or without a schedule: then the field's own value.
+bool put_effective_policy(JsonSink& out, std::string_view field, const core::TaskDefinition& d,
+                          const std::optional<core::Schedule>& schedule) {
+  if (!schedule) return false;
   auto epoch = core::Time{};
-  out["timeout"] = seconds_json(core::effective_timeout(d, *schedule, epoch));
-  if (auto interval = core::interval_around(*schedule, epoch))
-    out["tolerance"] = seconds_json(core::effective_tolerance(d, *interval));
+  if (field == "timeout") {
+    seconds_field(out, field, core::effective_timeout(d, *schedule, epoch));
+    return true;
+  }
+  auto interval = field == "tolerance" ? core::interval_around(*schedule, epoch) : std::nullopt;
+  if (interval) seconds_field(out, field, core::effective_tolerance(d, *interval));
+  return interval.has_value();
 }
 
-Json definition_json(const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
-  Json out;
-  out["name"] = d.name;
-  out["command"] = d.command.shell ? Json(d.command.argv.empty() ? "" : d.command.argv.front()) : Json(d.command.argv);
-  out["shell"] = d.command.shell;
-  out["schedule"] = {{"kind", core::to_string(d.schedule_kind)}, {"spec", d.schedule_spec}};
-  out["tz"] = d.tz;
-  out["dtstart"] = d.dtstart ? Json(core::format_local(*d.dtstart)) : Json(nullptr);
-  out["after_finish"] = d.after_finish;
-  out["phase"] = seconds_json(d.phase);
-  out["jitter"] = d.jitter.count();
-  out["dst_gap"] = d.dst.gap ? Json(core::to_string(*d.dst.gap)) : Json(nullptr);
-  out["dst_repeat"] = d.dst.repeat ? Json(core::to_string(*d.dst.repeat)) : Json(nullptr);
+void put_command(JsonSink& out, const core::Command& command) {
+  out.key("command");
+  if (command.shell) return out.string(command.argv.empty() ? "" : command.argv.front());
+  out.begin_array();
+  for (const auto& arg : command.argv) out.string(arg);
+  out.end();
+}
+
+void put_retry(JsonSink& out, const core::TaskDefinition& d) {
+  out.key("retry");
+  out.begin_array();
+  for (auto delay : d.retry) out.integer(delay.count());
+  out.end();
+  out.field("permanent_exit", d.permanent_exit);
+}
+
+void put_cwd_and_env(JsonSink& out, const core::TaskDefinition& d) {
+  out.field("cwd", d.cwd);
+  out.key("env");
+  out.begin_object();
+  for (const auto& [name, value] : d.env) out.field(name, value);
+  out.end();
+}
+
+void put_definition(JsonSink& out, const core::TaskDefinition& d, const std::optional<core::Schedule>& schedule) {
+  out.field("name", d.name);
+  put_command(out, d.command);
+  out.field("shell", d.command.shell);
+  out.key("schedule");
+  out.begin_object();
+  out.field("kind", core::to_string(d.schedule_kind));
+  out.field("spec", d.schedule_spec);
+  out.end();
+  out.field("tz", d.tz);
+  out.field("dtstart", d.dtstart ? std::optional(core::format_local(*d.dtstart)) : std::nullopt);
+  out.field("after_finish", d.after_finish);
+  seconds_field(out, "phase", d.phase);
+  out.field("jitter", d.jitter.count());
+  out.field("dst_gap", d.dst.gap ? std::optional(core::to_string(*d.dst.gap)) : std::nullopt);
+  out.field("dst_repeat", d.dst.repeat ? std::optional(core::to_string(*d.dst.repeat)) : std::nullopt);
   for (const auto& field : core::task_fields()) {
-    if (field.name == "overlap") {
-      Json retry = Json::array();
-      for (auto delay : d.retry) retry.push_back(delay.count());
-      out["retry"] = retry;
-      out["permanent_exit"] = d.permanent_exit;
-    }
-    if (field.name == "notify") {
-      out["cwd"] = d.cwd;
-      Json env = Json::object();
-      for (const auto& [name, value] : d.env) env[name] = value;
-      out["env"] = env;
-    }
-    out[std::string(field.name)] = value_json(field.value(d));
+    if (field.name == "overlap") put_retry(out, d);
+    if (field.name == "notify") put_cwd_and_env(out, d);
+    if (!put_effective_policy(out, field.name, d, schedule)) out.field(field.name, field.value(d));
   }
-  add_effective_policy(out, d, schedule);
-  out["after"] = d.after.task.empty() ? Json(nullptr) : Json(core::to_string(d.after));
-  out["from_defaults"] = d.from_defaults;
-  return out;
+  out.field("after", d.after.task.empty() ? std::nullopt : std::optional(core::to_string(d.after)));
+  out.field("from_defaults", d.from_defaults);
+}
+
+void put_state(JsonSink& out, const core::TaskState& s) {
+  out.field("next_run_at", time_text(s.next_run_at));
+  out.field("last_run_at", time_text(s.last_run_at, Precision::milliseconds));
+  out.field("last_finished_at", time_text(s.last_finished_at, Precision::milliseconds));
+  out.field("last_status", s.last_status ? std::optional(core::to_string(*s.last_status)) : std::nullopt);
+  out.field("attempt_no", s.attempt_no);
+  out.field("attempt_uid", s.attempt_uid.empty() ? std::nullopt : std::optional(s.attempt_uid));
+  out.field("attempt_started_at", time_text(s.attempt_started_at, Precision::milliseconds));
+  out.field("attempt_timeout_at", time_text(s.attempt_timeout_at, Precision::milliseconds));
+  out.field("run_index", s.run_index);
+  out.field("disabled_until_update", s.disabled_until_update);
+  out.field("disabled_reason", s.disabled_reason);
+  out.field("paused", s.paused);
+  out.field("last_succeeded_at", time_text(s.last_succeeded_at, Precision::milliseconds));
+  out.field("failing_since", time_text(s.failing_since, Precision::milliseconds));
+  out.field("ladder_exhausted_at", time_text(s.ladder_exhausted_at, Precision::milliseconds));
 }
 
 }  // namespace
 
+void write_task(JsonSink& out, const core::Task& task) {
+  out.begin_object();
+  put_definition(out, task.definition, task.schedule);
+  put_state(out, task.state);
+  out.end();
+}
+
 Json task_json(const core::Task& task) {
-  Json out = definition_json(task.definition, task.schedule);
-  const auto& s = task.state;
-  out["next_run_at"] = time_json(s.next_run_at);
-  out["last_run_at"] = time_json(s.last_run_at, Precision::milliseconds);
-  out["last_finished_at"] = time_json(s.last_finished_at, Precision::milliseconds);
-  out["last_status"] = s.last_status ? Json(core::to_string(*s.last_status)) : Json(nullptr);
-  out["attempt_no"] = s.attempt_no;
-  out["attempt_uid"] = s.attempt_uid.empty() ? Json(nullptr) : Json(s.attempt_uid);
-  out["attempt_started_at"] = time_json(s.attempt_started_at, Precision::milliseconds);
-  out["attempt_timeout_at"] = time_json(s.attempt_timeout_at, Precision::milliseconds);
-  out["run_index"] = s.run_index;
-  out["disabled_until_update"] = s.disabled_until_update;
-  out["disabled_reason"] = s.disabled_reason;
-  out["paused"] = s.paused;
-  out["last_succeeded_at"] = time_json(s.last_succeeded_at, Precision::milliseconds);
-  out["failing_since"] = time_json(s.failing_since, Precision::milliseconds);
-  out["ladder_exhausted_at"] = time_json(s.ladder_exhausted_at, Precision::milliseconds);
-  return out;
+  JsonBuilder out;
+  write_task(out, task);
+  return out.take();
 }
 
 namespace {
@@ -125,31 +162,43 @@ Json stored_task_json(const store::StoredTask& task) {
   return out;
 }
 
+void write_stored_task(JsonSink& out, const store::StoredTask& task) {
+  if (task) return write_task(out, *task);
+  out.document(stored_task_json(task));
+}
+
+void write_run(JsonSink& out, const store::RunRecord& run) {
+  using seconds = std::chrono::duration<double>;
+  out.begin_object();
+  out.field("id", run.id);
+  out.field("task", run.task);
+  out.field("status", core::to_string(run.status));
+  out.field("scheduled_at", time_text(run.scheduled_at));
+  out.field("enqueued_at", time_text(run.enqueued_at, Precision::milliseconds));
+  out.field("started_at", time_text(run.started_at, Precision::milliseconds));
+  out.field("finished_at", time_text(run.finished_at, Precision::milliseconds));
+  out.field("exit_code", run.exit_code);
+  out.field("signal", run.signal);
+  out.field("attempt_no", run.attempt_no);
+  out.field("attempt_uid", run.attempt_uid.empty() ? std::nullopt : std::optional(run.attempt_uid));
+  out.field("run_index", run.run_index);
+  out.field("reason", run.reason);
+  out.field("trigger", core::to_string(run.trigger));
+  out.field("duration", run.started_at && run.finished_at
+                            ? std::optional(seconds(*run.finished_at - *run.started_at).count())
+                            : std::nullopt);
+  out.field("output_bytes", run.output_bytes);
+  out.field("output_truncated", run.output_truncated);
+  out.field("cpu_seconds", run.usage.cpu ? std::optional(seconds(*run.usage.cpu).count()) : std::nullopt);
+  out.field("peak_memory_bytes", run.usage.peak_memory_bytes);
+  out.field("upstream_run_id", run.upstream_run_id);
+  out.end();
+}
+
 Json run_json(const store::RunRecord& run) {
-  Json out;
-  out["id"] = run.id;
-  out["task"] = run.task;
-  out["status"] = core::to_string(run.status);
-  out["scheduled_at"] = time_json(run.scheduled_at);
-  out["enqueued_at"] = time_json(run.enqueued_at, Precision::milliseconds);
-  out["started_at"] = time_json(run.started_at, Precision::milliseconds);
-  out["finished_at"] = time_json(run.finished_at, Precision::milliseconds);
-  out["exit_code"] = run.exit_code ? Json(*run.exit_code) : Json(nullptr);
-  out["signal"] = run.signal ? Json(*run.signal) : Json(nullptr);
-  out["attempt_no"] = run.attempt_no;
-  out["attempt_uid"] = run.attempt_uid.empty() ? Json(nullptr) : Json(run.attempt_uid);
-  out["run_index"] = run.run_index;
-  out["reason"] = run.reason;
-  out["trigger"] = core::to_string(run.trigger);
-  out["duration"] = run.started_at && run.finished_at
-                        ? Json(std::chrono::duration<double>(*run.finished_at - *run.started_at).count())
-                        : Json(nullptr);
-  out["output_bytes"] = run.output_bytes;
-  out["output_truncated"] = run.output_truncated;
-  out["cpu_seconds"] = run.usage.cpu ? Json(std::chrono::duration<double>(*run.usage.cpu).count()) : Json(nullptr);
-  out["peak_memory_bytes"] = run.usage.peak_memory_bytes ? Json(*run.usage.peak_memory_bytes) : Json(nullptr);
-  out["upstream_run_id"] = run.upstream_run_id ? Json(*run.upstream_run_id) : Json(nullptr);
-  return out;
+  JsonBuilder out;
+  write_run(out, run);
+  return out.take();
 }
 
 }  // namespace taskd::ops

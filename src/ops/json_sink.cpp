@@ -1,0 +1,121 @@
+#include "ops/json_sink.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace taskd::ops {
+
+Json& JsonBuilder::place(Json value) {
+  if (open_.empty()) return root_ = std::move(value);
+  Json& container = *open_.back();
+  if (container.is_array()) {
+    container.push_back(std::move(value));
+    return container.back();
+  }
+  return container[key_] = std::move(value);
+}
+
+namespace {
+
+// Printed as it is: no escape, and UTF-8 only if ASCII.
+bool plain_ascii(std::string_view text) {
+  return std::ranges::all_of(text, [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+}
+
+}  // namespace
+
+void JsonTextWriter::open(char opening, char closing) {
+  start_value();
+  out_.push_back(opening);
+  open_.push_back({closing});
+}
+
+void JsonTextWriter::end() {
+  auto closed = open_.back();
+  open_.pop_back();
+  if (closed.has_items) next_line();
+  out_.push_back(closed.closing);
+}
+
+void JsonTextWriter::next_line() {
+  static constexpr std::string_view newline_and_indents =
+      "\n                                                                ";
+  auto width = 1 + 2 * open_.size();
+  text(newline_and_indents.substr(0, width));
+  for (; width > newline_and_indents.size(); width -= 2) text("  ");
+}
+
+void JsonTextWriter::start_value() {
+  if (std::exchange(after_key_, false) || open_.empty()) return;
+  if (std::exchange(open_.back().has_items, true)) out_.push_back(',');
+  next_line();
+}
+
+void JsonTextWriter::key(std::string_view name) {
+  start_value();
+  quoted(name);
+  text(": ");
+  after_key_ = true;
+}
+
+void JsonTextWriter::null() {
+  start_value();
+  text("null");
+}
+
+void JsonTextWriter::boolean(bool value) {
+  start_value();
+  text(value ? "true" : "false");
+}
+
+void JsonTextWriter::integer(std::int64_t value) {
+  start_value();
+  fmt::format_to(std::back_inserter(out_), "{}", value);
+}
+
+// As a document prints it (its own shortest form), rare enough to borrow.
+void JsonTextWriter::number(double value) {
+  start_value();
+  text(Json(value).dump());
+}
+
+void JsonTextWriter::string(std::string_view value) {
+  start_value();
+  quoted(value);
+}
+
+// A string that needs escapes, or is not ASCII (a byte that is not UTF-8
+// becomes U+FFFD), is printed as a document prints it.
+void JsonTextWriter::quoted(std::string_view value) {
+  if (!plain_ascii(value)) return text(Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace));
+  out_.push_back('"');
+  text(value);
+  out_.push_back('"');
+}
+
+void JsonTextWriter::document(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::object:
+      begin_object();
+      for (const auto& [name, item] : value.items()) {
+        key(name);
+        document(item);
+      }
+      return end();
+    case Json::value_t::array:
+      begin_array();
+      for (const auto& item : value) document(item);
+      return end();
+    case Json::value_t::string: return string(value.get_ref<const std::string&>());
+    case Json::value_t::boolean: return boolean(value.get<bool>());
+    case Json::value_t::number_integer: return integer(value.get<std::int64_t>());
+    case Json::value_t::number_unsigned:
+      start_value();
+      fmt::format_to(std::back_inserter(out_), "{}", value.get<std::uint64_t>());
+      return;
+    case Json::value_t::number_float: return number(value.get<double>());
+    default: return null();
+  }
+}
+
+}  // namespace taskd::ops

@@ -1,0 +1,63 @@
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "ops/json_sink.hpp"
+
+using taskd::ops::Json;
+using taskd::ops::JsonBuilder;
+using taskd::ops::JsonTextWriter;
+
+namespace {
+
+std::string written(const Json& document) {
+  fmt::memory_buffer out;
+  JsonTextWriter writer(out);
+  writer.document(document);
+  return fmt::to_string(out);
+}
+
+std::string dumped(const Json& document) { return document.dump(2, ' ', false, Json::error_handler_t::replace); }
+
+}  // namespace
+
+TEST_CASE("the text writer prints what a document's dump(2) prints") {
+  auto documents = {
+      Json(nullptr),
+      Json::object(),
+      Json::array(),
+      Json::parse(R"({"a": {}, "b": [], "c": [[], {}, [1, [2, {"d": null}]]], "e": {"f": {"g": true}}})"),
+      Json{{"int", -42}, {"big", std::numeric_limits<std::int64_t>::max()}, {"unsigned", 18446744073709551615ULL}},
+      Json{{"half", 0.5}, {"whole", 2.0}, {"small", 1e-7}, {"large", 1.5e300}, {"ms", 0.063}},
+      Json{{"quote\"key", "back\\slash"}, {"ctl", std::string("a\x01\x1f\x7f\tb\nc\r", 9)}, {"esc", "\x1b[31mred"}},
+      Json{{"utf8", "zürich ✓ 𝄞"}, {"bad", std::string("a\xff\xfe b \xe2\x82 c \xc3", 12)}, {"tag", "<script>"}},
+      Json::array({Json::object({{"deep", Json::array({Json::array({Json::array({Json::array({1})})})})}})}),
+  };
+  for (const auto& document : documents) CHECK(written(document) == dumped(document));
+}
+
+TEST_CASE("values put one at a time come out as the same document built") {
+  auto describe = [](taskd::ops::JsonSink& out) {
+    out.begin_object();
+    out.field("name", "x");
+    out.field("none", std::optional<std::string>());
+    out.field("some", std::optional<std::int64_t>(3));
+    out.field("codes", std::vector<int>{78, 75});
+    out.field("flag", false);
+    out.field("seconds", 1.25);
+    out.key("nested");
+    out.begin_array();
+    out.put(std::monostate{});
+    out.end();
+    out.end();
+  };
+  JsonBuilder builder;
+  describe(builder);
+  auto document = builder.take();
+  CHECK(document == Json::parse(R"({"name": "x", "none": null, "some": 3, "codes": [78, 75], "flag": false,
+                                    "seconds": 1.25, "nested": [null]})"));
+  fmt::memory_buffer text;
+  JsonTextWriter writer(text);
+  describe(writer);
+  CHECK(fmt::to_string(text) == dumped(document));
+}
