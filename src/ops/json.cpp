@@ -149,6 +149,7 @@ Json run_json(const store::RunRecord& run) {
   out["cpu_seconds"] = run.usage.cpu ? Json(std::chrono::duration<double>(*run.usage.cpu).count()) : Json(nullptr);
   out["peak_memory_bytes"] = run.usage.peak_memory_bytes ? Json(*run.usage.peak_memory_bytes) : Json(nullptr);
   out["upstream_run_id"] = run.upstream_run_id ? Json(*run.upstream_run_id) : Json(nullptr);
+  out["host"] = run.host.empty() ? Json(nullptr) : Json(run.host);
   return out;
 }
 

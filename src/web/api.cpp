@@ -115,9 +115,21 @@ Result<store::TaskFilter> task_filter_of(const Request& request) {
   return filter;
 }
 
-// The filter of `taskd history` from ?status=a,b&trigger=&since=&until=&limit=N.
+// ?before=ID: a run's id, the last of the page before.
+Result<std::int64_t> before_of(const Request& request) {
+  auto text = parameter(request, "before");
+  if (text.empty()) return 0;
+  std::int64_t id = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end != text.data() + text.size() || id < 1)
+    return fail(ErrorKind::bad_input, fmt::format("before=\"{}\": a run's id", text));
+  return id;
+}
+
+// The filter of `taskd history` from ?status=a,b&trigger=&since=&until=&limit=N,
+// and ?before=ID for the page after run ID.
 Result<store::RunFilter> run_filter_of(const Request& request, core::Time now) {
-  store::RunFilter filter{.limit = TRY(limit_of(request, run_page))};
+  store::RunFilter filter{.limit = TRY(limit_of(request, run_page)), .before = TRY(before_of(request))};
   for (auto name : std::views::split(parameter(request, "status"), ',')) {
     if (name.empty()) continue;
     auto status = core::parse_run_status(std::string_view(name.begin(), name.end()));

@@ -114,6 +114,26 @@ class ApiShapesTest(WebTestCase):
         self.assertEqual(self.get_json(self.url + "/api/v1/runs?trigger=schedule"), [])
         self.assertEqual(len(self.get_json(self.url + "/api/v1/runs?limit=1")), 1)
 
+    def test_a_run_names_the_host_that_ran_it(self):
+        self.ok("trigger", "gamma")
+        hosts = {run["task"]: run["host"] for run in self.get_json(self.url + "/api/v1/runs")}
+        self.assertEqual(hosts, {"alpha": socket.gethostname(), "beta": socket.gethostname(), "gamma": None})
+        self.assertEqual(self.history("alpha")[0]["host"], socket.gethostname())
+
+    def test_runs_come_a_page_at_a_time_after_a_run(self):
+        for window in ("", "since=1d&"):
+            with self.subTest(window=window):
+                runs = self.get_json(self.url + "/api/v1/runs?" + window)
+                self.assertEqual(len(runs), 2)
+                first = self.get_json(self.url + "/api/v1/runs?%slimit=1" % window)
+                self.assertEqual(first, runs[:1])
+                second = self.get_json(self.url + "/api/v1/runs?%slimit=1&before=%d" % (window, first[0]["id"]))
+                self.assertEqual(second, runs[1:])
+                self.assertEqual(self.get_json(self.url + "/api/v1/runs?%sbefore=%d" % (window, runs[1]["id"])), [])
+        for query in ("before=0", "before=x", "before=-1"):
+            with self.subTest(query=query):
+                self.assertIn("before", self.get_json(self.url + "/api/v1/runs?" + query, status=400)["error"])
+
     def test_bad_queries_unknown_paths_and_methods(self):
         for query in ("limit=0", "limit=x", "limit=5001", "state=sleepy"):
             with self.subTest(query=query):
