@@ -242,6 +242,28 @@ class RunPageTest(BrowserTestCase):
         self.assertEqual(scripts, [url + "/common.js", url + "/run.js"])
         self.assertNoAlert(driver)
 
+    def test_a_running_run_s_output_grows_on_its_page(self):
+        go = os.path.join(self.tmp, "go")
+        self.add("slow", "--manual", "--", "sh", "-c",
+                 "echo first; while [ ! -e %s ]; do sleep 0.1; done; echo second" % go)
+        self.ok("trigger", "slow")
+        [run] = self.history()
+        worker = self.popen_taskd("run-once")
+
+        def release():  # whatever happened: the run ends, run-once with it
+            open(go, "w").close()
+            worker.communicate(timeout=60)
+        self.addCleanup(release)
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/runs/%d" % run["id"])
+        output = driver.find_element(By.ID, "output")
+        status = lambda: driver.find_element(By.CSS_SELECTOR, "dd[data-fact='Status']").text
+        self.until(driver, lambda d: output.text == "first" and status() == "running", "the first line, running")
+        driver.execute_script("window.sameDocument = true")
+        open(go, "w").close()
+        self.until(driver, lambda d: output.text == "first\nsecond" and status() == "succeeded", "the second line")
+        self.assertTrue(driver.execute_script("return window.sameDocument === true"))
+
     def test_the_strip_leads_to_the_run(self):
         self.add("alpha", "--manual", "--", "echo", "hello")
         self.ok("trigger", "alpha")

@@ -1,7 +1,11 @@
 // A run's page, /runs/ID: its times, attempt, outcome and output, from
 // /api/v1/runs/ID/output. The output is set as text: whatever bytes a
-// command wrote stay characters on the page.
+// command wrote stay characters on the page. While the run is queued or
+// running the page asks again, so the output grows as taskd saves it
+// (once a second).
 "use strict";
+
+const livePollMs = 1000;
 
 function localTime(text) {
   return text ? new Date(text).toLocaleString() + " (" + text + ")" : "-";
@@ -54,7 +58,9 @@ async function load() {
     document.title = "taskd: run " + run.id;
     showFacts(run);
     document.getElementById("output").textContent = run.output;
-    status.textContent = "";
+    const live = run.status === "queued" || run.status === "running";
+    status.textContent = live ? "Following the run as it goes" : "";
+    if (live) setTimeout(load, livePollMs);
   } catch (error) {
     status.textContent = String(error.message);
   }
