@@ -189,6 +189,24 @@ class BoardAssetsTest(WebTestCase):
                 sock.close()
                 self.assertTrue(reply.startswith(b"HTTP/1.0 404") or reply.startswith(b"HTTP/1.1 404"), reply[:200])
 
+    def test_the_timeline_and_a_run_s_page_by_their_paths_alone(self):
+        url = self.start_web()
+        for path, kind in (("/timeline", "text/html"), ("/runs/1", "text/html"), ("/runs/123456789", "text/html"),
+                           ("/common.js", "text/javascript"), ("/timeline.js", "text/javascript"),
+                           ("/run.js", "text/javascript")):
+            with self.subTest(path=path):
+                code, headers, body = self.request(url + path)
+                self.assertEqual(code, 200)
+                self.assertTrue(headers["Content-Type"].startswith(kind))
+                self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
+                if kind == "text/html":
+                    self.assertNotIn(b"<script>", body)
+                    self.assertNotIn(b"http", body)
+        for path in ("/runs/", "/runs/x", "/runs/1/output", "/runs/-1", "/runs/1.js", "/runs/" + "9" * 19,
+                     "/timeline/", "/timeline.html", "/run.html"):
+            with self.subTest(path=path):
+                self.assertEqual(self.request(url + path)[0], 404)
+
 
 class TokenTest(WebTestCase):
     def setUp(self):
