@@ -192,6 +192,7 @@ void write_run(JsonSink& out, const store::RunRecord& run) {
   out.field("cpu_seconds", run.usage.cpu ? std::optional(seconds(*run.usage.cpu).count()) : std::nullopt);
   out.field("peak_memory_bytes", run.usage.peak_memory_bytes);
   out.field("upstream_run_id", run.upstream_run_id);
+  out.field("host", run.host.empty() ? std::nullopt : std::optional(run.host));
   out.end();
 }
 

@@ -19,7 +19,7 @@ using core::Time;
 constexpr const char* run_columns =
     "r.id, r.task_id, t.name, r.status, r.trigger, r.scheduled_at, r.enqueued_at, r.started_at, r.finished_at, "
     "r.deadline_at, r.exit_code, r.signal, r.attempt_no, r.attempt_uid, r.run_index, r.reason, length(r.output), "
-    "r.output_truncated, r.cpu_us, r.peak_memory_bytes, r.not_before, r.upstream_run_id";
+    "r.output_truncated, r.cpu_us, r.peak_memory_bytes, r.not_before, r.upstream_run_id, r.worker_host";
 
 // A run from the columns of run_columns, in order.
 RunRecord run_from(Columns c) {
@@ -48,6 +48,7 @@ RunRecord run_from(Columns c) {
   run.usage.peak_memory_bytes = c.optional_int64();
   run.not_before = core::from_unix_ms(c.int64());
   run.upstream_run_id = c.optional_int64();
+  run.host = c.text();
   return run;
 }
 
@@ -624,6 +625,11 @@ FilteredRuns filtered_runs(const RunFilter& filter) {
   if (filter.since) add_value(" AND r.scheduled_at >= ?", core::to_unix_ms(*filter.since));
   if (filter.until) add_value(" AND r.scheduled_at < ?", core::to_unix_ms(*filter.until));
   bool windowed = filter.since || filter.until;
+  // The listing's order as a key: the next page starts right after the last
+  // one's final run, even among the runs of one slot, whatever came since.
+  if (filter.before != 0)
+    add_value(windowed ? " AND (r.scheduled_at, r.id) < (SELECT scheduled_at, id FROM runs WHERE id = ?)" : " AND r.id < ?",
+              filter.before);
   query.sql = fmt::format("SELECT {} FROM runs r {}JOIN tasks t ON t.id = r.task_id WHERE {} ORDER BY {}r.id DESC",
                           run_columns, index_for(filter), where,
                           windowed ? "r.scheduled_at DESC, " : "");

@@ -38,6 +38,7 @@ struct RunRecord {
   bool output_truncated = false;
   core::ResourceUsage usage;  // of an attempt that ran and ended
   std::optional<std::int64_t> upstream_run_id;  // the run of the --after task that queued (or skipped) it
+  std::string host;                             // of the worker that started its attempt; empty before
 };
 
 // Who runs an attempt: enough to tell later whether that process still lives.
@@ -260,6 +261,9 @@ struct RunFilter {
   std::optional<core::Time> since;
   std::optional<core::Time> until;
   std::optional<std::int64_t> limit;
+  // The page after run `before`: only the runs that come after it in this
+  // listing's order (0: from the first).
+  std::int64_t before = 0;
 };
 
 // Calls `visit` with each run the filter selects, newest first, as the rows

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <ranges>
 
@@ -12,7 +13,12 @@
 #include "ops/tasks.hpp"
 #include "taskd_web_board_css.hpp"
 #include "taskd_web_board_js.hpp"
+#include "taskd_web_common_js.hpp"
 #include "taskd_web_index_html.hpp"
+#include "taskd_web_run_html.hpp"
+#include "taskd_web_run_js.hpp"
+#include "taskd_web_timeline_html.hpp"
+#include "taskd_web_timeline_js.hpp"
 #include "web/token.hpp"
 
 namespace taskd::web {
@@ -66,20 +72,35 @@ Response method_not_allowed(std::string_view allowed) {
 
 bool reads(const Request& request) { return request.method == "GET" || request.method == "HEAD"; }
 
-// The board: its page, style and script, by their exact paths (no other
-// name reaches them, so no path can climb out of them).
+// The board: its pages, style and scripts, by their exact paths (no other
+// name reaches them, so no path can climb out of them), and the run page
+// at /runs/ID for any ID in digits.
 struct Asset {
   std::string_view path;
   std::string_view content_type;
   std::string_view bytes;
 };
+constexpr std::string_view html_type = "text/html; charset=utf-8";
+constexpr std::string_view script_type = "text/javascript; charset=utf-8";
 constexpr Asset assets[] = {
-    {"/", "text/html; charset=utf-8", taskd_web_index_html},
+    {"/", html_type, taskd_web_index_html},
+    {"/timeline", html_type, taskd_web_timeline_html},
     {"/board.css", "text/css; charset=utf-8", taskd_web_board_css},
-    {"/board.js", "text/javascript; charset=utf-8", taskd_web_board_js},
+    {"/common.js", script_type, taskd_web_common_js},
+    {"/board.js", script_type, taskd_web_board_js},
+    {"/timeline.js", script_type, taskd_web_timeline_js},
+    {"/run.js", script_type, taskd_web_run_js},
 };
+constexpr Asset run_asset{"/runs/", html_type, taskd_web_run_html};
+
+bool is_run_page(std::string_view path) {
+  if (!path.starts_with(run_asset.path)) return false;
+  auto id = path.substr(run_asset.path.size());
+  return !id.empty() && id.size() <= 18 && std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
+}
 
 const Asset* asset_at(std::string_view path) {
+  if (is_run_page(path)) return &run_asset;
   auto found = std::ranges::find(assets, path, &Asset::path);
   return found == std::end(assets) ? nullptr : found;
 }
@@ -115,9 +136,21 @@ Result<store::TaskFilter> task_filter_of(const Request& request) {
   return filter;
 }
 
-// The filter of `taskd history` from ?status=a,b&trigger=&since=&until=&limit=N.
+// ?before=ID: a run's id, the last of the page before.
+Result<std::int64_t> before_of(const Request& request) {
+  auto text = parameter(request, "before");
+  if (text.empty()) return 0;
+  std::int64_t id = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (error != std::errc() || end != text.data() + text.size() || id < 1)
+    return fail(ErrorKind::bad_input, fmt::format("before=\"{}\": a run's id", text));
+  return id;
+}
+
+// The filter of `taskd history` from ?status=a,b&trigger=&since=&until=&limit=N,
+// and ?before=ID for the page after run ID.
 Result<store::RunFilter> run_filter_of(const Request& request, core::Time now) {
-  store::RunFilter filter{.limit = TRY(limit_of(request, run_page))};
+  store::RunFilter filter{.limit = TRY(limit_of(request, run_page)), .before = TRY(before_of(request))};
   for (auto name : std::views::split(parameter(request, "status"), ',')) {
     if (name.empty()) continue;
     auto status = core::parse_run_status(std::string_view(name.begin(), name.end()));

@@ -114,6 +114,26 @@ class ApiShapesTest(WebTestCase):
         self.assertEqual(self.get_json(self.url + "/api/v1/runs?trigger=schedule"), [])
         self.assertEqual(len(self.get_json(self.url + "/api/v1/runs?limit=1")), 1)
 
+    def test_a_run_names_the_host_that_ran_it(self):
+        self.ok("trigger", "gamma")
+        hosts = {run["task"]: run["host"] for run in self.get_json(self.url + "/api/v1/runs")}
+        self.assertEqual(hosts, {"alpha": socket.gethostname(), "beta": socket.gethostname(), "gamma": None})
+        self.assertEqual(self.history("alpha")[0]["host"], socket.gethostname())
+
+    def test_runs_come_a_page_at_a_time_after_a_run(self):
+        for window in ("", "since=1d&"):
+            with self.subTest(window=window):
+                runs = self.get_json(self.url + "/api/v1/runs?" + window)
+                self.assertEqual(len(runs), 2)
+                first = self.get_json(self.url + "/api/v1/runs?%slimit=1" % window)
+                self.assertEqual(first, runs[:1])
+                second = self.get_json(self.url + "/api/v1/runs?%slimit=1&before=%d" % (window, first[0]["id"]))
+                self.assertEqual(second, runs[1:])
+                self.assertEqual(self.get_json(self.url + "/api/v1/runs?%sbefore=%d" % (window, runs[1]["id"])), [])
+        for query in ("before=0", "before=x", "before=-1"):
+            with self.subTest(query=query):
+                self.assertIn("before", self.get_json(self.url + "/api/v1/runs?" + query, status=400)["error"])
+
     def test_bad_queries_unknown_paths_and_methods(self):
         for query in ("limit=0", "limit=x", "limit=5001", "state=sleepy"):
             with self.subTest(query=query):
@@ -168,6 +188,24 @@ class BoardAssetsTest(WebTestCase):
                     reply += chunk
                 sock.close()
                 self.assertTrue(reply.startswith(b"HTTP/1.0 404") or reply.startswith(b"HTTP/1.1 404"), reply[:200])
+
+    def test_the_timeline_and_a_run_s_page_by_their_paths_alone(self):
+        url = self.start_web()
+        for path, kind in (("/timeline", "text/html"), ("/runs/1", "text/html"), ("/runs/123456789", "text/html"),
+                           ("/common.js", "text/javascript"), ("/timeline.js", "text/javascript"),
+                           ("/run.js", "text/javascript")):
+            with self.subTest(path=path):
+                code, headers, body = self.request(url + path)
+                self.assertEqual(code, 200)
+                self.assertTrue(headers["Content-Type"].startswith(kind))
+                self.assertIn("default-src 'none'", headers["Content-Security-Policy"])
+                if kind == "text/html":
+                    self.assertNotIn(b"<script>", body)
+                    self.assertNotIn(b"http", body)
+        for path in ("/runs/", "/runs/x", "/runs/1/output", "/runs/-1", "/runs/1.js", "/runs/" + "9" * 19,
+                     "/timeline/", "/timeline.html", "/run.html"):
+            with self.subTest(path=path):
+                self.assertEqual(self.request(url + path)[0], 404)
 
 
 class TokenTest(WebTestCase):

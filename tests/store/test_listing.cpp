@@ -171,6 +171,7 @@ TEST_CASE("every history filter reads an index (EXPLAIN QUERY PLAN)" * doctest::
       {.until = at(10, 0)},
       {.since = at(9, 0), .until = at(10, 0), .limit = 5},
       {.task_id = 1, .statuses = {core::RunStatus::lost}, .trigger = core::Trigger::retry, .since = at(9, 0)},
+      {.since = at(9, 0), .limit = 5, .before = 7},
   };
   for (const auto& filter : filters) check_uses_index(temp.db, store::run_query_sql(filter), "r");
   // Unfiltered, or of the status or trigger most runs have, the newest runs
@@ -220,6 +221,35 @@ TEST_CASE("history filters by status, trigger and slot window") {
   // A window lists newest slot first: b2 served 10:00:30, before a1's slot.
   CHECK(ids({.since = at(10, 0, 30), .until = at(10, 3)}) == std::vector<std::int64_t>{b1, a1, b2});
   CHECK(ids({.since = at(10, 2), .limit = 1}) == std::vector<std::int64_t>{a2});
+}
+
+TEST_CASE("history pages after a run, in the listing's order, even among the runs of one slot") {
+  test::TempDb temp;
+  auto a = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto b = test::add_task(temp.db, test::every_definition("b", 60s), at(10, 0));
+  auto a1 = ended_run(temp.db, a, at(10, 1), 0ms, core::RunStatus::succeeded);
+  auto b1 = ended_run(temp.db, b, at(10, 1), 0ms, core::RunStatus::failed);
+  auto a0 = ended_run(temp.db, a, at(10, 0), 0ms, core::RunStatus::succeeded, core::Trigger::manual);
+  auto b2 = ended_run(temp.db, b, at(10, 2), 0ms, core::RunStatus::succeeded);
+  auto pages = [&](store::RunFilter filter) {
+    std::vector<std::vector<std::int64_t>> out;
+    for (bool more = true; more;) {
+      std::vector<std::int64_t> page;
+      REQUIRE(store::for_each_run(temp.db, filter, [&](const store::RunRecord& run) -> core::Result<void> {
+        page.push_back(run.id);
+        return {};
+      }));
+      more = static_cast<std::int64_t>(page.size()) == filter.limit;
+      if (!page.empty()) filter.before = page.back();
+      out.push_back(page);
+    }
+    return out;
+  };
+  using Pages = std::vector<std::vector<std::int64_t>>;
+  CHECK(pages({.limit = 3}) == Pages{{b2, a0, b1}, {a1}});
+  // A window lists newest slot first; a1 and b1 share a slot and a page's end.
+  CHECK(pages({.since = at(10, 0), .limit = 2}) == Pages{{b2, b1}, {a1, a0}, {}});
+  CHECK(pages({.since = at(10, 0), .until = at(10, 2), .limit = 1}) == Pages{{b1}, {a1}, {a0}, {}});
 }
 
 TEST_CASE("a run is counted once, when it ends, and pruning keeps the counts") {

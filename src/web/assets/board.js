@@ -1,26 +1,10 @@
 // The board: a client of /api/v1 like any other. Every text a task holds
-// goes into the page as text (textContent), never as HTML.
+// goes into the page as text (textContent), never as HTML. It asks again
+// every few seconds, updating its rows in place, so that a run shows up
+// without a reload and a button is not replaced under the pointer.
 "use strict";
 
-const tokenKey = "taskd-token";
-
-function headers() {
-  const token = sessionStorage.getItem(tokenKey);
-  return token ? { Authorization: "Bearer " + token } : {};
-}
-
-async function getJson(path) {
-  const response = await fetch(path, { headers: headers() });
-  if (response.status === 401) {
-    document.getElementById("token-form").hidden = false;
-    throw new Error("this board needs the token");
-  }
-  if (!response.ok) {
-    const body = await response.json().catch(() => ({}));
-    throw new Error(body.error || response.statusText);
-  }
-  return response.json();
-}
+const pollMs = 3000;
 
 // As `taskd list` words it.
 function scheduleText(task) {
@@ -48,15 +32,8 @@ function relative(when, now) {
   return seconds >= 0 ? "in " + amount + unit : amount + unit + " ago";
 }
 
-function cell(row, text, className) {
-  const td = row.insertCell();
-  td.textContent = text;
-  if (className) td.className = className;
-  return td;
-}
-
-function nextRunCell(row, task, now) {
-  const td = cell(row, "-");
+function fillNextRun(td, task, now) {
+  td.textContent = "-";
   if (!task.next_run_at) return;
   const when = new Date(task.next_run_at);
   td.textContent = when.toLocaleString() + " ";
@@ -66,16 +43,15 @@ function nextRunCell(row, task, now) {
   td.append(span);
 }
 
-function stripCell(row, runs) {
-  const strip = document.createElement("div");
-  strip.className = "strip";
+function fillStrip(strip, runs) {
+  strip.replaceChildren();
   for (const run of (runs || []).slice(0, 20).reverse()) {
-    const mark = document.createElement("span");
+    const mark = document.createElement("a");
+    mark.href = "/runs/" + run.id;
     mark.className = "run " + run.status;
     mark.title = "run " + run.id + ": " + run.status + " (slot " + run.scheduled_at + ")";
     strip.append(mark);
   }
-  row.insertCell().append(strip);
 }
 
 function runsByTask(runs) {
@@ -87,35 +63,79 @@ function runsByTask(runs) {
   return byTask;
 }
 
+function say(text) {
+  document.getElementById("notice").textContent = text;
+}
+
+async function trigger(name) {
+  try {
+    const queued = await postJson("/api/v1/tasks/" + encodeURIComponent(name) + "/trigger");
+    say(name + ": run " + queued.run + (queued.triggered ? " queued" : " already queued or running"));
+    load();
+  } catch (error) {
+    say("Cannot trigger " + name + ": " + error.message);
+  }
+}
+
+// A task's row, made once: its cells are filled again at every poll.
+function newRow(name) {
+  const row = document.createElement("tr");
+  row.dataset.task = name;
+  for (let i = 0; i < 5; ++i) row.insertCell();
+  row.cells[0].className = "name";
+  row.cells[0].textContent = name;
+  const strip = document.createElement("div");
+  strip.className = "strip";
+  row.cells[4].append(strip);
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "trigger";
+  button.textContent = "Trigger";
+  button.addEventListener("click", () => trigger(name));
+  row.insertCell().append(button);
+  return row;
+}
+
+const rows = new Map();
+
+function show(tasks, byTask) {
+  const now = new Date();
+  const body = document.querySelector("#tasks tbody");
+  const shown = new Set();
+  for (const task of tasks) {
+    if (!rows.has(task.name)) rows.set(task.name, newRow(task.name));
+    const row = rows.get(task.name);
+    shown.add(task.name);
+    row.cells[1].textContent = scheduleText(task);
+    fillNextRun(row.cells[2], task, now);
+    const state = task.malformed ? "malformed" : condition(task);
+    row.cells[3].textContent = state;
+    row.cells[3].className = "state-" + state;
+    fillStrip(row.cells[4].firstChild, byTask.get(task.name));
+    body.append(row);  // in the listing's order; an existing row moves
+  }
+  for (const [name, row] of rows) {
+    if (shown.has(name)) continue;
+    row.remove();
+    rows.delete(name);
+  }
+}
+
+let polling;
+
 async function load() {
+  clearTimeout(polling);
   const status = document.getElementById("status");
   try {
     const [tasks, runs] = await Promise.all([getJson("/api/v1/tasks"), getJson("/api/v1/runs?limit=1000")]);
-    const byTask = runsByTask(runs);
-    const now = new Date();
-    const body = document.querySelector("#tasks tbody");
-    body.replaceChildren();
-    for (const task of tasks) {
-      const row = body.insertRow();
-      row.dataset.task = task.name;
-      cell(row, task.name, "name");
-      cell(row, scheduleText(task));
-      nextRunCell(row, task, now);
-      const state = task.malformed ? "malformed" : condition(task);
-      cell(row, state, "state-" + state);
-      stripCell(row, byTask.get(task.name));
-    }
+    show(tasks, runsByTask(runs));
     document.getElementById("tasks").hidden = false;
     status.textContent = tasks.length === 1 ? "1 task" : tasks.length + " tasks";
   } catch (error) {
     status.textContent = String(error.message);
   }
+  polling = setTimeout(load, pollMs);
 }
 
-document.getElementById("token-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  sessionStorage.setItem(tokenKey, document.getElementById("token").value);
-  document.getElementById("token-form").hidden = true;
-  load();
-});
+keepToken(load);
 load();

@@ -1,0 +1,286 @@
+"""taskd web in a real browser (Debian's chromium, chromium-driver and
+python3-selenium, headless): the board shows the tasks and their strips,
+picks up a run without a reload, triggers with the token and not without
+it, shows hostile names as text, and fits a phone's width; the timeline
+draws a bar per run, page after page, and 10 000 bars without stalling;
+a run's page shows its output as text."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from test_web import TOKEN, WebTestCase
+
+WAIT_SECONDS = 20
+# As root and with no network: without these, chromium waits on lookups and updates.
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage", "--window-size=1280,900",
+]
+HOSTILE_NAMES = ['<script>alert(1)</script>', 'quote"\'s', '<img src=x onerror=alert(2)>']
+
+
+class BrowserTestCase(WebTestCase):
+    def open_browser(self):
+        """A headless chromium of this test alone (its own profile in self.tmp)."""
+        options = Options()
+        options.binary_location = "/usr/bin/chromium"
+        for flag in CHROMIUM_FLAGS:
+            options.add_argument(flag)
+        options.add_argument("--user-data-dir=" + tempfile.mkdtemp(prefix="chromium-", dir=self.tmp))
+        service = Service("/usr/bin/chromedriver", log_path=os.path.join(self.tmp, "chromedriver.log"))
+        driver = webdriver.Chrome(service=service, options=options)
+        self.addCleanup(driver.quit)
+        return driver
+
+    def until(self, driver, condition, what):
+        return WebDriverWait(driver, WAIT_SECONDS).until(lambda d: condition(d), "waited for " + what)
+
+    def open_board(self, driver, url, names):
+        """Opens the board at `url` and waits for a row for each of `names`."""
+        driver.get(url + "/")
+        self.until(driver, lambda d: set(self.row_names(d)) == set(names), "the rows of %r" % (names,))
+
+    def row_names(self, driver):
+        return [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "#tasks tbody td.name")]
+
+    def row(self, driver, name):
+        return next(row for row in driver.find_elements(By.CSS_SELECTOR, "#tasks tbody tr")
+                    if row.find_element(By.CSS_SELECTOR, "td.name").text == name)
+
+    def marks(self, driver, name):
+        """The classes of the strip's marks of task `name`, oldest first."""
+        return [mark.get_attribute("class") for mark in self.row(driver, name).find_elements(By.CSS_SELECTOR, ".run")]
+
+    def assertNoAlert(self, driver):
+        with self.assertRaises(NoAlertPresentException):
+            driver.switch_to.alert.text
+
+
+class BoardTest(BrowserTestCase):
+    def test_the_board_lists_the_tasks_with_their_strips(self):
+        self.add("alpha", "--every", "1h", "--", "echo", "hello")
+        self.add("beta", "--manual", "--", "false")
+        self.add("gamma", "--manual", "--", "true")
+        for name in ("alpha", "beta", "alpha"):
+            self.ok("trigger", name)
+            self.run_once()
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["alpha", "beta", "gamma"])
+        self.assertEqual(self.marks(driver, "alpha"), ["run succeeded", "run succeeded"])
+        self.assertEqual(self.marks(driver, "beta"), ["run failed"])
+        self.assertEqual(self.marks(driver, "gamma"), [])
+        self.assertEqual(self.row(driver, "beta").find_element(By.CSS_SELECTOR, ".state-failing").text, "failing")
+        self.assertEqual(self.row(driver, "alpha").find_elements(By.TAG_NAME, "td")[1].text, "every 1h")
+
+    def test_a_run_shows_up_without_a_reload(self):
+        self.add("late", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["late"])
+        self.assertEqual(self.marks(driver, "late"), [])
+        driver.execute_script("window.sameDocument = true")
+        self.ok("trigger", "late")
+        self.run_once()
+        self.until(driver, lambda d: self.marks(d, "late") == ["run succeeded"], "the run's mark")
+        self.assertTrue(driver.execute_script("return window.sameDocument === true"))
+
+    def test_the_trigger_button_needs_the_token(self):
+        self.add("t", "--every", "1h", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(token=TOKEN), ["t"])
+        notice = driver.find_element(By.ID, "notice")
+        self.row(driver, "t").find_element(By.CSS_SELECTOR, "button.trigger").click()
+        self.until(driver, lambda d: notice.text != "", "the refusal")
+        self.assertEqual(notice.text, "Cannot trigger t: this needs the token")
+        self.assertEqual(self.history(), [])
+        driver.find_element(By.ID, "token").send_keys(TOKEN)
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        self.row(driver, "t").find_element(By.CSS_SELECTOR, "button.trigger").click()
+        self.until(driver, lambda d: notice.text.endswith(" queued"), "the queued run")
+        [run] = self.history()
+        self.assertEqual((run["task"], run["trigger"], run["status"]), ("t", "manual", "queued"))
+        self.assertEqual(notice.text, "t: run %d queued" % run["id"])
+        self.until(driver, lambda d: self.marks(d, "t") == ["run queued"], "the queued run's mark")
+
+    def test_hostile_names_are_text_and_run_nothing(self):
+        for index, name in enumerate(HOSTILE_NAMES):  # the command line takes no such name: a row holds it
+            self.add("t%d" % index, "--manual", "--", "true")
+            self.sql("UPDATE tasks SET name = ? WHERE name = ?", (name, "t%d" % index))
+        driver = self.open_browser()
+        url = self.start_web(token=TOKEN)
+        self.open_board(driver, url, HOSTILE_NAMES)
+        self.assertNoAlert(driver)
+        self.assertEqual(driver.find_elements(By.TAG_NAME, "img"), [])
+        scripts = [s.get_attribute("src") for s in driver.find_elements(By.TAG_NAME, "script")]
+        self.assertEqual(scripts, [url + "/common.js", url + "/board.js"])
+        # Triggered through its button, each name reaches the API intact.
+        driver.find_element(By.ID, "token").send_keys(TOKEN)
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        for name in HOSTILE_NAMES:
+            self.row(driver, name).find_element(By.CSS_SELECTOR, "button.trigger").click()
+            self.until(driver, lambda d: [r["task"] for r in self.history()].count(name) == 1, "a run of " + name)
+        self.assertNoAlert(driver)
+
+    def test_the_board_fits_a_phone(self):
+        self.add("a-task-with-a-rather-long-name-that-a-phone-must-wrap-somewhere", "--every", "1h", "--", "true")
+        self.add("short", "--cron", "*/5 * * * *", "--", "true")
+        self.ok("backfill", "short", "--from", "3h", "--until", "1m")  # a full strip: 20 marks
+        driver = self.open_browser()
+        driver.set_window_size(390, 844)
+        self.open_board(driver, self.start_web(), ["a-task-with-a-rather-long-name-that-a-phone-must-wrap-somewhere",
+                                                   "short"])
+        width, overflow = driver.execute_script(
+            "return [document.documentElement.clientWidth, document.body.scrollWidth]")
+        self.assertLessEqual(width, 390)
+        self.assertLessEqual(overflow, width)
+        self.until(driver, lambda d: len(self.marks(d, "short")) == 20, "a full strip")
+        button = self.row(driver, "short").find_element(By.CSS_SELECTOR, "button.trigger")
+        self.assertLessEqual(button.rect["x"] + button.rect["width"], width)
+
+
+class TimelineTest(BrowserTestCase):
+    def bars(self, driver):
+        """{run id: the bar's class}, of every bar drawn."""
+        return {int(bar.get_attribute("data-run")): bar.get_attribute("class")
+                for bar in driver.find_elements(By.CSS_SELECTOR, "#chart a rect.bar")}
+
+    def test_a_bar_per_run_in_its_task_s_row_linked_to_the_run(self):
+        self.add("alpha", "--manual", "--", "true")
+        self.add("beta", "--manual", "--", "false")
+        self.add("hourly", "--every", "1h", "--", "true")
+        for name in ("alpha", "beta", "alpha"):
+            self.ok("trigger", name)
+            self.run_once()
+        runs = {run["id"]: run for run in self.history()}
+        driver = self.open_browser()
+        url = self.start_web()
+        driver.get(url + "/timeline")
+        self.until(driver, lambda d: len(self.bars(d)) == 3, "3 bars")
+        self.assertEqual(self.bars(driver), {id: "bar " + run["status"] for id, run in runs.items()})
+        # One row per task with a run, or a slot planned in view (hourly's next, faint).
+        lanes = [lane.text for lane in driver.find_elements(By.CSS_SELECTOR, "#lanes .lane")]
+        self.assertEqual(lanes, ["alpha", "beta", "hourly"])
+        self.assertEqual(driver.find_element(By.CSS_SELECTOR, "#chart path.planned").get_attribute("d").count("M"), 1)
+        self.assertEqual(driver.find_element(By.CSS_SELECTOR, "#chart path.slot").get_attribute("d").count("v"), 3)
+        links = [a.get_dom_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "#chart a")]
+        self.assertEqual(sorted(links), sorted("/runs/%d" % id for id in runs))
+        for lane, name in zip(driver.find_elements(By.CSS_SELECTOR, "#lanes .lane"), lanes):
+            bars = [b for b in driver.find_elements(By.CSS_SELECTOR, "#chart rect.bar")
+                    if runs[int(b.get_attribute("data-run"))]["task"] == name]
+            for bar in bars:
+                self.assertEqual(bar.rect["y"] - lane.rect["y"], 4)  # in its task's row
+
+    def test_more_runs_than_a_page_of_the_api(self):
+        self.add("minutely", "--every", "1m", "--", "true")
+        self.ok("backfill", "minutely", "--from", "23h", "--until", "1m")
+        count = len(self.json_of("history", "--since", "1d", "--limit", "10000"))
+        self.assertGreater(count, 1000)
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/timeline")
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "%d runs" % count, "%d runs" % count)
+        self.assertEqual(len(driver.find_elements(By.CSS_SELECTOR, "#chart rect.bar")), count)
+
+    def test_ten_thousand_bars_draw_without_stalling(self):
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/timeline")
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "0 runs", "the empty timeline")
+        driver.set_script_timeout(WAIT_SECONDS)
+        elapsed = driver.execute_async_script(DRAW_10000)
+        self.assertEqual(len(driver.find_elements(By.CSS_SELECTOR, "#lanes .lane")), 100)
+        self.assertEqual(driver.execute_script("return document.querySelectorAll('#chart rect.bar').length"), 10000)
+        print("\n10 000 bars drawn and painted in %.0f ms" % elapsed, file=sys.stderr)
+        self.assertLess(elapsed, 2000)
+
+
+# 10 000 runs of 100 tasks over the last day, drawn as the timeline draws
+# what the API gives, timed to the frame painted after.
+DRAW_10000 = """
+const done = arguments[arguments.length - 1];
+const now = Date.now(), from = now - 86400e3;
+const statuses = ["succeeded", "failed", "timed_out", "skipped", "running"];
+const runs = [];
+for (let i = 0; i < 10000; ++i) {
+  const slot = from + (i / 10000) * 86400e3;
+  const iso = (ms) => new Date(ms).toISOString();
+  runs.push({id: i + 1, task: "task-" + (i % 100), status: statuses[i % 5], scheduled_at: iso(slot),
+             started_at: iso(slot + 2000), finished_at: i % 5 === 4 ? null : iso(slot + 60000)});
+}
+const started = performance.now();
+draw(runs, [], {from, to: now + 7200e3, now});
+requestAnimationFrame(() => setTimeout(() => done(performance.now() - started)));
+"""
+
+
+class RunPageTest(BrowserTestCase):
+    def test_a_run_s_facts_and_its_hostile_output_as_text(self):
+        self.add("noisy", "--manual", "--", "sh", "-c",
+                 "printf '<script>alert(1)</script>\\n<img src=x onerror=alert(2)>\\n\\377\\033[31mred'; exit 3")
+        self.ok("trigger", "noisy")
+        self.run_once()
+        [run] = self.history()
+        driver = self.open_browser()
+        url = self.start_web()
+        driver.get(url + "/runs/%d" % run["id"])
+        title = driver.find_element(By.ID, "title")
+        self.until(driver, lambda d: title.text == "Run %d of noisy" % run["id"], "the run's title")
+        output = driver.find_element(By.ID, "output").get_attribute("textContent")
+        self.assertEqual(output, "<script>alert(1)</script>\n<img src=x onerror=alert(2)>\n\ufffd\x1b[31mred")
+        fact = lambda name: driver.find_element(By.CSS_SELECTOR, "dd[data-fact='%s']" % name).text
+        self.assertEqual((fact("Status"), fact("Exit code"), fact("Attempt")), ("failed", "3", str(run["attempt_no"])))
+        self.assertEqual(fact("Host"), run["host"])
+        self.assertEqual(driver.find_elements(By.TAG_NAME, "img"), [])
+        scripts = [s.get_attribute("src") for s in driver.find_elements(By.TAG_NAME, "script")]
+        self.assertEqual(scripts, [url + "/common.js", url + "/run.js"])
+        self.assertNoAlert(driver)
+
+    def test_a_running_run_s_output_grows_on_its_page(self):
+        go = os.path.join(self.tmp, "go")
+        self.add("slow", "--manual", "--", "sh", "-c",
+                 "echo first; while [ ! -e %s ]; do sleep 0.1; done; echo second" % go)
+        self.ok("trigger", "slow")
+        [run] = self.history()
+        worker = self.popen_taskd("run-once")
+
+        def release():  # whatever happened: the run ends, run-once with it
+            open(go, "w").close()
+            worker.communicate(timeout=60)
+        self.addCleanup(release)
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/runs/%d" % run["id"])
+        output = driver.find_element(By.ID, "output")
+        status = lambda: driver.find_element(By.CSS_SELECTOR, "dd[data-fact='Status']").text
+        self.until(driver, lambda d: output.text == "first" and status() == "running", "the first line, running")
+        driver.execute_script("window.sameDocument = true")
+        open(go, "w").close()
+        self.until(driver, lambda d: output.text == "first\nsecond" and status() == "succeeded", "the second line")
+        self.assertTrue(driver.execute_script("return window.sameDocument === true"))
+
+    def test_the_strip_leads_to_the_run(self):
+        self.add("alpha", "--manual", "--", "echo", "hello")
+        self.ok("trigger", "alpha")
+        self.run_once()
+        [run] = self.history()
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["alpha"])
+        self.row(driver, "alpha").find_element(By.CSS_SELECTOR, "a.run").click()
+        self.until(driver, lambda d: d.find_elements(By.ID, "output")
+                   and d.find_element(By.ID, "output").text == "hello", "the run's output")
+        self.assertTrue(driver.current_url.endswith("/runs/%d" % run["id"]))
+
+    def test_a_run_that_is_not_there(self):
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/runs/999")
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "no run 999", "the error")
+
+
+if __name__ == "__main__":
+    unittest.main()
