@@ -510,3 +510,7 @@ UPDATE tasks SET from_defaults = trim(BOTH ',' FROM
 -- Whom each scheduler runs as (as in schema.sql).
 ALTER TABLE workers ADD COLUMN uid bigint;
 ALTER TABLE ticks ADD COLUMN uid bigint;
+-- migrate: 20
+-- --rdate and --exdate (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN rdate text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN exdate text NOT NULL DEFAULT '';

@@ -370,3 +370,8 @@ UPDATE tasks SET from_defaults = trim(
 -- this migration), so that add --user can warn when none of them is root.
 ALTER TABLE workers ADD COLUMN uid INTEGER;
 ALTER TABLE ticks ADD COLUMN uid INTEGER;
+-- migrate: 21
+-- --rdate and --exdate: slots added to a task's schedule and taken from it,
+-- comma-separated as their options take them.
+ALTER TABLE tasks ADD COLUMN rdate TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN exdate TEXT NOT NULL DEFAULT '';

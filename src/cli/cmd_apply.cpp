@@ -8,6 +8,7 @@
 #include "cli/format.hpp"
 #include "cli/json.hpp"
 #include "cli/task_file.hpp"
+#include "core/set_dates.hpp"
 #include "core/text.hpp"
 #include "ops/define.hpp"
 
@@ -27,8 +28,16 @@ struct ApplyOptions {
 
 // Without a dtstart, an rrule's DTSTART is "today": the one the task got when
 // it was added stays, or applying the same file tomorrow would change it.
+// Whether --rrule's text is the iCalendar form with a DTSTART line.
+bool has_dtstart_line(const std::string& rrule) {
+  if (!core::is_recurrence_set(rrule)) return false;
+  auto set = core::parse_recurrence_set(rrule);
+  return set && set->dtstart;
+}
+
 FileTask keeping_dtstart(FileTask task, const std::optional<core::Task>& existing) {
-  bool implied = !task.keys.contains("dtstart") && !task.options.schedule.rrule.empty();
+  const auto& rrule = task.options.schedule.rrule;
+  bool implied = !task.keys.contains("dtstart") && !rrule.empty() && !has_dtstart_line(rrule);
   if (implied && existing && existing->definition.dtstart)
     task.options.schedule.dtstart = core::format_local(*existing->definition.dtstart);
   return task;

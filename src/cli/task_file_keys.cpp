@@ -57,6 +57,19 @@ Result<void> set_flag(const toml::node& value, FileTask& task) {
   return {};
 }
 
+template <class T>
+std::optional<std::vector<T>> array_of(const toml::node& value) {
+  const auto* array = value.as_array();
+  if (!array) return std::nullopt;
+  std::vector<T> items;
+  for (const auto& item : *array) {
+    auto element = item.value_exact<T>();
+    if (!element) return std::nullopt;
+    items.push_back(*element);
+  }
+  return items;
+}
+
 // A field of the table as its file form gives it, set as the option's text.
 Result<void> set_field(const core::TaskField& field, const toml::node& value, FileTask& task) {
   auto number = value.value_exact<std::int64_t>();
@@ -80,22 +93,13 @@ Result<void> set_field(const core::TaskField& field, const toml::node& value, Fi
       if (auto flag = value.value_exact<bool>()) text = *flag ? "true" : "false";
       if (!text) return expected("true or false");
       break;
+    case core::FileForm::text_list:
+      if (auto items = array_of<std::string>(value)) text = fmt::format("{}", fmt::join(*items, ","));
+      if (!text) return expected("an array of strings");
+      break;
   }
   task.options.field(field) = *text;
   return {};
-}
-
-template <class T>
-std::optional<std::vector<T>> array_of(const toml::node& value) {
-  const auto* array = value.as_array();
-  if (!array) return std::nullopt;
-  std::vector<T> items;
-  for (const auto& item : *array) {
-    auto element = item.value_exact<T>();
-    if (!element) return std::nullopt;
-    items.push_back(*element);
-  }
-  return items;
 }
 
 // An array is the program and its arguments; a string is a line for /bin/sh -c.

@@ -74,13 +74,27 @@ bool written_always(const core::TaskDefinition& d, std::string_view field) {
   return field == "owner" || (core::is_defaultable(field) && !from_defaults(d, field));
 }
 
+// The items of a list field's text ("a,b"), none when it is empty.
+std::vector<std::string> comma_items(std::string_view text) {
+  std::vector<std::string> items;
+  for (std::size_t start = 0; start < text.size();) {
+    auto comma = std::min(text.find(',', start), text.size());
+    items.emplace_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 // A field of the table, unless it has its initial text or follows the defaults.
 void write_field(std::string& out, const core::TaskDefinition& d, const core::TaskField& field,
                  const std::string& text) {
   if (from_defaults(d, field.name) || (text == field.initial && !written_always(d, field.name))) return;
   bool bare = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number ||
               field.file_form == core::FileForm::flag;
-  write_key(out, field.name, bare ? text : toml_string(text));
+  if (field.file_form == core::FileForm::text_list)
+    write_key(out, field.name, fmt::format("[{}]", joined(comma_items(text), toml_string)));
+  else
+    write_key(out, field.name, bare ? text : toml_string(text));
 }
 
 std::string command_text(const core::Command& command) {

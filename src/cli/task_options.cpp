@@ -81,6 +81,32 @@ ScheduleOptions schedule_or_manual(const TaskOptions& options) {
   return schedule;
 }
 
+// A time list's text with `more` after it.
+void append_dates(std::string& text, const std::vector<core::SetDate>& more) {
+  if (more.empty()) return;
+  if (!text.empty()) text += ',';
+  text += core::set_dates_text(more);
+}
+
+// --rrule's iCalendar form spread over the options it stands for: the rule,
+// --dtstart, --tz, --rdate and --exdate.
+Result<TaskOptions> spread_recurrence_set(TaskOptions options) {
+  auto& schedule = options.schedule;
+  auto set = core::parse_recurrence_set(schedule.rrule);
+  if (!set) return fail(ErrorKind::bad_input, "--rrule: " + set.error().message);
+  if (set->dtstart && !schedule.dtstart.empty())
+    return fail(ErrorKind::bad_input, "--rrule has a DTSTART line and --dtstart is given: give one");
+  if (!set->zone.empty() && !schedule.tz.empty() && set->zone != schedule.tz)
+    return fail(ErrorKind::bad_input,
+                fmt::format("--rrule's DTSTART is in {} and --tz is {}: give one zone", set->zone, schedule.tz));
+  schedule.rrule = set->rule;
+  if (set->dtstart) schedule.dtstart = core::format_local(*set->dtstart);
+  if (!set->zone.empty()) schedule.tz = set->zone;
+  append_dates(options.field("rdate"), set->rdate);
+  append_dates(options.field("exdate"), set->exdate);
+  return options;
+}
+
 }  // namespace
 
 Result<void> require_utf8_text(const core::TaskDefinition& d) {
@@ -103,6 +129,7 @@ Result<void> require_utf8_text(const core::TaskDefinition& d) {
 }
 
 Result<core::Task> build_task(const TaskOptions& options, core::Time now) {
+  if (core::is_recurrence_set(options.schedule.rrule)) return build_task(TRY(spread_recurrence_set(options)), now);
   core::Task task;
   auto& d = task.definition;
   d.name = TRY(core::validate_task_name(options.name));
@@ -112,6 +139,7 @@ Result<core::Task> build_task(const TaskOptions& options, core::Time now) {
   d.after = *after;
   auto schedule = TRY(apply_schedule(schedule_or_manual(options), d, now));
   for (const auto& field : core::task_fields()) TRY(field.set(options.field(field), d, schedule, now));
+  schedule = TRY(core::with_set_dates(std::move(schedule), d));
   TRY(apply_retries(options, d));
   d.env = TRY(parse_env(options.env));
   d.from_defaults = options.from_defaults;

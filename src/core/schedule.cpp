@@ -64,13 +64,49 @@ std::optional<Time> next_fixed_rate_slot(const Every& every, Time t) {
 // A fixed-rate grid on UTC, counted rather than walked.
 const Every* utc_grid(const Schedule& schedule) {
   const auto* every = std::get_if<Every>(&schedule);
-  return every && !every->zone ? every : nullptr;
+  return every && !every->zone && !every->changes ? every : nullptr;
 }
 
 template <class... Fs>
 struct Overloaded : Fs... {
   using Fs::operator()...;
 };
+
+const SlotChanges* changes_of(const Schedule& schedule) {
+  return std::visit(Overloaded{
+                        [](const Every& every) { return every.changes.get(); },
+                        [](const Cron& cron) { return cron.changes.get(); },
+                        [](const Recurrence& rule) { return rule.changes.get(); },
+                        [](const auto&) -> const SlotChanges* { return nullptr; },
+                    },
+                    schedule);
+}
+
+// The schedule's own first slot after `t`, before --rdate and --exdate.
+std::optional<Time> own_next_slot_after(const Schedule& schedule, Time t) {
+  return std::visit(Overloaded{
+                        [&](const Every& every) { return next_fixed_rate_slot(every, t); },
+                        [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t, cron.dst); },
+                        [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t, rule.dst); },
+                        [](const auto&) -> std::optional<Time> { return std::nullopt; },
+                    },
+                    schedule);
+}
+
+// The first slot after `t` of the own slots `own_after` gives (the first
+// after an instant), less the removed ones, with the added ones.
+template <class OwnAfter>
+std::optional<Time> changed_slot_after(const SlotChanges& changes, Time t, OwnAfter own_after) {
+  auto slot = own_after(t);
+  while (slot) {
+    auto resume = changes.resume_after_removed(*slot);
+    if (!resume) break;
+    slot = own_after(*resume);
+  }
+  auto added = changes.first_added_after(t);
+  if (!slot || (added && *added < *slot)) return added;
+  return slot;
+}
 
 // The latest slot at or before `t` among those after `from`, walking forward.
 std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time t) {
@@ -86,14 +122,24 @@ std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time 
 
 }  // namespace
 
+Schedule with_changes(Schedule schedule, std::shared_ptr<const SlotChanges> changes) {
+  if (changes && changes->empty()) changes = nullptr;
+  std::visit(Overloaded{
+                 [&](Every& every) {
+                   if (!every.after_finish) every.changes = changes;
+                 },
+                 [&](Cron& cron) { cron.changes = changes; },
+                 [&](Recurrence& recurrence) { recurrence.changes = changes; },
+                 [](auto&) {},
+             },
+             schedule);
+  return schedule;
+}
+
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t) {
-  return std::visit(Overloaded{
-                        [&](const Every& every) { return next_fixed_rate_slot(every, t); },
-                        [&](const Cron& cron) { return cron_next_after(cron.spec, cron.zone, t, cron.dst); },
-                        [&](const Recurrence& rule) { return rrule_next_after(rule.spec, rule.zone, t, rule.dst); },
-                        [](const auto&) -> std::optional<Time> { return std::nullopt; },
-                    },
-                    schedule);
+  const auto* changes = changes_of(schedule);
+  if (!changes) return own_next_slot_after(schedule, t);
+  return changed_slot_after(*changes, t, [&](Time from) { return own_next_slot_after(schedule, from); });
 }
 
 bool is_fixed_delay(const Schedule& schedule) {
@@ -103,12 +149,33 @@ bool is_fixed_delay(const Schedule& schedule) {
 
 bool is_planned_slot(const Schedule& schedule, Time t) { return next_slot_after(schedule, t - Millis{1}) == t; }
 
-SlotCursor::SlotCursor(const Schedule& schedule, Time after) : schedule_(schedule), last_(after) {
+SlotCursor::SlotCursor(const Schedule& schedule, Time after)
+    : schedule_(schedule), changes_(changes_of(schedule)), last_(after), own_from_(after) {
   if (const auto* rule = std::get_if<Recurrence>(&schedule)) recurrence_.emplace(rule->spec, rule->zone, after, rule->dst);
 }
 
+std::optional<Time> SlotCursor::own_slot_after(Time from) {
+  if (!recurrence_) return own_next_slot_after(schedule_, from);
+  if (from < own_from_) {
+    const auto& rule = std::get<Recurrence>(schedule_);
+    recurrence_.emplace(rule.spec, rule.zone, from, rule.dst);
+    own_peeked_ = false;
+  }
+  if (!own_peeked_) {
+    own_next_ = recurrence_->next();
+    own_peeked_ = true;
+  }
+  while (own_next_ && *own_next_ <= from) own_next_ = recurrence_->next();
+  own_from_ = from;
+  return own_next_;
+}
+
 std::optional<Time> SlotCursor::next() {
-  auto slot = recurrence_ ? recurrence_->next() : next_slot_after(schedule_, last_);
+  std::optional<Time> slot;
+  if (changes_)
+    slot = changed_slot_after(*changes_, last_, [this](Time from) { return own_slot_after(from); });
+  else
+    slot = recurrence_ ? recurrence_->next() : next_slot_after(schedule_, last_);
   if (slot) last_ = *slot;
   return slot;
 }

@@ -2,6 +2,7 @@
 // Schedules: when a task's planned slots fall. Pure functions of the schedule
 // and an instant; nothing here reads a clock.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -9,6 +10,7 @@
 #include "core/cron.hpp"
 #include "core/duration.hpp"
 #include "core/rrule.hpp"
+#include "core/set_dates.hpp"
 #include "core/time.hpp"
 #include "core/zone.hpp"
 
@@ -27,6 +29,7 @@ struct Every {
   bool after_finish = false;
   std::optional<Zone> zone = std::nullopt;
   DstPolicy dst = {};
+  std::shared_ptr<const SlotChanges> changes = nullptr;  // --rdate and --exdate; none: the grid alone
 };
 
 // Whether fixed-rate slots of this interval can be aligned to a wall clock:
@@ -39,6 +42,7 @@ struct Cron {
   CronSpec spec;
   Zone zone;
   DstPolicy dst = {};
+  std::shared_ptr<const SlotChanges> changes = nullptr;
 };
 
 // An RFC 5545 recurrence rule on the wall clock of a zone.
@@ -46,6 +50,7 @@ struct Recurrence {
   RRuleSpec spec;
   Zone zone;
   DstPolicy dst = {};
+  std::shared_ptr<const SlotChanges> changes = nullptr;
 };
 
 // Only `taskd trigger` runs the task.
@@ -57,8 +62,13 @@ struct AtBoot {};
 
 using Schedule = std::variant<Every, Cron, Recurrence, Manual, AtBoot>;
 
+// The schedule with `changes` (--rdate, --exdate) to its slots: a schedule
+// without a grid of slots takes none.
+Schedule with_changes(Schedule schedule, std::shared_ptr<const SlotChanges> changes);
+
 // The first planned slot strictly after `t`, or none when the schedule has no
-// more slots.
+// more slots. The slots are the schedule's own less those removed, and those
+// added.
 std::optional<Time> next_slot_after(const Schedule& schedule, Time t);
 
 // Whether `t` is one of the schedule's planned slots.
@@ -71,9 +81,17 @@ class SlotCursor {
   std::optional<Time> next();
 
  private:
+  std::optional<Time> own_slot_after(Time from);
+
   const Schedule& schedule_;
+  const SlotChanges* changes_;
   Time last_;
   std::optional<RRuleCursor> recurrence_;
+  // With changes, the rule's cursor stands after own_from_, and own_next_
+  // (once own_peeked_) is its first slot after that.
+  Time own_from_;
+  std::optional<Time> own_next_;
+  bool own_peeked_ = false;
 };
 
 // The last planned slot at or before `t`, if one lies within eight years.

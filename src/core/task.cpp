@@ -197,7 +197,9 @@ bool runs_at_boot(const TaskDefinition& definition) {
   return definition.schedule_kind == ScheduleKind::cron && definition.schedule_spec == at_boot_spec;
 }
 
-Result<Schedule> schedule_of(const TaskDefinition& definition) {
+namespace {
+
+Result<Schedule> own_schedule_of(const TaskDefinition& definition) {
   switch (definition.schedule_kind) {
     case ScheduleKind::every: {
       auto interval = parse_duration(definition.schedule_spec);
@@ -222,6 +224,27 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
     case ScheduleKind::manual: return Manual{};
   }
   return fail(ErrorKind::internal, "unknown schedule kind");
+}
+
+}  // namespace
+
+Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
+  if (definition.rdate.empty() && definition.exdate.empty()) return schedule;
+  auto zone = TRY(find_zone(definition.tz.empty() ? "UTC" : definition.tz));
+  return with_changes(std::move(schedule),
+                      std::make_shared<const SlotChanges>(definition.rdate, definition.exdate, zone));
+}
+
+std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t) {
+  if (definition.exdate.empty()) return std::nullopt;
+  auto own = own_schedule_of(definition);
+  auto zone = find_zone(definition.tz.empty() ? "UTC" : definition.tz);
+  if (!own || !zone || !is_planned_slot(*own, t)) return std::nullopt;
+  return removing_date(definition.exdate, *zone, t);
+}
+
+Result<Schedule> schedule_of(const TaskDefinition& definition) {
+  return with_set_dates(TRY(own_schedule_of(definition)), definition);
 }
 
 namespace {

@@ -107,6 +107,10 @@ struct TaskDefinition {
   std::string ping_url;  // --ping-url: pinged at each run's start and end (healthchecks.io); empty: none
   std::string notify_url;  // --notify-url: posted what --notify is told; empty: none
   NotifyFormat notify_format = NotifyFormat::json;
+  // --rdate and --exdate: slots added to the schedule's and taken from them,
+  // in the task's zone (UTC for --every without one).
+  std::vector<SetDate> rdate;
+  std::vector<SetDate> exdate;
   // The fields (core/defaults.hpp) the task does not set itself: their
   // values are the database's defaults, kept up to date when those change.
   std::vector<std::string> from_defaults;
@@ -178,8 +182,13 @@ Result<RunAs> parse_run_as(std::string_view text);
 inline constexpr std::string_view at_boot_spec = "@reboot";
 bool runs_at_boot(const TaskDefinition& definition);
 
-// The schedule a definition describes.
+// The schedule a definition describes, with its --rdate and --exdate.
 Result<Schedule> schedule_of(const TaskDefinition& definition);
+// The --exdate that removes `t`, a slot the definition's schedule has
+// without them; none when `t` is no such slot or none removes it.
+std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t);
+// `schedule` with the definition's --rdate and --exdate.
+Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition);
 
 // "every 5m", "every 5m after finish", "manual".
 std::string describe_schedule(const TaskDefinition& definition);

@@ -178,6 +178,21 @@ struct OutputSize {
   static constexpr auto read = stored_integer_from<Value, 0, max_keep_output>;
 };
 
+// --rdate's or --exdate's dates (days too when `days_allowed`), kept as
+// their text.
+template <bool days_allowed>
+struct SetDates {
+  using Value = std::vector<SetDate>;
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    auto dates = parse_set_dates(text, days_allowed);
+    if (!dates) return bad_option(field, dates.error().message);
+    return dates;
+  }
+  static std::string text(const Value& value) { return set_dates_text(value); }
+  static FieldValue value(const Value& value) { return text(value); }
+  static Result<Value> read(const StoredCell& cell) { return parse_set_dates(cell.text(), days_allowed); }
+};
+
 // The functions of a field at `At` with `Codec`, and what else `check`
 // asks of its text once it is set.
 using Check = Result<void> (*)(const TaskField&, std::string_view text, const Definition&, const Schedule&,
@@ -245,6 +260,16 @@ Result<void> slot_grid(const TaskField&, std::string_view, const Definition& d, 
 }
 
 // "all:5, window 1h" (show's "catch up" line).
+// --rdate and --exdate, which only a schedule of slots has.
+Result<void> dates_of_slots(const TaskField& field, std::string_view, const Definition& d, const Schedule& schedule,
+                            Time) {
+  if (!has_slot_grid(schedule) && (!d.rdate.empty() || !d.exdate.empty()))
+    return fail(ErrorKind::bad_input, fmt::format("{} needs a schedule of slots (--every without --after-finish, "
+                                                  "--cron or --rrule)",
+                                                  field.flag()));
+  return {};
+}
+
 std::string catch_up_line(const Definition& d) {
   auto text = to_string(d.catch_up);
   if (d.catch_up_window) text += ", window " + format_duration(*d.catch_up_window);
@@ -267,7 +292,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 24> fields{
+const std::array<TaskField, 26> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -355,6 +380,14 @@ const std::array<TaskField, 24> fields{
         "notify_format", "notify_format",
         "What --notify-url posts: json (taskd's object) or slack ({\"text\": ...} for a chat webhook)", "json",
         F::text, S::unless_initial, "notify format"),
+    field<Of<&D::rdate>, SetDates<false>, dates_of_slots>(
+        "rdate", "rdate",
+        "Extra slots T[,T...]: wall times in the task's zone (2026-12-24T09:00) or with an offset ('' for none)", "",
+        F::text_list, S::unless_initial, "extra slots"),
+    field<Of<&D::exdate>, SetDates<true>, dates_of_slots>(
+        "exdate", "exdate",
+        "Slots removed T[,T...]: wall times, times with an offset, or days (2026-12-25: all that day) ('' for none)",
+        "", F::text_list, S::unless_initial, "removed slots"),
 };
 
 }  // namespace

@@ -30,8 +30,9 @@ using FieldValue = std::variant<std::monostate, std::int64_t, std::string, bool>
 // How a task file gives a field's value: a string; a whole number; a limit,
 // a whole number or a string as the option takes it ("512M", "max"), which
 // `export` writes as a string or as a number; or true or false, which the
-// command line gives as an option without a value (and --no-… for false).
-enum class FileForm { text, whole_number, limit_as_text, limit_as_number, flag };
+// command line gives as an option without a value (and --no-… for false);
+// or an array of strings, which the option's text gives comma-separated.
+enum class FileForm { text, whole_number, limit_as_text, limit_as_number, flag, text_list };
 
 // Where `show` prints a field: on its own line, always or unless the field
 // has its initial value (a line shared by the fields after it with the same

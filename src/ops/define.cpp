@@ -23,7 +23,8 @@ using core::Result;
 
 bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
   return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
-         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst;
+         a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst &&
+         a.rdate == b.rdate && a.exdate == b.exdate;
 }
 
 // --user is a privilege: whoever can write the database has root run

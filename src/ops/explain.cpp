@@ -95,6 +95,11 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
   out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
                        {{"schedule", schedule_text}}});
   append_new_facts(out.facts, core::explain_chain(task.definition, chained));
+  if (auto exdate = core::excluding_exdate(task.definition, out.asked); exdate && !out.asked_now)
+    out.facts.push_back(
+        {"excluded",
+         fmt::format("{} is excluded by --exdate {}.", core::show_time(out.asked, style), core::to_string(*exdate)),
+         {{"exdate", core::to_string(*exdate)}}});
   if (!out.slot) {
     if (core::has_slot_grid(schedule))
       out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",

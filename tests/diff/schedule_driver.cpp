@@ -2,6 +2,7 @@
 // stdin, tab-separated, one answer a line on stdout.
 //   cron  EXPR  ZONE  FROM  COUNT
 //   rrule RULE  DTSTART(local, YYYY-MM-DDTHH:MM:SS)  ZONE  FROM  COUNT
+//   rset  SET  ZONE  FROM  COUNT   (see set_occurrences)
 //   periods ZONE  FROM  TO
 //   local ZONE  WALL(local, YYYY-MM-DDTHH:MM:SS)
 // FROM and TO are RFC 3339. cron and rrule answer COUNT instants (RFC 3339
@@ -10,13 +11,18 @@
 // FROM, offsets in seconds east of UTC); local "unique T", "skipped T" (the
 // end of the gap) or "repeated T1 T2"; any of them "ERROR <message>".
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/cron.hpp"
 #include "core/rrule.hpp"
+#include "core/schedule.hpp"
+#include "core/set_dates.hpp"
 #include "core/zone.hpp"
 
 using namespace taskd::core;
@@ -81,6 +87,24 @@ std::string zone_answer(const std::vector<std::string>& q) {
   return local_instants(*zone, *wall);
 }
 
+// rset SET ZONE FROM COUNT: SET is --rrule's iCalendar form with '|' for
+// each newline; ZONE is the set's where its DTSTART has none.
+std::string set_occurrences(const std::vector<std::string>& q) {
+  std::string text = q[1];
+  std::ranges::replace(text, '|', '\n');
+  auto set = parse_recurrence_set(text);
+  if (!set) return "ERROR " + set.error().message;
+  auto zone = find_zone(set->zone.empty() ? q[2] : set->zone);
+  auto from = parse_rfc3339(q[3]);
+  if (!zone || !from || !set->dtstart) return "ERROR bad zone, time or DTSTART";
+  auto spec = parse_rrule(set->rule, *set->dtstart);
+  if (!spec) return "ERROR " + spec.error().message;
+  auto schedule =
+      with_changes(Recurrence{*spec, *zone}, std::make_shared<const SlotChanges>(set->rdate, set->exdate, *zone));
+  SlotCursor cursor(schedule, *from);
+  return occurrences(*from, std::stoi(q[4]), [&](Time) { return cursor.next(); });
+}
+
 std::string answer(const std::vector<std::string>& q) {
   if (q.size() == 5 && q[0] == "cron") {
     auto spec = parse_cron(q[1], "driver");
@@ -101,6 +125,7 @@ std::string answer(const std::vector<std::string>& q) {
     RRuleCursor cursor(*spec, *zone, *from);
     return occurrences(*from, std::stoi(q[5]), [&](Time) { return cursor.next(); });
   }
+  if (q.size() == 5 && q[0] == "rset") return set_occurrences(q);
   if ((q.size() == 4 && q[0] == "periods") || (q.size() == 3 && q[0] == "local")) return zone_answer(q);
   return "ERROR malformed query";
 }

@@ -57,6 +57,8 @@ TaskDefinition unusual_definition() {
   d.ping_url = "https://hc-ping.example/5f3a";
   d.notify_url = "http://127.0.0.1:8080/hooks/taskd";
   d.notify_format = NotifyFormat::slack;
+  d.rdate = parse_set_dates("2026-12-24T15:30", false).value();
+  d.exdate = parse_set_dates("2026-12-25,2026-12-28T09:00+01:00", true).value();
   return d;
 }
 

@@ -1,0 +1,303 @@
+#include "core/set_dates.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <span>
+
+namespace taskd::core {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::unexpected<Error> bad_date(std::string_view item, bool days_allowed) {
+  return fail(ErrorKind::bad_input,
+              fmt::format("\"{}\" is not a date and time (write e.g. 2026-12-24T09:00, 2026-12-24 09:00, "
+                          "2026-12-24T09:00+01:00{})",
+                          item, days_allowed ? " or a day, 2026-12-25" : ""));
+}
+
+// After the date and the time of day: an offset ("Z", "+01:00").
+bool has_offset(std::string_view time_of_day) {
+  return time_of_day.ends_with('Z') || time_of_day.ends_with('z') ||
+         time_of_day.find_first_of("+-") != std::string_view::npos;
+}
+
+Result<SetDate> parse_set_date(std::string_view item, bool days_allowed) {
+  if (item.size() == 10) {
+    if (!days_allowed) return bad_date(item, days_allowed);
+    auto midnight = parse_local(std::string(item) + "T00:00:00");
+    if (!midnight) return bad_date(item, days_allowed);
+    return std::chrono::floor<date::days>(*midnight);
+  }
+  if (item.size() < 16 || (item[10] != 'T' && item[10] != 't' && item[10] != ' ')) return bad_date(item, days_allowed);
+  std::string text(item);
+  text[10] = 'T';
+  if (text.size() == 16 || text[16] != ':') text.insert(16, ":00");  // HH:MM
+  if (has_offset(std::string_view(text).substr(11))) {
+    auto instant = parse_rfc3339(text);
+    if (!instant) return bad_date(item, days_allowed);
+    return *instant;
+  }
+  auto wall = parse_local(text);
+  if (!wall) return bad_date(item, days_allowed);
+  return *wall;
+}
+
+// As RFC 5545 (3.3.5) reads a wall time: one the clock shows twice is its
+// first instant; one it skips is read with the offset before the gap, which
+// moves it forward by the gap's length (as a recurrence rule's slot there).
+Time first_instant(Zone zone, LocalTime wall) {
+  const auto instants = resolve_local(zone, wall);
+  if (instants.kind != LocalKind::skipped) return instants.first;
+  const auto gap_end = std::chrono::floor<std::chrono::seconds>(instants.first);
+  const auto before = offset_period(zone, gap_end - std::chrono::seconds{1}).offset;
+  return Time{(wall - before).time_since_epoch()};
+}
+
+std::pair<Time, Time> day_span(Zone zone, date::local_days day) {
+  return {first_instant(zone, LocalTime{day}), first_instant(zone, LocalTime{day + date::days{1}})};
+}
+
+Time instant_of(Zone zone, const SetDate& date) {
+  if (const auto* wall = std::get_if<LocalTime>(&date)) return first_instant(zone, *wall);
+  return std::get<Time>(date);
+}
+
+bool within(const std::pair<Time, Time>& span, Time t) { return span.first <= t && t < span.second; }
+
+char to_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  std::ranges::transform(out, out.begin(), to_upper);
+  return out;
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> items;
+  for (std::size_t start = 0;;) {
+    const auto end = text.find(separator, start);
+    items.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return items;
+    start = end + 1;
+  }
+}
+
+// One line of the iCalendar form: NAME;PARAM=V;...:VALUE.
+struct Property {
+  std::string name;
+  std::string tzid;
+  bool date_value = false;  // VALUE=DATE
+  std::string_view value;
+};
+
+Result<Property> parse_property(std::string_view line) {
+  const auto colon = line.find(':');
+  if (colon == std::string_view::npos) return Property{"RRULE", "", false, line};
+  auto parts = split(line.substr(0, colon), ';');
+  Property property{upper(trim(parts.front())), "", false, trim(line.substr(colon + 1))};
+  for (auto part : std::span(parts).subspan(1)) {
+    const auto parameter = upper(trim(part));
+    if (parameter.starts_with("TZID=")) {
+      property.tzid = std::string(trim(part).substr(5));
+    } else if (parameter == "VALUE=DATE" || parameter == "VALUE=DATE-TIME") {
+      property.date_value = parameter == "VALUE=DATE";
+    } else {
+      return fail(ErrorKind::bad_input,
+                  fmt::format("{}: parameter {} is not one taskd reads (TZID, VALUE)", property.name, trim(part)));
+    }
+  }
+  return property;
+}
+
+// "20261224T090000", "20261224T090000Z", "20261224" (a day).
+Result<SetDate> parse_ical_time(std::string_view text) {
+  auto bad = [&] {
+    return fail(
+        ErrorKind::bad_input,
+        fmt::format("\"{}\" is not an iCalendar date-time (20261224T090000, 20261224T090000Z or 20261224)", text));
+  };
+  const auto digits = [&](std::size_t from, std::size_t count) {
+    return text.size() >= from + count &&
+           std::ranges::all_of(text.substr(from, count), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(0, 8)) return bad();
+  auto date = fmt::format("{}-{}-{}", text.substr(0, 4), text.substr(4, 2), text.substr(6, 2));
+  if (text.size() == 8) {
+    auto day = parse_set_date(date, true);
+    if (!day) return bad();
+    return *day;
+  }
+  const bool utc = text.size() == 16 && to_upper(text[15]) == 'Z';
+  if ((text.size() != 15 && !utc) || to_upper(text[8]) != 'T' || !digits(9, 6)) return bad();
+  auto time = parse_set_date(
+      fmt::format("{}T{}:{}:{}{}", date, text.substr(9, 2), text.substr(11, 2), text.substr(13, 2), utc ? "Z" : ""),
+      false);
+  if (!time) return bad();
+  return *time;
+}
+
+// A property's times, each a wall time of `zone` (the set's), or an instant
+// where it is in another zone or in UTC.
+Result<std::vector<SetDate>> property_times(const Property& property, std::string_view zone, bool days_allowed) {
+  std::optional<Zone> own_zone;
+  if (!property.tzid.empty() && property.tzid != zone) own_zone = TRY(find_zone(property.tzid));
+  std::vector<SetDate> times;
+  for (auto item : split(property.value, ',')) {
+    auto time = TRY(parse_ical_time(trim(item)));
+    const bool day = std::holds_alternative<date::local_days>(time);
+    if (day && !days_allowed)
+      return fail(ErrorKind::bad_input, fmt::format("\"{}\" is a date without a time of day", trim(item)));
+    if (property.date_value && !day) return fail(ErrorKind::bad_input, "VALUE=DATE takes dates (20261225)");
+    if (const auto* wall = std::get_if<LocalTime>(&time); wall && own_zone) time = first_instant(*own_zone, *wall);
+    times.push_back(time);
+    if (times.size() > max_set_dates)
+      return fail(ErrorKind::bad_input, fmt::format("more than {} dates", max_set_dates));
+  }
+  return times;
+}
+
+Result<void> read_dtstart(const Property& property, RecurrenceSet& set) {
+  if (set.dtstart) return fail(ErrorKind::bad_input, "more than one DTSTART line");
+  auto time = TRY(parse_ical_time(property.value));
+  if (std::holds_alternative<date::local_days>(time))
+    return fail(ErrorKind::bad_input, fmt::format("DTSTART: \"{}\" is a date without a time of day", property.value));
+  if (const auto* instant = std::get_if<Time>(&time)) {
+    if (!property.tzid.empty()) return fail(ErrorKind::bad_input, "DTSTART: a time in UTC (Z) takes no TZID");
+    set.zone = "UTC";
+    set.dtstart = LocalTime{std::chrono::floor<std::chrono::seconds>(*instant).time_since_epoch()};
+    return {};
+  }
+  if (!property.tzid.empty()) TRY(find_zone(property.tzid));
+  set.zone = property.tzid;
+  set.dtstart = std::get<LocalTime>(time);
+  return {};
+}
+
+Result<void> read_line(const Property& property, RecurrenceSet& set, std::vector<Property>& date_lines) {
+  if (property.name == "DTSTART") return read_dtstart(property, set);
+  if (property.name == "RRULE") {
+    if (!set.rule.empty()) return fail(ErrorKind::bad_input, "more than one RRULE line (a task has one rule)");
+    if (property.value.empty()) return fail(ErrorKind::bad_input, "RRULE: an empty rule");
+    set.rule = std::string(property.value);
+    return {};
+  }
+  if (property.name == "RDATE" || property.name == "EXDATE") {
+    date_lines.push_back(property);
+    return {};
+  }
+  return fail(ErrorKind::bad_input,
+              fmt::format("{}: not a line taskd reads (DTSTART, RRULE, RDATE, EXDATE)", property.name));
+}
+
+}  // namespace
+
+bool is_recurrence_set(std::string_view text) {
+  const auto first = upper(trim(text).substr(0, 7));
+  return trim(text).find_first_of("\r\n") != std::string_view::npos || first.starts_with("DTSTART") ||
+         first.starts_with("RDATE") || first.starts_with("EXDATE");
+}
+
+Result<RecurrenceSet> parse_recurrence_set(std::string_view text) {
+  RecurrenceSet set;
+  std::vector<Property> date_lines;
+  for (auto line : split(text, '\n')) {
+    line = trim(line);
+    if (line.empty()) continue;
+    auto property = parse_property(line);
+    if (!property) return fail(ErrorKind::bad_input, fmt::format("line \"{}\": {}", line, property.error().message));
+    if (auto read = read_line(*property, set, date_lines); !read)
+      return fail(ErrorKind::bad_input, fmt::format("line \"{}\": {}", line, read.error().message));
+  }
+  if (set.rule.empty()) return fail(ErrorKind::bad_input, "no RRULE line");
+  // RDATE and EXDATE lines read once DTSTART has given the set's zone.
+  for (const auto& property : date_lines) {
+    const bool removed = property.name == "EXDATE";
+    auto times = property_times(property, set.zone, removed);
+    if (!times) return fail(ErrorKind::bad_input, fmt::format("{}: {}", property.name, times.error().message));
+    auto& into = removed ? set.exdate : set.rdate;
+    into.insert(into.end(), times->begin(), times->end());
+  }
+  return set;
+}
+
+Result<std::vector<SetDate>> parse_set_dates(std::string_view text, bool days_allowed) {
+  std::vector<SetDate> dates;
+  if (trim(text).empty()) return dates;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = text.find(',', start);
+    const auto item = trim(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    dates.push_back(TRY(parse_set_date(item, days_allowed)));
+    if (dates.size() > max_set_dates)
+      return fail(ErrorKind::bad_input, fmt::format("more than {} dates", max_set_dates));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  std::ranges::sort(dates);
+  dates.erase(std::ranges::unique(dates).begin(), dates.end());
+  return dates;
+}
+
+std::string to_string(const SetDate& date) {
+  if (const auto* wall = std::get_if<LocalTime>(&date)) return format_local(*wall);
+  if (const auto* instant = std::get_if<Time>(&date)) return format_rfc3339(*instant);
+  return date::format("%F", std::get<date::local_days>(date));
+}
+
+std::string set_dates_text(const std::vector<SetDate>& dates) {
+  std::string text;
+  for (const auto& date : dates) {
+    if (!text.empty()) text += ',';
+    text += to_string(date);
+  }
+  return text;
+}
+
+SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone) {
+  for (const auto& date : removed) {
+    if (const auto* day = std::get_if<date::local_days>(&date))
+      removed_days_.push_back(day_span(zone, *day));
+    else
+      removed_.push_back(instant_of(zone, date));
+  }
+  std::ranges::sort(removed_);
+  std::ranges::sort(removed_days_);
+  for (const auto& date : added) {
+    const auto slot = instant_of(zone, date);
+    if (!resume_after_removed(slot)) added_.push_back(slot);
+  }
+  std::ranges::sort(added_);
+  added_.erase(std::ranges::unique(added_).begin(), added_.end());
+}
+
+std::optional<Time> SlotChanges::first_added_after(Time t) const {
+  auto next = std::ranges::upper_bound(added_, t);
+  if (next == added_.end()) return std::nullopt;
+  return *next;
+}
+
+std::optional<Time> SlotChanges::resume_after_removed(Time slot) const {
+  if (std::ranges::binary_search(removed_, slot)) return slot;
+  // Days do not overlap: the last one starting at or before the slot is the only one that may hold it.
+  auto after = std::ranges::upper_bound(removed_days_, slot, {}, &std::pair<Time, Time>::first);
+  if (after == removed_days_.begin() || !within(*std::prev(after), slot)) return std::nullopt;
+  return std::prev(after)->second - Millis{1};
+}
+
+std::optional<SetDate> removing_date(const std::vector<SetDate>& removed, Zone zone, Time slot) {
+  for (const auto& date : removed) {
+    const auto* day = std::get_if<date::local_days>(&date);
+    if (day ? within(day_span(zone, *day), slot) : instant_of(zone, date) == slot) return date;
+  }
+  return std::nullopt;
+}
+
+}  // namespace taskd::core

@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "core/schedule.hpp"
+#include "core/set_dates.hpp"
+
+using namespace taskd::core;
+
+namespace {
+
+Time utc(const char* text) { return parse_rfc3339(text).value(); }
+
+std::vector<SetDate> dates(const char* text, bool days_allowed = true) {
+  return parse_set_dates(text, days_allowed).value();
+}
+
+Zone berlin() { return find_zone("Europe/Berlin").value(); }
+
+Schedule daily_at_nine_in_berlin(const char* added, const char* removed) {
+  Schedule cron = Cron{parse_cron("0 9 * * *", "t").value(), berlin()};
+  return with_changes(cron, std::make_shared<const SlotChanges>(dates(added, false), dates(removed), berlin()));
+}
+
+std::vector<std::string> next_slots(const Schedule& schedule, Time after, int count) {
+  std::vector<std::string> slots;
+  for (auto t = next_slot_after(schedule, after); t && count-- > 0; t = next_slot_after(schedule, *t))
+    slots.push_back(format_rfc3339(*t));
+  return slots;
+}
+
+std::vector<std::string> cursor_slots(const Schedule& schedule, Time after, int count) {
+  std::vector<std::string> slots;
+  SlotCursor cursor(schedule, after);
+  for (auto t = cursor.next(); t && count-- > 0; t = cursor.next()) slots.push_back(format_rfc3339(*t));
+  return slots;
+}
+
+}  // namespace
+
+TEST_CASE("set dates: wall times, times with an offset and days, written back sorted and once each") {
+  auto read = dates("2026-12-25, 2026-12-24 09:00,2026-12-24T08:00+01:00,2026-12-24T09:00:00,2026-12-23T10:00:30Z");
+  CHECK(set_dates_text(read) == "2026-12-24T09:00:00,2026-12-23T10:00:30Z,2026-12-24T07:00:00Z,2026-12-25");
+  CHECK(dates(set_dates_text(read).c_str()) == read);
+  CHECK(dates("").empty());
+}
+
+TEST_CASE("set dates: a day only where days are allowed, nothing that is no date, at most 1000") {
+  CHECK(parse_set_dates("2026-12-25", false).error().message.find("\"2026-12-25\" is not a date and time") == 0);
+  CHECK_FALSE(parse_set_dates("2026-12-25T25:00", true));
+  CHECK_FALSE(parse_set_dates("2026-12-24T09:00,", true));
+  CHECK_FALSE(parse_set_dates("tomorrow", true));
+  CHECK_FALSE(parse_set_dates("2026-02-30", true));
+  std::string many;
+  for (int i = 0; i < 1001; ++i) many += fmt::format("{}2026-01-01T00:00:{:02}", i ? "," : "", i % 60);
+  CHECK(parse_set_dates(std::string_view(many).substr(0, 1000 * 20 - 1), true));
+  CHECK(parse_set_dates(many, true).error().message == "more than 1000 dates");
+}
+
+TEST_CASE("a schedule gains its added slots and loses removed times and days, by next slot and by cursor") {
+  // Berlin is UTC+1 in December.
+  auto schedule = daily_at_nine_in_berlin("2026-12-24T15:30,2026-12-26T09:00,2026-12-27T09:00",
+                                          "2026-12-25,2026-12-27T09:00,2026-12-28T08:00:00Z");
+  const std::vector<std::string> expected{"2026-12-24T08:00:00Z", "2026-12-24T14:30:00Z", "2026-12-26T08:00:00Z",
+                                          "2026-12-29T08:00:00Z"};
+  CHECK(next_slots(schedule, utc("2026-12-24T00:00:00Z"), 4) == expected);
+  CHECK(cursor_slots(schedule, utc("2026-12-24T00:00:00Z"), 4) == expected);
+  CHECK(is_planned_slot(schedule, utc("2026-12-24T14:30:00Z")));
+  CHECK_FALSE(is_planned_slot(schedule, utc("2026-12-25T08:00:00Z")));
+  CHECK(last_slot_at_or_before(schedule, utc("2026-12-28T12:00:00Z")) == utc("2026-12-26T08:00:00Z"));
+}
+
+TEST_CASE("added slots go on after the schedule's own end, and a cursor of a rule walks past a removed day") {
+  RRuleSpec spec = parse_rrule("FREQ=HOURLY;COUNT=30", parse_local("2026-12-24T00:00:00").value()).value();
+  Schedule hourly = Recurrence{spec, berlin()};
+  auto changed = with_changes(
+      hourly, std::make_shared<const SlotChanges>(dates("2027-01-06T12:00", false), dates("2026-12-24"), berlin()));
+  const std::vector<std::string> expected{"2026-12-24T23:00:00Z", "2026-12-25T00:00:00Z", "2026-12-25T01:00:00Z",
+                                          "2026-12-25T02:00:00Z", "2026-12-25T03:00:00Z", "2026-12-25T04:00:00Z",
+                                          "2027-01-06T11:00:00Z"};
+  CHECK(next_slots(changed, utc("2026-12-20T00:00:00Z"), 10) == expected);
+  CHECK(cursor_slots(changed, utc("2026-12-20T00:00:00Z"), 10) == expected);
+}
+
+TEST_CASE("a schedule without added or removed dates is the schedule itself") {
+  Schedule every = Every{std::chrono::seconds{60}, Millis{0}};
+  auto same = with_changes(every, std::make_shared<const SlotChanges>(dates(""), dates(""), berlin()));
+  CHECK(std::get<Every>(same).changes == nullptr);
+}
