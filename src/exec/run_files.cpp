@@ -9,8 +9,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <filesystem>
-#include <map>
 #include <fmt/format.h>
+#include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
