@@ -1,10 +1,18 @@
 #include "exec/run_as.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <fstream>
 #include <grp.h>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <pwd.h>
+#include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace taskd::exec {
@@ -54,13 +62,8 @@ std::vector<gid_t> groups_of(const char* user, gid_t gid) {
   return groups;
 }
 
-}  // namespace
-
-core::Result<RunAsUser> resolve_run_as(const core::RunAs& run_as) {
-  if (::geteuid() != 0)
-    return cannot_switch(run_as, fmt::format("only a scheduler running as root can switch users, and this one runs as "
-                                             "uid {}; the task did not run",
-                                             ::geteuid()));
+// Looks `run_as` up in the databases; cannot_switch's error when there is no such user or group.
+core::Result<RunAsUser> look_up(const core::RunAs& run_as) {
   std::vector<char> buffer(first_lookup_buffer);
   passwd entry{};
   if (!TRY(find_user(run_as.user, entry, buffer))) return cannot_switch(run_as, "no such user");
@@ -71,6 +74,92 @@ core::Result<RunAsUser> resolve_run_as(const core::RunAs& run_as) {
     gid = *group;
   }
   return RunAsUser{{entry.pw_uid, gid, groups_of(entry.pw_name, gid)}, entry.pw_name, entry.pw_dir, entry.pw_shell};
+}
+
+// A file as stat found it: a lookup made while it was the same still holds.
+struct FileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t modified_s = 0;
+  long modified_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+std::optional<FileStamp> stamp_of(const char* path) {
+  struct stat info {};
+  if (::stat(path, &info) != 0) return std::nullopt;
+  return FileStamp{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec, info.st_mtim.tv_nsec};
+}
+
+constexpr const char* nsswitch_conf = "/etc/nsswitch.conf";
+constexpr const char* passwd_file = "/etc/passwd";
+constexpr const char* group_file = "/etc/group";
+
+// Whether nsswitch.conf takes users and groups from the files alone
+// (passwd and group name `files` and nothing else, initgroups too when it
+// is there): then the files' stamps tell when an answer may have changed.
+bool files_alone(const char* path) {
+  std::ifstream conf(path);
+  bool passwd = false, group = false, initgroups = true;
+  for (std::string line; std::getline(conf, line);) {
+    line = line.substr(0, line.find('#'));
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::istringstream words(line.substr(colon + 1));
+    std::string first, more;
+    words >> first >> more;
+    bool files = first == "files" && more.empty();
+    std::istringstream key_words(line.substr(0, colon));
+    std::string key;
+    key_words >> key;
+    if (key == "passwd") passwd = files;
+    else if (key == "group") group = files;
+    else if (key == "initgroups") initgroups = files;
+  }
+  return passwd && group && initgroups;
+}
+
+// The users looked up in this process, kept while nsswitch.conf, the
+// password file and the group file stay as they were (a re-stat of three
+// files against a dozen opens and reads of the databases at every run);
+// nothing is kept when the databases have other sources than the files.
+class LookupCache {
+ public:
+  core::Result<RunAsUser> resolve(const core::RunAs& run_as) {
+    auto stamps = std::array{stamp_of(nsswitch_conf), stamp_of(passwd_file), stamp_of(group_file)};
+    std::lock_guard lock(mutex_);
+    if (stamps != stamps_) {
+      users_.clear();
+      stamps_ = stamps;
+      cacheable_ = std::ranges::all_of(stamps, [](const auto& stamp) { return stamp.has_value(); }) &&
+                   files_alone(nsswitch_conf);
+    }
+    auto key = std::pair(run_as.user, run_as.group);
+    if (auto kept = users_.find(key); kept != users_.end()) return kept->second;
+    auto user = TRY(look_up(run_as));
+    // A user looked up while a file changed may be half the old answer.
+    if (cacheable_ && stamps == std::array{stamp_of(nsswitch_conf), stamp_of(passwd_file), stamp_of(group_file)})
+      users_.emplace(std::move(key), user);
+    return user;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::array<std::optional<FileStamp>, 3> stamps_;
+  bool cacheable_ = false;
+  std::map<std::pair<std::string, std::string>, RunAsUser> users_;
+};
+
+}  // namespace
+
+core::Result<RunAsUser> resolve_run_as(const core::RunAs& run_as) {
+  if (::geteuid() != 0)
+    return cannot_switch(run_as, fmt::format("only a scheduler running as root can switch users, and this one runs as "
+                                             "uid {}; the task did not run",
+                                             ::geteuid()));
+  static LookupCache cache;
+  return cache.resolve(run_as);
 }
 
 }  // namespace taskd::exec

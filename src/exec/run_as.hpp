@@ -32,9 +32,11 @@ struct RunAsUser {
   std::string shell;
 };
 
-// The user and group `run_as` names as the databases have them now. An
-// error says why the run cannot switch to them: taskd does not run as root
-// (only root can switch), or the user or the group does not exist.
+// The user and group `run_as` names as the databases have them now (an
+// earlier answer when the databases come from the files alone, which have
+// not changed since). An error says why the run cannot switch to them:
+// taskd does not run as root (only root can switch), or the user or the
+// group does not exist.
 core::Result<RunAsUser> resolve_run_as(const core::RunAs& run_as);
 
 }  // namespace taskd::exec

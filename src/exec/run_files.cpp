@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -58,45 +59,37 @@ std::string make_directory(std::string_view prefix, mode_t mode) {
   return {};
 }
 
-// The directory `path` of `owner`'s runs, opened: made and given to the
-// owner at its first run. -1 (errno says why) when it cannot be.
-int owned_directory(const std::string& path, const Credentials& owner) {
+// Whether the open directory `fd` is `uid`'s alone, 0700 (else errno is EPERM).
+bool users_alone(int fd, uid_t uid) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return false;
+  if (info.st_uid == uid && (info.st_mode & 07777) == 0700) return true;
+  errno = EPERM;
+  return false;
+}
+
+// The directory `path` of `owner`'s runs, made (0700, the owner's) and
+// opened; one there already is taken only if it is the owner's alone, and
+// never through a symbolic link (its descriptor is checked, not its name).
+// -1 (errno says why) when it cannot be.
+int open_user_directory(const std::string& path, const Credentials& owner) {
   bool made = ::mkdir(path.c_str(), 0700) == 0;
   if (!made && errno != EEXIST) return -1;
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
-  struct stat info {};
-  bool ready = ::fstat(fd, &info) == 0 && (info.st_uid == owner.uid || ::fchown(fd, owner.uid, owner.gid) == 0);
-  if (ready) return fd;
+  if (made ? ::fchmod(fd, 0700) == 0 && ::fchown(fd, owner.uid, owner.gid) == 0 : users_alone(fd, owner.uid))
+    return fd;
   int error = errno;
   ::close(fd);
   errno = error;
   return -1;
 }
 
-// Writes `state` into a new file `name` of `owner`'s in `owner`'s directory
-// `dir`, after removing whatever the owner may have put there under that
-// name. False (errno says why) when it cannot.
-bool place_owned_state_file(const std::string& dir, const std::string& name, std::string_view state,
-                            const Credentials& owner) {
-  int dir_fd = owned_directory(dir, owner);
-  if (dir_fd < 0) return false;
-  ::unlinkat(dir_fd, name.c_str(), 0);
-  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  int error = errno;
-  ::close(dir_fd);
-  if (fd < 0) {
-    errno = error;
-    return false;
-  }
-  bool written = ::fchown(fd, owner.uid, owner.gid) == 0 && write_all(fd, state);
-  return ::close(fd) == 0 && written;
-}
-
-// `path` opened to be read if it is a plain file `owner` owns (its fstat:
-// `info`), never through a symbolic link nor waiting on a FIFO; else -1.
-int open_owned(const std::string& path, uid_t owner, struct stat& info) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+// `name` in `dir_fd` opened to be read if it is a plain file `owner` owns
+// (its fstat: `info`), never through a symbolic link nor waiting on a FIFO;
+// else -1.
+int open_owned(int dir_fd, const char* name, uid_t owner, struct stat& info) {
+  int fd = ::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return -1;
   if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_uid == owner) return fd;
   ::close(fd);
@@ -143,11 +136,12 @@ std::string read_at_most(int fd, std::size_t most, off_t offset = 0) {
 // What of a status file taskd reads: its end, where its last line is.
 constexpr std::size_t status_tail = 4096;
 
-// The end of the status file, and the file removed; "" when the run wrote
-// none (or, run as `owner`, none of the owner's).
-std::string take_status_file(const std::string& path, std::optional<uid_t> owner) {
+// The end of the status file `name` in `dir_fd` (a path with AT_FDCWD), and
+// the file removed; "" when the run wrote none (or, run as `owner`, none of
+// the owner's).
+std::string take_status_file(int dir_fd, const char* name, std::optional<uid_t> owner) {
   struct stat info {};
-  int fd = owner ? open_owned(path, *owner, info) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = owner ? open_owned(dir_fd, name, *owner, info) : ::openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) return {};
   std::string contents;
   if (fd >= 0 && (owner || ::fstat(fd, &info) == 0)) {
@@ -155,7 +149,7 @@ std::string take_status_file(const std::string& path, std::optional<uid_t> owner
     contents = read_at_most(fd, status_tail, start);
   }
   if (fd >= 0) ::close(fd);
-  ::unlink(path.c_str());
+  ::unlinkat(dir_fd, name, 0);
   return contents;
 }
 
@@ -184,18 +178,6 @@ bool may_serve_again(int fd, const struct stat& info) {
   return S_ISREG(info.st_mode) && info.st_nlink == 1 && ::fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
 }
 
-// The state file `path` of a run as `owner`, read if it is a plain file of
-// the owner's, and removed: such a file never serves another run.
-core::Result<std::string> take_owned_state_file(const std::string& path, uid_t owner, std::size_t state_limit) {
-  struct stat info {};
-  int fd = open_owned(path, owner, info);
-  ::unlink(path.c_str());
-  if (fd < 0) return std::string();
-  auto state = read_state(fd, info, state_limit);
-  ::close(fd);
-  return state;
-}
-
 }  // namespace
 
 core::Result<RunDirectory> RunDirectory::create() {
@@ -209,15 +191,27 @@ core::Result<RunDirectory> RunDirectory::create() {
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
     : path_(std::move(other.path_)),
       users_path_(std::move(other.users_path_)),
+      user_directories_(std::move(other.user_directories_)),
       spares_(std::move(other.spares_)),
+      user_spares_(std::move(other.user_spares_)),
       spares_named_(other.spares_named_) {
   other.path_.clear();
   other.users_path_.clear();
+  other.user_directories_.clear();
 }
 
 RunDirectory::~RunDirectory() {
+  for (const auto& [uid, directory] : user_directories_) ::close(directory.fd);
   if (!path_.empty()) remove_tree(AT_FDCWD, path_.c_str(), 8);
   if (!users_path_.empty()) remove_tree(AT_FDCWD, users_path_.c_str(), 8);
+}
+
+void RunDirectory::forget_user_directory(uid_t uid) {
+  if (auto known = user_directories_.find(uid); known != user_directories_.end()) {
+    ::close(known->second.fd);
+    user_directories_.erase(known);
+  }
+  users_path_.clear();
 }
 
 namespace {
@@ -263,7 +257,7 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
     // The directory is gone (a /tmp cleaner). A new one, never made again
     // under the same name: someone else may own that name by now.
     if (owner) {
-      users_path_.clear();
+      forget_user_directory(owner->uid);
       continue;
     }
     auto fresh = TRY(create());
@@ -277,16 +271,44 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
 std::optional<RunFiles> RunDirectory::place_files(std::int64_t run_id, std::string_view state,
                                                   const Credentials* owner) {
   if (owner) {
-    if (users_path_.empty()) users_path_ = make_directory("taskd-users", 0711);
-    if (users_path_.empty()) return std::nullopt;
-    std::string dir = fmt::format("{}/u{}", users_path_, owner->uid);
+    const UserDirectory* dir = user_directory(*owner);
+    if (!dir) return std::nullopt;
     std::string name = fmt::format("{}.state", run_id);
-    if (!place_owned_state_file(dir, name, state, *owner)) return std::nullopt;
-    return RunFiles(dir + '/' + name, fmt::format("{}/{}.status", dir, run_id), owner->uid);
+    if (!place_owned_state_file(*dir, name, state, *owner)) return std::nullopt;
+    return RunFiles(dir->path + '/' + name, fmt::format("{}/{}.status", dir->path, run_id), owner->uid);
   }
   std::string state_path = fmt::format("{}/{}.state", path_, run_id);
   if (!place_state_file(state_path, state)) return std::nullopt;
   return RunFiles(std::move(state_path), fmt::format("{}/{}.status", path_, run_id));
+}
+
+const RunDirectory::UserDirectory* RunDirectory::user_directory(const Credentials& owner) {
+  if (auto known = user_directories_.find(owner.uid); known != user_directories_.end()) return &known->second;
+  if (users_path_.empty()) users_path_ = make_directory("taskd-users", 0711);
+  if (users_path_.empty()) return nullptr;
+  std::string path = fmt::format("{}/u{}", users_path_, owner.uid);
+  int fd = open_user_directory(path, owner);
+  if (fd < 0) return nullptr;
+  return &user_directories_.emplace(owner.uid, UserDirectory{std::move(path), fd}).first->second;
+}
+
+bool RunDirectory::place_owned_state_file(const UserDirectory& dir, const std::string& name, std::string_view state,
+                                          const Credentials& owner) {
+  // A spare of the owner's, filled in taskd's own directory, takes the
+  // run's name (and the place of whatever the user put there under it).
+  auto& spares = user_spares_[{owner.uid, owner.gid}];
+  while (!spares.empty()) {
+    std::string spare = std::move(spares.back());
+    spares.pop_back();
+    if ((state.empty() || write_file(spare, state)) && ::renameat(AT_FDCWD, spare.c_str(), dir.fd, name.c_str()) == 0)
+      return true;
+    ::unlink(spare.c_str());
+  }
+  ::unlinkat(dir.fd, name.c_str(), 0);
+  int fd = ::openat(dir.fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  bool written = ::fchown(fd, owner.uid, owner.gid) == 0 && write_all(fd, state);
+  return ::close(fd) == 0 && written;
 }
 
 bool RunDirectory::place_state_file(const std::string& path, std::string_view state) {
@@ -321,10 +343,42 @@ core::Result<std::string> RunDirectory::take_state_file(const std::string& state
   return state;
 }
 
+core::Result<std::string> RunDirectory::take_owned_state_file(const UserDirectory& dir, const char* name, uid_t owner,
+                                                              std::size_t state_limit) {
+  // Moved out of the user's reach first, then checked and read, as a state
+  // file of taskd's own runs is.
+  std::string spare = fmt::format("{}/spare-{}", path_, spares_named_);
+  if (::renameat(dir.fd, name, AT_FDCWD, spare.c_str()) != 0) return std::string();  // the run removed it: no state
+  ++spares_named_;
+  struct stat info {};
+  int fd = open_owned(AT_FDCWD, spare.c_str(), owner, info);
+  if (fd < 0) {
+    // Not a plain file of the user's: never read; a directory goes back
+    // where the run put it, removed with the user's directory at the end.
+    if (::unlink(spare.c_str()) != 0) ::renameat(AT_FDCWD, spare.c_str(), dir.fd, name);
+    return std::string();
+  }
+  bool reusable = (info.st_mode & 07777) == 0600 && may_serve_again(fd, info);
+  auto state = read_state(fd, info, state_limit);
+  ::close(fd);  // and the lease with it
+  if (reusable && (info.st_size == 0 || ::truncate(spare.c_str(), 0) == 0))
+    user_spares_[{info.st_uid, info.st_gid}].push_back(std::move(spare));
+  else ::unlink(spare.c_str());
+  return state;
+}
+
 RunLeftovers RunDirectory::collect(RunFiles files, std::size_t state_limit) {
-  auto state = files.owner_ ? take_owned_state_file(files.state_path_, *files.owner_, state_limit)
-                            : take_state_file(files.state_path_, state_limit);
-  RunLeftovers left{std::move(state), last_line(take_status_file(files.status_path_, files.owner_))};
+  RunLeftovers left{std::string(), ""};
+  if (!files.owner_) {
+    left = {take_state_file(files.state_path_, state_limit),
+            last_line(take_status_file(AT_FDCWD, files.status_path_.c_str(), std::nullopt))};
+  } else if (auto dir = user_directories_.find(*files.owner_);
+             dir != user_directories_.end() && files.state_path_.starts_with(dir->second.path + '/')) {
+    // Through the directory opened at the user's first run, never its name again.
+    auto in_directory = [&](const std::string& path) { return path.c_str() + dir->second.path.size() + 1; };
+    left = {take_owned_state_file(dir->second, in_directory(files.state_path_), *files.owner_, state_limit),
+            last_line(take_status_file(dir->second.fd, in_directory(files.status_path_), files.owner_))};
+  }  // else its directory went (a /tmp cleaner) and the files with it
   files.state_path_.clear();  // taken: nothing left for its destructor to remove
   return left;
 }

@@ -9,6 +9,7 @@
 // BENCHMARKS.md.)
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,9 +81,36 @@ class RunDirectory {
   // spare when it may serve again.
   core::Result<std::string> take_state_file(const std::string& state_path, std::size_t state_limit);
 
+  // A user's directory of run files, made, checked and opened at the user's
+  // first run in this process: later runs use the descriptor (a run as a
+  // user costs no more directory work than a run of taskd's own).
+  struct UserDirectory {
+    std::string path;
+    int fd;
+  };
+  // `owner`'s directory; nullptr (errno says why) when it cannot be made,
+  // or what is there is not the owner's alone.
+  const UserDirectory* user_directory(const Credentials& owner);
+  // Closes the directory of `uid`, which is gone (a /tmp cleaner): the
+  // user's next run makes one anew, in a new directory of the users'
+  // directories, never again under the same name (someone else may own it
+  // by now).
+  void forget_user_directory(uid_t uid);
+  // Gives the state file `name` of `owner`'s in `dir` the contents `state`:
+  // a spare of the owner's, or a new file. False (errno says why) when it cannot.
+  bool place_owned_state_file(const UserDirectory& dir, const std::string& name, std::string_view state,
+                              const Credentials& owner);
+  // As take_state_file, for the state file `name` in `dir` of a run as
+  // `owner`: read only if it is a plain file the owner owns.
+  core::Result<std::string> take_owned_state_file(const UserDirectory& dir, const char* name, uid_t owner,
+                                                  std::size_t state_limit);
+
   std::string path_;
   std::string users_path_;  // the 0711 directory of the users' directories; "" until a first run as a user
+  std::map<uid_t, UserDirectory> user_directories_;
   std::vector<std::string> spares_;  // emptied state files of ended runs, for the next runs
+  // Those of runs as users, by owner and group (in path_, out of the users' reach).
+  std::map<std::pair<uid_t, gid_t>, std::vector<std::string>> user_spares_;
   std::uint64_t spares_named_ = 0;
 };
 

@@ -9,6 +9,7 @@ import pwd
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
 from taskd_test import STORE, TASKD_BIN, TaskdTestCase, processes_matching
@@ -266,6 +267,80 @@ int main(void) {
   }
 }
 """
+
+
+@AS_ROOT
+@unittest.skipUnless(shutil.which("unshare"), "unshare gives taskd password and group files of the test's own")
+class UserDatabaseChangesTest(TaskdTestCase):
+    """taskd keeps the users it looked up while the password and group files
+    (and nsswitch.conf) stay as they were: a user changed or removed between
+    two runs of one scheduler is seen at the next run."""
+
+    USER = "taskd-lookup-test"
+
+    def setUp(self):
+        super().setUp()
+        for path in (self.tmp, self.env["TMPDIR"]):
+            os.chmod(path, 0o711)
+        # Copies of the files that taskd sees in place of the machine's (a
+        # mount namespace of its own), changed in place as the test goes.
+        self.files = {}
+        for name in ("passwd", "group"):
+            self.files[name] = os.path.join(self.tmp, name)
+            shutil.copyfile("/etc/" + name, self.files[name])
+            os.chmod(self.files[name], 0o644)
+        self.files["nsswitch.conf"] = os.path.join(self.tmp, "nsswitch.conf")
+        with open(self.files["nsswitch.conf"], "w") as f:
+            f.write("passwd: files\ngroup: files\n")
+        os.chmod(self.files["nsswitch.conf"], 0o644)
+        with open("/etc/passwd") as f:
+            self.machines_users = f.read()
+
+    def set_user(self, uid):
+        """The test's user with `uid` in the password file, or none (None)."""
+        line = f"{self.USER}:x:{uid}:{uid}::/nonexistent:/bin/sh\n" if uid else ""
+        with open(self.files["passwd"], "w") as f:  # in place: the mount shows this file
+            f.write(self.machines_users + line)
+
+    def scheduler(self):
+        mounts = " && ".join(f'mount --bind "{path}" /etc/{name}' for name, path in self.files.items())
+        argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", mounts + ' && exec "$@"', "sh",
+                *self.command_line(["run"])]
+        self.scheduler_log = os.path.join(self.tmp, "scheduler.log")
+        with open(self.scheduler_log, "w") as log:
+            proc = subprocess.Popen(argv, env=self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=log)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.terminate)
+        return proc
+
+    def wait_for_runs(self, count, proc, seconds=30):
+        deadline = time.monotonic() + seconds
+        while True:
+            runs = [run for run in self.history("who") if run["status"] not in ("queued", "running")]
+            if len(runs) >= count:
+                return runs
+            if proc.poll() is not None:
+                with open(self.scheduler_log) as log:
+                    self.fail("the scheduler ended: " + log.read())
+            self.assertLess(time.monotonic(), deadline, f"{count} runs never ended: {runs}")
+            time.sleep(0.05)
+
+    def test_a_user_changed_or_removed_between_runs_is_seen_at_the_next_run(self):
+        self.set_user(4242)
+        self.add("who", "--every", "1w", "--start-now", "--user", self.USER, "--retry", "none", "--", "id", "-u")
+        proc = self.scheduler()
+        self.assertEqual(self.wait_for_runs(1, proc)[0]["status"], "succeeded")
+        self.assertEqual(self.logs("who").strip(), "4242")
+        self.set_user(4243)  # the same size: the file's time tells it changed
+        self.ok("trigger", "who")
+        self.assertEqual([run["status"] for run in self.wait_for_runs(2, proc)], ["succeeded", "succeeded"])
+        self.assertEqual(self.logs("who").strip(), "4243")
+        self.set_user(None)
+        self.ok("trigger", "who")
+        last = self.wait_for_runs(3, proc)[0]
+        self.assertEqual(last["status"], "failed")
+        self.assertEqual(last["reason"], f"cannot run as user {self.USER}: no such user")
 
 
 @AS_ROOT

@@ -109,3 +109,104 @@ TEST_CASE("a run directory handed over is taken over only where taskd makes them
   CHECK(through.error().message == handed.path + "/../" + name + " is not a run directory of taskd's");
   CHECK(fs::exists(handed.path));
 }
+
+namespace {
+
+// Only root makes files of another user's.
+const bool not_root = ::geteuid() != 0;
+const exec::Credentials nobody{65534, 65534, {}};
+const exec::Credentials daemon_user{1, 1, {}};
+
+struct stat status_of(const std::string& path) {
+  struct stat info {};
+  REQUIRE(::lstat(path.c_str(), &info) == 0);
+  return info;
+}
+
+}  // namespace
+
+TEST_CASE("a user's ended run leaves its state file, emptied, to the user's next run, in the same directory" *
+          doctest::skip(not_root)) {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "page=1", &nobody).value();
+  auto first_path = first.state_path();
+  auto made = status_of(first_path);
+  CHECK(made.st_uid == nobody.uid);
+  CHECK((made.st_mode & 07777) == 0600);
+  CHECK(contents_of(first_path) == "page=1");
+  write(first_path, "page=2");
+  // Holds the inode (its number is not reused) without opening the file.
+  int path_only = ::open(first_path.c_str(), O_PATH | O_CLOEXEC);
+  REQUIRE(path_only >= 0);
+  CHECK(directory.collect(std::move(first), 100).state.value() == "page=2");
+  CHECK_FALSE(fs::exists(first_path));
+
+  auto second = directory.files_for(2, "page=3", &nobody).value();
+  CHECK(fs::path(second.state_path()).parent_path() == fs::path(first_path).parent_path());
+  auto reused = status_of(second.state_path());
+  struct stat held {};
+  REQUIRE(::fstat(path_only, &held) == 0);
+  ::close(path_only);
+  CHECK(held.st_nlink == 1);
+  CHECK(reused.st_ino == made.st_ino);
+  CHECK(reused.st_uid == nobody.uid);
+  CHECK(contents_of(second.state_path()) == "page=3");
+  SUBCASE("never another group's") {
+    exec::Credentials other_group{nobody.uid, 1, {}};
+    CHECK(directory.collect(std::move(second), 100).state.value() == "page=3");
+    auto third = directory.files_for(3, "", &other_group).value();
+    CHECK(status_of(third.state_path()).st_ino != made.st_ino);
+    CHECK(status_of(third.state_path()).st_gid == 1);
+  }
+  SUBCASE("never one the user linked elsewhere or opened to others") {
+    auto linked = fs::path(second.state_path()).parent_path() / "kept";
+    fs::create_hard_link(second.state_path(), linked);
+    CHECK(directory.collect(std::move(second), 100).state.value() == "page=3");
+    auto third = directory.files_for(3, "", &nobody).value();
+    CHECK(status_of(third.state_path()).st_ino != made.st_ino);
+    ::chmod(third.state_path().c_str(), 0644);
+    // Holds the inode (its number is not reused) without opening the file.
+    int path_only = ::open(third.state_path().c_str(), O_PATH | O_CLOEXEC);
+    REQUIRE(path_only >= 0);
+    CHECK(directory.collect(std::move(third), 100).state.value().empty());
+    auto fourth = directory.files_for(4, "", &nobody).value();
+    struct stat removed {};
+    REQUIRE(::fstat(path_only, &removed) == 0);
+    ::close(path_only);
+    CHECK(removed.st_nlink == 0);
+    CHECK(status_of(fourth.state_path()).st_ino != removed.st_ino);
+    CHECK((status_of(fourth.state_path()).st_mode & 07777) == 0600);
+  }
+}
+
+TEST_CASE("a link or a directory not the user's alone in place of a user's directory is refused" *
+          doctest::skip(not_root)) {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "", &nobody).value();
+  auto users = fs::path(first.state_path()).parent_path().parent_path();
+  CHECK((status_of(users.string()).st_mode & 07777) == 0711);
+  auto planted = users / ("u" + std::to_string(daemon_user.uid));
+  auto elsewhere = users / "elsewhere";
+  fs::create_directory(elsewhere);
+  ::chown(elsewhere.c_str(), daemon_user.uid, daemon_user.gid);
+  ::chmod(elsewhere.c_str(), 0700);
+  uid_t planted_by = 0;
+  SUBCASE("a symbolic link to a directory of the user's") { fs::create_directory_symlink(elsewhere, planted); }
+  SUBCASE("a directory of another user's") {
+    fs::create_directory(planted);
+    planted_by = nobody.uid;
+    ::chown(planted.c_str(), planted_by, nobody.gid);
+    ::chmod(planted.c_str(), 0700);
+  }
+  SUBCASE("a directory of the user's that others can enter") {
+    fs::create_directory(planted);
+    planted_by = daemon_user.uid;
+    ::chown(planted.c_str(), planted_by, daemon_user.gid);
+    ::chmod(planted.c_str(), 0755);
+  }
+  auto refused = directory.files_for(2, "", &daemon_user);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("cannot write the run files") != std::string::npos);
+  CHECK(fs::is_empty(elsewhere));
+  CHECK(status_of(planted.string()).st_uid == planted_by);
+}
