@@ -166,13 +166,13 @@ TEST_CASE("a user's ended run leaves its state file, emptied, to the user's next
     CHECK(status_of(third.state_path()).st_ino != made.st_ino);
     ::chmod(third.state_path().c_str(), 0644);
     // Holds the inode (its number is not reused) without opening the file.
-    int path_only = ::open(third.state_path().c_str(), O_PATH | O_CLOEXEC);
-    REQUIRE(path_only >= 0);
+    int third_held = ::open(third.state_path().c_str(), O_PATH | O_CLOEXEC);
+    REQUIRE(third_held >= 0);
     CHECK(directory.collect(std::move(third), 100).state.value().empty());
     auto fourth = directory.files_for(4, "", &nobody).value();
     struct stat removed {};
-    REQUIRE(::fstat(path_only, &removed) == 0);
-    ::close(path_only);
+    REQUIRE(::fstat(third_held, &removed) == 0);
+    ::close(third_held);
     CHECK(removed.st_nlink == 0);
     CHECK(status_of(fourth.state_path()).st_ino != removed.st_ino);
     CHECK((status_of(fourth.state_path()).st_mode & 07777) == 0600);
