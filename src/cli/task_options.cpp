@@ -99,6 +99,12 @@ Result<TaskOptions> spread_recurrence_set(TaskOptions options) {
   if (!set->zone.empty() && !schedule.tz.empty() && set->zone != schedule.tz)
     return fail(ErrorKind::bad_input,
                 fmt::format("--rrule's DTSTART is in {} and --tz is {}: give one zone", set->zone, schedule.tz));
+  // A rule that reads as the iCalendar form again ("RDATE" alone, say) is
+  // a property without its value, never a rule: spread once, not forever.
+  if (core::is_recurrence_set(set->rule))
+    return fail(ErrorKind::bad_input,
+                fmt::format("--rrule: \"{}\" is not a rule (FREQ=...); a DTSTART, RDATE or EXDATE line is NAME:VALUE",
+                            set->rule));
   schedule.rrule = set->rule;
   if (set->dtstart) schedule.dtstart = core::format_local(*set->dtstart);
   if (!set->zone.empty()) schedule.tz = set->zone;

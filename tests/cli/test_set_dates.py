@@ -150,6 +150,9 @@ class ICalendarRRuleTest(TaskdTestCase):
             ("DTSTART:2026-12-21\nRRULE:FREQ=DAILY", ["--rrule", '"2026-12-21" is not an iCalendar date-time']),
             ("DTSTART:20261221T090000\nRRULE:FREQ=DAILY\nEXRULE:FREQ=WEEKLY", ["--rrule", "EXRULE", "not a line"]),
             ("DTSTART;TZID=Mars/Olympus:20261221T090000\nRRULE:FREQ=DAILY", ["--rrule", "Mars/Olympus"]),
+            # a property without its value, read as the rule, is not read as the iCalendar form again
+            ("RDATE", ["--rrule", '"RDATE" is not a rule', "NAME:VALUE"]),
+            ("DTSTART:20261221T090000\nRRULE:DTSTART=1", ["--rrule", '"DTSTART=1" is not a rule']),
         ]
         for text, fragments in cases:
             code, _, err = self.run_taskd("add", "bad", "--rrule", text, "--", "true", faketime=T0)
