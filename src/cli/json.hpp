@@ -5,11 +5,7 @@
 namespace taskd::cli {
 
 using ops::Json;
-using ops::run_json;
-using ops::seconds_json;
-using ops::stored_task_json;
 using ops::task_json;
-using ops::time_json;
 using ops::write_run;
 using ops::write_stored_task;
 
