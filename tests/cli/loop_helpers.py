@@ -45,6 +45,13 @@ def slots_of(status, trigger, scheduled_ms, reason, interval_ms, phase_ms):
     return [scheduled_ms]
 
 
+def next_slot_half_a_day_away():
+    """A --phase for an `--every 1d` task: its next slot half a day from now.
+    One drawn from the task's name can come due while a test runs, or come
+    within a retry's timebox, which then gives way to it (no retry)."""
+    return "%ds" % ((int(time.time()) + 43200) % 86400)
+
+
 def wait_for(condition, seconds, what):
     """Polls condition() until it is true; fails after `seconds`."""
     deadline = time.monotonic() + seconds

@@ -11,7 +11,7 @@ import signal
 import time
 import unittest
 
-from loop_helpers import LoopTestCase, wait_for
+from loop_helpers import LoopTestCase, wait_for, next_slot_half_a_day_away
 from taskd_test import STORE, parse_time, processes_matching
 from tcp_proxy import TcpProxy
 
@@ -46,7 +46,8 @@ class FailoverTest(LoopTestCase):
         """The task "long", whose child records its start (pid, time, host,
         attempt) and sleeps until it is ended; retried at once, 25 times.
         `escapee`: a command its child starts first, in the background."""
-        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
+        self.add("long", "--every", "1d", "--phase", next_slot_half_a_day_away(), "--start-now", "--timeout", "1h",
+                 "--kill-grace", f"{KILL_GRACE}s",
                  "--retry", ",".join(["0s"] * 25), *options, "--shell", "--",
                  f'{escapee}echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; '
                  f'exec sleep {self.marker}')

@@ -11,7 +11,7 @@ import subprocess
 import time
 import unittest
 
-from loop_helpers import LoopTestCase, wait_for
+from loop_helpers import LoopTestCase, wait_for, next_slot_half_a_day_away
 from taskd_test import STORE, parse_time
 
 LEASE = 2  # seconds: renewed every 0.5 s, fenced after 1 s without a renewal
@@ -61,7 +61,8 @@ class HostEventsTest(LoopTestCase):
         self.assertEqual(self.stop(proc)[0], 0)
 
     def test_a_lost_run_is_logged_once_across_the_hosts(self):
-        self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", "1s", "--shell", "--",
+        self.add("long", "--every", "1d", "--phase", next_slot_half_a_day_away(), "--start-now", "--timeout", "1h",
+                 "--kill-grace", "1s", "--shell", "--",
                  f'echo "$$ $TASKD_HOST" >> {self.starts}; exec sleep {self.marker}')
         victim, _ = self.host("victim")
         [(_, host)] = wait_for(self.started, 20, "the run to start")

@@ -13,7 +13,7 @@ import subprocess
 import time
 import unittest
 
-from loop_helpers import LoopTestCase, wait_for
+from loop_helpers import LoopTestCase, wait_for, next_slot_half_a_day_away
 from taskd_test import STORE
 from test_failover import FAILOVER_BOUND, KILL_GRACE, LEASE, alive
 
@@ -69,7 +69,8 @@ class StuckPeerTest(LoopTestCase):
     def add_long_task(self, name, host):
         """The task `name`, pinned to `host`, whose child records its start
         (pid, host, attempt) and sleeps until it is ended."""
-        self.add(name, "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", f"{KILL_GRACE}s",
+        self.add(name, "--every", "1d", "--phase", next_slot_half_a_day_away(), "--start-now", "--timeout", "1h",
+                 "--kill-grace", f"{KILL_GRACE}s",
                  "--on-host", host, "--shell", "--",
                  f'echo "{name} $$ $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; exec sleep {self.marker}')
 
