@@ -226,11 +226,16 @@ Result<Schedule> own_schedule_of(const TaskDefinition& definition) {
   return fail(ErrorKind::internal, "unknown schedule kind");
 }
 
+// The zone a task's --rdate and --exdate wall times are read in.
+Result<Zone> set_dates_zone(const TaskDefinition& definition) {
+  return find_zone(definition.tz.empty() ? "UTC" : definition.tz);
+}
+
 }  // namespace
 
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
   if (definition.rdate.empty() && definition.exdate.empty()) return schedule;
-  auto zone = TRY(find_zone(definition.tz.empty() ? "UTC" : definition.tz));
+  auto zone = TRY(set_dates_zone(definition));
   return with_changes(std::move(schedule),
                       std::make_shared<const SlotChanges>(definition.rdate, definition.exdate, zone));
 }
@@ -238,7 +243,7 @@ Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definit
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t) {
   if (definition.exdate.empty()) return std::nullopt;
   auto own = own_schedule_of(definition);
-  auto zone = find_zone(definition.tz.empty() ? "UTC" : definition.tz);
+  auto zone = set_dates_zone(definition);
   if (!own || !zone || !is_planned_slot(*own, t)) return std::nullopt;
   return removing_date(definition.exdate, *zone, t);
 }

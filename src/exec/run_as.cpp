@@ -77,24 +77,33 @@ core::Result<RunAsUser> look_up(const core::RunAs& run_as) {
 }
 
 // A file as stat found it: a lookup made while it was the same still holds.
+// The change time too, which no one can set back as a copy keeping the
+// modification time does.
 struct FileStamp {
   dev_t device = 0;
   ino_t inode = 0;
   off_t size = 0;
   std::int64_t modified_s = 0;
   long modified_ns = 0;
+  std::int64_t changed_s = 0;
+  long changed_ns = 0;
   bool operator==(const FileStamp&) const = default;
 };
 
 std::optional<FileStamp> stamp_of(const char* path) {
   struct stat info {};
   if (::stat(path, &info) != 0) return std::nullopt;
-  return FileStamp{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec, info.st_mtim.tv_nsec};
+  return FileStamp{info.st_dev,         info.st_ino,          info.st_size,        info.st_mtim.tv_sec,
+                   info.st_mtim.tv_nsec, info.st_ctim.tv_sec, info.st_ctim.tv_nsec};
 }
 
 constexpr const char* nsswitch_conf = "/etc/nsswitch.conf";
 constexpr const char* passwd_file = "/etc/passwd";
 constexpr const char* group_file = "/etc/group";
+
+using Stamps = std::array<std::optional<FileStamp>, 3>;
+
+Stamps stamps_now() { return {stamp_of(nsswitch_conf), stamp_of(passwd_file), stamp_of(group_file)}; }
 
 // Whether nsswitch.conf takes users and groups from the files alone
 // (passwd and group name `files` and nothing else, initgroups too when it
@@ -127,7 +136,7 @@ bool files_alone(const char* path) {
 class LookupCache {
  public:
   core::Result<RunAsUser> resolve(const core::RunAs& run_as) {
-    auto stamps = std::array{stamp_of(nsswitch_conf), stamp_of(passwd_file), stamp_of(group_file)};
+    auto stamps = stamps_now();
     std::lock_guard lock(mutex_);
     if (stamps != stamps_) {
       users_.clear();
@@ -139,14 +148,14 @@ class LookupCache {
     if (auto kept = users_.find(key); kept != users_.end()) return kept->second;
     auto user = TRY(look_up(run_as));
     // A user looked up while a file changed may be half the old answer.
-    if (cacheable_ && stamps == std::array{stamp_of(nsswitch_conf), stamp_of(passwd_file), stamp_of(group_file)})
+    if (cacheable_ && stamps == stamps_now())
       users_.emplace(std::move(key), user);
     return user;
   }
 
  private:
   std::mutex mutex_;
-  std::array<std::optional<FileStamp>, 3> stamps_;
+  Stamps stamps_;
   bool cacheable_ = false;
   std::map<std::pair<std::string, std::string>, RunAsUser> users_;
 };
