@@ -74,7 +74,10 @@ starts=$work/starts
 for trial in $(seq 1 "$trials"); do
   fresh failover
   rm -f "$starts"
-  "$taskd" --db "$(uri failover)" add long --every 1d --start-now --timeout 1h --kill-grace 1s --retry 0s --shell -- \
+  # Its next slot half a day away: one drawn from its name within the retry's
+  # 1 h timebox would take the retry's place, and the "failover" would wait for it.
+  "$taskd" --db "$(uri failover)" add long --every 1d --phase "$(( ($(date +%s) + 43200) % 86400 ))s" --start-now \
+    --timeout 1h --kill-grace 1s --retry 0s --shell -- \
     "echo \"\$TASKD_HOST \$(date +%s%3N)\" >> $starts; exec sleep 600" >/dev/null
   declare -A pid_of=()
   hosts=()
