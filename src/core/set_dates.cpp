@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <span>
 
 namespace taskd::core {
@@ -68,6 +69,20 @@ std::pair<Time, Time> day_span(Zone zone, date::local_days day) {
 Time instant_of(Zone zone, const SetDate& date) {
   if (const auto* wall = std::get_if<LocalTime>(&date)) return first_instant(zone, *wall);
   return std::get<Time>(date);
+}
+
+// The slots a removed time removes: an instant, or every instant a wall time
+// may have become. A wall time the clock shows twice is both its instants (a
+// schedule that runs twice then ran at both); one the clock skips is both the
+// end of the gap (where a schedule runs it) and the time later by the gap's
+// length (where an added date is read).
+std::vector<Time> removed_instants(Zone zone, const SetDate& date) {
+  const auto* wall = std::get_if<LocalTime>(&date);
+  if (!wall) return {std::get<Time>(date)};
+  const auto instants = resolve_local(zone, *wall);
+  if (instants.kind == LocalKind::repeated) return {instants.first, instants.second};
+  if (instants.kind == LocalKind::skipped) return {instants.first, first_instant(zone, *wall)};
+  return {instants.first};
 }
 
 bool within(const std::pair<Time, Time>& span, Time t) { return span.first <= t && t < span.second; }
@@ -266,7 +281,7 @@ SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<Se
     if (const auto* day = std::get_if<date::local_days>(&date))
       removed_days_.push_back(day_span(zone, *day));
     else
-      removed_.push_back(instant_of(zone, date));
+      std::ranges::copy(removed_instants(zone, date), std::back_inserter(removed_));
   }
   std::ranges::sort(removed_);
   std::ranges::sort(removed_days_);
@@ -295,7 +310,8 @@ std::optional<Time> SlotChanges::resume_after_removed(Time slot) const {
 std::optional<SetDate> removing_date(const std::vector<SetDate>& removed, Zone zone, Time slot) {
   for (const auto& date : removed) {
     const auto* day = std::get_if<date::local_days>(&date);
-    if (day ? within(day_span(zone, *day), slot) : instant_of(zone, date) == slot) return date;
+    if (day ? within(day_span(zone, *day), slot) : std::ranges::count(removed_instants(zone, date), slot) > 0)
+      return date;
   }
   return std::nullopt;
 }

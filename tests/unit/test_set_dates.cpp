@@ -89,3 +89,18 @@ TEST_CASE("a schedule without added or removed dates is the schedule itself") {
   auto same = with_changes(every, std::make_shared<const SlotChanges>(dates(""), dates(""), berlin()));
   CHECK(std::get<Every>(same).changes == nullptr);
 }
+
+TEST_CASE("a removed wall time removes the slots DST made of it: both of a repeated hour, the gap's end") {
+  auto removed = dates("2026-03-29T02:30,2026-10-25T02:30");
+  Schedule cron = Cron{parse_cron("30 2 * * *", "t").value(), berlin(), DstPolicy{.repeat = DstRepeat::twice}};
+  auto changed = with_changes(cron, std::make_shared<const SlotChanges>(dates(""), removed, berlin()));
+  // 02:30 on 29 March is in the gap, run at its end (03:00 CEST); on 25 October it comes twice.
+  CHECK(next_slots(cron, utc("2026-03-28T12:00:00Z"), 1) == std::vector<std::string>{"2026-03-29T01:00:00Z"});
+  CHECK(next_slots(changed, utc("2026-03-28T12:00:00Z"), 1) == std::vector<std::string>{"2026-03-30T00:30:00Z"});
+  CHECK(next_slots(changed, utc("2026-10-24T12:00:00Z"), 1) == std::vector<std::string>{"2026-10-26T01:30:00Z"});
+  for (const char* slot : {"2026-03-29T01:00:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z"}) {
+    CAPTURE(slot);
+    CHECK(removing_date(removed, berlin(), utc(slot)).has_value());
+  }
+  CHECK_FALSE(removing_date(removed, berlin(), utc("2026-10-25T02:30:00Z")).has_value());
+}
