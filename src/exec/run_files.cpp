@@ -192,6 +192,7 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
     : path_(std::move(other.path_)),
       users_path_(std::move(other.users_path_)),
       user_directories_(std::move(other.user_directories_)),
+      retired_users_paths_(std::move(other.retired_users_paths_)),
       spares_(std::move(other.spares_)),
       user_spares_(std::move(other.user_spares_)),
       spares_named_(other.spares_named_) {
@@ -204,6 +205,30 @@ RunDirectory::~RunDirectory() {
   for (const auto& [uid, directory] : user_directories_) ::close(directory.fd);
   if (!path_.empty()) remove_tree(AT_FDCWD, path_.c_str(), 8);
   if (!users_path_.empty()) remove_tree(AT_FDCWD, users_path_.c_str(), 8);
+  for (const auto& retired : retired_users_paths_) remove_tree(AT_FDCWD, retired.c_str(), 8);
+}
+
+core::Result<void> RunDirectory::renew() {
+  auto fresh = TRY(create());
+  path_ = std::exchange(fresh.path_, {});
+  spares_.clear();
+  user_spares_.clear();
+  return {};
+}
+
+std::optional<std::string> RunDirectory::move_to_spare(int from_fd, const char* name) {
+  for (bool first_try : {true, false}) {
+    std::string spare = fmt::format("{}/spare-{}", path_, spares_named_);
+    if (::renameat(from_fd, name, AT_FDCWD, spare.c_str()) == 0) {
+      ++spares_named_;
+      return spare;
+    }
+    // Still there, so the directory to move it into is what went.
+    struct stat still {};
+    if (!first_try || errno != ENOENT || ::fstatat(from_fd, name, &still, AT_SYMLINK_NOFOLLOW) != 0 || !renew())
+      break;
+  }
+  return std::nullopt;
 }
 
 void RunDirectory::forget_user_directory(uid_t uid) {
@@ -211,7 +236,8 @@ void RunDirectory::forget_user_directory(uid_t uid) {
     ::close(known->second.fd);
     user_directories_.erase(known);
   }
-  users_path_.clear();
+  // The other users' directories in it stay open and in use: it goes at the end.
+  if (!users_path_.empty()) retired_users_paths_.push_back(std::exchange(users_path_, {}));
 }
 
 namespace {
@@ -260,9 +286,7 @@ core::Result<RunFiles> RunDirectory::files_for(std::int64_t run_id, std::string_
       forget_user_directory(owner->uid);
       continue;
     }
-    auto fresh = TRY(create());
-    path_ = std::exchange(fresh.path_, {});
-    spares_.clear();
+    TRY(renew());
   }
   return core::fail(core::ErrorKind::internal,
                     fmt::format("cannot write the run files in {}: {}", path_, std::strerror(errno)));
@@ -323,9 +347,9 @@ bool RunDirectory::place_state_file(const std::string& path, std::string_view st
 }
 
 core::Result<std::string> RunDirectory::take_state_file(const std::string& state_path, std::size_t state_limit) {
-  std::string spare = fmt::format("{}/spare-{}", path_, spares_named_);
-  if (::rename(state_path.c_str(), spare.c_str()) != 0) return std::string();  // the run removed it: no state
-  ++spares_named_;
+  auto moved = move_to_spare(AT_FDCWD, state_path.c_str());
+  if (!moved) return std::string();  // the run removed it: no state
+  std::string spare = std::move(*moved);
   int fd = ::open(spare.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   bool plain = fd >= 0;
   if (!plain) fd = ::open(spare.c_str(), O_RDONLY | O_CLOEXEC);  // a symbolic link the run put there: read, not reused
@@ -347,9 +371,9 @@ core::Result<std::string> RunDirectory::take_owned_state_file(const UserDirector
                                                               std::size_t state_limit) {
   // Moved out of the user's reach first, then checked and read, as a state
   // file of taskd's own runs is.
-  std::string spare = fmt::format("{}/spare-{}", path_, spares_named_);
-  if (::renameat(dir.fd, name, AT_FDCWD, spare.c_str()) != 0) return std::string();  // the run removed it: no state
-  ++spares_named_;
+  auto moved = move_to_spare(dir.fd, name);
+  if (!moved) return std::string();  // the run removed it: no state
+  std::string spare = std::move(*moved);
   struct stat info {};
   int fd = open_owned(AT_FDCWD, spare.c_str(), owner, info);
   if (fd < 0) {

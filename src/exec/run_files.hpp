@@ -71,6 +71,12 @@ class RunDirectory {
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
+  // A new private directory in place of one that went (a /tmp cleaner):
+  // never made again under the same name, someone else may own it by now.
+  core::Result<void> renew();
+  // Moves `name` in `from_fd` (a path with AT_FDCWD) to a new name in the
+  // private directory, renewed if it went; none when `name` is not there.
+  std::optional<std::string> move_to_spare(int from_fd, const char* name);
   // The files of `run_id` (`owner`'s when given), the state file holding
   // `state`; none (errno says why) when they cannot be made.
   std::optional<RunFiles> place_files(std::int64_t run_id, std::string_view state, const Credentials* owner);
@@ -108,6 +114,7 @@ class RunDirectory {
   std::string path_;
   std::string users_path_;  // the 0711 directory of the users' directories; "" until a first run as a user
   std::map<uid_t, UserDirectory> user_directories_;
+  std::vector<std::string> retired_users_paths_;  // earlier ones, left when a user's directory went
   std::vector<std::string> spares_;  // emptied state files of ended runs, for the next runs
   // Those of runs as users, by owner and group (in path_, out of the users' reach).
   std::map<std::pair<uid_t, gid_t>, std::vector<std::string>> user_spares_;

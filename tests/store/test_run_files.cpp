@@ -210,3 +210,36 @@ TEST_CASE("a link or a directory not the user's alone in place of a user's direc
   CHECK(fs::is_empty(elsewhere));
   CHECK(status_of(planted.string()).st_uid == planted_by);
 }
+
+TEST_CASE("a user's state outlives a /tmp cleaner that removed taskd's own directory" * doctest::skip(not_root)) {
+  auto directory = exec::RunDirectory::create().value();
+  auto first = directory.files_for(1, "page=1", &nobody).value();
+  write(first.state_path(), "page=2");
+  auto removed = directory.handed().path;
+  fs::remove_all(removed);
+  CHECK(directory.collect(std::move(first), 100).state.value() == "page=2");
+  CHECK(directory.handed().path != removed);
+  CHECK(fs::is_directory(directory.handed().path));
+  auto second = directory.files_for(2, "page=2", &nobody).value();
+  CHECK(contents_of(second.state_path()) == "page=2");
+}
+
+TEST_CASE("the users' directories a /tmp cleaner left behind go with the run directory" *
+          doctest::skip(not_root)) {
+  fs::path users;
+  fs::path fresh_users;
+  {
+    auto directory = exec::RunDirectory::create().value();
+    auto first = directory.files_for(1, "", &nobody).value();
+    auto other = directory.files_for(2, "", &daemon_user).value();
+    users = fs::path(first.state_path()).parent_path().parent_path();
+    directory.collect(std::move(first), 100);
+    fs::remove_all(users / ("u" + std::to_string(nobody.uid)));
+    auto again = directory.files_for(3, "", &nobody).value();
+    fresh_users = fs::path(again.state_path()).parent_path().parent_path();
+    CHECK(fresh_users != users);
+    CHECK(fs::exists(other.state_path()));
+  }
+  CHECK_FALSE(fs::exists(users));
+  CHECK_FALSE(fs::exists(fresh_users));
+}
