@@ -10,6 +10,7 @@
 #include "sched/delivery.hpp"
 #include "sched/log.hpp"
 #include "sched/loop.hpp"
+#include "web/command.hpp"
 
 namespace taskd::cli {
 namespace {
@@ -41,6 +42,7 @@ struct LoopCommandOptions {
   std::string host_id;
   std::string lease;
   std::string containment;
+  web::WebOptions board;  // `run --web`; none when its address is empty
 };
 
 void add_log_options(CLI::App* command, LogOptions& options) {
@@ -78,8 +80,12 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
+  bool serves_board = !options.board.listen.empty();
+  if (serves_board) TRY(web::check_board_options(options.board));
   auto log = TRY(open_log(context, options.log));
   auto db = TRY(context.open_db_to_run());
+  std::unique_ptr<web::ServedBoard> board;
+  if (serves_board) board = TRY(web::ServedBoard::start(context, options.board));
   auto lease = TRY(lease_of(options.lease, db));
   sched::LoopOptions loop_options;
   loop_options.worker.lease = lease;
@@ -152,7 +158,10 @@ void add_loop_command(CLI::App& app, Context& context, Action& action, sched::Ro
   add_host_id_option(*command, options->host_id);
   add_lease_option(*command, options->lease);
   add_containment_option(*command, options->containment);
-  if (role == sched::Role::tick_and_work) add_keep_days_option(*command, options->keep_days);
+  if (role == sched::Role::tick_and_work) {
+    add_keep_days_option(*command, options->keep_days);
+    web::add_board_options(*command, options->board);
+  }
   command->callback([&context, &action, options, role] {
     action = [&context, options, role] { return loop(context, *options, role); };
   });

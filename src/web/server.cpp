@@ -52,11 +52,11 @@ constexpr std::pair<const char*, const char*> common_headers[] = {
     {"Cache-Control", "no-store"},
 };
 
-core::Result<std::uint16_t> parse_port(std::string_view text, std::string_view given) {
+core::Result<std::uint16_t> parse_port(std::string_view text, std::string_view given, std::string_view flag) {
   unsigned port = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), port);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || port > 65535)
-    return fail(ErrorKind::usage, fmt::format("--listen \"{}\": the port is a number from 0 to 65535", given));
+    return fail(ErrorKind::usage, fmt::format("{} \"{}\": the port is a number from 0 to 65535", flag, given));
   return static_cast<std::uint16_t>(port);
 }
 
@@ -140,12 +140,12 @@ sigset_t stop_signals() {
 
 }  // namespace
 
-core::Result<ListenAddress> parse_listen_address(std::string_view text) {
+core::Result<ListenAddress> parse_listen_address(std::string_view text, std::string_view flag) {
   ListenAddress where{.text = std::string(text)};
   auto colon = text.rfind(':');
   if (colon == std::string_view::npos)
-    return fail(ErrorKind::usage, fmt::format("--listen \"{}\": give ADDRESS:PORT, as 127.0.0.1:8080", text));
-  auto port = htons(TRY(parse_port(text.substr(colon + 1), text)));
+    return fail(ErrorKind::usage, fmt::format("{} \"{}\": give ADDRESS:PORT, as 127.0.0.1:8080", flag, text));
+  auto port = htons(TRY(parse_port(text.substr(colon + 1), text, flag)));
   auto host = std::string(text.substr(0, colon));
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     auto* v6 = reinterpret_cast<sockaddr_in6*>(&where.address);
@@ -165,17 +165,22 @@ core::Result<ListenAddress> parse_listen_address(std::string_view text) {
     }
   }
   return fail(ErrorKind::usage,
-              fmt::format("--listen \"{}\": the address is a numeric IPv4 address or an IPv6 one in brackets "
+              fmt::format("{} \"{}\": the address is a numeric IPv4 address or an IPv6 one in brackets "
                           "([::1]:8080)",
-                          text));
+                          flag, text));
 }
 
-core::Result<void> serve(const Api& api, const ListenAddress& where) {
-  auto signals = stop_signals();
+Server::Server(MHD_Daemon* daemon) : daemon_(daemon, MHD_stop_daemon) {}
+
+core::Result<Server> Server::start(const Api& api, const ListenAddress& where) {
+  // The server's threads take no signal: they are the process's own to
+  // read, in its main thread.
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &before);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
   if (where.address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon(
-      MHD_start_daemon(flags, 0, nullptr, nullptr, answer, const_cast<Api*>(&api),  //
+  auto* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, answer, const_cast<Api*>(&api),  //
                        MHD_OPTION_SOCK_ADDR, &where.address,                        //
                        MHD_OPTION_THREAD_POOL_SIZE, worker_threads,                 //
                        MHD_OPTION_CONNECTION_LIMIT, connection_limit,               //
@@ -183,12 +188,20 @@ core::Result<void> serve(const Api& api, const ListenAddress& where) {
                        MHD_OPTION_CONNECTION_TIMEOUT, idle_seconds,                 //
                        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,       //
                        MHD_OPTION_NOTIFY_COMPLETED, forget, nullptr,                //
-                       MHD_OPTION_END),
-      MHD_stop_daemon);
+                       MHD_OPTION_END);
+  int error = errno;
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = error;
   if (!daemon)
     return fail(ErrorKind::unavailable, fmt::format("cannot listen on {}: {}", where.text, std::strerror(errno)));
-  fmt::print("taskd: serving {}\n", url_of(where, bound_port(daemon.get())));
+  fmt::print("taskd: serving {}\n", url_of(where, bound_port(daemon)));
   std::fflush(stdout);
+  return Server(daemon);
+}
+
+core::Result<void> serve(const Api& api, const ListenAddress& where) {
+  auto signals = stop_signals();
+  auto server = TRY(Server::start(api, where));
   int signal = 0;
   sigwait(&signals, &signal);
   return {};

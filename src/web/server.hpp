@@ -4,11 +4,14 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "core/error.hpp"
 #include "web/api.hpp"
+
+struct MHD_Daemon;
 
 namespace taskd::web {
 
@@ -19,10 +22,22 @@ struct ListenAddress {
   bool loopback = false;
   std::string text;  // as given
 };
-core::Result<ListenAddress> parse_listen_address(std::string_view text);
+// `flag` names the option in messages.
+core::Result<ListenAddress> parse_listen_address(std::string_view text, std::string_view flag = "--listen");
 
-// Serves `api` on `where` until SIGINT or SIGTERM; once listening, prints
-// the URL it serves on stdout ("taskd: serving http://127.0.0.1:8080/").
+// Serves `api` (which must outlive it) on `where` from threads of its own
+// until destroyed; once listening, prints the URL it serves on stdout
+// ("taskd: serving http://127.0.0.1:8080/").
+class Server {
+ public:
+  static core::Result<Server> start(const Api& api, const ListenAddress& where);
+
+ private:
+  explicit Server(MHD_Daemon* daemon);
+  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon_;
+};
+
+// Serves `api` on `where` until SIGINT or SIGTERM.
 core::Result<void> serve(const Api& api, const ListenAddress& where);
 
 }  // namespace taskd::web

@@ -32,6 +32,10 @@ class WebTestCase(TaskdTestCase):
             argv += ["--token-file", self.token_file(token, mode)]
         proc = self.popen_taskd(*argv)
         self.addCleanup(self.stop, proc)
+        return self.url_served_by(proc)
+
+    def url_served_by(self, proc):
+        """The base URL that `proc` says it serves on."""
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             ready, _, _ = select.select([proc.stdout], [], [], 0.2)
@@ -40,8 +44,8 @@ class WebTestCase(TaskdTestCase):
                 self.assertTrue(line.startswith("taskd: serving http://127.0.0.1:"), line)
                 return line.split()[-1].rstrip("/")
             if proc.poll() is not None:
-                self.fail("taskd web exited: " + proc.stderr.read())
-        self.fail("taskd web did not say where it serves")
+                self.fail("taskd exited: " + proc.stderr.read())
+        self.fail("taskd did not say where it serves")
 
     def stop(self, proc):
         proc.terminate()
@@ -287,6 +291,37 @@ class TokenTest(WebTestCase):
         ready, _, _ = select.select([proc.stdout], [], [], 20)
         self.assertTrue(ready)
         self.assertTrue(proc.stdout.readline().startswith("taskd: serving http://0.0.0.0:"))
+
+
+class ServedByTheLoopTest(WebTestCase):
+    def test_run_serves_the_board_beside_its_runs_until_it_stops(self):
+        self.add("made", "--every", "1h", "--start-now", "--", "true")
+        proc = self.popen_taskd("run", "--web", "127.0.0.1:0", "--tick", "1s")
+        self.addCleanup(self.stop, proc)
+        url = self.url_served_by(proc)
+        deadline = time.monotonic() + 30
+        runs = []
+        while time.monotonic() < deadline and not runs:
+            runs = [run for run in self.get_json(url + "/api/v1/runs?task=made") if run["status"] == "succeeded"]
+        self.assertEqual(len(runs), 1, runs)
+        self.assertEqual(self.get_json(url + "/api/v1/tasks/made")["name"], "made")
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=30), 0, proc.stderr.read())
+        with self.assertRaises(OSError):
+            urllib.request.urlopen(url + "/healthz", timeout=5)
+
+    def test_run_refuses_a_board_web_would_refuse_naming_its_own_options(self):
+        self.add("due", "--every", "1h", "--start-now", "--", "true")
+        cases = [(["--web", "0.0.0.0:0"], "run: --web 0.0.0.0:0 is reachable from other machines: give --web-token-file"),
+                 (["--web", "localhost:80"], '--web "localhost:80": the address is a numeric'),
+                 (["--web", "127.0.0.1:0", "--web-token-for-reads"], "run: --web-token-for-reads needs --web-token-file")]
+        for args, message in cases:
+            with self.subTest(args=args):
+                code, out, err = self.run_taskd("run", *args, timeout=20)
+                self.assertEqual(code, 2, err)
+                self.assertIn(message, err)
+                self.assertEqual(out, "")
+        self.assertEqual(self.sql("SELECT count(*) FROM runs")[0][0], 0)
 
 
 class HostileNamesTest(WebTestCase):
