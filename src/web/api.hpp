@@ -1,8 +1,9 @@
 #pragma once
 // What `taskd web` answers, apart from HTTP itself: a request's method,
 // path, query and Authorization header in, a status, a type and a body out.
-// The board's assets, /healthz and /api/v1/ (tasks, a task, runs, a run's
-// output, and the actions on a task) in the JSON shapes of --json.
+// The board's assets, /healthz, /metrics and /api/v1/ (tasks, a task, its
+// forecast and explain, runs, a run's output, hosts, and the actions on a
+// task) in the JSON shapes of --json.
 #include <functional>
 #include <map>
 #include <optional>
@@ -54,6 +55,8 @@ class Api {
 
  private:
   Response route(const Request& request) const;
+  // Whether the request may read: always, unless reads need the token.
+  bool may_read(const Request& request) const;
   Response read_api(const Request& request, std::string_view path) const;
   Response act(const Request& request, std::string_view path) const;
 
