@@ -367,13 +367,13 @@ Response perform(store::Database& db, std::string_view name, const Action& actio
   return outcomes ? json_response(200, ops::outcomes_json(*outcomes, *action.change)) : error_response(outcomes.error());
 }
 
-Response unauthorized() {
+}  // namespace
+
+Response Api::unauthorized() {
   auto response = error_response(401, "this needs the token: Authorization: Bearer TOKEN");
   response.headers.emplace_back("WWW-Authenticate", "Bearer");
   return response;
 }
-
-}  // namespace
 
 Response Api::handle(const Request& request) const {
   try {

@@ -52,11 +52,13 @@ class Api {
 
   // Never throws: an exception of the store is a 500 with its message.
   Response handle(const Request& request) const;
+  // Whether the request may read: always, unless reads need the token.
+  bool may_read(const Request& request) const;
+  // The 401 of a request without the token it needs.
+  static Response unauthorized();
 
  private:
   Response route(const Request& request) const;
-  // Whether the request may read: always, unless reads need the token.
-  bool may_read(const Request& request) const;
   Response read_api(const Request& request, std::string_view path) const;
   Response act(const Request& request, std::string_view path) const;
 

@@ -41,8 +41,9 @@ core::Result<void> web(const cli::Context& context, const WebOptions& options) {
   TRY(context.open_db_to_read());  // a database that cannot be read is told now, not at the first request
   Databases databases{.to_read = [&context] { return context.open_db_to_read(); },
                       .to_change = [&context] { return context.open_db(store::IfMissing::use_empty); }};
+  EventFeed feed([&context] { return context.open_db_to_read(); });
   Api api(std::move(databases), std::move(access), context.clock);
-  return serve(api, where);
+  return serve(api, std::move(feed), where);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "web/api.hpp"
+#include "web/events.hpp"
 
 namespace taskd::web {
 
@@ -21,8 +22,9 @@ struct ListenAddress {
 };
 core::Result<ListenAddress> parse_listen_address(std::string_view text);
 
-// Serves `api` on `where` until SIGINT or SIGTERM; once listening, prints
-// the URL it serves on stdout ("taskd: serving http://127.0.0.1:8080/").
-core::Result<void> serve(const Api& api, const ListenAddress& where);
+// Serves `api` on `where`, and the events of `feed` at /api/v1/events,
+// until SIGINT or SIGTERM; once listening, prints the URL it serves on
+// stdout ("taskd: serving http://127.0.0.1:8080/").
+core::Result<void> serve(const Api& api, EventFeed feed, const ListenAddress& where);
 
 }  // namespace taskd::web

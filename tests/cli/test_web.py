@@ -4,6 +4,7 @@ hold, and sends the board's page, style and script with headers that let no
 other script run."""
 
 import datetime
+import http.client
 import json
 import os
 import select
@@ -307,6 +308,75 @@ class TaskViewsTest(WebTestCase):
                 self.assertEqual(len(self.get_json(path + "/forecast?count=2")), 2)
                 [slot] = self.get_json(path + "/backfill?from=1h1s&until=1s", method="POST", data=b"", token=TOKEN)
                 self.assertEqual([run["id"] for run in self.history() if run["task"] == name], [slot["run_id"]])
+
+
+class EventsTest(WebTestCase):
+    def open_stream(self, url, token=None):
+        """(connection, response) of GET /api/v1/events, its headers read."""
+        host, port = url.rsplit("/", 1)[1].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=20)
+        self.addCleanup(connection.close)
+        connection.request("GET", "/api/v1/events",
+                           headers={"Authorization": "Bearer " + token} if token else {})
+        return connection, connection.getresponse()
+
+    def events(self, response):
+        """Yields (event, data) as the stream sends them, for at most 20 s."""
+        name = None
+        deadline = time.monotonic() + 20
+        while True:
+            self.assertLess(time.monotonic(), deadline)
+            line = response.readline().decode()
+            self.assertNotEqual(line, "", "the stream ended")
+            if line.startswith("event: "):
+                name = line[len("event: "):].rstrip("\n")
+            elif line.startswith("data: "):
+                yield name, json.loads(line[len("data: "):])
+
+    def test_a_run_made_by_the_command_line_is_an_event(self):
+        self.add("t", "--manual", "--", "true")
+        url = self.start_web()
+        _, response = self.open_stream(url)
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.headers["Content-Type"], "text/event-stream; charset=utf-8")
+        self.assertEqual(response.headers["X-Content-Type-Options"], "nosniff")
+        self.assertEqual(response.readline(), b"retry: 3000\n")  # watched from now on
+        self.ok("trigger", "t")
+        self.run_once()
+        [run] = self.history()
+        for name, data in self.events(response):
+            if name == "run" and data["status"] == "succeeded":
+                self.assertEqual(data, run)  # as history --json shows it
+                break
+
+    def test_events_need_the_token_when_reads_do(self):
+        url = self.start_web("--token-for-reads", token=TOKEN)
+        self.assertEqual(self.open_stream(url)[1].status, 401)
+        self.assertEqual(self.open_stream(url, token="wrong")[1].status, 401)
+        self.assertEqual(self.open_stream(url, token=TOKEN)[1].status, 200)
+
+    def test_streams_are_bounded_and_hold_no_one_else(self):
+        self.add("t", "--manual", "--", "true")
+        url = self.start_web()
+        streams = [self.open_stream(url)[1] for _ in range(32)]
+        self.assertEqual({stream.status for stream in streams}, {200})
+        refused = self.open_stream(url)[1]
+        self.assertEqual(refused.status, 503)
+        self.assertIn("event streams", json.loads(refused.read())["error"])
+        self.assertEqual(self.get_json(url + "/api/v1/tasks")[0]["name"], "t")
+        self.assertEqual(self.request(url + "/api/v1/events", method="POST", data=b"")[0], 405)
+
+    def test_the_server_stops_with_streams_open(self):
+        argv = ["web", "--listen", "127.0.0.1:0"]
+        proc = self.popen_taskd(*argv)
+        line = proc.stdout.readline()
+        url = line.split()[-1].rstrip("/")
+        streams = [self.open_stream(url)[1] for _ in range(3)]
+        self.assertEqual({stream.status for stream in streams}, {200})
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=20), 0)
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 class BoardAssetsTest(WebTestCase):

@@ -93,6 +93,17 @@ class BoardTest(BrowserTestCase):
         self.until(driver, lambda d: self.marks(d, "late") == ["run succeeded"], "the run's mark")
         self.assertTrue(driver.execute_script("return window.sameDocument === true"))
 
+    def test_a_run_shows_up_through_the_server_s_events(self):
+        self.add("late", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["late"])
+        # No timed poll from now on: only an event can make the board ask.
+        driver.execute_script("for (let id = 0; id < 100000; ++id) clearTimeout(id);"
+                              "window.setTimeout = () => 0;")
+        self.ok("trigger", "late")
+        self.run_once()
+        self.until(driver, lambda d: self.marks(d, "late") == ["run succeeded"], "the run's mark")
+
     def test_one_chain_of_polls_however_often_asked(self):
         self.add("t", "--manual", "--", "true")
         driver = self.open_browser()

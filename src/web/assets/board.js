@@ -1,7 +1,8 @@
 // The board: a client of /api/v1 like any other. Every text a task holds
 // goes into the page as text (textContent), never as HTML. It asks again
-// every few seconds, updating its rows in place, so that a run shows up
-// without a reload and a button is not replaced under the pointer.
+// every few seconds, and at each event the server sends, updating its rows
+// in place, so that a run shows up without a reload and a button is not
+// replaced under the pointer.
 "use strict";
 
 const pollMs = 3000;
@@ -125,5 +126,15 @@ async function poll() {
 }
 
 const load = pollChain(poll);
+
+// The server's events, when it sends them (not while reads need the token,
+// which an EventSource cannot send): each one asks at once, so a run shows
+// up as it starts and ends; the polls go on beside them.
+function listen() {
+  const events = new EventSource("/api/v1/events");
+  for (const name of ["open", "run", "change"]) events.addEventListener(name, () => load());
+}
+
 keepToken(load);
 load();
+listen();
