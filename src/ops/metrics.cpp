@@ -117,12 +117,13 @@ void write_totals(Text& text, const Metrics& read) {
 using TaskSample = std::function<std::optional<double>(const core::TaskState& state)>;
 
 // One series of the tasks: its header, then the sample `sample` makes of
-// each task (none: no sample), as the rows are read. A walk per series, so
-// that a million tasks take the memory of one block of text.
+// each task (none: no sample), as the rows are read. A walk per series (of
+// the columns `list` reads), so that a million tasks take the memory of one
+// block of text.
 Result<void> write_task_series(store::Database& db, Text& text, std::string_view name, std::string_view help,
                                const TaskSample& sample) {
   text.header(name, "gauge", help);
-  return store::for_each_task(db, {}, [&](const store::StoredTask& stored) -> Result<void> {
+  return store::for_each_task_headline(db, {}, [&](const store::StoredTask& stored) -> Result<void> {
     if (!stored) return {};
     if (auto value = sample(stored->state))
       text.line("{}{{task=\"{}\"}} {:.3f}", name, label(stored->definition.name), *value);
