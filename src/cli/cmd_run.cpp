@@ -1,5 +1,6 @@
-#include <cstdlib>
 #include <fmt/format.h>
+
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -99,9 +100,13 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
   loop_options.image = exec::this_image(context.command_line);
   loop_options.on_start = [&](const std::string& contained) {
     log.log(sched::LogLevel::info, "loop.started",
-            {{"command", std::string(name)}, {"version", TASKD_VERSION}, {"db", db.name()},
-             {"concurrency", std::to_string(options.concurrency)}, {"tick", core::format_duration(*tick_bound)},
-             {"drain", core::format_duration(*drain)}, {"containment", contained}});
+            {{"command", std::string(name)},
+             {"version", TASKD_VERSION},
+             {"db", db.name()},
+             {"concurrency", std::to_string(options.concurrency)},
+             {"tick", core::format_duration(*tick_bound)},
+             {"drain", core::format_duration(*drain)},
+             {"containment", contained}});
   };
   // From loop.started on, which tells a service manager or a test that the
   // loop is there, a signal is the loop's to read, never the default action.

@@ -10,6 +10,8 @@
 namespace taskd::ops {
 namespace {
 
+using core::ErrorKind;
+using core::fail;
 using core::Result;
 
 core::PastRun past_run_of(const store::RunRecord& run) {
@@ -131,7 +133,35 @@ Json fact_value_json(const core::FactValue& value) {
       value);
 }
 
+// "03:00" or "03:00:00": that wall time today, or yesterday while today's is
+// still to come; or a whole wall time (2026-11-24T03:00:00).
+std::optional<core::LocalTime> wall_time(std::string_view text, core::Zone zone, core::Time now) {
+  auto local_now = core::to_local(zone, now);
+  bool time_of_day = text.size() == 5 || text.size() == 8;
+  if (!time_of_day) {
+    auto local = core::parse_local(text);
+    return local ? std::optional(*local) : std::nullopt;
+  }
+  auto today = core::format_local(local_now).substr(0, 10);
+  auto local = core::parse_local(fmt::format("{}T{}{}", today, text, text.size() == 5 ? ":00" : ""));
+  if (!local) return std::nullopt;
+  return *local > local_now ? *local - std::chrono::days{1} : *local;
+}
+
 }  // namespace
+
+Result<std::optional<core::Time>> time_asked(std::string_view text, std::string_view option,
+                                             const core::TaskDefinition& definition, core::Time now) {
+  if (text.empty()) return std::optional<core::Time>();
+  auto zone = TRY(core::find_zone(definition.tz));
+  if (auto local = wall_time(text, zone, now)) return std::optional(core::resolve_local(zone, *local).first);
+  if (auto ago = core::parse_duration(text)) return std::optional(now - *ago);
+  if (auto parsed = core::parse_rfc3339(text)) return std::optional(*parsed);
+  return fail(ErrorKind::bad_input, fmt::format("{}: \"{}\" is neither a wall time in {} (03:00, 2026-11-24T03:00:00), "
+                                                "an RFC 3339 time nor a duration ago (2h)",
+                                                option, text, definition.tz.empty() ? "UTC" : definition.tz));
+}
+
 
 Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,
                                  core::Time now, const core::TimeStyle& style) {

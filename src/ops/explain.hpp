@@ -18,6 +18,13 @@ struct Explanation {
   std::vector<core::Fact> facts;
 };
 
+// The time asked about, given as `option` (--at, at=): a wall time in the
+// task's zone (03:00 is today's, or yesterday's while today's is still to
+// come; 2026-11-24T03:00:00), an RFC 3339 time, or a duration ago (2h);
+// none when `text` is empty.
+core::Result<std::optional<core::Time>> time_asked(std::string_view text, std::string_view option,
+                                                   const core::TaskDefinition& definition, core::Time now);
+
 // The facts about `task` at `at` (none: now), each told once, their
 // sentences with times in `style`.
 core::Result<Explanation> explain_task(store::Database& db, const core::Task& task, std::optional<core::Time> at,

@@ -1,7 +1,9 @@
 #pragma once
 // metrics: the counts the schema's triggers keep and counts over small
 // indexes; no history is read, so a cron job may ask every minute.
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -23,5 +25,11 @@ struct Metrics {
 };
 
 core::Result<Metrics> read_metrics(store::Database& db);
+
+// The Prometheus text format of `taskd metrics` and of `taskd web`'s
+// /metrics: the series of read_metrics, then those of each task (whether its
+// last run succeeded, its next run), as the tasks are read, a piece at a
+// time through `write`.
+core::Result<void> write_metrics_text(store::Database& db, const std::function<void(std::string_view)>& write);
 
 }  // namespace taskd::ops

@@ -105,7 +105,19 @@ std::string output_after(std::string_view stored, bool truncated, std::size_t he
 Result<void> for_each_run_of(store::Database& db, std::string_view name, store::RunFilter filter,
                              std::string_view verb, const store::RunVisitor& visit) {
   if (!name.empty()) filter.task_id = TRY(readable_task(db, name, verb)).id;
-  return store::for_each_run(db, filter, visit);
+  bool any = false;
+  TRY(store::for_each_run(db, filter, [&](const store::RunRecord& run) {
+    any = true;
+    return visit(run);
+  }));
+  // In a window the page after run `before` starts at its slot, which a
+  // pruned run no longer has: its page would be empty, as if the last.
+  bool windowed = filter.since || filter.until;
+  if (!any && windowed && filter.before != 0 && !TRY(store::find_run(db, filter.before)))
+    return fail(ErrorKind::bad_input,
+                fmt::format("before={0}: run {0} is no longer in the history (pruned): ask for the first page again",
+                            filter.before));
+  return {};
 }
 
 Result<RunOutput> run_output(store::Database& db, std::string_view name, std::int64_t run_id) {

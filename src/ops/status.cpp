@@ -105,14 +105,19 @@ HostSeen host_seen(const std::vector<WorkerSeen>& workers, const std::string& ho
   return seen;
 }
 
+Result<Hosts> read_hosts(store::Database& db) {
+  Hosts hosts;
+  hosts.one_machine = db.file().has_value();
+  hosts.workers = TRY(store::list_workers(db));
+  hosts.ticks = TRY(store::list_ticks(db));
+  hosts.running = TRY(store::running_runs(db));
+  hosts.pinned = TRY(store::queue_depth_by_host(db));
+  return hosts;
+}
+
 Result<Status> read_status(store::Database& db) {
-  Status status;
-  status.one_machine = db.file().has_value();
-  status.workers = TRY(store::list_workers(db));
-  status.ticks = TRY(store::list_ticks(db));
-  status.running = TRY(store::running_runs(db));
+  Status status{TRY(read_hosts(db))};
   status.queue = TRY(store::queue_depth_by_group(db));
-  status.pinned = TRY(store::queue_depth_by_host(db));
   status.disabled = TRY(first_disabled(db));
   status.disabled_count = TRY(store::count_tasks(db, {.condition = core::Condition::disabled}));
   TRY(read_malformed(db, status));
@@ -126,7 +131,7 @@ Result<Status> read_status(store::Database& db) {
   return status;
 }
 
-Json status_json(const Status& status, core::Time now) {
+Json hosts_json(const Hosts& status, core::Time now) {
   Json out;
   auto workers = workers_of(status.one_machine, status.workers, status.running, now);
   out["workers"] = Json::array();
@@ -145,14 +150,19 @@ Json status_json(const Status& status, core::Time now) {
          {"age", run.started_at ? Json(std::chrono::duration<double>(now - *run.started_at).count()) : Json(nullptr)},
          {"deadline_at", run.deadline_at ? Json(core::format_rfc3339(*run.deadline_at)) : Json(nullptr)},
          {"worker_pid", run.worker.pid}});
-  out["queue"] = Json::array();
-  for (const auto& group : status.queue) out["queue"].push_back({{"group", group.name}, {"queued", group.count}});
   out["pinned"] = Json::array();
   for (const auto& host : status.pinned) {
     auto seen = host_seen(workers, host.name);
     out["pinned"].push_back({{"host", host.name}, {"queued", host.count}, {"waiting", !seen.alive},
                              {"last_seen", time_json(seen.last_seen)}});
   }
+  return out;
+}
+
+Json status_json(const Status& status, core::Time now) {
+  auto out = hosts_json(status, now);
+  out["queue"] = Json::array();
+  for (const auto& group : status.queue) out["queue"].push_back({{"group", group.name}, {"queued", group.count}});
   out["disabled"] = Json::array();
   for (const auto& task : status.disabled) out["disabled"].push_back({{"name", task.name}, {"reason", task.reason}});
   out["disabled_count"] = status.disabled_count;

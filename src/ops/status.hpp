@@ -48,13 +48,22 @@ struct DisabledTask {
   std::string reason;
 };
 
-struct Status {
+// The hosts' part of status: who runs taskd where, and what it runs. It
+// reads no task row, so a board may ask for it often.
+struct Hosts {
   bool one_machine = true;  // a SQLite file (see sched::liveness_of)
   std::vector<store::WorkerRow> workers;
   std::vector<store::TickRow> ticks;  // run-once's, the newest first
   std::vector<store::InFlightRun> running;
-  std::vector<store::NamedCount> queue;
   std::vector<store::NamedCount> pinned;  // queued runs of tasks pinned to a host, by host
+};
+
+core::Result<Hosts> read_hosts(store::Database& db);
+// {"workers", "ticks", "running", "pinned"}, as status_json has them.
+Json hosts_json(const Hosts& hosts, core::Time now);
+
+struct Status : Hosts {
+  std::vector<store::NamedCount> queue;
   std::vector<DisabledTask> disabled;  // the first disabled_shown, by name
   std::int64_t disabled_count = 0;
   std::vector<DisabledTask> malformed;  // the first disabled_shown whose rows are malformed, by name

@@ -4,19 +4,27 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <ranges>
 
 #include "cli/context.hpp"
 #include "core/policy.hpp"
+#include "ops/backfill.hpp"
 #include "ops/change.hpp"
+#include "ops/explain.hpp"
+#include "ops/metrics.hpp"
 #include "ops/runs.hpp"
+#include "ops/status.hpp"
 #include "ops/tasks.hpp"
 #include "taskd_web_board_css.hpp"
 #include "taskd_web_board_js.hpp"
 #include "taskd_web_common_js.hpp"
+#include "taskd_web_head_html.hpp"
 #include "taskd_web_index_html.hpp"
 #include "taskd_web_run_html.hpp"
 #include "taskd_web_run_js.hpp"
+#include "taskd_web_task_html.hpp"
+#include "taskd_web_task_js.hpp"
 #include "taskd_web_timeline_html.hpp"
 #include "taskd_web_timeline_js.hpp"
 #include "web/token.hpp"
@@ -38,7 +46,9 @@ struct Limits {
   std::int64_t most;
 };
 constexpr Limits task_page{500, 5000};
-constexpr Limits run_page{20, 1000};  // history's default
+constexpr Limits run_page{20, 1000};        // history's default
+constexpr Limits forecast_count{10, 1000};  // preview's default
+constexpr std::int64_t backfill_max = 10'000;  // backfill's default
 
 // Compact; a byte of a string that is not UTF-8 becomes U+FFFD, as --json prints it.
 std::string dumped(const Json& document) { return document.dump(-1, ' ', false, Json::error_handler_t::replace); }
@@ -73,36 +83,60 @@ Response method_not_allowed(std::string_view allowed) {
 bool reads(const Request& request) { return request.method == "GET" || request.method == "HEAD"; }
 
 // The board: its pages, style and scripts, by their exact paths (no other
-// name reaches them, so no path can climb out of them), and the run page
-// at /runs/ID for any ID in digits.
+// name reaches them, so no path can climb out of them), the run page at
+// /runs/ID for any ID in digits and the task page at /tasks/NAME for any
+// NAME. A page is the head they all share, its title and script put in,
+// then its main part.
 struct Asset {
   std::string_view path;
   std::string_view content_type;
-  std::string_view bytes;
+  std::string bytes;
 };
 constexpr std::string_view html_type = "text/html; charset=utf-8";
 constexpr std::string_view script_type = "text/javascript; charset=utf-8";
-constexpr Asset assets[] = {
-    {"/", html_type, taskd_web_index_html},
-    {"/timeline", html_type, taskd_web_timeline_html},
-    {"/board.css", "text/css; charset=utf-8", taskd_web_board_css},
-    {"/common.js", script_type, taskd_web_common_js},
-    {"/board.js", script_type, taskd_web_board_js},
-    {"/timeline.js", script_type, taskd_web_timeline_js},
-    {"/run.js", script_type, taskd_web_run_js},
-};
-constexpr Asset run_asset{"/runs/", html_type, taskd_web_run_html};
+constexpr std::string_view run_page_path = "/runs/";
+constexpr std::string_view task_page_path = "/tasks/";
+
+std::string page(std::string_view title, std::string_view script, std::string_view main) {
+  std::string text(taskd_web_head_html);
+  for (auto [mark, value] :
+       {std::pair{std::string_view("@TITLE@"), title}, std::pair{std::string_view("@SCRIPT@"), script}})
+    text.replace(text.find(mark), mark.size(), value);
+  return text.append(main).append("</body>\n</html>\n");
+}
+
+const std::vector<Asset>& assets() {
+  static const std::vector<Asset> all{
+      {"/", html_type, page("taskd", "/board.js", taskd_web_index_html)},
+      {"/timeline", html_type, page("taskd: timeline", "/timeline.js", taskd_web_timeline_html)},
+      {run_page_path, html_type, page("taskd: run", "/run.js", taskd_web_run_html)},
+      {task_page_path, html_type, page("taskd: task", "/task.js", taskd_web_task_html)},
+      {"/board.css", "text/css; charset=utf-8", std::string(taskd_web_board_css)},
+      {"/common.js", script_type, std::string(taskd_web_common_js)},
+      {"/board.js", script_type, std::string(taskd_web_board_js)},
+      {"/timeline.js", script_type, std::string(taskd_web_timeline_js)},
+      {"/run.js", script_type, std::string(taskd_web_run_js)},
+      {"/task.js", script_type, std::string(taskd_web_task_js)},
+  };
+  return all;
+}
 
 bool is_run_page(std::string_view path) {
-  if (!path.starts_with(run_asset.path)) return false;
-  auto id = path.substr(run_asset.path.size());
+  if (!path.starts_with(run_page_path)) return false;
+  auto id = path.substr(run_page_path.size());
   return !id.empty() && id.size() <= 18 && std::ranges::all_of(id, [](char c) { return c >= '0' && c <= '9'; });
 }
 
 const Asset* asset_at(std::string_view path) {
-  if (is_run_page(path)) return &run_asset;
-  auto found = std::ranges::find(assets, path, &Asset::path);
-  return found == std::end(assets) ? nullptr : found;
+  if (path.starts_with(run_page_path)) {
+    if (!is_run_page(path)) return nullptr;
+    path = run_page_path;
+  } else if (path.starts_with(task_page_path)) {
+    if (path.size() == task_page_path.size()) return nullptr;
+    path = task_page_path;
+  }
+  auto found = std::ranges::find(assets(), path, &Asset::path);
+  return found == assets().end() ? nullptr : &*found;
 }
 
 std::string_view parameter(const Request& request, const std::string& name) {
@@ -110,16 +144,18 @@ std::string_view parameter(const Request& request, const std::string& name) {
   return found == request.query.end() ? std::string_view() : std::string_view(found->second);
 }
 
-// ?limit=N: from 1 to the page's most; absent, its fallback.
-Result<std::int64_t> limit_of(const Request& request, Limits limits) {
-  auto text = parameter(request, "limit");
+// ?NAME=N (limit, count, max): from 1 to the most; absent, the fallback.
+Result<std::int64_t> number_of(const Request& request, const std::string& name, Limits limits) {
+  auto text = parameter(request, name);
   if (text.empty()) return limits.fallback;
-  std::int64_t limit = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), limit);
-  if (error != std::errc() || end != text.data() + text.size() || limit < 1 || limit > limits.most)
-    return fail(ErrorKind::bad_input, fmt::format("limit=\"{}\": a number from 1 to {}", text, limits.most));
-  return limit;
+  std::int64_t number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (error != std::errc() || end != text.data() + text.size() || number < 1 || number > limits.most)
+    return fail(ErrorKind::bad_input, fmt::format("{}=\"{}\": a number from 1 to {}", name, text, limits.most));
+  return number;
 }
+
+Result<std::int64_t> limit_of(const Request& request, Limits limits) { return number_of(request, "limit", limits); }
 
 // The filter of `taskd list` from ?name=GLOB&group=&owner=&state=&after=NAME&limit=N.
 Result<store::TaskFilter> task_filter_of(const Request& request) {
@@ -229,22 +265,100 @@ Response run_output(store::Database& db, std::string_view path) {
   return json_response(200, ops::run_output_json(**shown));
 }
 
+// GET tasks/NAME/forecast?count=N: the next N starts, as `preview NAME --json` gives them.
+Response forecast(store::Database&, const core::Task& task, const Request& request, core::Time now) {
+  auto count = number_of(request, "count", forecast_count);
+  if (!count) return error_response(count.error());
+  auto starts = Json::array();
+  core::UpcomingStarts upcoming(task, task.schedule.value(), now);
+  for (std::int64_t i = 0; i < *count; ++i) {
+    auto start = upcoming.next();
+    if (!start) break;
+    starts.push_back(core::format_rfc3339(start->start));
+  }
+  return json_response(200, starts);
+}
+
+// GET tasks/NAME/explain?at=T: as `explain NAME --json [--at T]`.
+Response explain(store::Database& db, const core::Task& task, const Request& request, core::Time now) {
+  auto asked = ops::time_asked(parameter(request, "at"), "at", task.definition, now);
+  if (!asked) return error_response(asked.error());
+  auto explanation = ops::explain_task(db, task, *asked, now, {});
+  return explanation ? json_response(200, ops::explanation_json(task, *explanation, now))
+                     : error_response(explanation.error());
+}
+
+// A view of one task, at tasks/NAME/VIEW.
+struct View {
+  std::string_view name;
+  Response (*answer)(store::Database& db, const core::Task& task, const Request& request, core::Time now);
+};
+constexpr View views[] = {
+    {"forecast", forecast},
+    {"explain", explain},
+};
+
+// "tasks/NAME" or "tasks/NAME/VIEW" (path without "tasks/"). A name may hold
+// a slash: "a/explain" is the view of task "a" when there is one, else the
+// task called "a/explain".
+Response task_path(store::Database& db, std::string_view path, const Request& request, core::Time now) {
+  auto slash = path.rfind('/');
+  const auto* view =
+      slash == std::string_view::npos ? std::end(views) : std::ranges::find(views, path.substr(slash + 1), &View::name);
+  if (view == std::end(views)) return show_task(db, path);
+  auto task = ops::find_task(db, path.substr(0, slash));
+  if (!task) return error_response(task.error());
+  if (!*task) return show_task(db, path);
+  return view->answer(db, **task, request, now);
+}
+
+// POST tasks/NAME/backfill?from=T&until=T[&max=N]: as `backfill NAME --json`.
+Response backfill(store::Database& db, std::string_view name, const Request& request, core::Time now) {
+  auto window = [&]() -> Result<core::BackfillWindow> {
+    auto from = TRY(cli::optional_time(std::string(parameter(request, "from")), "from", now));
+    auto until = TRY(cli::optional_time(std::string(parameter(request, "until")), "until", now));
+    if (!from || !until) return fail(ErrorKind::bad_input, "backfill: give from=T and until=T (RFC 3339, or 7d ago)");
+    auto max = TRY(number_of(request, "max", {backfill_max, std::numeric_limits<std::int64_t>::max()}));
+    return core::BackfillWindow{*from, *until, static_cast<std::size_t>(max)};
+  }();
+  if (!window) return error_response(window.error());
+  auto backfilled = ops::backfill(db, {.name = std::string(name), .window = *window}, now);
+  return backfilled ? json_response(200, ops::backfilled_json(*backfilled)) : error_response(backfilled.error());
+}
+
+Response hosts(store::Database& db, core::Time now) {
+  auto read = ops::read_hosts(db);
+  return read ? json_response(200, ops::hosts_json(*read, now)) : error_response(read.error());
+}
+
+// /metrics: the text of `taskd metrics`.
+Response metrics(store::Database& db) {
+  std::string text;
+  auto written = ops::write_metrics_text(db, [&](std::string_view piece) { text += piece; });
+  if (!written) return error_response(written.error());
+  return {.status = 200, .content_type = "text/plain; version=0.0.4; charset=utf-8", .body = std::move(text)};
+}
+
 // The actions on a task: POST tasks/NAME/ACTION.
 struct Action {
   std::string_view name;
-  std::optional<ops::Change> change;  // none: trigger
+  std::optional<ops::Change> change;  // none: trigger, or backfill
 };
+constexpr std::string_view backfill_action = "backfill";
 constexpr Action actions[] = {
     {"trigger", std::nullopt},
     {"pause", ops::Change::pause},
     {"resume", ops::Change::resume},
     {"enable", ops::Change::enable},
+    {backfill_action, std::nullopt},
 };
 
-Response perform(store::Database& db, std::string_view name, const Action& action, const sched::Clock& clock) {
+Response perform(store::Database& db, std::string_view name, const Action& action, const Request& request,
+                 const sched::Clock& clock) {
   auto exists = ops::task_exists(db, name);
   if (!exists) return error_response(exists.error());
   if (!*exists) return no_task(name);
+  if (action.name == backfill_action) return backfill(db, name, request, clock.now());
   if (!action.change) {
     auto triggered = ops::trigger_task(db, name, false, clock);
     return triggered ? json_response(200, ops::triggered_json(*triggered)) : error_response(triggered.error());
@@ -253,13 +367,13 @@ Response perform(store::Database& db, std::string_view name, const Action& actio
   return outcomes ? json_response(200, ops::outcomes_json(*outcomes, *action.change)) : error_response(outcomes.error());
 }
 
-Response unauthorized() {
+}  // namespace
+
+Response Api::unauthorized() {
   auto response = error_response(401, "this needs the token: Authorization: Bearer TOKEN");
   response.headers.emplace_back("WWW-Authenticate", "Bearer");
   return response;
 }
-
-}  // namespace
 
 Response Api::handle(const Request& request) const {
   try {
@@ -275,9 +389,14 @@ Response Api::route(const Request& request) const {
     path.remove_prefix(api_prefix.size());
     if (request.method == "POST") return act(request, path);
     if (!reads(request)) return method_not_allowed("GET, HEAD, POST");
-    if (access_.for_reads && !(access_.token && same_token(bearer_token(request.authorization), *access_.token)))
-      return unauthorized();
+    if (!may_read(request)) return unauthorized();
     return read_api(request, path);
+  }
+  if (path == "/metrics") {
+    if (!reads(request)) return method_not_allowed("GET, HEAD");
+    if (!may_read(request)) return unauthorized();
+    auto db = databases_.to_read();
+    return db ? metrics(*db) : error_response(db.error());
   }
   if (path == "/healthz") {
     if (!reads(request)) return method_not_allowed("GET, HEAD");
@@ -287,14 +406,19 @@ Response Api::route(const Request& request) const {
   const auto* asset = asset_at(path);
   if (!asset) return error_response(404, "no such path");
   if (!reads(request)) return method_not_allowed("GET, HEAD");
-  return {.status = 200, .content_type = std::string(asset->content_type), .body = std::string(asset->bytes)};
+  return {.status = 200, .content_type = std::string(asset->content_type), .body = asset->bytes};
+}
+
+bool Api::may_read(const Request& request) const {
+  return !access_.for_reads || (access_.token && same_token(bearer_token(request.authorization), *access_.token));
 }
 
 Response Api::read_api(const Request& request, std::string_view path) const {
   auto db = databases_.to_read();
   if (!db) return error_response(db.error());
   if (path == "tasks") return list_tasks(*db, request);
-  if (path.starts_with("tasks/") && path.size() > 6) return show_task(*db, path.substr(6));
+  if (path.starts_with("tasks/") && path.size() > 6) return task_path(*db, path.substr(6), request, clock_.now());
+  if (path == "hosts") return hosts(*db, clock_.now());
   if (path == "runs") return list_runs(*db, request, clock_.now());
   if (path.starts_with("runs/")) return run_output(*db, path.substr(5));
   return error_response(404, "no such path");
@@ -311,7 +435,7 @@ Response Api::act(const Request& request, std::string_view path) const {
   if (found == std::end(actions)) return error_response(404, "no such action");
   auto db = databases_.to_change();
   if (!db) return error_response(db.error());
-  return perform(*db, path.substr(6, slash - 6), *found, clock_);
+  return perform(*db, path.substr(6, slash - 6), *found, request, clock_);
 }
 
 }  // namespace taskd::web

@@ -1,8 +1,9 @@
 #pragma once
 // What `taskd web` answers, apart from HTTP itself: a request's method,
 // path, query and Authorization header in, a status, a type and a body out.
-// The board's assets, /healthz and /api/v1/ (tasks, a task, runs, a run's
-// output, and the actions on a task) in the JSON shapes of --json.
+// The board's assets, /healthz, /metrics and /api/v1/ (tasks, a task, its
+// forecast and explain, runs, a run's output, hosts, and the actions on a
+// task) in the JSON shapes of --json.
 #include <functional>
 #include <map>
 #include <optional>
@@ -51,6 +52,10 @@ class Api {
 
   // Never throws: an exception of the store is a 500 with its message.
   Response handle(const Request& request) const;
+  // Whether the request may read: always, unless reads need the token.
+  bool may_read(const Request& request) const;
+  // The 401 of a request without the token it needs.
+  static Response unauthorized();
 
  private:
   Response route(const Request& request) const;

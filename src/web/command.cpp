@@ -51,21 +51,26 @@ core::Result<Served> api_of(const cli::Context& context, const WebOptions& optio
   return Served{Api(std::move(databases), std::move(access), context.clock), std::move(where)};
 }
 
+EventFeed feed_of(const cli::Context& context) {
+  return EventFeed([&context] { return context.open_db_to_read(); });
+}
+
 core::Result<void> web(const cli::Context& context, const WebOptions& options) {
   auto served = TRY(api_of(context, options));
-  return serve(served.api, served.where);
+  return serve(served.api, feed_of(context), served.where);
 }
 
 }  // namespace
 
 void add_web_command(CLI::App& app, cli::Context& context, cli::Action& action) {
-  auto options = std::make_shared<WebOptions>(WebOptions{
-      .listen = "127.0.0.1:8080", .flags = {"web", "--listen", "--token-file", "--token-for-reads"}});
+  auto options = std::make_shared<WebOptions>(
+      WebOptions{.listen = "127.0.0.1:8080", .flags = {"web", "--listen", "--token-file", "--token-for-reads"}});
   auto* command = app.add_subcommand("web", "Serve the board and the HTTP API over the database");
   command->add_option("--listen", options->listen,
                       "ADDRESS:PORT to listen on (default 127.0.0.1:8080; another than loopback needs --token-file)");
-  command->add_option("--token-file", options->token_file,
-                      "File whose first line is the token that actions need (Authorization: Bearer TOKEN)")
+  command
+      ->add_option("--token-file", options->token_file,
+                   "File whose first line is the token that actions need (Authorization: Bearer TOKEN)")
       ->check(cli::non_empty_path());
   command->add_flag("--token-for-reads", options->token_for_reads, "Require the token for the API's reads too");
   command->callback([&context, &action, options] { action = [&context, options] { return web(context, *options); }; });
@@ -88,7 +93,7 @@ core::Result<void> check_board_options(const WebOptions& options) {
 core::Result<std::unique_ptr<ServedBoard>> ServedBoard::start(const cli::Context& context, const WebOptions& options) {
   auto served = TRY(api_of(context, options));
   std::unique_ptr<ServedBoard> board(new ServedBoard(std::move(served.api)));
-  board->server_.emplace(TRY(Server::start(board->api_, served.where)));
+  board->server_ = TRY(Server::start(board->api_, feed_of(context), served.where));
   return board;
 }
 

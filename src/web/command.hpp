@@ -2,7 +2,6 @@
 // `taskd web`, and `taskd run --web`: the command line's wiring of the web
 // front-end.
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,7 +42,7 @@ class ServedBoard {
  private:
   explicit ServedBoard(Api api) : api_(std::move(api)) {}
   Api api_;
-  std::optional<Server> server_;  // serves api_: declared after it, so stopped before it goes
+  std::unique_ptr<Server> server_;  // serves api_: declared after it, so stopped before it goes
 };
 
 }  // namespace taskd::web

@@ -22,9 +22,15 @@
 #include <signal.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <list>
 #include <memory>
+#include <mutex>
+#include <thread>
+
+#include "web/events.hpp"
 
 namespace taskd::web {
 namespace {
@@ -37,8 +43,19 @@ constexpr unsigned connection_limit = 512;
 constexpr unsigned per_address_limit = 32;
 constexpr unsigned idle_seconds = 10;
 constexpr std::size_t connection_memory = 16 * 1024;  // request line and headers
-constexpr std::size_t body_limit = 4096;               // POST bodies are not read, only bounded
+constexpr std::size_t body_limit = 4096;              // POST bodies are not read, only bounded
 constexpr unsigned worker_threads = 4;
+// Event streams: at most this many at once, each ended after its time
+// (EventSource connects again by itself), with a comment line when nothing
+// else was sent for a while, so that a client gone is seen.
+constexpr std::size_t most_streams = 32;
+constexpr auto stream_time = std::chrono::minutes(10);
+constexpr auto stream_keepalive = std::chrono::seconds(5);
+constexpr auto feed_wait = std::chrono::milliseconds(500);
+// A stream whose client falls this many bytes behind is ended (EventSource
+// connects again), so that a slow client makes the server hold no more.
+constexpr std::size_t most_pending = 1 << 20;
+constexpr std::string_view events_path = "/api/v1/events";
 
 // Every response says: no script but the board's own file, no framing,
 // no sniffing, no referrer.
@@ -65,19 +82,173 @@ MHD_Result add_query_value(void* cls, MHD_ValueKind, const char* key, const char
   return MHD_YES;
 }
 
+}  // namespace
+
+// Parts of Server (so not in an unnamed namespace), of this file alone.
+namespace serving {
+
+// The open event streams and the thread that feeds them. The feed watches
+// the database even while no stream is open, so that a stream opened sees
+// what comes next at once. A stream's connection is suspended while it has
+// nothing to send, so it holds no thread of the server; the feed resumes it
+// when it has.
+class Streams {
+ public:
+  struct Stream {
+    Streams* streams;
+    MHD_Connection* connection;
+    std::string pending;
+    bool watched = false;  // the feed watched the database since the stream opened
+    bool suspended = false;
+    bool ended = false;
+    std::chrono::steady_clock::time_point deadline;
+    std::chrono::steady_clock::time_point last_sent;
+  };
+
+  explicit Streams(EventFeed feed) : feed_(std::move(feed)), thread_([this] { run(); }) {}
+  ~Streams() { stop(); }
+
+  // A new stream of `connection`; none while most_streams are open.
+  Stream* open(MHD_Connection* connection) {
+    std::lock_guard lock(mutex_);
+    if (streams_.size() >= most_streams || stopping_) return nullptr;
+    auto now = std::chrono::steady_clock::now();
+    return &streams_.emplace_back(Stream{this, connection, "", false, false, false, now + stream_time, now});
+  }
+
+  // libmicrohttpd's content reader: what the stream has, or its end, or
+  // (nothing yet) the connection suspended until the feed has more.
+  static ssize_t read(void* cls, std::uint64_t, char* buffer, std::size_t most) {
+    auto& stream = *static_cast<Stream*>(cls);
+    std::lock_guard lock(stream.streams->mutex_);
+    if (!stream.pending.empty()) {
+      auto size = std::min(most, stream.pending.size());
+      std::memcpy(buffer, stream.pending.data(), size);
+      stream.pending.erase(0, size);
+      return static_cast<ssize_t>(size);
+    }
+    if (stream.ended) return MHD_CONTENT_READER_END_OF_STREAM;
+    stream.suspended = true;
+    MHD_suspend_connection(stream.connection);
+    return 0;
+  }
+
+  // libmicrohttpd's end of the response: the stream is forgotten.
+  static void close(void* cls) {
+    auto* stream = static_cast<Stream*>(cls);
+    auto& streams = *stream->streams;
+    std::lock_guard lock(streams.mutex_);
+    streams.streams_.remove_if([&](const Stream& open) { return &open == stream; });
+  }
+
+  // Ends every stream and the feed: before the server stops, which must
+  // not find a connection suspended.
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    thread_.join();
+    std::lock_guard lock(mutex_);
+    for (auto& stream : streams_) {
+      stream.ended = true;
+      resume(stream);
+    }
+  }
+
+ private:
+  void resume(Stream& stream) {
+    if (!stream.suspended) return;
+    stream.suspended = false;
+    MHD_resume_connection(stream.connection);
+  }
+
+  void run() {
+    while (true) {
+      {
+        std::lock_guard lock(mutex_);
+        if (stopping_) return;
+      }
+      auto events = feed_.next(std::chrono::duration_cast<std::chrono::milliseconds>(feed_wait));
+      auto now = std::chrono::steady_clock::now();
+      std::lock_guard lock(mutex_);
+      for (auto& stream : streams_) {
+        // Its first line says the stream is watched: what happens after it is told.
+        if (!stream.watched && feed_.watching()) {
+          stream.watched = true;
+          stream.pending = "retry: 3000\n\n";
+        }
+        if (stream.watched) stream.pending += events;
+        if (stream.pending.empty() && now - stream.last_sent >= stream_keepalive) stream.pending = ":\n\n";
+        if (!stream.pending.empty()) stream.last_sent = now;
+        if (now >= stream.deadline || stream.pending.size() > most_pending) stream.ended = true;
+        if (stream.pending.size() > most_pending) stream.pending.clear();
+        if (!stream.pending.empty() || stream.ended) resume(stream);
+      }
+    }
+  }
+
+  EventFeed feed_;
+  std::mutex mutex_;
+  std::list<Stream> streams_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// What the server's handler reaches.
+struct Handlers {
+  const Api& api;
+  Streams& streams;
+};
+
+}  // namespace serving
+
+using serving::Handlers;
+using serving::Streams;
+
+namespace {
+
 // What a connection carries between the calls for one request.
 struct Pending {
   std::size_t body_bytes = 0;
 };
 
 MHD_Result send(MHD_Connection* connection, const Response& answer) {
-  auto* response = MHD_create_response_from_buffer(answer.body.size(), const_cast<char*>(answer.body.data()),
-                                                   MHD_RESPMEM_MUST_COPY);
+  auto* response =
+      MHD_create_response_from_buffer(answer.body.size(), const_cast<char*>(answer.body.data()), MHD_RESPMEM_MUST_COPY);
   if (!response) return MHD_NO;
   MHD_add_response_header(response, "Content-Type", answer.content_type.c_str());
   for (const auto& [name, value] : common_headers) MHD_add_response_header(response, name, value);
   for (const auto& [name, value] : answer.headers) MHD_add_response_header(response, name.c_str(), value.c_str());
   auto queued = MHD_queue_response(connection, static_cast<unsigned>(answer.status), response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result send_events(MHD_Connection* connection, Handlers& server, const Request& request) {
+  if (request.method != "GET") {
+    Response refused{
+        .status = 405, .content_type = "application/json", .body = "{\"error\":\"this path answers GET only\"}\n"};
+    refused.headers.emplace_back("Allow", "GET");
+    return send(connection, refused);
+  }
+  if (!server.api.may_read(request)) return send(connection, Api::unauthorized());
+  auto* stream = server.streams.open(connection);
+  if (!stream)
+    return send(
+        connection,
+        {.status = 503,
+         .content_type = "application/json",
+         .body = fmt::format("{{\"error\":\"{} event streams are open already: ask again later\"}}\n", most_streams)});
+  auto* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, Streams::read, stream, Streams::close);
+  if (!response) {
+    Streams::close(stream);
+    return MHD_NO;
+  }
+  MHD_add_response_header(response, "Content-Type", "text/event-stream; charset=utf-8");
+  for (const auto& [name, value] : common_headers) MHD_add_response_header(response, name, value);
+  auto queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
   MHD_destroy_response(response);
   return queued;
 }
@@ -92,8 +263,8 @@ Request request_of(MHD_Connection* connection, const char* url, const char* meth
 
 // libmicrohttpd's handler: called once with the headers, then for each
 // piece of the body, then once more to answer.
-MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*,
-                  const char*, std::size_t* upload_size, void** state) {
+MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const char* method, const char*, const char*,
+                  std::size_t* upload_size, void** state) {
   if (!*state) {
     *state = new Pending;
     return MHD_YES;
@@ -108,8 +279,10 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
     return send(connection, {.status = 413,
                              .content_type = "application/json",
                              .body = fmt::format("{{\"error\":\"a body of at most {} bytes\"}}\n", body_limit)});
-  const auto& api = *static_cast<const Api*>(cls);
-  return send(connection, api.handle(request_of(connection, url, method)));
+  auto& server = *static_cast<Handlers*>(cls);
+  auto request = request_of(connection, url, method);
+  if (request.path == events_path) return send_events(connection, server, request);
+  return send(connection, server.api.handle(request));
 }
 
 void forget(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
@@ -170,38 +343,53 @@ core::Result<ListenAddress> parse_listen_address(std::string_view text, std::str
                           flag, text));
 }
 
-Server::Server(MHD_Daemon* daemon) : daemon_(daemon, MHD_stop_daemon) {}
+// The open streams, the handler's view of them, and the daemon serving
+// both; the streams end before the daemon stops, which must not find a
+// connection suspended.
+struct Server::Parts {
+  Parts(const Api& api, EventFeed feed) : streams(std::move(feed)), handlers{api, streams} {}
+  ~Parts() { streams.stop(); }
+  Streams streams;
+  Handlers handlers;
+  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon{nullptr, MHD_stop_daemon};
+};
 
-core::Result<Server> Server::start(const Api& api, const ListenAddress& where) {
+Server::Server(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+Server::~Server() = default;
+
+core::Result<std::unique_ptr<Server>> Server::start(const Api& api, EventFeed feed, const ListenAddress& where) {
   // The server's threads take no signal: they are the process's own to
   // read, in its main thread.
   sigset_t all, before;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &before);
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  auto parts = std::make_unique<Parts>(api, std::move(feed));
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   if (where.address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
-  auto* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, answer, const_cast<Api*>(&api),  //
-                       MHD_OPTION_SOCK_ADDR, &where.address,                        //
-                       MHD_OPTION_THREAD_POOL_SIZE, worker_threads,                 //
-                       MHD_OPTION_CONNECTION_LIMIT, connection_limit,               //
-                       MHD_OPTION_PER_IP_CONNECTION_LIMIT, where.loopback ? 0u : per_address_limit,  //
-                       MHD_OPTION_CONNECTION_TIMEOUT, idle_seconds,                 //
-                       MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,       //
-                       MHD_OPTION_NOTIFY_COMPLETED, forget, nullptr,                //
-                       MHD_OPTION_END);
+  auto* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, answer, &parts->handlers,                         //
+                                  MHD_OPTION_SOCK_ADDR, &where.address,                                         //
+                                  MHD_OPTION_THREAD_POOL_SIZE, worker_threads,                                  //
+                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,                                //
+                                  MHD_OPTION_PER_IP_CONNECTION_LIMIT, where.loopback ? 0u : per_address_limit,  //
+                                  MHD_OPTION_CONNECTION_TIMEOUT, idle_seconds,                                  //
+                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                        //
+                                  MHD_OPTION_NOTIFY_COMPLETED, forget, nullptr,                                 //
+                                  MHD_OPTION_END);
   int error = errno;
   pthread_sigmask(SIG_SETMASK, &before, nullptr);
   errno = error;
   if (!daemon)
     return fail(ErrorKind::unavailable, fmt::format("cannot listen on {}: {}", where.text, std::strerror(errno)));
+  parts->daemon.reset(daemon);
   fmt::print("taskd: serving {}\n", url_of(where, bound_port(daemon)));
   std::fflush(stdout);
-  return Server(daemon);
+  return std::unique_ptr<Server>(new Server(std::move(parts)));
 }
 
-core::Result<void> serve(const Api& api, const ListenAddress& where) {
+core::Result<void> serve(const Api& api, EventFeed feed, const ListenAddress& where) {
   auto signals = stop_signals();
-  auto server = TRY(Server::start(api, where));
+  auto server = TRY(Server::start(api, std::move(feed), where));
   int signal = 0;
   sigwait(&signals, &signal);
   return {};

@@ -10,8 +10,7 @@
 
 #include "core/error.hpp"
 #include "web/api.hpp"
-
-struct MHD_Daemon;
+#include "web/events.hpp"
 
 namespace taskd::web {
 
@@ -25,19 +24,22 @@ struct ListenAddress {
 // `flag` names the option in messages.
 core::Result<ListenAddress> parse_listen_address(std::string_view text, std::string_view flag = "--listen");
 
-// Serves `api` (which must outlive it) on `where` from threads of its own
-// until destroyed; once listening, prints the URL it serves on stdout
-// ("taskd: serving http://127.0.0.1:8080/").
+// Serves `api` (which must outlive it) on `where`, and the events of `feed`
+// at /api/v1/events, from threads of its own until destroyed; once
+// listening, prints the URL it serves on stdout ("taskd: serving
+// http://127.0.0.1:8080/").
 class Server {
  public:
-  static core::Result<Server> start(const Api& api, const ListenAddress& where);
+  static core::Result<std::unique_ptr<Server>> start(const Api& api, EventFeed feed, const ListenAddress& where);
+  ~Server();
 
  private:
-  explicit Server(MHD_Daemon* daemon);
-  std::unique_ptr<MHD_Daemon, void (*)(MHD_Daemon*)> daemon_;
+  struct Parts;
+  explicit Server(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
 };
 
-// Serves `api` on `where` until SIGINT or SIGTERM.
-core::Result<void> serve(const Api& api, const ListenAddress& where);
+// Serves until SIGINT or SIGTERM.
+core::Result<void> serve(const Api& api, EventFeed feed, const ListenAddress& where);
 
 }  // namespace taskd::web

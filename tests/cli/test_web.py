@@ -3,6 +3,8 @@ the token, keeps to loopback without one, bounds what a client may send or
 hold, and sends the board's page, style and script with headers that let no
 other script run."""
 
+import datetime
+import http.client
 import json
 import os
 import select
@@ -138,6 +140,19 @@ class ApiShapesTest(WebTestCase):
             with self.subTest(query=query):
                 self.assertIn("before", self.get_json(self.url + "/api/v1/runs?" + query, status=400)["error"])
 
+    def test_the_page_after_a_pruned_run(self):
+        self.ok("trigger", "gamma")
+        self.run_once()
+        newest, middle, oldest = [run["id"] for run in self.get_json(self.url + "/api/v1/runs")]
+        self.sql("DELETE FROM runs WHERE id = ?", (middle,))
+        # By id alone the cursor needs no row: the runs older than it.
+        self.assertEqual([r["id"] for r in self.get_json(self.url + "/api/v1/runs?before=%d" % middle)], [oldest])
+        # In a window the cursor is its run's slot: gone, it is said, not an empty last page.
+        error = self.get_json(self.url + "/api/v1/runs?since=1d&before=%d" % middle, status=400)["error"]
+        self.assertIn("before=%d" % middle, error)
+        self.assertIn("pruned", error)
+        self.assertEqual(self.get_json(self.url + "/api/v1/runs?since=1d&before=%d" % oldest), [])
+
     def test_bad_queries_unknown_paths_and_methods(self):
         for query in ("limit=0", "limit=x", "limit=5001", "state=sleepy"):
             with self.subTest(query=query):
@@ -156,6 +171,216 @@ class ApiShapesTest(WebTestCase):
 
     def test_healthz(self):
         self.assertEqual(self.get_json(self.url + "/healthz"), {"status": "ok"})
+
+
+def prometheus_samples(test, text):
+    """{series with its labels: value}; every line a sample, a HELP or a TYPE."""
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("# "):
+            test.assertRegex(line, r"^# (HELP|TYPE) taskd_[a-z_]+ ")
+            continue
+        name, value = line.rsplit(" ", 1)
+        samples[name] = float(value)
+    return samples
+
+
+class MetricsAndHostsTest(WebTestCase):
+    def setUp(self):
+        super().setUp()
+        self.add("hourly", "--every", "1h", "--", "echo", "hi")
+        self.add("broken", "--manual", "--", "false")
+        for name in ("hourly", "broken"):
+            self.ok("trigger", name)
+        self.run_once()
+
+    def test_metrics_are_those_of_the_command_line_with_each_task_s_series(self):
+        url = self.start_web()
+        code, headers, body = self.request(url + "/metrics")
+        self.assertEqual(code, 200)
+        self.assertTrue(headers["Content-Type"].startswith("text/plain; version=0.0.4"))
+        self.assertEqual(body.decode(), self.ok("metrics"))
+        samples = prometheus_samples(self, body.decode())
+        self.assertEqual(samples['taskd_runs_total{status="succeeded"}'], 1)
+        self.assertEqual(samples['taskd_runs_total{status="failed"}'], 1)
+        self.assertEqual(samples['taskd_task_last_run_succeeded{task="hourly"}'], 1)
+        self.assertEqual(samples['taskd_task_last_run_succeeded{task="broken"}'], 0)
+        next_run = datetime.datetime.fromisoformat(self.task("hourly")["next_run_at"].replace("Z", "+00:00"))
+        self.assertAlmostEqual(samples['taskd_task_next_run_timestamp_seconds{task="hourly"}'], next_run.timestamp(),
+                               delta=0.002)
+        self.assertNotIn('taskd_task_next_run_timestamp_seconds{task="broken"}', samples)  # manual: none
+
+    def test_a_hostile_name_is_an_escaped_label(self):
+        self.sql("UPDATE tasks SET name = ? WHERE name = 'hourly'", ('q"\\\nx',))
+        text = self.request(self.start_web() + "/metrics")[2].decode()
+        self.assertIn('taskd_task_last_run_succeeded{task="q\\"\\\\\\nx"} 1.000\n', text)
+
+    def test_metrics_need_the_token_when_reads_do(self):
+        url = self.start_web("--token-for-reads", token=TOKEN)
+        self.assertEqual(self.request(url + "/metrics")[0], 401)
+        self.assertEqual(self.request(url + "/metrics", token="wrong")[0], 401)
+        self.assertEqual(self.request(url + "/metrics", token=TOKEN)[0], 200)
+        self.assertEqual(self.request(url + "/metrics", method="POST", data=b"", token=TOKEN)[0], 405)
+
+    def test_hosts_are_what_status_json_says_of_them(self):
+        self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                 "heartbeat_at) VALUES ('run', 'elsewhere.example', 77, 'b', 1, 4, 1000, 2000)")
+        url = self.start_web()
+        hosts = self.get_json(url + "/api/v1/hosts")
+        status = self.json_of("status")
+        self.assertEqual(hosts, {key: status[key] for key in ("workers", "ticks", "running", "pinned")})
+        self.assertEqual([worker["host"] for worker in hosts["workers"]], ["elsewhere.example"])
+        self.assertEqual([tick["host"] for tick in hosts["ticks"]], [socket.gethostname()])
+
+
+class TaskViewsTest(WebTestCase):
+    def setUp(self):
+        super().setUp()
+        self.add("hourly", "--every", "1h", "--", "true")
+        self.add("manual", "--manual", "--", "true")
+        self.ok("trigger", "hourly")
+        self.run_once()
+        self.url = self.start_web(token=TOKEN)
+
+    def test_forecast_is_preview_s_json(self):
+        for name in ("hourly", "manual"):
+            for count in ("1", "3", "1000"):
+                with self.subTest(name=name, count=count):
+                    self.assertEqual(self.get_json(self.url + "/api/v1/tasks/%s/forecast?count=%s" % (name, count)),
+                                     self.json_of("preview", name, "--count", count))
+        self.assertEqual(len(self.get_json(self.url + "/api/v1/tasks/hourly/forecast")), 10)
+        for count in ("0", "1001", "x", "-1"):
+            with self.subTest(count=count):
+                error = self.get_json(self.url + "/api/v1/tasks/hourly/forecast?count=" + count, status=400)
+                self.assertIn("count", error["error"])
+        self.get_json(self.url + "/api/v1/tasks/nope/forecast", status=404)
+
+    def test_explain_is_explain_s_json(self):
+        at = self.history("hourly")[0]["scheduled_at"]
+        for query, args in (("", []), ("?at=" + urllib.parse.quote(at), ["--at", at]), ("?at=2h", ["--at", "2h"]),
+                            ("?at=03:00", ["--at", "03:00"])):
+            with self.subTest(query=query):
+                web = self.get_json(self.url + "/api/v1/tasks/hourly/explain" + query)
+                cli = self.json_of("explain", "hourly", *args)
+                # The same facts; their sentences say how long ago, from each one's now.
+                self.assertEqual(web["task"], cli["task"])
+                self.assertEqual(web["slot"], cli["slot"])
+                self.assertEqual([fact["kind"] for fact in web["facts"]], [fact["kind"] for fact in cli["facts"]])
+                if args and args[1] != "2h":  # 2h ago is from each one's now
+                    self.assertEqual(web["at"], cli["at"])
+        self.assertIn("at", self.get_json(self.url + "/api/v1/tasks/hourly/explain?at=whenever", status=400)["error"])
+        self.get_json(self.url + "/api/v1/tasks/nope/explain", status=404)
+
+    def test_a_name_with_a_slash(self):
+        self.add("a", "--manual", "--", "true")
+        self.add("a/explain", "--manual", "--", "true")
+        self.add("b/explain", "--manual", "--", "true")
+        self.assertEqual(self.get_json(self.url + "/api/v1/tasks/a/explain")["task"], "a")
+        self.assertEqual(self.get_json(self.url + "/api/v1/tasks/b/explain")["name"], "b/explain")
+        self.assertEqual(self.get_json(self.url + "/api/v1/tasks/a/forecast"), [])
+
+    def test_backfill_needs_the_token_and_queues_what_the_command_line_would(self):
+        backfill = self.url + "/api/v1/tasks/hourly/backfill?from=3h1s&until=1s"  # 3 hours: 3 slots
+        before = self.history()
+        self.assertEqual(self.request(backfill, method="POST", data=b"")[0], 401)
+        self.assertEqual(self.request(backfill, method="POST", data=b"", token="wrong")[0], 401)
+        self.assertEqual(self.history(), before)
+        queued = self.get_json(backfill, method="POST", data=b"", token=TOKEN)
+        self.assertEqual(len(queued), 3)
+        runs = {run["id"]: run for run in self.history("hourly")}
+        for slot in queued:
+            run = runs[slot["run_id"]]
+            self.assertEqual((run["trigger"], run["status"], run["scheduled_at"]),
+                             ("manual", "queued", slot["scheduled_at"]))
+        for query in ("", "?from=3h", "?until=1m", "?from=3h&until=1m&max=0", "?from=soon&until=1m",
+                      "?from=3h1s&until=1s&max=2"):
+            with self.subTest(query=query):
+                self.get_json(self.url + "/api/v1/tasks/hourly/backfill" + query, method="POST", data=b"",
+                              token=TOKEN, status=400)
+        self.get_json(self.url + "/api/v1/tasks/nope/backfill?from=3h&until=1m", method="POST", data=b"",
+                      token=TOKEN, status=404)
+        self.assertEqual(len(self.history("hourly")), len(runs))
+
+    def test_hostile_names(self):
+        for index, name in enumerate(HOSTILE_NAMES):
+            self.add("t%d" % index, "--every", "1h", "--", "true")
+            self.sql("UPDATE tasks SET name = ? WHERE name = ?", (name, "t%d" % index))
+        for name in HOSTILE_NAMES:
+            with self.subTest(name=name):
+                path = self.url + "/api/v1/tasks/" + self.quoted(name)
+                self.assertEqual(self.get_json(path + "/explain")["task"], name)
+                self.assertEqual(len(self.get_json(path + "/forecast?count=2")), 2)
+                [slot] = self.get_json(path + "/backfill?from=1h1s&until=1s", method="POST", data=b"", token=TOKEN)
+                self.assertEqual([run["id"] for run in self.history() if run["task"] == name], [slot["run_id"]])
+
+
+class EventsTest(WebTestCase):
+    def open_stream(self, url, token=None):
+        """(connection, response) of GET /api/v1/events, its headers read."""
+        host, port = url.rsplit("/", 1)[1].split(":")
+        connection = http.client.HTTPConnection(host, int(port), timeout=20)
+        self.addCleanup(connection.close)
+        connection.request("GET", "/api/v1/events",
+                           headers={"Authorization": "Bearer " + token} if token else {})
+        return connection, connection.getresponse()
+
+    def events(self, response):
+        """Yields (event, data) as the stream sends them, for at most 20 s."""
+        name = None
+        deadline = time.monotonic() + 20
+        while True:
+            self.assertLess(time.monotonic(), deadline)
+            line = response.readline().decode()
+            self.assertNotEqual(line, "", "the stream ended")
+            if line.startswith("event: "):
+                name = line[len("event: "):].rstrip("\n")
+            elif line.startswith("data: "):
+                yield name, json.loads(line[len("data: "):])
+
+    def test_a_run_made_by_the_command_line_is_an_event(self):
+        self.add("t", "--manual", "--", "true")
+        url = self.start_web()
+        _, response = self.open_stream(url)
+        self.assertEqual(response.status, 200)
+        self.assertEqual(response.headers["Content-Type"], "text/event-stream; charset=utf-8")
+        self.assertEqual(response.headers["X-Content-Type-Options"], "nosniff")
+        self.assertEqual(response.readline(), b"retry: 3000\n")  # watched from now on
+        self.ok("trigger", "t")
+        self.run_once()
+        [run] = self.history()
+        for name, data in self.events(response):
+            if name == "run" and data["status"] == "succeeded":
+                self.assertEqual(data, run)  # as history --json shows it
+                break
+
+    def test_events_need_the_token_when_reads_do(self):
+        url = self.start_web("--token-for-reads", token=TOKEN)
+        self.assertEqual(self.open_stream(url)[1].status, 401)
+        self.assertEqual(self.open_stream(url, token="wrong")[1].status, 401)
+        self.assertEqual(self.open_stream(url, token=TOKEN)[1].status, 200)
+
+    def test_streams_are_bounded_and_hold_no_one_else(self):
+        self.add("t", "--manual", "--", "true")
+        url = self.start_web()
+        streams = [self.open_stream(url)[1] for _ in range(32)]
+        self.assertEqual({stream.status for stream in streams}, {200})
+        refused = self.open_stream(url)[1]
+        self.assertEqual(refused.status, 503)
+        self.assertIn("event streams", json.loads(refused.read())["error"])
+        self.assertEqual(self.get_json(url + "/api/v1/tasks")[0]["name"], "t")
+        self.assertEqual(self.request(url + "/api/v1/events", method="POST", data=b"")[0], 405)
+
+    def test_the_server_stops_with_streams_open(self):
+        argv = ["web", "--listen", "127.0.0.1:0"]
+        proc = self.popen_taskd(*argv)
+        line = proc.stdout.readline()
+        url = line.split()[-1].rstrip("/")
+        streams = [self.open_stream(url)[1] for _ in range(3)]
+        self.assertEqual({stream.status for stream in streams}, {200})
+        proc.terminate()
+        self.assertEqual(proc.wait(timeout=20), 0)
+        proc.stdout.close()
+        proc.stderr.close()
 
 
 class BoardAssetsTest(WebTestCase):

@@ -93,6 +93,31 @@ class BoardTest(BrowserTestCase):
         self.until(driver, lambda d: self.marks(d, "late") == ["run succeeded"], "the run's mark")
         self.assertTrue(driver.execute_script("return window.sameDocument === true"))
 
+    def test_a_run_shows_up_through_the_server_s_events(self):
+        self.add("late", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["late"])
+        # No timed poll from now on: only an event can make the board ask.
+        driver.execute_script("for (let id = 0; id < 100000; ++id) clearTimeout(id);"
+                              "window.setTimeout = () => 0;")
+        self.ok("trigger", "late")
+        self.run_once()
+        self.until(driver, lambda d: self.marks(d, "late") == ["run succeeded"], "the run's mark")
+
+    def test_one_chain_of_polls_however_often_asked(self):
+        self.add("t", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["t"])
+        driver.execute_script(HOLD_POLLS)
+        use = driver.find_element(By.CSS_SELECTOR, "#token-form button")
+        for _ in range(3):  # the first asks at once; the others while that one is held
+            use.click()
+        WebDriverWait(driver, 40).until(lambda d: len(d.execute_script("return window.polls")) >= 5, "5 polls")
+        polls = driver.execute_script("return window.polls")
+        # After the one asked during the held poll, each comes a poll's wait after the one before.
+        gaps = [later - earlier for earlier, later in zip(polls[1:5], polls[2:5])]
+        self.assertGreaterEqual(min(gaps), 2900, polls)
+
     def test_the_trigger_button_needs_the_token(self):
         self.add("t", "--every", "1h", "--", "true")
         driver = self.open_browser()
@@ -189,6 +214,20 @@ class TimelineTest(BrowserTestCase):
         self.until(driver, lambda d: d.find_element(By.ID, "status").text == "%d runs" % count, "%d runs" % count)
         self.assertEqual(len(driver.find_elements(By.CSS_SELECTOR, "#chart rect.bar")), count)
 
+    def test_an_unknown_span_is_the_last_day(self):
+        self.add("alpha", "--manual", "--", "true")
+        self.ok("trigger", "alpha")
+        self.run_once()
+        driver = self.open_browser()
+        url = self.start_web()
+        for span in ("__proto__", "constructor", "toString", "fortnight"):
+            with self.subTest(span=span):
+                driver.get(url + "/timeline?span=" + span)
+                self.until(driver, lambda d: d.find_element(By.ID, "status").text == "1 run", "1 run")
+                self.assertEqual(len(self.bars(driver)), 1)
+        current = driver.find_elements(By.CSS_SELECTOR, "nav a[aria-current=page]")
+        self.assertEqual([link.get_dom_attribute("href") for link in current], ["/timeline"])
+
     def test_ten_thousand_bars_draw_without_stalling(self):
         driver = self.open_browser()
         driver.get(self.start_web() + "/timeline")
@@ -199,6 +238,18 @@ class TimelineTest(BrowserTestCase):
         self.assertEqual(driver.execute_script("return document.querySelectorAll('#chart rect.bar').length"), 10000)
         print("\n10 000 bars drawn and painted in %.0f ms" % elapsed, file=sys.stderr)
         self.assertLess(elapsed, 2000)
+
+
+# Every poll of the board's tasks is noted (window.polls, in ms) and held
+# half a second before it goes out.
+HOLD_POLLS = """
+window.polls = [];
+const realFetch = window.fetch;
+window.fetch = (path, options) => {
+  if (String(path).startsWith("/api/v1/tasks")) window.polls.push(performance.now());
+  return new Promise((resolve) => setTimeout(resolve, 500)).then(() => realFetch(path, options));
+};
+"""
 
 
 # 10 000 runs of 100 tasks over the last day, drawn as the timeline draws
@@ -218,6 +269,50 @@ const started = performance.now();
 draw(runs, [], {from, to: now + 7200e3, now});
 requestAnimationFrame(() => setTimeout(() => done(performance.now() - started)));
 """
+
+
+class TaskPageTest(BrowserTestCase):
+    def rows(self, driver):
+        return [int(row.get_attribute("data-run")) for row in driver.find_elements(By.CSS_SELECTOR, "#runs tbody tr")]
+
+    def test_a_task_s_definition_runs_page_by_page_explain_and_next_slots(self):
+        self.add("alpha", "--every", "1h", "--group", "g", "--", "echo", "hi")
+        self.ok("backfill", "alpha", "--from", "25h", "--until", "1m")
+        runs = [run["id"] for run in self.history("alpha")]
+        self.assertGreater(len(runs), 20)
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/tasks/alpha")
+        self.until(driver, lambda d: self.rows(d) == runs[:20], "the first page of runs")
+        older = driver.find_element(By.ID, "older")
+        self.until(driver, lambda d: d.find_element(By.ID, "explain-next").text != "", "the explain of the next run")
+        self.assertEqual(driver.find_element(By.ID, "title").text, "alpha")
+        fact = lambda name: driver.find_element(By.CSS_SELECTOR, "dd[data-fact='%s']" % name).text
+        self.assertEqual((fact("Schedule"), fact("Command"), fact("Group")), ("every 1h", "echo hi", "g"))
+        self.assertNotEqual(driver.find_element(By.ID, "explain-latest").text, "")
+        self.assertEqual(len(driver.find_elements(By.CSS_SELECTOR, "#slots li")), 5)
+        older.click()
+        self.until(driver, lambda d: self.rows(d) == runs, "every run")
+        self.assertFalse(older.is_displayed())
+
+    def test_a_hostile_name_from_the_board_is_text(self):
+        name = HOSTILE_NAMES[2]
+        self.add("t", "--manual", "--", "true")
+        self.sql("UPDATE tasks SET name = ? WHERE name = 't'", (name,))
+        driver = self.open_browser()
+        url = self.start_web(token=TOKEN)
+        self.open_board(driver, url, [name])
+        self.row(driver, name).find_element(By.CSS_SELECTOR, "td.name a").click()
+        self.until(driver, lambda d: d.find_elements(By.ID, "title") and d.find_element(By.ID, "title").text == name
+                   and d.find_element(By.ID, "status").text == "", "the task's page")
+        self.assertEqual(driver.find_elements(By.TAG_NAME, "img"), [])
+        scripts = [s.get_attribute("src") for s in driver.find_elements(By.TAG_NAME, "script")]
+        self.assertEqual(scripts, [url + "/common.js", url + "/task.js"])
+        driver.find_element(By.ID, "token").send_keys(TOKEN)
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        driver.find_element(By.CSS_SELECTOR, "#actions button.trigger").click()
+        self.until(driver, lambda d: [run["task"] for run in self.history()] == [name], "its run")
+        self.until(driver, lambda d: len(self.rows(d)) == 1, "its run on the page")
+        self.assertNoAlert(driver)
 
 
 class RunPageTest(BrowserTestCase):
@@ -263,6 +358,24 @@ class RunPageTest(BrowserTestCase):
         open(go, "w").close()
         self.until(driver, lambda d: output.text == "first\nsecond" and status() == "succeeded", "the second line")
         self.assertTrue(driver.execute_script("return window.sameDocument === true"))
+
+    def test_a_failed_poll_is_said_and_the_page_polls_on(self):
+        self.add("t", "--manual", "--", "echo", "done")
+        self.ok("trigger", "t")
+        [run] = self.history()
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/runs/%d" % run["id"])
+        status = driver.find_element(By.ID, "status")
+        fact = lambda: driver.find_element(By.CSS_SELECTOR, "dd[data-fact='Status']").text
+        self.until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "dd") and fact() == "queued", "the queued run")
+        driver.execute_script("window.realFetch = window.fetch;"
+                              "window.fetch = () => Promise.reject(new TypeError('the network is down'))")
+        self.until(driver, lambda d: status.text.startswith("the network is down (asking again in "), "the error")
+        driver.execute_script("window.fetch = window.realFetch")
+        self.run_once()
+        self.until(driver, lambda d: fact() == "succeeded" and d.find_element(By.ID, "output").text == "done",
+                   "the run's end")
+        self.assertEqual(status.text, "")
 
     def test_the_strip_leads_to_the_run(self):
         self.add("alpha", "--manual", "--", "echo", "hello")

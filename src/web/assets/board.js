@@ -1,28 +1,11 @@
 // The board: a client of /api/v1 like any other. Every text a task holds
 // goes into the page as text (textContent), never as HTML. It asks again
-// every few seconds, updating its rows in place, so that a run shows up
-// without a reload and a button is not replaced under the pointer.
+// every few seconds, and at each event the server sends, updating its rows
+// in place, so that a run shows up without a reload and a button is not
+// replaced under the pointer.
 "use strict";
 
 const pollMs = 3000;
-
-// As `taskd list` words it.
-function scheduleText(task) {
-  const { kind, spec } = task.schedule;
-  let text;
-  if (kind === "every") text = "every " + spec + (task.after_finish ? " after finish" : "") + (task.tz ? " (" + task.tz + ")" : "");
-  else if (kind === "cron") text = "cron " + spec + " (" + task.tz + ")";
-  else if (kind === "rrule") text = "rrule " + spec + " from " + (task.dtstart || "?") + " (" + task.tz + ")";
-  else text = kind;
-  if (!task.after) return text;
-  return kind === "manual" ? "after " + task.after : text + " + after " + task.after;
-}
-
-function condition(task) {
-  if (task.disabled_until_update) return "disabled";
-  if (task.paused) return "paused";
-  return ["failed", "timed_out", "lost"].includes(task.last_status) ? "failing" : "active";
-}
 
 function relative(when, now) {
   const seconds = Math.round((when - now) / 1000);
@@ -83,7 +66,10 @@ function newRow(name) {
   row.dataset.task = name;
   for (let i = 0; i < 5; ++i) row.insertCell();
   row.cells[0].className = "name";
-  row.cells[0].textContent = name;
+  const link = document.createElement("a");
+  link.href = "/tasks/" + encodeURIComponent(name);
+  link.textContent = name;
+  row.cells[0].append(link);
   const strip = document.createElement("div");
   strip.className = "strip";
   row.cells[4].append(strip);
@@ -121,21 +107,34 @@ function show(tasks, byTask) {
   }
 }
 
-let polling;
+let failures = 0;
 
-async function load() {
-  clearTimeout(polling);
+// One poll: the next comes after pollMs, or later after failures in a row.
+async function poll() {
   const status = document.getElementById("status");
   try {
     const [tasks, runs] = await Promise.all([getJson("/api/v1/tasks"), getJson("/api/v1/runs?limit=1000")]);
     show(tasks, runsByTask(runs));
     document.getElementById("tasks").hidden = false;
     status.textContent = tasks.length === 1 ? "1 task" : tasks.length + " tasks";
+    failures = 0;
   } catch (error) {
+    failures += 1;
     status.textContent = String(error.message);
   }
-  polling = setTimeout(load, pollMs);
+  return backOff(pollMs, failures);
+}
+
+const load = pollChain(poll);
+
+// The server's events, when it sends them (not while reads need the token,
+// which an EventSource cannot send): each one asks at once, so a run shows
+// up as it starts and ends; the polls go on beside them.
+function listen() {
+  const events = new EventSource("/api/v1/events");
+  for (const name of ["open", "run", "change"]) events.addEventListener(name, () => load());
 }
 
 keepToken(load);
 load();
+listen();

@@ -16,7 +16,9 @@ async function errorOf(response) {
     return new Error("this needs the token");
   }
   const body = await response.json().catch(() => ({}));
-  return new Error(body.error || response.statusText);
+  const error = new Error(body.error || response.statusText);
+  error.status = response.status;
+  return error;
 }
 
 async function getJson(path) {
@@ -30,6 +32,70 @@ async function postJson(path) {
   if (!response.ok) throw await errorOf(response);
   return response.json();
 }
+
+// One chain of polls per page, however often it is asked to poll now:
+// `step` (async) polls once and returns how long to wait before the next
+// poll (null: no more). The returned function polls now: while a poll is in
+// flight, once it ends; the timer of the next poll is replaced, never doubled.
+function pollChain(step) {
+  let timer = null;
+  let inFlight = false;
+  let again = false;
+  async function poll() {
+    clearTimeout(timer);
+    timer = null;
+    if (inFlight) {
+      again = true;
+      return;
+    }
+    inFlight = true;
+    let delay = null;
+    try {
+      delay = await step();
+    } finally {
+      inFlight = false;
+    }
+    if (again) {
+      again = false;
+      poll();
+    } else if (delay !== null) {
+      timer = setTimeout(poll, delay);
+    }
+  }
+  return poll;
+}
+
+// The wait after `failures` failed polls in a row: doubled from `pollMs`
+// at each, at most a minute.
+function backOff(pollMs, failures) {
+  return Math.min(pollMs * 2 ** Math.min(failures, 10), 60e3);
+}
+
+// As `taskd list` words it.
+function scheduleText(task) {
+  const { kind, spec } = task.schedule;
+  let text;
+  if (kind === "every") text = "every " + spec + (task.after_finish ? " after finish" : "") + (task.tz ? " (" + task.tz + ")" : "");
+  else if (kind === "cron") text = "cron " + spec + " (" + task.tz + ")";
+  else if (kind === "rrule") text = "rrule " + spec + " from " + (task.dtstart || "?") + " (" + task.tz + ")";
+  else text = kind;
+  if (!task.after) return text;
+  return kind === "manual" ? "after " + task.after : text + " + after " + task.after;
+}
+
+function condition(task) {
+  if (task.disabled_until_update) return "disabled";
+  if (task.paused) return "paused";
+  return ["failed", "timed_out", "lost"].includes(task.last_status) ? "failing" : "active";
+}
+
+// The page's link in the navigation says it is the current one.
+function markCurrentPage() {
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.getAttribute("href") === location.pathname) link.setAttribute("aria-current", "page");
+  }
+}
+markCurrentPage();
 
 // The page's `load` runs again once the token is given.
 function keepToken(load) {

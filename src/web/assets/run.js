@@ -49,22 +49,36 @@ function showFacts(run) {
   }
 }
 
-async function load() {
+let failures = 0;
+
+// One poll: while the run is queued or running the next comes after
+// livePollMs; after a failed one, later at each failure in a row, saying
+// why. A run that is not there ends the polls.
+async function poll() {
   const status = document.getElementById("status");
   const id = location.pathname.split("/").pop();
   try {
     const run = await getJson("/api/v1/runs/" + encodeURIComponent(id) + "/output");
+    failures = 0;
     document.getElementById("title").textContent = "Run " + run.id + " of " + run.task;
     document.title = "taskd: run " + run.id;
     showFacts(run);
     document.getElementById("output").textContent = run.output;
     const live = run.status === "queued" || run.status === "running";
     status.textContent = live ? "Following the run as it goes" : "";
-    if (live) setTimeout(load, livePollMs);
+    return live ? livePollMs : null;
   } catch (error) {
-    status.textContent = String(error.message);
+    if (error.status === 404) {  // no such run: asking again changes nothing
+      status.textContent = error.message;
+      return null;
+    }
+    failures += 1;
+    const wait = backOff(livePollMs, failures);
+    status.textContent = String(error.message) + " (asking again in " + Math.round(wait / 1000) + " s)";
+    return wait;
   }
 }
 
+const load = pollChain(poll);
 keepToken(load);
 load();

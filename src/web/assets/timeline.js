@@ -12,7 +12,7 @@ const pageSize = 1000;  // the API's most
 const minute = 60e3;
 const hour = 60 * minute;
 const day = 24 * hour;
-const spans = { hour, day, week: 7 * day };
+const spans = new Map([["hour", hour], ["day", day], ["week", 7 * day]]);
 const tickSteps = [5 * minute, 10 * minute, 15 * minute, 30 * minute, hour, 2 * hour, 3 * hour, 6 * hour, 12 * hour, day];
 const svgNs = "http://www.w3.org/2000/svg";
 
@@ -156,7 +156,7 @@ let shown = null;
 
 async function load() {
   const status = document.getElementById("status");
-  const span = spans[new URLSearchParams(location.search).get("span")] || day;
+  const span = spans.get(new URLSearchParams(location.search).get("span")) ?? day;  // an unknown span: a day
   const now = Date.now();
   const view = { from: now - span, to: now + span / 12, now };
   try {
