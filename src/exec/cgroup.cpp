@@ -215,15 +215,15 @@ bool end_tree(const fs::path& tree, std::chrono::steady_clock::time_point give_u
 
 RunCgroup::RunCgroup(RunCgroup&& other) noexcept
     : path_(std::move(other.path_)),
-      procs_fd_(std::exchange(other.procs_fd_, -1)),
+      fd_(std::exchange(other.fd_, -1)),
       cpu_before_(other.cpu_before_),
       limited_(other.limited_) {}
 
 RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
   if (this != &other) {
-    if (procs_fd_ >= 0) ::close(procs_fd_);
+    if (fd_ >= 0) ::close(fd_);
     path_ = std::move(other.path_);
-    procs_fd_ = std::exchange(other.procs_fd_, -1);
+    fd_ = std::exchange(other.fd_, -1);
     cpu_before_ = other.cpu_before_;
     limited_ = other.limited_;
   }
@@ -231,7 +231,7 @@ RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
 }
 
 RunCgroup::~RunCgroup() {
-  if (procs_fd_ >= 0) ::close(procs_fd_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void RunCgroup::signal_all(int signal) const {
@@ -272,8 +272,8 @@ core::ResourceUsage RunCgroup::usage() const {
 
 bool RunCgroup::remove() {
   if (!remove_cgroup(path_)) return false;
-  if (procs_fd_ >= 0) ::close(procs_fd_);
-  procs_fd_ = -1;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   return true;
 }
 
@@ -368,10 +368,29 @@ void CgroupTree::take_down() const {
   end_tree(path_, std::chrono::steady_clock::now() + abandoned_wait);
 }
 
+namespace {
+
+// A cgroup's directory, open for a child to be born in; -1 (errno says why)
+// when it cannot be.
+int open_cgroup(const fs::path& path) { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
+std::unexpected<core::Error> cannot_open(const fs::path& path) {
+  return core::fail(core::ErrorKind::internal,
+                    fmt::format("cannot open the run's cgroup {}: {}", path.string(), std::strerror(errno)));
+}
+
+}  // namespace
+
 core::Result<RunCgroup> CgroupTree::run_cgroup() {
   if (!idle_.empty()) {
     RunCgroup reused = std::move(idle_.back());
     idle_.pop_back();
+    // One a previous image of taskd handed over comes without its directory.
+    if (reused.fd_ < 0 && (reused.fd_ = open_cgroup(reused.path_)) < 0) {
+      auto error = cannot_open(reused.path_);
+      reused.remove();
+      return error;
+    }
     reused.cpu_before_ = reused.cpu_total();
     return reused;
   }
@@ -379,10 +398,9 @@ core::Result<RunCgroup> CgroupTree::run_cgroup() {
   if (::mkdir(path.c_str(), 0755) != 0)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot make the run's cgroup {}: {}", path.string(), std::strerror(errno)));
-  int fd = ::open((path / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = open_cgroup(path);
   if (fd < 0) {
-    auto error = core::fail(core::ErrorKind::internal,
-                            fmt::format("cannot open {}/cgroup.procs: {}", path.string(), std::strerror(errno)));
+    auto error = cannot_open(path);
     ::rmdir(path.c_str());
     return error;
   }
