@@ -44,23 +44,56 @@ bool write_file(const fs::path& path, std::string_view text) {
   return written;
 }
 
-// The number after `key ` in a flat-keyed file ("usage_usec 1234\n...").
-std::optional<std::uint64_t> keyed_value(const std::string& text, std::string_view key) {
-  std::istringstream lines(text);
-  std::string name;
-  std::uint64_t value = 0;
-  while (lines >> name >> value) {
-    if (name == key) return value;
+// A cgroup's directory, open for a child to be born in and its files to be
+// read; -1 (errno says why) when it cannot be.
+int open_cgroup(const fs::path& path) { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
+// What a run's cgroup file read at each run's start or end holds: a few
+// lines, read in one call into a buffer of its own, without a path to build.
+struct CgroupFile {
+  std::array<char, 1024> bytes;
+  std::size_t size = 0;
+  std::string_view text() const { return {bytes.data(), size}; }
+};
+
+// `name` in the cgroup open as `dir`; nullopt (errno says why) when it cannot be read.
+std::optional<CgroupFile> read_cgroup_file(int dir, const char* name) {
+  int fd = ::openat(dir, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  CgroupFile file;
+  ssize_t n = ::read(fd, file.bytes.data(), file.bytes.size());
+  int error = errno;
+  ::close(fd);
+  if (n < 0) {
+    errno = error;
+    return std::nullopt;
   }
-  return std::nullopt;
+  file.size = static_cast<std::size_t>(n);
+  return file;
 }
 
-std::optional<std::uint64_t> single_value(const fs::path& path) {
-  std::string text = read_file(path);
+std::optional<std::uint64_t> number_at_start(std::string_view text) {
   std::uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end == text.data()) return std::nullopt;
   return value;
+}
+
+// The number after `key ` in a flat-keyed file ("usage_usec 1234\n...").
+std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    auto line_end = std::min(text.find('\n'), text.size());
+    auto line = text.substr(0, line_end);
+    text.remove_prefix(std::min(line_end + 1, text.size()));
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ')
+      return number_at_start(line.substr(key.size() + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> single_value(int dir, const char* name) {
+  auto file = read_cgroup_file(dir, name);
+  return file ? number_at_start(file->text()) : std::nullopt;
 }
 
 // The processes in `cgroup`, never 0 (the kernel prints 0 for one that
@@ -247,17 +280,16 @@ void RunCgroup::kill_all() const {
 }
 
 bool RunCgroup::populated() const {
-  std::ifstream events(path_ / "cgroup.events");
+  auto events = read_cgroup_file(fd_, "cgroup.events");
   // Unreadable (out of descriptors, say): taken for populated, never reused
   // with a process in it; gone: empty.
   if (!events) return errno != ENOENT;
-  std::stringstream contents;
-  contents << events.rdbuf();
-  return keyed_value(contents.str(), "populated") != 0;
+  return keyed_value(events->text(), "populated") != 0;
 }
 
 std::optional<std::chrono::microseconds> RunCgroup::cpu_total() const {
-  auto cpu = keyed_value(read_file(path_ / "cpu.stat"), "usage_usec");
+  auto stat = read_cgroup_file(fd_, "cpu.stat");
+  auto cpu = stat ? keyed_value(stat->text(), "usage_usec") : std::nullopt;
   if (!cpu) return std::nullopt;
   return std::chrono::microseconds(static_cast<std::int64_t>(*cpu));
 }
@@ -266,7 +298,7 @@ core::ResourceUsage RunCgroup::usage() const {
   core::ResourceUsage usage;
   auto cpu = cpu_total();
   if (cpu && cpu_before_) usage.cpu = *cpu - *cpu_before_;
-  if (auto peak = single_value(path_ / "memory.peak")) usage.peak_memory_bytes = static_cast<std::int64_t>(*peak);
+  if (auto peak = single_value(fd_, "memory.peak")) usage.peak_memory_bytes = static_cast<std::int64_t>(*peak);
   return usage;
 }
 
@@ -338,7 +370,10 @@ CgroupTree CgroupTree::adopt(Handed handed) {
 }
 
 RunCgroup RunCgroup::adopted(std::filesystem::path path, std::optional<std::chrono::microseconds> cpu_before) {
-  RunCgroup cgroup(std::move(path), -1);
+  // Not openable (out of descriptors): its files read as unreadable, and it
+  // is taken for populated until the tree ends.
+  int fd = open_cgroup(path);
+  RunCgroup cgroup(std::move(path), fd);
   cgroup.cpu_before_ = cpu_before;
   cgroup.limited_ = true;  // its limits unknown: set or reset by the next run that reuses it
   return cgroup;
@@ -368,29 +403,10 @@ void CgroupTree::take_down() const {
   end_tree(path_, std::chrono::steady_clock::now() + abandoned_wait);
 }
 
-namespace {
-
-// A cgroup's directory, open for a child to be born in; -1 (errno says why)
-// when it cannot be.
-int open_cgroup(const fs::path& path) { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
-
-std::unexpected<core::Error> cannot_open(const fs::path& path) {
-  return core::fail(core::ErrorKind::internal,
-                    fmt::format("cannot open the run's cgroup {}: {}", path.string(), std::strerror(errno)));
-}
-
-}  // namespace
-
 core::Result<RunCgroup> CgroupTree::run_cgroup() {
   if (!idle_.empty()) {
     RunCgroup reused = std::move(idle_.back());
     idle_.pop_back();
-    // One a previous image of taskd handed over comes without its directory.
-    if (reused.fd_ < 0 && (reused.fd_ = open_cgroup(reused.path_)) < 0) {
-      auto error = cannot_open(reused.path_);
-      reused.remove();
-      return error;
-    }
     reused.cpu_before_ = reused.cpu_total();
     return reused;
   }
@@ -400,7 +416,8 @@ core::Result<RunCgroup> CgroupTree::run_cgroup() {
                       fmt::format("cannot make the run's cgroup {}: {}", path.string(), std::strerror(errno)));
   int fd = open_cgroup(path);
   if (fd < 0) {
-    auto error = cannot_open(path);
+    auto error = core::fail(core::ErrorKind::internal,
+                            fmt::format("cannot open the run's cgroup {}: {}", path.string(), std::strerror(errno)));
     ::rmdir(path.c_str());
     return error;
   }
