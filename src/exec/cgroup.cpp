@@ -44,23 +44,56 @@ bool write_file(const fs::path& path, std::string_view text) {
   return written;
 }
 
-// The number after `key ` in a flat-keyed file ("usage_usec 1234\n...").
-std::optional<std::uint64_t> keyed_value(const std::string& text, std::string_view key) {
-  std::istringstream lines(text);
-  std::string name;
-  std::uint64_t value = 0;
-  while (lines >> name >> value) {
-    if (name == key) return value;
+// A cgroup's directory, open for a child to be born in and its files to be
+// read; -1 (errno says why) when it cannot be.
+int open_cgroup(const fs::path& path) { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
+// What a run's cgroup file read at each run's start or end holds: a few
+// lines, read in one call into a buffer of its own, without a path to build.
+struct CgroupFile {
+  std::array<char, 1024> bytes;
+  std::size_t size = 0;
+  std::string_view text() const { return {bytes.data(), size}; }
+};
+
+// `name` in the cgroup open as `dir`; nullopt (errno says why) when it cannot be read.
+std::optional<CgroupFile> read_cgroup_file(int dir, const char* name) {
+  int fd = ::openat(dir, name, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  CgroupFile file;
+  ssize_t n = ::read(fd, file.bytes.data(), file.bytes.size());
+  int error = errno;
+  ::close(fd);
+  if (n < 0) {
+    errno = error;
+    return std::nullopt;
   }
-  return std::nullopt;
+  file.size = static_cast<std::size_t>(n);
+  return file;
 }
 
-std::optional<std::uint64_t> single_value(const fs::path& path) {
-  std::string text = read_file(path);
+std::optional<std::uint64_t> number_at_start(std::string_view text) {
   std::uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end == text.data()) return std::nullopt;
   return value;
+}
+
+// The number after `key ` in a flat-keyed file ("usage_usec 1234\n...").
+std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    auto line_end = std::min(text.find('\n'), text.size());
+    auto line = text.substr(0, line_end);
+    text.remove_prefix(std::min(line_end + 1, text.size()));
+    if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ')
+      return number_at_start(line.substr(key.size() + 1));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> single_value(int dir, const char* name) {
+  auto file = read_cgroup_file(dir, name);
+  return file ? number_at_start(file->text()) : std::nullopt;
 }
 
 // The processes in `cgroup`, never 0 (the kernel prints 0 for one that
@@ -215,15 +248,15 @@ bool end_tree(const fs::path& tree, std::chrono::steady_clock::time_point give_u
 
 RunCgroup::RunCgroup(RunCgroup&& other) noexcept
     : path_(std::move(other.path_)),
-      procs_fd_(std::exchange(other.procs_fd_, -1)),
+      fd_(std::exchange(other.fd_, -1)),
       cpu_before_(other.cpu_before_),
       limited_(other.limited_) {}
 
 RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
   if (this != &other) {
-    if (procs_fd_ >= 0) ::close(procs_fd_);
+    if (fd_ >= 0) ::close(fd_);
     path_ = std::move(other.path_);
-    procs_fd_ = std::exchange(other.procs_fd_, -1);
+    fd_ = std::exchange(other.fd_, -1);
     cpu_before_ = other.cpu_before_;
     limited_ = other.limited_;
   }
@@ -231,7 +264,7 @@ RunCgroup& RunCgroup::operator=(RunCgroup&& other) noexcept {
 }
 
 RunCgroup::~RunCgroup() {
-  if (procs_fd_ >= 0) ::close(procs_fd_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void RunCgroup::signal_all(int signal) const {
@@ -247,17 +280,16 @@ void RunCgroup::kill_all() const {
 }
 
 bool RunCgroup::populated() const {
-  std::ifstream events(path_ / "cgroup.events");
+  auto events = read_cgroup_file(fd_, "cgroup.events");
   // Unreadable (out of descriptors, say): taken for populated, never reused
   // with a process in it; gone: empty.
   if (!events) return errno != ENOENT;
-  std::stringstream contents;
-  contents << events.rdbuf();
-  return keyed_value(contents.str(), "populated") != 0;
+  return keyed_value(events->text(), "populated") != 0;
 }
 
 std::optional<std::chrono::microseconds> RunCgroup::cpu_total() const {
-  auto cpu = keyed_value(read_file(path_ / "cpu.stat"), "usage_usec");
+  auto stat = read_cgroup_file(fd_, "cpu.stat");
+  auto cpu = stat ? keyed_value(stat->text(), "usage_usec") : std::nullopt;
   if (!cpu) return std::nullopt;
   return std::chrono::microseconds(static_cast<std::int64_t>(*cpu));
 }
@@ -266,14 +298,14 @@ core::ResourceUsage RunCgroup::usage() const {
   core::ResourceUsage usage;
   auto cpu = cpu_total();
   if (cpu && cpu_before_) usage.cpu = *cpu - *cpu_before_;
-  if (auto peak = single_value(path_ / "memory.peak")) usage.peak_memory_bytes = static_cast<std::int64_t>(*peak);
+  if (auto peak = single_value(fd_, "memory.peak")) usage.peak_memory_bytes = static_cast<std::int64_t>(*peak);
   return usage;
 }
 
 bool RunCgroup::remove() {
   if (!remove_cgroup(path_)) return false;
-  if (procs_fd_ >= 0) ::close(procs_fd_);
-  procs_fd_ = -1;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   return true;
 }
 
@@ -338,7 +370,10 @@ CgroupTree CgroupTree::adopt(Handed handed) {
 }
 
 RunCgroup RunCgroup::adopted(std::filesystem::path path, std::optional<std::chrono::microseconds> cpu_before) {
-  RunCgroup cgroup(std::move(path), -1);
+  // Not openable (out of descriptors): its files read as unreadable, and it
+  // is taken for populated until the tree ends.
+  int fd = open_cgroup(path);
+  RunCgroup cgroup(std::move(path), fd);
   cgroup.cpu_before_ = cpu_before;
   cgroup.limited_ = true;  // its limits unknown: set or reset by the next run that reuses it
   return cgroup;
@@ -379,10 +414,10 @@ core::Result<RunCgroup> CgroupTree::run_cgroup() {
   if (::mkdir(path.c_str(), 0755) != 0)
     return core::fail(core::ErrorKind::internal,
                       fmt::format("cannot make the run's cgroup {}: {}", path.string(), std::strerror(errno)));
-  int fd = ::open((path / "cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
+  int fd = open_cgroup(path);
   if (fd < 0) {
     auto error = core::fail(core::ErrorKind::internal,
-                            fmt::format("cannot open {}/cgroup.procs: {}", path.string(), std::strerror(errno)));
+                            fmt::format("cannot open the run's cgroup {}: {}", path.string(), std::strerror(errno)));
     ::rmdir(path.c_str());
     return error;
   }

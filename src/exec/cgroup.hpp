@@ -24,16 +24,15 @@ namespace taskd::exec {
 // One run's cgroup.
 class RunCgroup {
  public:
-  RunCgroup(std::filesystem::path path, int procs_fd) : path_(std::move(path)), procs_fd_(procs_fd) {}
+  RunCgroup(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
   RunCgroup(RunCgroup&& other) noexcept;
   RunCgroup& operator=(RunCgroup&& other) noexcept;
   RunCgroup(const RunCgroup&) = delete;
   RunCgroup& operator=(const RunCgroup&) = delete;
   ~RunCgroup();
 
-  // Its cgroup.procs, open for writing: a child writes "0" to it to move
-  // itself in before it executes.
-  int procs_fd() const { return procs_fd_; }
+  // Its directory, open: a child is born in it (or moves itself in).
+  int fd() const { return fd_; }
   const std::filesystem::path& path() const { return path_; }
   // Sends `signal` to every process in it now.
   void signal_all(int signal) const;
@@ -64,7 +63,7 @@ class RunCgroup {
   // cpu.stat's usage_usec: all it counted since it was made.
   std::optional<std::chrono::microseconds> cpu_total() const;
   std::filesystem::path path_;
-  int procs_fd_ = -1;
+  int fd_ = -1;
   // Its CPU time when it was handed out; none when that could not be read.
   std::optional<std::chrono::microseconds> cpu_before_ = std::chrono::microseconds{0};
   bool limited_ = false;  // a limit may be set in it

@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <string_view>
 #include <sched.h>
+#include <linux/sched.h>  // clone_args, CLONE_INTO_CGROUP
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -126,7 +127,8 @@ struct ChildPlan {
   unsigned alarm_seconds = 0;  // detached: SIGALRM ends it after this long (an alarm survives execve)
   int ledger_fd = -1;
   std::string_view ledger_line = {};  // "TAG " (the pid and a newline follow)
-  int cgroup_procs_fd = -1;           // the run's cgroup.procs: the child moves itself in first
+  int cgroup_fd = -1;                 // the run's cgroup: the child is born in it, or moves itself in
+  bool enter_cgroup = false;          // born out of it: the child moves itself in first
   const Credentials* credentials = nullptr;  // nullptr: it stays taskd's user
   const char* home = nullptr;                // without cwd: tried as the user, else /
   const std::vector<int>* signals_to_reset = &ignored_signals();
@@ -203,10 +205,19 @@ bool switch_identity(const Credentials& credentials) {
   return true;
 }
 
+// Moves the calling child into the cgroup open as `cgroup_fd`; false (errno
+// says why) when it cannot.
+bool enter_cgroup(int cgroup_fd) {
+  int procs = ::openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+  if (procs < 0) return false;
+  bool entered = ::write(procs, "0", 1) == 1;
+  ::close(procs);
+  return entered;
+}
+
 [[noreturn]] void become_child(const ChildPlan& plan, ChildFailure& failure) {
   // Into the run's cgroup before anything else: all it forks is in it too.
-  if (plan.cgroup_procs_fd >= 0 && ::write(plan.cgroup_procs_fd, "0", 1) != 1)
-    fail_child(plan, failure, ChildFailure::cgroup);
+  if (plan.enter_cgroup && !enter_cgroup(plan.cgroup_fd)) fail_child(plan, failure, ChildFailure::cgroup);
   if (plan.scheduling) ::syscall(SYS_sched_setattr, 0, plan.scheduling, 0);  // the default slice back
   // Before PR_SET_PDEATHSIG, which a change of user clears.
   if (plan.credentials) {
@@ -284,28 +295,94 @@ std::optional<FailureReport> await_execution(pid_t pid, int report_fd) {
   }
 }
 
-// The stack a child that switches users runs on until it executes: one is
-// enough, as start_switching_child waits for each to execute (or be killed)
-// before it starts another. Its pages are taken as they are touched.
-constexpr std::size_t switching_stack_size = std::size_t{256} << 10;
+// The stack a child that shares taskd's memory runs on until it executes,
+// when it does not run on taskd's (vfork): one is enough, as taskd waits
+// for each such child to execute (or be killed) before it starts another.
+// Its pages are taken as they are touched.
+constexpr std::size_t child_stack_size = std::size_t{256} << 10;
 
-void* switching_stack_top() {
+void* child_stack_top() {
   static void* const top = []() -> void* {
-    void* base = ::mmap(nullptr, switching_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                        -1, 0);
-    return base == MAP_FAILED ? nullptr : static_cast<char*>(base) + switching_stack_size;
+    void* base =
+        ::mmap(nullptr, child_stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    return base == MAP_FAILED ? nullptr : static_cast<char*>(base) + child_stack_size;
   }();
   return top;
 }
 
-struct SwitchingChild {
+struct SharingChild {
   const ChildPlan* plan;
   ChildFailure* failure;
 };
 
-int run_switching_child(void* argument) {
-  const auto* child = static_cast<const SwitchingChild*>(argument);
+int run_sharing_child(void* argument) {
+  const auto* child = static_cast<const SharingChild*>(argument);
   become_child(*child->plan, *child->failure);
+}
+
+#if defined(__x86_64__)
+// clone3, which glibc does not wrap: `fn(arg)` runs in the child on the
+// stack `args` gives it, and the child exits with what it returns. Returns
+// the child's pid to the parent, or -errno.
+extern "C" __attribute__((visibility("hidden"))) long taskd_clone3(clone_args* args, std::size_t size,
+                                                                    int (*fn)(void*), void* arg);
+asm(R"(
+	.text
+	.p2align 4
+	.type taskd_clone3, @function
+taskd_clone3:
+	mov %rdx, %r8
+	mov %rcx, %r9
+	mov $435, %eax
+	syscall
+	test %rax, %rax
+	jnz 1f
+	xor %ebp, %ebp
+	mov %r9, %rdi
+	call *%r8
+	mov %eax, %edi
+	mov $60, %eax
+	syscall
+	hlt
+1:	ret
+	.size taskd_clone3, .-taskd_clone3
+)");
+static_assert(SYS_clone3 == 435 && SYS_exit == 60, "taskd_clone3's system call numbers");
+#endif
+
+// Whether this kernel lets a child be born in a cgroup (clone3's
+// CLONE_INTO_CGROUP, Linux 5.7); false once it said no.
+bool born_in_cgroup_works = true;
+
+// Starts `child`, sharing taskd's memory, in its plan's cgroup from its
+// birth: no move of a running process (cgroup.procs), which waits for every
+// CPU to pass a quiescent state. `flags`: CLONE_VFORK to suspend taskd until
+// the child executes; without it, `child` must outlive its execution. Its
+// pid; -1 (errno says why) when it could not start; nullopt when this kernel
+// cannot do it.
+std::optional<pid_t> clone_into_cgroup(SharingChild& child, std::uint64_t flags) {
+#if defined(__x86_64__)
+  void* stack = child_stack_top();
+  if (!born_in_cgroup_works || !stack) return std::nullopt;
+  clone_args args{};
+  args.flags = CLONE_VM | CLONE_INTO_CGROUP | flags;
+  args.exit_signal = SIGCHLD;
+  args.stack = reinterpret_cast<std::uintptr_t>(stack) - child_stack_size;
+  args.stack_size = child_stack_size;
+  args.cgroup = static_cast<std::uint64_t>(child.plan->cgroup_fd);
+  long pid = taskd_clone3(&args, sizeof args, run_sharing_child, &child);
+  if (pid >= 0) return static_cast<pid_t>(pid);
+  // No clone3 (or a filter that refuses it), or no CLONE_INTO_CGROUP.
+  if (pid == -ENOSYS || pid == -EINVAL || pid == -E2BIG || pid == -EPERM) {
+    born_in_cgroup_works = false;
+    return std::nullopt;
+  }
+  errno = static_cast<int>(-pid);
+  return -1;
+#else
+  (void)child, (void)flags;
+  return std::nullopt;
+#endif
 }
 
 // A child that switches users shares taskd's memory until it executes, as
@@ -319,14 +396,16 @@ int run_switching_child(void* argument) {
 // and taskd keeps this frame (the plan the child reads) until the child has
 // executed or is reaped.
 core::Result<pid_t> start_switching_child(ChildPlan plan) {
-  void* stack = switching_stack_top();
+  void* stack = child_stack_top();
   if (!stack) return cannot_start();
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return cannot_start();
   plan.report_fd = report[1];
   ChildFailure failure;
-  SwitchingChild child{&plan, &failure};
-  pid_t pid = ::clone(run_switching_child, stack, CLONE_VM | SIGCHLD, &child);
+  SharingChild child{&plan, &failure};
+  std::optional<pid_t> born = plan.cgroup_fd >= 0 ? clone_into_cgroup(child, 0) : std::nullopt;
+  if (plan.cgroup_fd >= 0 && !born) plan.enter_cgroup = true;  // never written while a born child reads it
+  pid_t pid = born ? *born : ::clone(run_sharing_child, stack, CLONE_VM | SIGCHLD, &child);
   int error = errno;
   ::close(report[1]);
   if (pid < 0) {
@@ -343,11 +422,14 @@ core::Result<pid_t> start_switching_child(ChildPlan plan) {
 
 // Starts the plan's child and waits until it has executed its program (or
 // failed to); returns its pid, or why it could not run.
-core::Result<pid_t> start_child(const ChildPlan& plan) {
+core::Result<pid_t> start_child(ChildPlan plan) {
   if (plan.credentials) return start_switching_child(plan);
   ChildFailure failure;
   shared_with_child(failure);
-  pid_t pid = ::vfork();
+  SharingChild child{&plan, &failure};
+  std::optional<pid_t> born = plan.cgroup_fd >= 0 ? clone_into_cgroup(child, CLONE_VFORK) : std::nullopt;
+  if (plan.cgroup_fd >= 0 && !born) plan.enter_cgroup = true;
+  pid_t pid = born ? *born : ::vfork();
   if (pid == 0) become_child(plan, failure);
   if (pid < 0) return cannot_start();
   if (failure.step == ChildFailure::none) return pid;
@@ -412,7 +494,7 @@ core::Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
                           .parent = ::getpid(),
                           .ledger_fd = request.ledger_fd,
                           .ledger_line = ledger_line,
-                          .cgroup_procs_fd = request.cgroup_procs_fd,
+                          .cgroup_fd = request.cgroup_fd,
                           .credentials = request.credentials ? &*request.credentials : nullptr,
                           .home = request.credentials ? request.home.c_str() : nullptr});
   auto after = boot_clock();

@@ -25,9 +25,10 @@ struct SpawnRequest {
   // it has recorded it.
   int ledger_fd = -1;
   std::string ledger_tag = {};
-  // When not -1: the cgroup.procs of the run's cgroup, which the child
-  // enters before anything else (see cgroup.hpp).
-  int cgroup_procs_fd = -1;
+  // When not -1: the directory of the run's cgroup, which the child is
+  // born in (clone3's CLONE_INTO_CGROUP) or, on a kernel without it, enters
+  // before anything else (see cgroup.hpp).
+  int cgroup_fd = -1;
   // When set: the child switches to them after entering its cgroup (taskd
   // must run as root); none: it runs as taskd does, at no cost.
   std::optional<Credentials> credentials = {};

@@ -60,7 +60,7 @@ core::ResourceUsage usage_of(const struct rusage& used, const RunCgroup* cgroup)
 // `request` with the child entering `cgroup` first.
 SpawnRequest in_cgroup(const SpawnRequest& request, const RunCgroup& cgroup) {
   SpawnRequest entering = request;
-  entering.cgroup_procs_fd = cgroup.procs_fd();
+  entering.cgroup_fd = cgroup.fd();
   return entering;
 }
 

@@ -61,15 +61,15 @@ class UpgradeTest(LoopTestCase):
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 0, err)
 
-    def upgrade_while_the_run_waits(self, command):
-        """taskd COMMAND runs the waiting task; SIGUSR2 while it waits; the new image starts, and
+    def upgrade_while_the_run_waits(self, command, *args):
+        """taskd COMMAND ARGS runs the waiting task; SIGUSR2 while it waits; the new image starts, and
         takes the run over, before the test lets the run go on."""
         self.add_waiting_task()
         if command == "work":
             self.ok("tick")  # queues it: a worker does not
         # On a server, a short lease: the new image must renew it, or it fences the run.
         lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
-        proc, log = self.start(command, *lease)
+        proc, log = self.start(command, *lease, *args)
         self.wait_for_file(self.started)
         proc.send_signal(signal.SIGUSR2)
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
@@ -89,6 +89,21 @@ class UpgradeTest(LoopTestCase):
         self.assertEqual(self.events(log, "loop.upgrade_failed"), [])
         self.assertEqual(self.events(log, "loop.adoption_failed"), [])
         return proc, log
+
+    def test_the_cgroup_of_an_adopted_run_contains_the_run_the_new_image_gives_it_next(self):
+        """With a cgroup per run, the new image gives the cgroup of the run it adopted, once that run
+        has ended, to a later run, whose processes are in it as any run's are."""
+        code, _, _ = self.run_taskd("run-once", "--containment", "cgroup", db=os.path.join(self.tmp, "probe.db"))
+        if code != 0:
+            self.skipTest("this machine lets taskd make no cgroup")
+        self.upgrade_while_the_run_waits("run", "--containment", "cgroup")
+        where = os.path.join(self.tmp, "where")
+        self.add("next", "--every", "1h", "--start-now", "--shell", "--",
+                 "cat /proc/self/cgroup > %s.part && mv %s.part %s" % (where, where, where))
+        self.wait_for_file(where)
+        with open(where) as f:
+            [line] = [line for line in f.read().splitlines() if line.startswith("0::")]
+        self.assertRegex(line, r"/taskd-\d+-\d+/run-1$")
 
     def test_usr2_executes_the_binary_again_and_the_new_image_adopts_the_run_in_flight(self):
         proc, log = self.upgrade_while_the_run_waits("run")
