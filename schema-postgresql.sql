@@ -527,3 +527,7 @@ CREATE TABLE calendars (
 );
 CREATE TRIGGER calendars_announce AFTER INSERT OR UPDATE OR DELETE ON calendars
   FOR EACH STATEMENT EXECUTE FUNCTION announce_change();
+-- --skip-calendar and --only-calendar (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN skip_calendar text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN only_calendar text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN calendar_days text NOT NULL DEFAULT '';

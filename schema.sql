@@ -387,3 +387,9 @@ CREATE TABLE calendars (
   last_day   TEXT    NOT NULL DEFAULT '',
   updated_at INTEGER NOT NULL
 );
+-- --skip-calendar and --only-calendar: calendars by name (comma-separated),
+-- and `calendar_days` their days as the task was last written ("skip DAYS"
+-- and "only DAYS" lines), so that the schedule reads the row alone.
+ALTER TABLE tasks ADD COLUMN skip_calendar TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN only_calendar TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN calendar_days TEXT NOT NULL DEFAULT '';

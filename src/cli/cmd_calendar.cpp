@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 
@@ -49,9 +50,10 @@ Result<void> list_calendars(const Context& context) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& calendar : calendars) {
     rows.push_back({calendar.name, std::to_string(calendar.days), calendar.first_day.empty() ? "-" : calendar.first_day,
-                    calendar.last_day.empty() ? "-" : calendar.last_day});
+                    calendar.last_day.empty() ? "-" : calendar.last_day,
+                    calendar.tasks.empty() ? "-" : fmt::format("{}", fmt::join(calendar.tasks, ","))});
   }
-  print_table({"CALENDAR", "DAYS", "FIRST", "LAST"}, rows);
+  print_table({"CALENDAR", "DAYS", "FIRST", "LAST", "TASKS"}, rows);
   return {};
 }
 

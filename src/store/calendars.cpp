@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "store/columns.hpp"
+#include "store/task_row.hpp"
 
 namespace taskd::store {
 namespace {
@@ -18,7 +19,7 @@ std::string day_text(const std::vector<core::CalendarDate>& dates, bool last) {
 
 core::Result<void> write_calendar(Database& db, std::string_view name, const std::vector<core::CalendarDate>& dates,
                                   IfCalendarExists if_exists, core::Time now) {
-  return write(db, [&]() -> core::Result<void> {
+  return guarded(db, [&]() -> core::Result<void> {
     auto exists = db.prepare("SELECT count(*) FROM calendars WHERE name = ?");
     Binder(exists).text(name);
     if (exists.single_int64() > 0 && if_exists == IfCalendarExists::refuse)
@@ -72,7 +73,7 @@ core::Result<std::optional<std::vector<core::CalendarDate>>> read_calendar(Datab
 }
 
 core::Result<void> remove_calendar(Database& db, std::string_view name) {
-  return write(db, [&]() -> core::Result<void> {
+  return guarded(db, [&]() -> core::Result<void> {
     auto exists = db.prepare("SELECT count(*) FROM calendars WHERE name = ?");
     Binder(exists).text(name);
     if (exists.single_int64() == 0)
@@ -82,6 +83,20 @@ core::Result<void> remove_calendar(Database& db, std::string_view name) {
     Binder(remove).text(name);
     remove.exec();
     return {};
+  });
+}
+
+core::Result<std::vector<StoredTask>> tasks_naming_calendar(Database& db, std::string_view name) {
+  return guarded(db, [&]() -> core::Result<std::vector<StoredTask>> {
+    auto query = db.prepare(fmt::format(
+        "SELECT {} FROM tasks WHERE only_calendar = ? OR (',' || skip_calendar || ',') LIKE ? ORDER BY name",
+        task_columns()));
+    Binder b(query);
+    b.text(name);
+    b.text(fmt::format("%,{},%", name));
+    std::vector<StoredTask> tasks;
+    while (query.step()) tasks.push_back(read_task(query.query()));
+    return tasks;
   });
 }
 

@@ -41,8 +41,8 @@ class CalendarTest(TaskdTestCase):
         path = self.write("days.txt", DAYS)
         self.assertEqual(self.ok("calendar", "add", "holidays", "--dates", path), "calendar holidays: 3 days\n")
         self.assertEqual(self.json_of("calendar", "list"), [
-            {"name": "holidays", "days": 3, "first_day": "2026-12-25", "last_day": "2027-01-01"}])
-        self.assertRegex(self.ok("calendar", "list"), r"holidays +3 +2026-12-25 +2027-01-01\n")
+            {"name": "holidays", "days": 3, "first_day": "2026-12-25", "last_day": "2027-01-01", "tasks": []}])
+        self.assertRegex(self.ok("calendar", "list"), r"holidays +3 +2026-12-25 +2027-01-01 +-\n")
         self.assertEqual(self.ok("calendar", "show", "holidays"),
                          "2026-12-25  Christmas Day\n2026-12-26  Boxing Day\n2027-01-01  New Year's Day\n")
         self.assertEqual(self.json_of("calendar", "show", "holidays", "--year", "2027"),
