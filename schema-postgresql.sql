@@ -514,3 +514,20 @@ ALTER TABLE ticks ADD COLUMN uid bigint;
 -- --rdate and --exdate (as in schema.sql).
 ALTER TABLE tasks ADD COLUMN rdate text NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN exdate text NOT NULL DEFAULT '';
+-- migrate: 21
+-- Calendars (as in schema.sql); a change to one is announced, as one to a
+-- task is.
+CREATE TABLE calendars (
+  name       text   COLLATE "C" PRIMARY KEY,
+  dates      text   NOT NULL,
+  days       bigint NOT NULL,
+  first_day  text   NOT NULL DEFAULT '',
+  last_day   text   NOT NULL DEFAULT '',
+  updated_at bigint NOT NULL
+);
+CREATE TRIGGER calendars_announce AFTER INSERT OR UPDATE OR DELETE ON calendars
+  FOR EACH STATEMENT EXECUTE FUNCTION announce_change();
+-- --skip-calendar and --only-calendar (as in schema.sql).
+ALTER TABLE tasks ADD COLUMN skip_calendar text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN only_calendar text NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN calendar_days text NOT NULL DEFAULT '';

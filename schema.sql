@@ -375,3 +375,21 @@ ALTER TABLE ticks ADD COLUMN uid INTEGER;
 -- comma-separated as their options take them.
 ALTER TABLE tasks ADD COLUMN rdate TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN exdate TEXT NOT NULL DEFAULT '';
+-- migrate: 22
+-- Calendars (taskd calendar): named sets of days, each line of `dates` a
+-- day and its name ("2026-12-25 Christmas Day"), sorted; `days`, `first_day`
+-- and `last_day` are what `calendar list` shows.
+CREATE TABLE calendars (
+  name       TEXT    PRIMARY KEY,
+  dates      TEXT    NOT NULL,
+  days       INTEGER NOT NULL,
+  first_day  TEXT    NOT NULL DEFAULT '',
+  last_day   TEXT    NOT NULL DEFAULT '',
+  updated_at INTEGER NOT NULL
+);
+-- --skip-calendar and --only-calendar: calendars by name (comma-separated),
+-- and `calendar_days` their days as the task was last written ("skip DAYS"
+-- and "only DAYS" lines), so that the schedule reads the row alone.
+ALTER TABLE tasks ADD COLUMN skip_calendar TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN only_calendar TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN calendar_days TEXT NOT NULL DEFAULT '';

@@ -83,6 +83,7 @@ void add_trigger_command(CLI::App& app, Context& context, Action& action);
 void add_backfill_command(CLI::App& app, Context& context, Action& action);
 void add_explain_command(CLI::App& app, Context& context, Action& action);
 void add_group_command(CLI::App& app, Context& context, Action& action);
+void add_calendar_command(CLI::App& app, Context& context, Action& action);
 void add_defaults_command(CLI::App& app, Context& context, Action& action);
 void add_edit_command(CLI::App& app, Context& context, Action& action);
 void add_import_command(CLI::App& app, Context& context, Action& action);

@@ -403,6 +403,11 @@ Fact next_without_a_time(const Task& task, const Schedule& schedule, Time now) {
             {{"next_run_at", std::string()}, {"next_kind", std::string("boot")}}};
   if (next_slot_after(schedule, now))
     return {"next", "The next run is planned when the run in flight ends (--after-finish, or --catch-up all).", {}};
+  if (task.definition.calendar_days.kept)
+    return {"next",
+            "No run is planned: the schedule has ended (COUNT or UNTIL), or none of its slots falls on a day of "
+            "--only-calendar from now on.",
+            {}};
   return {"next", "No run is planned: the schedule has ended (COUNT or UNTIL).", {}};
 }
 

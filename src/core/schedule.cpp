@@ -99,9 +99,9 @@ template <class OwnAfter>
 std::optional<Time> changed_slot_after(const SlotChanges& changes, Time t, OwnAfter own_after) {
   auto slot = own_after(t);
   while (slot) {
-    auto resume = changes.resume_after_removed(*slot);
-    if (!resume) break;
-    slot = own_after(*resume);
+    auto removed = changes.removal(*slot);
+    if (!removed) break;
+    slot = removed->resume_after ? own_after(*removed->resume_after) : std::nullopt;
   }
   auto added = changes.first_added_after(t);
   if (!slot || (added && *added < *slot)) return added;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <span>
 
@@ -276,18 +277,24 @@ std::string set_dates_text(const std::vector<SetDate>& dates) {
   return text;
 }
 
-SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone) {
+SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone,
+                         const CalendarDays& calendars) {
   for (const auto& date : removed) {
     if (const auto* day = std::get_if<date::local_days>(&date))
       removed_days_.push_back(day_span(zone, *day));
     else
       std::ranges::copy(removed_instants(zone, date), std::back_inserter(removed_));
   }
+  for (auto day : calendars.skipped) removed_days_.push_back(day_span(zone, day));
+  if (calendars.kept) {
+    kept_days_.emplace();
+    for (auto day : *calendars.kept) kept_days_->push_back(day_span(zone, day));
+  }
   std::ranges::sort(removed_);
   std::ranges::sort(removed_days_);
   for (const auto& date : added) {
     const auto slot = instant_of(zone, date);
-    if (!resume_after_removed(slot)) added_.push_back(slot);
+    if (!removal(slot)) added_.push_back(slot);
   }
   std::ranges::sort(added_);
   added_.erase(std::ranges::unique(added_).begin(), added_.end());
@@ -299,12 +306,93 @@ std::optional<Time> SlotChanges::first_added_after(Time t) const {
   return *next;
 }
 
-std::optional<Time> SlotChanges::resume_after_removed(Time slot) const {
-  if (std::ranges::binary_search(removed_, slot)) return slot;
-  // Days do not overlap: the last one starting at or before the slot is the only one that may hold it.
-  auto after = std::ranges::upper_bound(removed_days_, slot, {}, &std::pair<Time, Time>::first);
-  if (after == removed_days_.begin() || !within(*std::prev(after), slot)) return std::nullopt;
-  return std::prev(after)->second - Millis{1};
+namespace {
+
+// The last of the sorted `days` starting at or before `t`, if it holds `t`
+// (days of one zone do not overlap), else the first after `t` (or end).
+auto day_holding_or_after(const std::vector<std::pair<Time, Time>>& days, Time t) {
+  auto after = std::ranges::upper_bound(days, t, {}, &std::pair<Time, Time>::first);
+  if (after != days.begin() && within(*std::prev(after), t)) return std::prev(after);
+  return after;
+}
+
+}  // namespace
+
+std::optional<SlotChanges::Removed> SlotChanges::removal(Time slot) const {
+  if (std::ranges::binary_search(removed_, slot)) return Removed{slot};
+  if (auto day = day_holding_or_after(removed_days_, slot); day != removed_days_.end() && within(*day, slot))
+    return Removed{day->second - Millis{1}};
+  if (!kept_days_) return std::nullopt;
+  auto kept = day_holding_or_after(*kept_days_, slot);
+  if (kept == kept_days_->end()) return Removed{std::nullopt};
+  if (within(*kept, slot)) return std::nullopt;
+  return Removed{kept->first - Millis{1}};
+}
+
+namespace {
+
+std::string days_line(std::string_view label, const std::vector<date::local_days>& days) {
+  std::string line(label);
+  for (std::size_t i = 0; i < days.size(); ++i) line += (i == 0 ? " " : ",") + date::format("%F", days[i]);
+  return line;
+}
+
+// "YYYY-MM-DD", read by hand: a task row holds thousands, read at every claim.
+std::optional<date::local_days> stored_day(std::string_view text) {
+  auto number = [&](std::size_t at, std::size_t digits) -> std::optional<int> {
+    int value = 0;
+    auto [end, error] = std::from_chars(text.data() + at, text.data() + at + digits, value);
+    if (error != std::errc() || end != text.data() + at + digits) return std::nullopt;
+    return value;
+  };
+  if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+  auto year = number(0, 4), month = number(5, 2), day = number(8, 2);
+  if (!year || !month || !day) return std::nullopt;
+  date::year_month_day ymd{date::year{*year}, date::month(static_cast<unsigned>(*month)),
+                           date::day(static_cast<unsigned>(*day))};
+  if (!ymd.ok()) return std::nullopt;
+  return date::local_days{ymd};
+}
+
+Result<std::vector<date::local_days>> stored_days(std::string_view list) {
+  std::vector<date::local_days> days;
+  while (!list.empty()) {
+    auto comma = list.find(',');
+    auto item = list.substr(0, comma);
+    auto day = stored_day(item);
+    if (!day) return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a day (YYYY-MM-DD)", item));
+    days.push_back(*day);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  if (!std::ranges::is_sorted(days)) return fail(ErrorKind::bad_input, "the days are not sorted");
+  return days;
+}
+
+}  // namespace
+
+std::string calendar_days_text(const CalendarDays& days) {
+  std::string text;
+  if (!days.skipped.empty()) text = days_line("skip", days.skipped);
+  if (days.kept) text += (text.empty() ? "" : "\n") + days_line("only", *days.kept);
+  return text;
+}
+
+Result<CalendarDays> parse_calendar_days(std::string_view text) {
+  CalendarDays days;
+  while (!text.empty()) {
+    auto end = text.find('\n');
+    auto line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    auto list = line.size() > 4 ? line.substr(5) : std::string_view{};
+    if (line.starts_with("skip ")) {
+      days.skipped = TRY(stored_days(list));
+    } else if (line == "only" || line.starts_with("only ")) {
+      days.kept = TRY(stored_days(list));
+    } else {
+      return fail(ErrorKind::bad_input, "expected lines \"skip DAYS\" and \"only DAYS\"");
+    }
+  }
+  return days;
 }
 
 std::optional<SetDate> removing_date(const std::vector<SetDate>& removed, Zone zone, Time slot) {

@@ -33,23 +33,45 @@ Result<std::vector<SetDate>> parse_set_dates(std::string_view text, bool days_al
 std::string set_dates_text(const std::vector<SetDate>& dates);
 std::string to_string(const SetDate& date);
 
+// The days of a task's calendars (--skip-calendar, --only-calendar) as the
+// task was last written: no slot on a skipped day, and with `kept`, slots
+// only on those days, of the task's zone. Each sorted, once each.
+struct CalendarDays {
+  std::vector<date::local_days> skipped;
+  std::optional<std::vector<date::local_days>> kept;
+
+  bool empty() const { return skipped.empty() && !kept; }
+  bool operator==(const CalendarDays&) const = default;
+};
+
+// "skip 2026-12-25,2026-12-26" and "only 2027-01-04,..." lines; "" for none.
+std::string calendar_days_text(const CalendarDays& days);
+Result<CalendarDays> parse_calendar_days(std::string_view text);
+
 // The dates as instants in a zone, for the next-slot search: sorted vectors
 // searched by halves, so a slot costs a few comparisons however many there are.
 class SlotChanges {
  public:
-  SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone);
+  SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone,
+              const CalendarDays& calendars = {});
 
-  bool empty() const { return added_.empty() && removed_.empty() && removed_days_.empty(); }
+  bool empty() const { return added_.empty() && removed_.empty() && removed_days_.empty() && !kept_days_; }
   // The first added slot strictly after `t` (none removed).
   std::optional<Time> first_added_after(Time t) const;
-  // For a removed `slot`: the instant after which the next slot may lie
-  // (the slot itself, or the end of its removed day less 1 ms).
-  std::optional<Time> resume_after_removed(Time slot) const;
+  // A removed slot: the instant after which the next slot may lie (the slot
+  // itself, the end of its removed day less 1 ms, or the start of the next
+  // kept day less 1 ms), or none when no later day is kept.
+  struct Removed {
+    std::optional<Time> resume_after;
+  };
+  // None when `slot` stays.
+  std::optional<Removed> removal(Time slot) const;
 
  private:
   std::vector<Time> added_;
   std::vector<Time> removed_;
   std::vector<std::pair<Time, Time>> removed_days_;  // [begin, end) of each removed day
+  std::optional<std::vector<std::pair<Time, Time>>> kept_days_;  // [begin, end) of each kept day
 };
 
 // The --exdate that removes `slot`, in `zone`: none when none does.

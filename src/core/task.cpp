@@ -234,10 +234,10 @@ Result<Zone> set_dates_zone(const TaskDefinition& definition) {
 }  // namespace
 
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
-  if (definition.rdate.empty() && definition.exdate.empty()) return schedule;
+  if (definition.rdate.empty() && definition.exdate.empty() && definition.calendar_days.empty()) return schedule;
   auto zone = TRY(set_dates_zone(definition));
-  return with_changes(std::move(schedule),
-                      std::make_shared<const SlotChanges>(definition.rdate, definition.exdate, zone));
+  return with_changes(std::move(schedule), std::make_shared<const SlotChanges>(definition.rdate, definition.exdate,
+                                                                               zone, definition.calendar_days));
 }
 
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t) {
@@ -246,6 +246,17 @@ std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t
   auto zone = set_dates_zone(definition);
   if (!own || !zone || !is_planned_slot(*own, t)) return std::nullopt;
   return removing_date(definition.exdate, *zone, t);
+}
+
+std::optional<date::local_days> calendar_day_removing(const TaskDefinition& definition, Time t) {
+  if (definition.calendar_days.empty()) return std::nullopt;
+  auto without = definition;
+  without.calendar_days = {};
+  auto own = schedule_of(without);
+  auto full = schedule_of(definition);
+  auto zone = set_dates_zone(definition);
+  if (!own || !full || !zone || !is_planned_slot(*own, t) || is_planned_slot(*full, t)) return std::nullopt;
+  return std::chrono::floor<date::days>(to_local(*zone, t));
 }
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {

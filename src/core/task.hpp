@@ -111,6 +111,12 @@ struct TaskDefinition {
   // in the task's zone (UTC for --every without one).
   std::vector<SetDate> rdate;
   std::vector<SetDate> exdate;
+  // --skip-calendar and --only-calendar: calendars by name, and their days
+  // as they were when the task was last written (ops reads them from the
+  // database then, and again when a calendar is replaced).
+  std::vector<std::string> skip_calendar;
+  std::string only_calendar;
+  CalendarDays calendar_days;
   // The fields (core/defaults.hpp) the task does not set itself: their
   // values are the database's defaults, kept up to date when those change.
   std::vector<std::string> from_defaults;
@@ -187,7 +193,10 @@ Result<Schedule> schedule_of(const TaskDefinition& definition);
 // The --exdate that removes `t`, a slot the definition's schedule has
 // without them; none when `t` is no such slot or none removes it.
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t);
-// `schedule` with the definition's --rdate and --exdate.
+// The day of the definition's calendars that removes `t`, a slot its
+// schedule has without them, in the task's zone: none when none does.
+std::optional<date::local_days> calendar_day_removing(const TaskDefinition& definition, Time t);
+// `schedule` with the definition's --rdate, --exdate and calendar days.
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition);
 
 // "every 5m", "every 5m after finish", "manual".

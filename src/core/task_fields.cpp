@@ -1,5 +1,7 @@
 #include "core/task_fields.hpp"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -193,6 +195,36 @@ struct SetDates {
   static Result<Value> read(const StoredCell& cell) { return parse_set_dates(cell.text(), days_allowed); }
 };
 
+// Calendars' names, comma-separated; kept sorted, once each.
+struct CalendarNames {
+  using Value = std::vector<std::string>;
+  static Result<Value> names(std::string_view text) {
+    Value names;
+    for (std::size_t at = 0; !text.empty() && at <= text.size();) {
+      auto comma = std::min(text.find(',', at), text.size());
+      auto name = text.substr(at, comma - at);
+      if (name.empty() || name.find_first_of(" \t\r\n") != std::string_view::npos)
+        return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a calendar's name", name));
+      names.emplace_back(name);
+      at = comma + 1;
+    }
+    std::ranges::sort(names);
+    names.erase(std::ranges::unique(names).begin(), names.end());
+    return names;
+  }
+  static Result<Value> parse(const TaskField& field, std::string_view text) {
+    auto value = names(text);
+    if (!value) return bad_option(field, value.error().message);
+    return value;
+  }
+  static std::string text(const Value& value) { return fmt::format("{}", fmt::join(value, ",")); }
+  static FieldValue value(const Value& value) { return text(value); }
+  static Result<Value> read(const StoredCell& cell) {
+    auto text = TRY(stored_text(cell));
+    return names(text);
+  }
+};
+
 // The functions of a field at `At` with `Codec`, and what else `check`
 // asks of its text once it is set.
 using Check = Result<void> (*)(const TaskField&, std::string_view text, const Definition&, const Schedule&,
@@ -270,6 +302,16 @@ Result<void> dates_of_slots(const TaskField& field, std::string_view, const Defi
   return {};
 }
 
+// --skip-calendar and --only-calendar, which only a schedule of slots has.
+Result<void> calendar_of_slots(const TaskField& field, std::string_view text, const Definition&,
+                               const Schedule& schedule, Time) {
+  if (!text.empty() && !has_slot_grid(schedule))
+    return fail(ErrorKind::bad_input, fmt::format("{} needs a schedule of slots (--every without --after-finish, "
+                                                  "--cron or --rrule)",
+                                                  field.flag()));
+  return {};
+}
+
 std::string catch_up_line(const Definition& d) {
   auto text = to_string(d.catch_up);
   if (d.catch_up_window) text += ", window " + format_duration(*d.catch_up_window);
@@ -292,7 +334,7 @@ using L = ResourceLimits;
 using F = FileForm;
 using S = Shown;
 
-const std::array<TaskField, 26> fields{
+const std::array<TaskField, 28> fields{
     field<Of<&D::timeout>, Timebox>("timeout", "timeout",
                                     "Timebox of a run (default: half the interval; none: no timebox)", "", F::text,
                                     S::apart, ""),
@@ -388,6 +430,14 @@ const std::array<TaskField, 26> fields{
         "exdate", "exdate",
         "Slots removed T[,T...]: wall times, times with an offset, or days (2026-12-25: all that day) ('' for none)",
         "", F::text_list, S::unless_initial, "removed slots"),
+    field<Of<&D::skip_calendar>, CalendarNames, calendar_of_slots>(
+        "skip_calendar", "skip_calendar",
+        "No slot on the days of these calendars NAME[,NAME...] (taskd calendar add), in the task's zone ('' for none)",
+        "", F::text_list, S::unless_initial, "skip calendars"),
+    field<Of<&D::only_calendar>, Text, calendar_of_slots>(
+        "only_calendar", "only_calendar",
+        "Slots only on the days of this calendar (taskd calendar add), in the task's zone ('' for none)", "", F::text,
+        S::unless_initial, "only calendar"),
 };
 
 }  // namespace

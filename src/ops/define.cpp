@@ -8,6 +8,7 @@
 #include "core/defaults.hpp"
 #include "core/policy.hpp"
 #include "exec/process_identity.hpp"
+#include "ops/calendars.hpp"
 #include "ops/chains.hpp"
 #include "ops/tasks.hpp"
 #include "ops/task_diff.hpp"
@@ -24,7 +25,7 @@ using core::Result;
 bool same_schedule(const core::TaskDefinition& a, const core::TaskDefinition& b) {
   return a.schedule_kind == b.schedule_kind && a.schedule_spec == b.schedule_spec && a.tz == b.tz &&
          a.dtstart == b.dtstart && a.after_finish == b.after_finish && a.phase == b.phase && a.dst == b.dst &&
-         a.rdate == b.rdate && a.exdate == b.exdate;
+         a.rdate == b.rdate && a.exdate == b.exdate && a.calendar_days == b.calendar_days;
 }
 
 // --user is a privilege: whoever can write the database has root run
@@ -86,6 +87,7 @@ Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask
   auto existing = TRY(store::find_task(db, desired.name));
   auto built = TRY(desired.build(existing, now));
   TRY(core::take_defaults(built, defaults, now));
+  TRY(read_task_calendars(db, built));
   auto& definition = built.definition;
   if (existing && existing->definition == definition) return std::nullopt;
   auto schedule = std::move(built.schedule).value();
@@ -215,6 +217,7 @@ StepNames names_of(Step step) {
 Result<core::Task> add_task(store::Database& db, core::Task task, bool start_now, core::Time now) {
   task.id = TRY(store::write(db, [&]() -> Result<std::int64_t> {
     TRY(inherit_defaults(db, task, now));
+    TRY(read_task_calendars(db, task));
     task.state = core::on_create(task.schedule.value(), now, start_now);
     TRY(check_chains(db, {.written = {&task.definition}}, "--after", "add"));
     TRY(check_definition(db, task.definition));
@@ -243,6 +246,7 @@ Result<core::Task> edit_task(store::Database& db, std::string_view name, const R
     const auto& task = store::readable(stored);
     auto built = TRY(rebuild(stored, now));
     TRY(inherit_defaults(db, built, now));
+    TRY(read_task_calendars(db, built));
     const auto& definition = built.definition;
     bool changed = definition != task.definition || !stored;
     if (!changed && !task.state.disabled_until_update) return task;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "store/calendars.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 #include "store/workers.hpp"
@@ -89,10 +90,38 @@ Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Dat
   return out;
 }
 
-// The question's own facts: the schedule, the chain, and the slot it is about.
+// Why the task's calendars removed the slot asked about: "2026-12-25 is
+// Christmas Day in de-holidays".
+Result<std::optional<core::Fact>> removed_by_calendar(store::Database& db, const core::Task& task,
+                                                      const Explanation& out, const core::TimeStyle& style) {
+  if (out.asked_now) return std::nullopt;
+  const auto& d = task.definition;
+  auto day = core::calendar_day_removing(d, out.asked);
+  if (!day) return std::nullopt;
+  const auto date_text = date::format("%F", *day);
+  const auto asked = core::show_time(out.asked, style);
+  for (const auto& name : d.skip_calendar) {
+    auto dates = TRY(store::read_calendar(db, name)).value_or(std::vector<core::CalendarDate>{});
+    auto found = std::ranges::find(dates, *day, &core::CalendarDate::day);
+    if (found == dates.end()) continue;
+    auto what = found->name.empty() ? fmt::format("{} is a day of {}", date_text, name)
+                                    : fmt::format("{} is {} in {}", date_text, found->name, name);
+    return core::Fact{"calendar",
+                      fmt::format("{} is skipped: {} (--skip-calendar).", asked, what),
+                      {{"calendar", name}, {"date", date_text}, {"date_name", found->name}}};
+  }
+  if (d.only_calendar.empty()) return std::nullopt;
+  return core::Fact{
+      "calendar",
+      fmt::format("{} is skipped: {} is not a day of {} (--only-calendar).", asked, date_text, d.only_calendar),
+      {{"calendar", d.only_calendar}, {"date", date_text}, {"date_name", std::string()}}};
+}
+
+// The question's own facts: the schedule, the chain, and the slot it is
+// about (and the calendar day that removed it).
 void explain_question(Explanation& out, const core::Task& task, const core::Schedule& schedule,
-                      const std::vector<std::pair<std::string, core::Upstream>>& chained, core::Time now,
-                      const core::TimeStyle& style) {
+                      const std::vector<std::pair<std::string, core::Upstream>>& chained,
+                      std::optional<core::Fact> calendar, core::Time now, const core::TimeStyle& style) {
   auto schedule_text = core::describe_schedule(task.definition);
   out.facts.push_back({"schedule", fmt::format("{} runs on the schedule: {}.", task.definition.name, schedule_text),
                        {{"schedule", schedule_text}}});
@@ -102,6 +131,7 @@ void explain_question(Explanation& out, const core::Task& task, const core::Sche
         {"excluded",
          fmt::format("{} is excluded by --exdate {}.", core::show_time(out.asked, style), core::to_string(*exdate)),
          {{"exdate", core::to_string(*exdate)}}});
+  if (calendar) out.facts.push_back(std::move(*calendar));
   if (!out.slot) {
     if (core::has_slot_grid(schedule))
       out.facts.push_back({"no_slot", fmt::format("The schedule has no slot {} {}.", out.asked <= now ? "at or before" : "after",
@@ -170,7 +200,8 @@ Result<Explanation> explain_task(store::Database& db, const core::Task& task, st
   auto schedulers = TRY(schedulers_seen(db));
   auto chained = TRY(followers(db, task));
   Explanation out{asked, !at, core::slot_in_question(schedule, asked, now), {}};
-  explain_question(out, task, schedule, chained, now, style);
+  auto calendar = TRY(removed_by_calendar(db, task, out, style));
+  explain_question(out, task, schedule, chained, std::move(calendar), now, style);
   std::vector<core::Fact> story;
   if (out.slot) {
     auto history = TRY(slot_history(db, task, schedule, *out.slot));

@@ -217,6 +217,25 @@ std::vector<std::string> groups_capped_otherwise(Database& from, Database& to) {
   return differing;
 }
 
+// The calendars both databases have, each with other days.
+std::vector<std::string> calendars_otherwise(Database& from, Database& to) {
+  static const std::string sql = "SELECT name, dates FROM calendars ORDER BY name";
+  std::map<std::string, std::string> there;
+  for (auto rows = to.prepare(sql); rows.step();) {
+    Columns row(rows);
+    auto name = row.text();
+    there[name] = row.text();
+  }
+  std::vector<std::string> differing;
+  for (auto rows = from.prepare(sql); rows.step();) {
+    Columns row(rows);
+    auto name = row.text();
+    auto found = there.find(name);
+    if (found != there.end() && found->second != row.text()) differing.push_back(name);
+  }
+  return differing;
+}
+
 std::map<std::string, std::string> defaults_of(Database& db) {
   std::map<std::string, std::string> defaults;
   for (auto rows = db.prepare("SELECT field, value FROM defaults"); rows.step();) {
@@ -293,6 +312,9 @@ std::optional<core::Error> refusal(Database& from, Database& to, bool merge, std
     return refused(fmt::format("copy-db --merge: {} group{} another concurrency cap in {} than in {}: {}",
                                groups.size(), groups.size() == 1 ? " has" : "s have", from.name(), to.name(),
                                listed(groups)));
+  if (auto calendars = calendars_otherwise(from, to); !calendars.empty())
+    return refused(fmt::format("copy-db --merge: {} calendar{} other days in {} than in {}: {}", calendars.size(),
+                               calendars.size() == 1 ? " has" : "s have", from.name(), to.name(), listed(calendars)));
   return std::nullopt;
 }
 
@@ -369,6 +391,8 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
     auto& repaired = counts.texts_repaired;
     counts.groups = copy_rows(
         from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"}, repaired);
+    copy_rows(from, to, {.table = "calendars", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"},
+              repaired);
     copy_rows(from, to, {.table = "defaults", .order = "field", .on_conflict = " ON CONFLICT (field) DO NOTHING"},
               repaired);
     counts.tasks = copy_rows(

@@ -24,7 +24,7 @@ const std::string& task_columns() {
       "permanent_exit, cwd, env, dst_gap, dst_repeat, next_run_at, last_run_at, last_finished_at, last_status, "
       "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
       "disabled_reason, paused, accounted_until, last_succeeded_at, failing_since, ladder_exhausted_at, after_task, "
-      "after_finished, from_defaults");
+      "after_finished, from_defaults, calendar_days");
   return columns;
 }
 
@@ -98,6 +98,10 @@ Result<core::Time> instant(const core::StoredCell& c) {
 
 Result<std::vector<std::string>> fields_from_defaults(const core::StoredCell& c) {
   return core::parse_from_defaults(TRY(stored_text(c)));
+}
+
+Result<core::CalendarDays> calendar_days(const core::StoredCell& c) {
+  return core::parse_calendar_days(TRY(stored_text(c)));
 }
 
 // Seconds that may carry milliseconds as a fraction (a REAL value).
@@ -347,6 +351,7 @@ StoredTask read_task(const Query& row) {
   r.next<stored_optional<instant>>(s.ladder_exhausted_at);
   read_upstream(r, d);
   r.next<fields_from_defaults>(d.from_defaults);
+  r.next<calendar_days>(d.calendar_days);
   for (const auto& field : core::task_fields()) r.next_field(field, d);
   read_schedule(r, task);
   std::move(r).finish(stored);

@@ -92,7 +92,7 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 const std::string& definition_columns() {
   static const std::string columns = with_field_columns(
       "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, permanent_exit, "
-      "cwd, env, after_task, after_finished, dst_gap, dst_repeat, from_defaults");
+      "cwd, env, after_task, after_finished, dst_gap, dst_repeat, from_defaults, calendar_days");
   return columns;
 }
 
@@ -147,6 +147,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   bind_optional_rule(b, d.dst.gap);
   bind_optional_rule(b, d.dst.repeat);
   b.text(core::from_defaults_text(d.from_defaults));
+  b.text(core::calendar_days_text(d.calendar_days));
   for (const auto& field : core::task_fields()) bind_value(b, field.value(d));
 }
 

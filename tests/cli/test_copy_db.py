@@ -167,6 +167,25 @@ class CopyDbTest(TaskdTestCase):
         self.assertOneErrorLine(err, "1 group has another concurrency cap", ": g;")
         self.assertEqual(self.tasks(db=self.pg), [])
 
+    def test_calendars_go_across_and_merge_refuses_one_with_other_days(self):
+        def days(text):
+            path = os.path.join(self.tmp, "days.txt")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            return path
+
+        source = os.path.join(self.tmp, "source.db")
+        self.ok("calendar", "add", "holidays", "--dates", days("2026-12-25 Christmas Day\n2027-01-01\n"), db=source)
+        self.copy(source, self.pg)
+        shown = self.json_of("calendar", "show", "holidays", db=source)
+        self.assertEqual(self.json_of("calendar", "show", "holidays", db=self.pg), shown)
+        self.copy(self.pg, source, "--merge")  # the same days: nothing to refuse
+        self.ok("calendar", "add", "holidays", "--replace", "--dates", days("2026-12-26 Boxing Day\n"), db=self.pg)
+        code, out, err = self.run_taskd("copy-db", "--from", self.pg, "--to", source, "--merge", db=None)
+        self.assertEqual((code, out), (65, ""))
+        self.assertOneErrorLine(err, "1 calendar has other days", ": holidays;")
+        self.assertEqual(self.json_of("calendar", "show", "holidays", db=source), shown)
+
     def test_a_source_with_a_running_run_is_refused_and_no_destination_is_made(self):
         source = os.path.join(self.tmp, "source.db")
         self.fill(source)

@@ -191,6 +191,7 @@ class JsonEverywhereTest(TaskdTestCase):
             ("status",),
             ("check",),
             ("group", "list"),
+            ("calendar", "list"),
             ("edit", "tick", "--timeout", "5m"),
             ("pause", "tick"),
             ("resume", "tick"),

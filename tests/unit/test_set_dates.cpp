@@ -104,3 +104,48 @@ TEST_CASE("a removed wall time removes the slots DST made of it: both of a repea
   }
   CHECK_FALSE(removing_date(removed, berlin(), utc("2026-10-25T02:30:00Z")).has_value());
 }
+
+namespace {
+
+std::vector<date::local_days> days_of(std::initializer_list<const char*> texts) {
+  std::vector<date::local_days> days;
+  for (const auto* text : texts) days.push_back(std::chrono::floor<date::days>(parse_local(text).value()));
+  return days;
+}
+
+Schedule daily_at_nine_in_berlin_with(const CalendarDays& calendars) {
+  Schedule cron = Cron{parse_cron("0 9 * * *", "t").value(), berlin()};
+  return with_changes(
+      cron, std::make_shared<const SlotChanges>(std::vector<SetDate>{}, std::vector<SetDate>{}, berlin(), calendars));
+}
+
+}  // namespace
+
+TEST_CASE("calendar days: skipped days leave no slot, kept days alone keep theirs, in the zone's days") {
+  const auto skip = daily_at_nine_in_berlin_with({days_of({"2026-12-24T00:00:00", "2026-12-25T00:00:00"}), {}});
+  const auto from = utc("2026-12-22T12:00:00Z");
+  const std::vector<std::string> without_the_holidays{"2026-12-23T08:00:00Z", "2026-12-26T08:00:00Z",
+                                                      "2026-12-27T08:00:00Z"};
+  CHECK(next_slots(skip, from, 3) == without_the_holidays);
+  CHECK(cursor_slots(skip, from, 3) == without_the_holidays);
+  CHECK_FALSE(is_planned_slot(skip, utc("2026-12-24T08:00:00Z")));
+
+  const auto only = daily_at_nine_in_berlin_with({{}, days_of({"2026-12-23T00:00:00", "2027-03-01T00:00:00"})});
+  const std::vector<std::string> kept{"2026-12-23T08:00:00Z", "2027-03-01T08:00:00Z"};
+  CHECK(next_slots(only, from, 5) == kept);
+  CHECK(cursor_slots(only, from, 5) == kept);
+  CHECK_FALSE(next_slot_after(only, utc("2027-03-01T08:00:00Z")));
+  // An only-calendar without days keeps no slot at all.
+  CHECK_FALSE(next_slot_after(daily_at_nine_in_berlin_with({{}, std::vector<date::local_days>{}}), from));
+}
+
+TEST_CASE("calendar days: written as skip and only lines that read back") {
+  CalendarDays days{days_of({"2026-12-24T00:00:00", "2026-12-25T00:00:00"}), days_of({"2027-01-04T00:00:00"})};
+  CHECK(calendar_days_text(days) == "skip 2026-12-24,2026-12-25\nonly 2027-01-04");
+  CHECK(parse_calendar_days(calendar_days_text(days)).value() == days);
+  CHECK(parse_calendar_days("only").value() == CalendarDays{{}, std::vector<date::local_days>{}});
+  CHECK(parse_calendar_days("").value().empty());
+  CHECK_FALSE(parse_calendar_days("skip 2026-13-01"));
+  CHECK_FALSE(parse_calendar_days("skip 2026-12-25,2026-12-24"));
+  CHECK_FALSE(parse_calendar_days("keep 2026-12-25"));
+}

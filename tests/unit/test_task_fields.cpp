@@ -59,6 +59,8 @@ TaskDefinition unusual_definition() {
   d.notify_format = NotifyFormat::slack;
   d.rdate = parse_set_dates("2026-12-24T15:30", false).value();
   d.exdate = parse_set_dates("2026-12-25,2026-12-28T09:00+01:00", true).value();
+  d.skip_calendar = {"at-holidays", "de-holidays"};
+  d.only_calendar = "paydays";
   return d;
 }
 

@@ -1,0 +1,45 @@
+#pragma once
+// Calendars (taskd calendar): named sets of days, each with a name of its
+// own ("2026-12-25 Christmas Day"), read from a file of "YYYY-MM-DD [name]"
+// lines or from an iCalendar file's events; kept in the database as the
+// former's text. Pure.
+#include <date/date.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace taskd::core {
+
+struct CalendarDate {
+  date::local_days day;
+  std::string name;  // may be empty
+
+  bool operator==(const CalendarDate&) const = default;
+};
+
+// A calendar of 100 000 days (ten per day for 27 years) is far beyond any
+// holiday list; the bound keeps what a file can cost the database and the
+// scheduler's memory small. A day's name is one line of at most 200 bytes.
+inline constexpr std::size_t max_calendar_dates = 100'000;
+inline constexpr std::size_t max_date_name = 200;
+
+// Lines "YYYY-MM-DD [name]"; blank lines and those starting with # are
+// skipped. Errors name `source` and the line ("days.txt:3: ..."). The days
+// come sorted; a day given twice keeps its names joined with "; ".
+Result<std::vector<CalendarDate>> parse_calendar_dates(std::string_view text, std::string_view source);
+
+// An iCalendar file (RFC 5545): each VEVENT's DTSTART gives a day (a date,
+// VALUE=DATE, or the date of a date-time as written), its SUMMARY the day's
+// name (escapes undone; a line break becomes a space). Folded lines are
+// unfolded; an event that repeats (RRULE, RDATE) is refused, since only its
+// own day would be read. Errors name `source` and the line.
+Result<std::vector<CalendarDate>> parse_calendar_ics(std::string_view text, std::string_view source);
+
+// The text parse_calendar_dates reads back to `dates`: one line a day.
+std::string calendar_dates_text(const std::vector<CalendarDate>& dates);
+
+}  // namespace taskd::core
