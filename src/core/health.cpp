@@ -31,13 +31,17 @@ HealthProblem disabled_problem(const TaskFacts& task) {
 std::optional<HealthProblem> no_success_problem(const TaskFacts& task, Time now, const TimeStyle& style) {
   if (!task.alert_after) return std::nullopt;
   Time since = task.last_succeeded_at.value_or(task.created_at);
-  Millis age = now - since;
+  Millis off = task.days_off ? task.days_off->time_off(since, now) : Millis{0};
+  Millis age = now - since - off;
   if (age <= *task.alert_after) return std::nullopt;
-  std::string detail = task.last_succeeded_at
-                           ? fmt::format("no success for {} (alert after {}; last success {})", whole(age),
-                                         format_duration(*task.alert_after), show_time(since, style))
-                           : fmt::format("never succeeded in the {} since it was added {} (alert after {})", whole(age),
-                                         show_time(since, style), format_duration(*task.alert_after));
+  std::string not_counted =
+      off > Millis{0} ? fmt::format("; {} on days its schedule leaves out not counted", whole(off)) : "";
+  std::string detail =
+      task.last_succeeded_at
+          ? fmt::format("no success for {} (alert after {}; last success {}{})", whole(now - since),
+                        format_duration(*task.alert_after), show_time(since, style), not_counted)
+          : fmt::format("never succeeded in the {} since it was added {} (alert after {}{})", whole(now - since),
+                        show_time(since, style), format_duration(*task.alert_after), not_counted);
   return HealthProblem{Verdict::critical, HealthProblemKind::no_success, task.name, detail, since, age,
                        *task.alert_after};
 }

@@ -3,12 +3,14 @@
 // Icinga, Sensu): from the facts the store read and the time they were read
 // at; nothing here reads the clock or the database (taskd(1), check).
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/duration.hpp"
+#include "core/set_dates.hpp"
 #include "core/task.hpp"
 #include "core/time.hpp"
 #include "core/zone.hpp"
@@ -36,6 +38,9 @@ struct TaskFacts {
   bool disabled = false;  // disabled_until_update
   std::string disabled_reason;
   std::optional<Seconds> alert_after;
+  // The days its schedule leaves out (--exdate days, calendars), which
+  // alert_after does not count; none: every day counts.
+  std::shared_ptr<const SlotChanges> days_off;
   std::optional<Time> last_succeeded_at;
   Time created_at;
   // The latest run taskd planned (schedule or retry) that started or still

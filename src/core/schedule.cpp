@@ -72,14 +72,21 @@ struct Overloaded : Fs... {
   using Fs::operator()...;
 };
 
-const SlotChanges* changes_of(const Schedule& schedule) {
+using SharedChanges = std::shared_ptr<const SlotChanges>;
+
+const SharedChanges* changes_field(const Schedule& schedule) {
   return std::visit(Overloaded{
-                        [](const Every& every) { return every.changes.get(); },
-                        [](const Cron& cron) { return cron.changes.get(); },
-                        [](const Recurrence& rule) { return rule.changes.get(); },
-                        [](const auto&) -> const SlotChanges* { return nullptr; },
+                        [](const Every& every) { return &every.changes; },
+                        [](const Cron& cron) { return &cron.changes; },
+                        [](const Recurrence& rule) { return &rule.changes; },
+                        [](const auto&) -> const SharedChanges* { return nullptr; },
                     },
                     schedule);
+}
+
+const SlotChanges* changes_of(const Schedule& schedule) {
+  const auto* field = changes_field(schedule);
+  return field ? field->get() : nullptr;
 }
 
 // The schedule's own first slot after `t`, before --rdate and --exdate.
@@ -121,6 +128,11 @@ std::optional<Time> last_slot_walking(const Schedule& schedule, Time from, Time 
 }
 
 }  // namespace
+
+std::shared_ptr<const SlotChanges> schedule_changes(const Schedule& schedule) {
+  const auto* field = changes_field(schedule);
+  return field ? *field : nullptr;
+}
 
 Schedule with_changes(Schedule schedule, std::shared_ptr<const SlotChanges> changes) {
   if (changes && changes->empty()) changes = nullptr;

@@ -65,6 +65,8 @@ using Schedule = std::variant<Every, Cron, Recurrence, Manual, AtBoot>;
 // The schedule with `changes` (--rdate, --exdate) to its slots: a schedule
 // without a grid of slots takes none.
 Schedule with_changes(Schedule schedule, std::shared_ptr<const SlotChanges> changes);
+// The changes to the schedule's slots; none when it has none.
+std::shared_ptr<const SlotChanges> schedule_changes(const Schedule& schedule);
 
 // The first planned slot strictly after `t`, or none when the schedule has no
 // more slots. The slots are the schedule's own less those removed, and those

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <iterator>
+#include <ranges>
 #include <span>
 
 namespace taskd::core {
@@ -292,6 +293,7 @@ SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<Se
   }
   std::ranges::sort(removed_);
   std::ranges::sort(removed_days_);
+  removed_days_.erase(std::ranges::unique(removed_days_).begin(), removed_days_.end());  // an --exdate day in a calendar
   for (const auto& date : added) {
     const auto slot = instant_of(zone, date);
     if (!removal(slot)) added_.push_back(slot);
@@ -327,6 +329,32 @@ std::optional<SlotChanges::Removed> SlotChanges::removal(Time slot) const {
   if (kept == kept_days_->end()) return Removed{std::nullopt};
   if (within(*kept, slot)) return std::nullopt;
   return Removed{kept->first - Millis{1}};
+}
+
+namespace {
+
+Millis overlap(const std::pair<Time, Time>& day, Time from, Time to) {
+  return std::max(Millis{0}, std::min(day.second, to) - std::max(day.first, from));
+}
+
+}  // namespace
+
+Millis SlotChanges::time_off(Time from, Time to) const {
+  if (to <= from) return Millis{0};
+  auto days_within = [&](const std::vector<std::pair<Time, Time>>& days) {
+    return std::ranges::subrange(day_holding_or_after(days, from), days.end()) |
+           std::views::take_while([&](const auto& day) { return day.first < to; });
+  };
+  Millis off{0};
+  if (!kept_days_) {
+    for (const auto& day : days_within(removed_days_)) off += overlap(day, from, to);
+    return off;
+  }
+  // Days of one zone are the same spans or apart: a kept day is off when it is also removed.
+  Millis kept{0};
+  for (const auto& day : days_within(*kept_days_))
+    if (!std::ranges::binary_search(removed_days_, day)) kept += overlap(day, from, to);
+  return (to - from) - kept;
 }
 
 namespace {

@@ -66,6 +66,10 @@ class SlotChanges {
   };
   // None when `slot` stays.
   std::optional<Removed> removal(Time slot) const;
+  // How much of [from, to) lies on days the schedule leaves out: removed
+  // days (--exdate days, --skip-calendar) and, with --only-calendar, the
+  // days it does not keep.
+  Millis time_off(Time from, Time to) const;
 
  private:
   std::vector<Time> added_;

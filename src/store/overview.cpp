@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/policy.hpp"
+#include "core/schedule.hpp"
 #include "store/columns.hpp"
 #include "store/task_row.hpp"
 
@@ -74,6 +75,7 @@ core::TaskFacts task_facts_from(const Query& row) {
   facts.disabled = task.state.disabled_until_update;
   facts.disabled_reason = task.state.disabled_reason;
   facts.alert_after = task.definition.alert_after;
+  if (task.schedule) facts.days_off = core::schedule_changes(*task.schedule);
   facts.last_succeeded_at = task.state.last_succeeded_at;
   facts.created_at = *created_at;
   Columns c(row, created_column + 1);

@@ -154,6 +154,21 @@ class CalendarTaskTest(TaskdTestCase):
         self.assertEqual([slot["scheduled_at"] for slot in listed], [
             "2026-12-26T08:00:00Z", "2026-12-27T08:00:00Z", "2026-12-29T08:00:00Z"])
 
+    def test_check_does_not_count_a_calendar_s_days_against_alert_after(self):
+        # A daily 09:00 report that succeeded on the 23rd; the 24th, 25th and 28th are holidays.
+        self.calendar("xmas", XMAS)
+        self.add("report", *BERLIN_NINE, "--alert-after", "2d", "--skip-calendar", "xmas", "--", "true",
+                 faketime="2026-12-23 07:00:00")
+        self.run_once(faketime="2026-12-23 08:00:01")
+        self.assertEqual(self.task("report")["last_succeeded_at"], "2026-12-23T08:00:01.000Z")
+        # Three days later, two of them holidays: one day counts.
+        code, out, err = self.run_taskd("check", faketime="2026-12-26 08:00:02")
+        self.assertEqual((code, err), (0, ""), out)
+        self.ok("edit", "report", "--skip-calendar", "", faketime="2026-12-26 08:00:02")
+        code, out, err = self.run_taskd("check", faketime="2026-12-26 08:00:02")
+        self.assertEqual(code, 2, out)
+        self.assertIn("CRITICAL report: no success for 3d1s (alert after 2d; last success 2026-12-23", out)
+
     def test_export_writes_the_keys_that_apply_reads_back(self):
         self.calendar("xmas", XMAS)
         self.calendar("pay", "2026-12-21\n")

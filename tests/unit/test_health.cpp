@@ -212,3 +212,31 @@ TEST_CASE("the summary names five tasks and counts the rest; no pipe gets into t
         "TASKD CRITICAL - 7 tasks critical: a, b, c, d, e and 2 more | ok=0 warning=0 critical=7 paused=0");
   CHECK(detail_line(report.problems.front()) == "CRITICAL a: disabled: exit 1 / grep failed");
 }
+
+TEST_CASE("alert_after does not count the days the task's schedule leaves out") {
+  using date::local_days;
+  auto report = task("report");
+  report.alert_after = 24h;
+  report.last_succeeded_at = at(13, 0) - 48h;
+  const auto utc = find_zone("UTC").value();
+  const local_days holiday{date::year{2026} / 11 / 20};
+  auto off = [&](CalendarDays days) {
+    return std::make_shared<const SlotChanges>(std::vector<SetDate>{}, std::vector<SetDate>{}, utc, days);
+  };
+  CHECK(task_problems(report, at(13, 0), std::nullopt).size() == 1);
+
+  report.days_off = off({{holiday}, std::nullopt});
+  CHECK(task_problems(report, at(13, 0), std::nullopt).empty());
+  auto problems = task_problems(report, at(13, 0) + 1s, std::nullopt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].age == Millis{24h + 1s});
+  CHECK(problems[0].detail ==
+        "no success for 2d1s (alert after 1d; last success 2026-11-19T13:00:00Z; 1d on days its schedule leaves "
+        "out not counted)");
+
+  // Kept days alone count: 11 h of 19 November since the success.
+  report.days_off = off({{}, std::vector<local_days>{holiday - date::days{1}}});
+  CHECK(task_problems(report, at(13, 0) + 72h, std::nullopt).empty());
+  report.alert_after = 10h;
+  CHECK(task_problems(report, at(13, 0), std::nullopt).size() == 1);
+}
