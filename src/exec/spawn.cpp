@@ -320,7 +320,14 @@ int run_sharing_child(void* argument) {
   become_child(*child->plan, *child->failure);
 }
 
-#if defined(__x86_64__)
+// Under AddressSanitizer a child is never born in its cgroup: ASan cannot
+// follow the child onto a stack of its own (it warns on the child's stderr
+// at its first no-return call), and the cgroup.procs path is what it checks.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define TASKD_BORN_IN_CGROUP 1
+#endif
+
+#if TASKD_BORN_IN_CGROUP
 // clone3, which glibc does not wrap: `fn(arg)` runs in the child on the
 // stack `args` gives it, and the child exits with what it returns. Returns
 // the child's pid to the parent, or -errno.
@@ -348,11 +355,11 @@ taskd_clone3:
 	.size taskd_clone3, .-taskd_clone3
 )");
 static_assert(SYS_clone3 == 435 && SYS_exit == 60, "taskd_clone3's system call numbers");
-#endif
 
 // Whether this kernel lets a child be born in a cgroup (clone3's
 // CLONE_INTO_CGROUP, Linux 5.7); false once it said no.
 bool born_in_cgroup_works = true;
+#endif
 
 // Starts `child`, sharing taskd's memory, in its plan's cgroup from its
 // birth: no move of a running process (cgroup.procs), which waits for every
@@ -361,7 +368,7 @@ bool born_in_cgroup_works = true;
 // pid; -1 (errno says why) when it could not start; nullopt when this kernel
 // cannot do it.
 std::optional<pid_t> clone_into_cgroup(SharingChild& child, std::uint64_t flags) {
-#if defined(__x86_64__)
+#if TASKD_BORN_IN_CGROUP
   void* stack = child_stack_top();
   if (!born_in_cgroup_works || !stack) return std::nullopt;
   clone_args args{};
