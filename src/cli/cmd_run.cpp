@@ -65,6 +65,18 @@ Result<void> tick(const Context& context, const TickOptions& options) {
   return sched::tick_once(db, context.clock, log, retention, host_id);
 }
 
+// The board beside the loop; none when not asked for, or when a new image
+// taking runs over cannot serve it (logged): those runs matter more.
+Result<std::unique_ptr<web::ServedBoard>> serve_board(const Context& context, const web::WebOptions& options,
+                                                      bool handed, sched::Logger& log) {
+  if (options.listen.empty()) return nullptr;
+  auto board = web::ServedBoard::start(context, options);
+  if (board || !handed) return board;
+  log.log(sched::LogLevel::error, "web.failed",
+          {{"error", board.error().message}, {"note", "the runs handed over go on; the board is not served"}});
+  return nullptr;
+}
+
 // The loop, taking over `handed` (see sched::run_loop), which it resets
 // once the loop is there to take it.
 Result<void> serve(const Context& context, const LoopCommandOptions& options, sched::Role role,
@@ -81,12 +93,10 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
   auto retention = TRY(retention_of(options.keep_days));
   auto host_id = TRY(host_id_of(options.host_id));
   auto containment = TRY(containment_of(options.containment));
-  bool serves_board = !options.board.listen.empty();
-  if (serves_board) TRY(web::check_board_options(options.board));
+  if (!options.board.listen.empty() && !handed) TRY(web::check_board_options(options.board));
   auto log = TRY(open_log(context, options.log));
   auto db = TRY(context.open_db_to_run());
-  std::unique_ptr<web::ServedBoard> board;
-  if (serves_board) board = TRY(web::ServedBoard::start(context, options.board));
+  auto board = TRY(serve_board(context, options.board, handed.has_value(), log));
   auto lease = TRY(lease_of(options.lease, db));
   sched::LoopOptions loop_options;
   loop_options.worker.lease = lease;
@@ -115,7 +125,10 @@ Result<void> serve(const Context& context, const LoopCommandOptions& options, sc
   // runs over, could not be executed once they had finished.
   while (true) {
     auto ended = TRY(sched::run_loop(db, context.clock, log, loop_options, containment, handed));
-    if (ended == sched::LoopEnd::aborted) std::exit(aborted_exit_code);
+    if (ended == sched::LoopEnd::aborted) {
+      board.reset();  // its threads stopped before exit() destroys what they read
+      std::exit(aborted_exit_code);
+    }
     if (ended == sched::LoopEnd::stopped) break;
     log.log(sched::LogLevel::info, "loop.executing",
             {{"command", std::string(name)}, {"path", loop_options.image->path}, {"running", "0"}});

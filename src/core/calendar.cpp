@@ -54,17 +54,28 @@ Result<std::string> checked_name(std::string_view name) {
   return std::string(name);
 }
 
+// Joins `name` to a day's `names` ("A; B") unless it is there already or
+// the joined names would be longer than a name may be (they are read back
+// as one): the day stays, the names that do not fit are left out.
+void join_name(std::string& names, const std::string& name) {
+  if (name.empty()) return;
+  if (names.empty()) {
+    names = name;
+    return;
+  }
+  const std::string separated = "; " + name;
+  bool there = names == name || names.starts_with(name + "; ") || names.ends_with(separated) ||
+               names.find(separated + "; ") != std::string::npos;
+  if (!there && names.size() + separated.size() <= max_date_name) names += separated;
+}
+
 // Sorted, a day given twice once with its names joined.
 std::vector<CalendarDate> merged(std::vector<CalendarDate> dates) {
   std::ranges::stable_sort(dates, {}, &CalendarDate::day);
   std::vector<CalendarDate> out;
   for (auto& date : dates) {
-    if (out.empty() || out.back().day != date.day) {
-      out.push_back(std::move(date));
-    } else if (!date.name.empty() && out.back().name != date.name) {
-      auto& name = out.back().name;
-      name = name.empty() ? date.name : name + "; " + date.name;
-    }
+    if (out.empty() || out.back().day != date.day) out.push_back(std::move(date));
+    else join_name(out.back().name, date.name);
   }
   return out;
 }

@@ -75,15 +75,14 @@ Time instant_of(Zone zone, const SetDate& date) {
 
 // The slots a removed time removes: an instant, or every instant a wall time
 // may have become. A wall time the clock shows twice is both its instants (a
-// schedule that runs twice then ran at both); one the clock skips is both the
-// end of the gap (where a schedule runs it) and the time later by the gap's
-// length (where an added date is read).
+// schedule that runs twice then ran at both); one the clock skips is the end
+// of the gap, where a schedule runs it (the time later by the gap's length,
+// where an added date is read, may be a slot of its own).
 std::vector<Time> removed_instants(Zone zone, const SetDate& date) {
   const auto* wall = std::get_if<LocalTime>(&date);
   if (!wall) return {std::get<Time>(date)};
   const auto instants = resolve_local(zone, *wall);
   if (instants.kind == LocalKind::repeated) return {instants.first, instants.second};
-  if (instants.kind == LocalKind::skipped) return {instants.first, first_instant(zone, *wall)};
   return {instants.first};
 }
 

@@ -169,6 +169,8 @@ Result<std::string> validate_task_name(std::string_view name) { return validate_
 
 Result<std::string> validate_host_id(std::string_view name) { return validate_identifier("host id", name); }
 
+Result<std::string> validate_calendar_name(std::string_view name) { return validate_identifier("calendar name", name); }
+
 namespace {
 
 bool is_account_name(std::string_view name) {

@@ -172,6 +172,7 @@ std::string retry_ladder_text(const std::vector<Seconds>& ladder);
 Result<std::string> validate_task_name(std::string_view name);
 // A host's name on a shared store (--host-id, --on-host): as a task name.
 Result<std::string> validate_host_id(std::string_view name);
+Result<std::string> validate_calendar_name(std::string_view name);
 
 // Whom a task runs as (--user NAME[:GROUP]): a user, and a group in place
 // of the user's primary group (empty: the user's).

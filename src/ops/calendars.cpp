@@ -13,7 +13,7 @@ namespace taskd::ops {
 namespace {
 
 core::Result<std::string> calendar_name(std::string_view verb, std::string_view name) {
-  auto valid = core::validate_task_name(name);
+  auto valid = core::validate_calendar_name(name);
   if (!valid)
     return core::fail(core::ErrorKind::bad_input, fmt::format("calendar {}: {}", verb, valid.error().message));
   return valid;

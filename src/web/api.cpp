@@ -317,7 +317,7 @@ Response backfill(store::Database& db, std::string_view name, const Request& req
   auto window = [&]() -> Result<core::BackfillWindow> {
     auto from = TRY(cli::optional_time(std::string(parameter(request, "from")), "from", now));
     auto until = TRY(cli::optional_time(std::string(parameter(request, "until")), "until", now));
-    if (!from || !until) return fail(ErrorKind::bad_input, "backfill: give from=T and until=T (RFC 3339, or 7d ago)");
+    if (!from || !until) return fail(ErrorKind::bad_input, "backfill: give from=T and until=T (an RFC 3339 time, or a duration ago: 7d)");
     auto max = TRY(number_of(request, "max", {backfill_max, std::numeric_limits<std::int64_t>::max()}));
     return core::BackfillWindow{*from, *until, static_cast<std::size_t>(max)};
   }();
@@ -426,7 +426,7 @@ Response Api::read_api(const Request& request, std::string_view path) const {
 
 Response Api::act(const Request& request, std::string_view path) const {
   if (!access_.token)
-    return error_response(403, "read-only: taskd web was started without --token-file, which actions need");
+    return error_response(403, "read-only: the board was started without a token file, which actions need");
   if (!same_token(bearer_token(request.authorization), *access_.token)) return unauthorized();
   auto slash = path.rfind('/');
   if (!path.starts_with("tasks/") || slash <= 6 || slash == std::string_view::npos)

@@ -86,7 +86,7 @@ class CalendarTest(TaskdTestCase):
         self.assertOneErrorLine(err, f"{bad}: not an iCalendar file")
         code, out, err = self.run_taskd("calendar", "add", "bad name!", "--dates", self.write("ok.txt", DAYS))
         self.assertEqual(code, 65)
-        self.assertIn("calendar add: ", err)
+        self.assertIn("calendar add: invalid calendar name", err)
         self.assertEqual(self.run_taskd("calendar", "add", "h")[0], 2)
         self.assertEqual(self.run_taskd("calendar", "add", "h", "--dates", bad, "--ics", bad)[0], 2)
         self.assertEqual(self.json_of("calendar", "list"), [])

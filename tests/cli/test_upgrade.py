@@ -61,9 +61,9 @@ class UpgradeTest(LoopTestCase):
         out, err = proc.communicate(timeout=30)
         self.assertEqual(proc.returncode, 0, err)
 
-    def upgrade_while_the_run_waits(self, command, *args):
-        """taskd COMMAND ARGS runs the waiting task; SIGUSR2 while it waits; the new image starts, and
-        takes the run over, before the test lets the run go on."""
+    def upgrade_while_the_run_waits(self, command, *args, before_upgrade=lambda: None):
+        """taskd COMMAND ARGS runs the waiting task; SIGUSR2 while it waits (after `before_upgrade`);
+        the new image starts, and takes the run over, before the test lets the run go on."""
         self.add_waiting_task()
         if command == "work":
             self.ok("tick")  # queues it: a worker does not
@@ -71,6 +71,7 @@ class UpgradeTest(LoopTestCase):
         lease = ("--lease", "2s") if taskd_test.STORE == "postgresql" else ()
         proc, log = self.start(command, *lease, *args)
         self.wait_for_file(self.started)
+        before_upgrade()
         proc.send_signal(signal.SIGUSR2)
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
         if lease:
@@ -104,6 +105,19 @@ class UpgradeTest(LoopTestCase):
         with open(where) as f:
             [line] = [line for line in f.read().splitlines() if line.startswith("0::")]
         self.assertRegex(line, r"/taskd-\d+-\d+/run-1$")
+
+    def test_a_board_the_new_image_cannot_serve_costs_none_of_the_runs_it_takes_over(self):
+        token = os.path.join(self.tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cret-token\n")
+        os.chmod(token, 0o600)
+        proc, log = self.upgrade_while_the_run_waits("run", "--web", "127.0.0.1:0", "--web-token-file", token,
+                                                     before_upgrade=lambda: os.unlink(token))
+        [failed] = self.events(log, "web.failed")
+        self.assertIn(token, failed["error"])
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 0, err)
 
     def test_usr2_executes_the_binary_again_and_the_new_image_adopts_the_run_in_flight(self):
         proc, log = self.upgrade_while_the_run_waits("run")

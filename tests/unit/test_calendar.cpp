@@ -31,6 +31,16 @@ TEST_CASE("a dates file: days with names, comments and blank lines; sorted, repe
   CHECK(parse_calendar_dates(calendar_dates_text(dates), "db").value() == dates);
 }
 
+TEST_CASE("a day's joined names are each named once and fit a name, so they read back") {
+  const std::string long_name(150, 'x');
+  std::string text = "2027-01-01 A\n2027-01-01 B\n2027-01-01 A\n";
+  for (char c : std::string("123")) text += "2027-01-01 " + long_name + c + "\n";
+  auto dates = parse_calendar_dates(text, "days.txt").value();
+  REQUIRE(dates.size() == 1);
+  CHECK(dates[0].name == "A; B; " + long_name + "1");
+  CHECK(parse_calendar_dates(calendar_dates_text(dates), "db").value() == dates);
+}
+
 TEST_CASE("a dates file's bad lines are named with the file and the line") {
   CHECK(error_of(parse_calendar_dates("2026-12-25 ok\n2026-02-30 no such day\n", "days.txt"))
             .starts_with("days.txt:2: "));

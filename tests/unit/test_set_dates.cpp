@@ -103,6 +103,11 @@ TEST_CASE("a removed wall time removes the slots DST made of it: both of a repea
     CHECK(removing_date(removed, berlin(), utc(slot)).has_value());
   }
   CHECK_FALSE(removing_date(removed, berlin(), utc("2026-10-25T02:30:00Z")).has_value());
+  // Every half hour: 03:30 CEST is a slot of its own, which 02:30 does not take with it.
+  Schedule half_hourly = Cron{parse_cron("*/30 * * * *", "t").value(), berlin()};
+  auto half_changed = with_changes(half_hourly, std::make_shared<const SlotChanges>(dates(""), removed, berlin()));
+  CHECK(next_slots(half_changed, utc("2026-03-29T00:15:00Z"), 3) ==
+        std::vector<std::string>{"2026-03-29T00:30:00Z", "2026-03-29T01:30:00Z", "2026-03-29T02:00:00Z"});
 }
 
 namespace {
