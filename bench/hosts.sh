@@ -24,25 +24,9 @@ spawn_loop=$(realpath "${1:-build}/bench/spawn_loop")
 dispatched=10000 trials=10 seconds=60
 if [ "${BENCH_QUICK:-0}" = 1 ]; then dispatched=1000 trials=3 seconds=20; fi
 
-pg_bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
-pg=$work/pg
-chmod 711 "$work"
-mkdir -m 755 "$pg"
-as_pg=()
-if [ "$(id -u)" = 0 ]; then chown postgres: "$pg"; as_pg=(runuser -u postgres --); fi
-"${as_pg[@]}" "$pg_bin/initdb" -A trust -U postgres -D "$pg/data" >/dev/null
-"${as_pg[@]}" "$pg_bin/pg_ctl" start -w -s -D "$pg/data" -l "$pg/log" -o "-c listen_addresses='' \
-  -c unix_socket_directories='$pg' -c synchronous_commit=off -c max_connections=50"
+pg_start
 hosts=()
-cleanup() {
-  for pid in "${hosts[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  "${as_pg[@]}" "$pg_bin/pg_ctl" stop -s -m fast -D "$pg/data"
-  rm -rf "$work"
-}
-trap cleanup EXIT
-psql_run() { psql -X -q -At -h "$pg" -U postgres "$@"; }
-uri() { echo "postgresql:///$1?host=$pg&user=postgres"; }
-fresh() { psql_run -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1"; }
+on_exit() { for pid in "${hosts[@]}"; do kill -9 "$pid" 2>/dev/null || true; done; }
 
 echo "== 1. dispatch: $dispatched runs of /bin/true, 8 at once per host"
 write_tasks "$work/tasks.toml" "$dispatched" true 1w

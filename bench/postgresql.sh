@@ -26,20 +26,7 @@ make_tasks=$(realpath "${1:-build}/bench/make_tasks")
 dispatched=10000 pairs=3 big=1000000 small=1000 seconds=60
 if [ "${BENCH_QUICK:-0}" = 1 ]; then dispatched=1000 pairs=1 big=100000 seconds=15; fi
 
-# The server, its files owned by its own user when we are root (initdb refuses root).
-pg_bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
-pg=$work/pg
-chmod 711 "$work"  # the server's user reaches its directory through it
-mkdir -m 755 "$pg"
-as_pg=()
-if [ "$(id -u)" = 0 ]; then chown postgres: "$pg"; as_pg=(runuser -u postgres --); fi
-"${as_pg[@]}" "$pg_bin/initdb" -A trust -U postgres -D "$pg/data" >/dev/null
-"${as_pg[@]}" "$pg_bin/pg_ctl" start -w -s -D "$pg/data" -l "$pg/log" -o "-c listen_addresses='' \
-  -c unix_socket_directories='$pg' -c synchronous_commit=off -c max_connections=50 \
-  -c shared_preload_libraries='pg_stat_statements,auto_explain' -c pg_stat_statements.track_utility=on"
-trap '"${as_pg[@]}" "$pg_bin/pg_ctl" stop -s -m fast -D "$pg/data"; rm -rf "$work"' EXIT
-psql_run() { psql -X -q -At -h "$pg" -U postgres "$@"; }
-uri() { echo "postgresql:///$1?host=$pg&user=postgres"; }
+pg_start "shared_preload_libraries='pg_stat_statements,auto_explain'" pg_stat_statements.track_utility=on
 psql_run -c "CREATE EXTENSION pg_stat_statements"
 
 echo "== 1. dispatch: $dispatched runs of /bin/true, 8 at once"
