@@ -202,10 +202,16 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
 }
 
 RunDirectory::~RunDirectory() {
-  for (const auto& [uid, directory] : user_directories_) ::close(directory.fd);
+  remove_users_directories();
   if (!path_.empty()) remove_tree(AT_FDCWD, path_.c_str(), 8);
-  if (!users_path_.empty()) remove_tree(AT_FDCWD, users_path_.c_str(), 8);
+}
+
+void RunDirectory::remove_users_directories() {
+  for (const auto& [uid, directory] : user_directories_) ::close(directory.fd);
+  user_directories_.clear();
+  if (!users_path_.empty()) remove_tree(AT_FDCWD, std::exchange(users_path_, {}).c_str(), 8);
   for (const auto& retired : retired_users_paths_) remove_tree(AT_FDCWD, retired.c_str(), 8);
+  retired_users_paths_.clear();
 }
 
 core::Result<void> RunDirectory::renew() {

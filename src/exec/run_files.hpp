@@ -63,6 +63,10 @@ class RunDirectory {
     std::uint64_t spares_named = 0;
   };
   Handed handed() const { return {path_, spares_, spares_named_}; }
+  // Removes the users' directories, which a next image is not handed (runs
+  // are handed over only while none runs as a user): it would leave them
+  // behind. A user's next run here makes its directory anew.
+  void remove_users_directories();
   // The directory a previous image of this process handed over; an error
   // unless it is a directory of this user's, readable by it alone.
   static core::Result<RunDirectory> adopt(Handed handed);

@@ -326,9 +326,10 @@ class WorkerImpl {
   }
   std::vector<RunReport> take_reports() { return std::exchange(reports_, {}); }
 
-  void hand_over(exec::RecordWriter& record) const {
+  void hand_over(exec::RecordWriter& record) {
     record.flag(run_directory_.has_value());
     if (run_directory_) {
+      run_directory_->remove_users_directories();
       auto directory = run_directory_->handed();
       record.text(directory.path);
       record.number(static_cast<std::int64_t>(directory.spares.size()));
@@ -770,7 +771,7 @@ bool Worker::runs_as_a_user() const { return impl_->runs_as_a_user(); }
 
 std::vector<RunReport> Worker::take_reports() { return impl_->take_reports(); }
 
-void Worker::hand_over(exec::RecordWriter& record) const { impl_->hand_over(record); }
+void Worker::hand_over(exec::RecordWriter& record) { impl_->hand_over(record); }
 
 std::vector<exec::ShutdownEntry> Worker::shutdown_entries() const { return impl_->shutdown_entries(); }
 

@@ -132,8 +132,9 @@ class Worker {
   std::vector<RunReport> take_reports();
 
   // What a next image of taskd takes over (kill -USR2): the runs in flight,
-  // once no end waits to be written.
-  void hand_over(exec::RecordWriter& record) const;
+  // once no end waits to be written. The users' run directories, which it
+  // does not take, are removed.
+  void hand_over(exec::RecordWriter& record);
   // The same runs as a shutdown ends them (their child's pid and output are
   // the runner's, not set here).
   std::vector<exec::ShutdownEntry> shutdown_entries() const;

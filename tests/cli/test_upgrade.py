@@ -147,6 +147,9 @@ class UpgradeTest(LoopTestCase):
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started, once the run ended")
         self.assertRunRecordedOnce()
         self.assertEqual([event["runs"] for event in self.events(log, "loop.adopted")], ["0"])
+        # The old image's directory of the users' run files went with it.
+        run_files = os.path.join(self.tmp, "tmp")
+        self.assertEqual([name for name in os.listdir(run_files) if name.startswith("taskd-users")], [])
         self.stop(proc)
 
     def test_work_hands_its_run_in_flight_over_too(self):
