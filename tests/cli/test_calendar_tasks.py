@@ -191,6 +191,10 @@ class CalendarTaskTest(TaskdTestCase):
         self.assertEqual([r["status"] for r in self.history("standup")].count("succeeded"), 3)
         table = self.ok("history", "standup", "--status", "skipped", faketime="2026-12-30 08:00:02")
         self.assertIn("2026-12-25 is Christmas Day in xmas", table)
+        # The rows are no part of the story of the slot before the holidays.
+        told = self.ok("explain", "standup", "--at", "2026-12-23T08:00:00Z", faketime="2026-12-30 08:00:02")
+        self.assertIn("succeeded", told)
+        self.assertNotIn("xmas", told)
 
     def test_two_ticks_racing_after_a_holiday_write_its_row_once(self):
         self.calendar("xmas", "2026-12-25 Christmas Day\n")
