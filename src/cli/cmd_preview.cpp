@@ -8,6 +8,7 @@
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
 #include "ops/calendars.hpp"
 #include "ops/tasks.hpp"
 
@@ -77,7 +78,7 @@ void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, 
     if (!upcoming) break;
     if (marks) {
       marks->before(upcoming->start, [&](core::Time slot, const std::string& why) {
-        fmt::format_to(std::back_inserter(text), "{}  (skipped: {})\n", core::show_time(slot, style), why);
+        fmt::format_to(std::back_inserter(text), "{}  (skipped: {})\n", core::show_time(slot, style), core::printable(why));
       });
     }
     auto line = preview_line(schedule, *upcoming, style);

@@ -67,7 +67,8 @@ struct CalendarSkippedSlot {
 };
 
 // Walks the slots the task's --skip-calendar removes after an instant, in
-// order, a skipped day at a time: a day without them costs one search.
+// order, a skipped day at a time: a day without them costs one search. The
+// days must outlive it.
 class CalendarSkippedSlots {
  public:
   CalendarSkippedSlots(Schedule own, Zone zone, const std::vector<date::local_days>& days, Time from);
