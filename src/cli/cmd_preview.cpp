@@ -1,11 +1,15 @@
 #include <cstdio>
 #include <fmt/format.h>
+#include <iterator>
 #include <memory>
+#include <optional>
 
 #include "cli/context.hpp"
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "core/policy.hpp"
+#include "core/text.hpp"
+#include "ops/calendars.hpp"
 #include "ops/tasks.hpp"
 
 namespace taskd::cli {
@@ -37,17 +41,46 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
   return line;
 }
 
+// The slots the task's --skip-calendar removes, told among its starts (and
+// not counted as starts).
+class SkippedMarks {
+ public:
+  SkippedMarks(core::CalendarSkippedSlots slots, std::vector<core::NamedCalendar> calendars)
+      : slots_(std::move(slots)), calendars_(std::move(calendars)) {}
+
+  // Tells `tell(slot, why)` each removed slot before `t` not told yet.
+  template <class Tell>
+  void before(core::Time t, Tell tell) {
+    while (true) {
+      if (!pending_) pending_ = slots_.next();
+      if (!pending_ || pending_->slot >= t) return;
+      tell(pending_->slot, core::skipped_day_words(pending_->day, calendars_));
+      pending_.reset();
+    }
+  }
+
+ private:
+  core::CalendarSkippedSlots slots_;
+  std::vector<core::NamedCalendar> calendars_;
+  std::optional<core::CalendarSkippedSlot> pending_;
+};
+
 // Lines are written in blocks of this many bytes as the starts are
 // computed: the first come at once, and --count 1000000000 takes the memory
 // of one block.
 constexpr std::size_t block_size = 64 * 1024;
 
 void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count,
-                  const core::TimeStyle& style) {
+                  std::optional<SkippedMarks>& marks, const core::TimeStyle& style) {
   fmt::memory_buffer text;
   for (int i = 0; i < count; ++i) {
     auto upcoming = starts.next();
     if (!upcoming) break;
+    if (marks) {
+      marks->before(upcoming->start, [&](core::Time slot, const std::string& why) {
+        fmt::format_to(std::back_inserter(text), "{}  (skipped: {})\n", core::show_time(slot, style), core::printable(why));
+      });
+    }
     auto line = preview_line(schedule, *upcoming, style);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
@@ -58,18 +91,28 @@ void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, 
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-void print_starts_json(core::UpcomingStarts& starts, int count) {
+void print_starts_json(core::UpcomingStarts& starts, int count, std::optional<SkippedMarks>& marks) {
   JsonArrayWriter out;
   for (int i = 0; i < count; ++i) {
     auto upcoming = starts.next();
     if (!upcoming) break;
+    if (marks) {
+      marks->before(upcoming->start, [&](core::Time slot, const std::string& why) {
+        out.add(ops::Json{{"slot", core::format_rfc3339(slot)}, {"skipped", true}, {"reason", why}});
+      });
+    }
     out.add(core::format_rfc3339(upcoming->start));
   }
   out.finish();
 }
 
+struct TaskToPreview {
+  core::Task task;
+  std::vector<core::NamedCalendar> skip_calendars;  // of a stored task with --skip-calendar
+};
+
 // The task to preview: a stored one by name, or one made of the options.
-Result<core::Task> task_to_preview(const Context& context, const PreviewOptions& options, core::Time now) {
+Result<TaskToPreview> task_to_preview(const Context& context, const PreviewOptions& options, core::Time now) {
   if (!options.name.empty()) {
     if (names_a_schedule(options.schedule)) return fail(ErrorKind::usage, "preview: give a task NAME or a schedule, not both");
     if (names_dst_rules(options.schedule))
@@ -78,12 +121,22 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
     auto db = TRY(context.open_db_to_read());
     auto task = TRY(ops::find_task(db, options.name));
     if (!task) return fail(ErrorKind::bad_input, fmt::format("preview: no task named \"{}\" (see taskd list)", options.name));
-    return *task;
+    if (task->definition.calendar_days.skipped.empty()) return TaskToPreview{*task, {}};
+    auto calendars = TRY(ops::skip_calendars(db, task->definition));
+    return TaskToPreview{*task, std::move(calendars)};
   }
   core::Task task;
   task.definition.name = "preview";
   task.schedule = TRY(apply_schedule(options.schedule, task.definition, now));
-  return task;
+  return TaskToPreview{std::move(task), {}};
+}
+
+// The marks of the slots the task's --skip-calendar removes after `from`;
+// none for a task without one, which costs preview nothing.
+Result<std::optional<SkippedMarks>> skipped_marks(TaskToPreview& preview, core::Time from) {
+  if (preview.task.definition.calendar_days.skipped.empty()) return std::nullopt;
+  auto slots = TRY(core::calendar_skipped_slots(preview.task.definition, from));
+  return std::optional<SkippedMarks>(std::in_place, std::move(slots), std::move(preview.skip_calendars));
 }
 
 Result<void> preview(const Context& context, const PreviewOptions& options) {
@@ -95,15 +148,17 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
     if (!parsed) return fail(ErrorKind::bad_input, "--from: " + parsed.error().message);
     from = *parsed;
   }
-  auto task = TRY(task_to_preview(context, options, now));
+  auto preview = TRY(task_to_preview(context, options, now));
+  const auto& task = preview.task;
   const auto& schedule = task.schedule.value();
   if (std::holds_alternative<core::AtBoot>(schedule) && !context.json)
     fmt::print(stderr, "taskd: preview: no start times: it runs once after each boot of the machine (--cron @reboot)\n");
   core::UpcomingStarts starts(task, schedule, from);
+  auto marks = TRY(skipped_marks(preview, from));
   if (context.json) {
-    print_starts_json(starts, options.count);
+    print_starts_json(starts, options.count, marks);
   } else {
-    print_starts(starts, schedule, options.count, context.time_style(now));
+    print_starts(starts, schedule, options.count, marks, context.time_style(now));
   }
   return {};
 }

@@ -258,4 +258,20 @@ std::string calendar_dates_text(const std::vector<CalendarDate>& dates) {
   return text;
 }
 
+std::string skipped_date_words(const CalendarDate& date, std::string_view calendar) {
+  auto day = date::format("%F", date.day);
+  if (date.name.empty()) return fmt::format("{} is a day of {}", day, calendar);
+  return fmt::format("{} is {} in {}", day, date.name, calendar);
+}
+
+std::string skipped_day_words(date::local_days day, const std::vector<NamedCalendar>& calendars) {
+  std::string names;
+  for (const auto& calendar : calendars) {
+    auto found = std::ranges::lower_bound(calendar.dates, day, {}, &CalendarDate::day);
+    if (found != calendar.dates.end() && found->day == day) return skipped_date_words(*found, calendar.name);
+    names += (names.empty() ? "" : ", ") + calendar.name;
+  }
+  return fmt::format("{} is a day of {}", date::format("%F", day), names);
+}
+
 }  // namespace taskd::core

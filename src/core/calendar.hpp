@@ -42,4 +42,18 @@ Result<std::vector<CalendarDate>> parse_calendar_ics(std::string_view text, std:
 // The text parse_calendar_dates reads back to `dates`: one line a day.
 std::string calendar_dates_text(const std::vector<CalendarDate>& dates);
 
+// A calendar by name with its days (sorted), as a task's --skip-calendar names it.
+struct NamedCalendar {
+  std::string name;
+  std::vector<CalendarDate> dates;
+};
+
+// Why a calendar skips its date: "2026-12-25 is Christmas Day in
+// de-holidays", or "2026-12-25 is a day of de-holidays" for a date without a name.
+std::string skipped_date_words(const CalendarDate& date, std::string_view calendar);
+
+// Why `calendars` skip `day`, in the words of the first that holds it; the
+// day and the calendars' names when none does.
+std::string skipped_day_words(date::local_days day, const std::vector<NamedCalendar>& calendars);
+
 }  // namespace taskd::core

@@ -238,11 +238,19 @@ void explain_end_of_ladder(std::vector<Fact>& facts, const Task& task, const Pas
                    {{"attempt_no", number(last.attempt_no)}}});
 }
 
+// The SKIPPED row of a day --skip-calendar removed, between two planned
+// slots: no part of the story of the one before it.
+bool tells_a_skipped_day(const TaskDefinition& definition, const PastRun& run) {
+  return run.status == RunStatus::skipped && calendar_day_removing(definition, run.scheduled_at);
+}
+
 // The runs that tell the slot's story: its attempts and retries, and a retry
 // that took the next planned slot.
-std::vector<const PastRun*> story_of(const std::vector<PastRun>& runs, std::optional<Time> next) {
+std::vector<const PastRun*> story_of(const TaskDefinition& definition, const std::vector<PastRun>& runs,
+                                     std::optional<Time> next) {
   std::vector<const PastRun*> story;
   for (const auto& run : runs) {
+    if (tells_a_skipped_day(definition, run)) continue;
     if (!next || run.scheduled_at < *next || run.trigger == Trigger::retry) story.push_back(&run);
   }
   return story;
@@ -313,7 +321,7 @@ std::vector<Fact> explain_slot(const Task& task, const Schedule& schedule, Time 
     explain_not_due(facts, task, slot, now, style);
     return facts;
   }
-  auto story = story_of(history.runs, next_slot_after(schedule, slot));
+  auto story = story_of(task.definition, history.runs, next_slot_after(schedule, slot));
   if (story.empty()) {
     const auto& planned = history.newest_planned_before;
     if (planned && skipped_span_holds(*planned, slot)) {

@@ -506,4 +506,78 @@ std::optional<Time> last_skipped_slot(std::string_view reason) {
   return *parsed;
 }
 
+namespace {
+
+// A day's [begin, end) as the bounds of slots_between: (begin - 1 ms, end - 1 ms].
+std::pair<Time, Time> slot_bounds(std::pair<Time, Time> day, Time after, Time until) {
+  return {std::max(after, day.first - 1ms), std::min(until, day.second - 1ms)};
+}
+
+}  // namespace
+
+Result<CalendarSkips> calendar_skips(const TaskDefinition& definition, std::optional<Time> after,
+                                     std::optional<Time> until) {
+  CalendarSkips skips;
+  const auto& skipped = definition.calendar_days.skipped;
+  if (skipped.empty() || !after || !until || *until <= *after) return skips;
+  auto zone = TRY(set_dates_zone(definition));
+  auto day_of = [&](Time t) { return std::chrono::floor<date::days>(to_local(zone, t)); };
+  auto days = std::ranges::subrange(std::ranges::lower_bound(skipped, day_of(*after)),
+                                    std::ranges::upper_bound(skipped, day_of(*until)));
+  if (days.empty()) return skips;
+  auto own = TRY(schedule_without_skipped_days(definition));
+  std::optional<Time> more_until;
+  for (auto day : days) {
+    auto [from, to] = slot_bounds(day_span(zone, day), *after, *until);
+    if (skips.days.size() < max_skipped_day_rows) {
+      auto slots = slots_between(own, from, to);
+      if (slots.count > 0) skips.days.push_back({day, slots});
+      continue;
+    }
+    // Beyond the bound a day costs one search, however many slots it has.
+    auto next = next_slot_after(own, from);
+    if (!next || *next > to) continue;
+    if (skips.more_days++ == 0) skips.more_first = *next;
+    more_until = to;
+  }
+  if (more_until) skips.more_last = last_slot_at_or_before(own, *more_until).value_or(skips.more_first);
+  return skips;
+}
+
+CalendarSkippedSlots::CalendarSkippedSlots(Schedule own, Zone zone, const std::vector<date::local_days>& days,
+                                           Time from)
+    : own_(std::make_shared<const Schedule>(std::move(own))),
+      zone_(zone),
+      days_(std::ranges::lower_bound(days, std::chrono::floor<date::days>(to_local(zone, from))), days.end()),
+      from_(from) {}
+
+std::optional<CalendarSkippedSlot> CalendarSkippedSlots::next() {
+  while (!days_.empty()) {
+    if (!cursor_) {
+      auto [begin, end] = day_span(zone_, days_.front());
+      cursor_.emplace(*own_, std::max(from_, begin - 1ms));
+      day_end_ = end;
+    }
+    auto slot = cursor_->next();
+    if (slot && *slot < day_end_) return CalendarSkippedSlot{*slot, days_.front()};
+    cursor_.reset();
+    days_ = days_.subspan(1);
+  }
+  return std::nullopt;
+}
+
+Result<CalendarSkippedSlots> calendar_skipped_slots(const TaskDefinition& definition, Time from) {
+  auto zone = TRY(set_dates_zone(definition));
+  return CalendarSkippedSlots(TRY(schedule_without_skipped_days(definition)), zone,
+                              definition.calendar_days.skipped, from);
+}
+
+SkippedSlots skipped_day(const SkippedDay& day, std::string_view why) { return skipped_slots(day.slots, why); }
+
+SkippedSlots skipped_more_days(const CalendarSkips& skips, std::string_view why) {
+  auto reason = fmt::format("slots on {} more days from {} to {}{}{}", skips.more_days,
+                            format_rfc3339(skips.more_first), format_rfc3339(skips.more_last), skipped_marker, why);
+  return SkippedSlots{skips.more_days, skips.more_first, skips.more_last, std::move(reason)};
+}
+
 }  // namespace taskd::core

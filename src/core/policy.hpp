@@ -2,8 +2,16 @@
 // The task state machine of SPEC.md "Policy" (seeds 003 and 004): each
 // transition takes a task, its state and `now`, and returns the new state
 // and what history must record. The store writes it; nothing here does I/O.
+#include <date/date.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/task.hpp"
 
@@ -20,6 +28,62 @@ struct SkippedSlots {
 // The last slot a SKIPPED row stands for, read back from its reason; none
 // for a reason that names no slot.
 std::optional<Time> last_skipped_slot(std::string_view reason);
+
+// A day of --skip-calendar on which own slots of the task came due: its
+// SKIPPED row names the day, and the calendar that holds it (sched/ words it).
+struct SkippedDay {
+  date::local_days day;
+  SlotSpan slots;  // the slots the schedule has on that day without the calendars
+};
+
+// At most this many days get a row of their own when slots are accounted
+// (a scheduler down for years); the days after them share one row.
+inline constexpr std::size_t max_skipped_day_rows = 100;
+
+// The days of --skip-calendar with own slots of the task in (after, until]:
+// the first max_skipped_day_rows of them, oldest first, and how many more,
+// from the first to the last of their slots. What was accounted as
+// (accounted_until before, after) a decision, so a day gets its row once.
+struct CalendarSkips {
+  std::vector<SkippedDay> days;
+  std::int64_t more_days = 0;
+  Time more_first{};
+  Time more_last{};
+};
+Result<CalendarSkips> calendar_skips(const TaskDefinition& definition, std::optional<Time> after,
+                                     std::optional<Time> until);
+
+// The SKIPPED row of a day, `why` naming it: "3 slots from ... to ...
+// skipped: 2026-12-25 is Christmas Day in de-holidays".
+SkippedSlots skipped_day(const SkippedDay& day, std::string_view why);
+// The row of the days beyond the first max_skipped_day_rows: "slots on 40
+// more days from ... to ... skipped: `why`" (its count is of days).
+SkippedSlots skipped_more_days(const CalendarSkips& skips, std::string_view why);
+
+// A slot of the task's own schedule that its --skip-calendar removes, and its day.
+struct CalendarSkippedSlot {
+  Time slot;
+  date::local_days day;
+};
+
+// Walks the slots the task's --skip-calendar removes after an instant, in
+// order, a skipped day at a time: a day without them costs one search. The
+// days must outlive it.
+class CalendarSkippedSlots {
+ public:
+  CalendarSkippedSlots(Schedule own, Zone zone, const std::vector<date::local_days>& days, Time from);
+  std::optional<CalendarSkippedSlot> next();
+
+ private:
+  std::shared_ptr<const Schedule> own_;  // where the cursor can find it after a move
+  Zone zone_;
+  std::span<const date::local_days> days_;  // the skipped days still to walk
+  Time from_;
+  std::optional<SlotCursor> cursor_;  // on days_.front(), until day_end_
+  Time day_end_{};
+};
+// The walk of the definition's removed slots after `from`.
+Result<CalendarSkippedSlots> calendar_skipped_slots(const TaskDefinition& definition, Time from);
 
 // What a tick does with a task whose next_run_at has come.
 struct EnqueueDecision {

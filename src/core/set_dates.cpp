@@ -64,10 +64,6 @@ Time first_instant(Zone zone, LocalTime wall) {
   return Time{(wall - before).time_since_epoch()};
 }
 
-std::pair<Time, Time> day_span(Zone zone, date::local_days day) {
-  return {first_instant(zone, LocalTime{day}), first_instant(zone, LocalTime{day + date::days{1}})};
-}
-
 Time instant_of(Zone zone, const SetDate& date) {
   if (const auto* wall = std::get_if<LocalTime>(&date)) return first_instant(zone, *wall);
   return std::get<Time>(date);
@@ -214,6 +210,10 @@ Result<void> read_line(const Property& property, RecurrenceSet& set, std::vector
 }
 
 }  // namespace
+
+std::pair<Time, Time> day_span(Zone zone, date::local_days day) {
+  return {first_instant(zone, LocalTime{day}), first_instant(zone, LocalTime{day + date::days{1}})};
+}
 
 bool is_recurrence_set(std::string_view text) {
   const auto first = upper(trim(text).substr(0, 7));

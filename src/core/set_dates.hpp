@@ -48,6 +48,9 @@ struct CalendarDays {
 std::string calendar_days_text(const CalendarDays& days);
 Result<CalendarDays> parse_calendar_days(std::string_view text);
 
+// [begin, end) of a day of the zone's clock (23 or 25 hours at DST changes).
+std::pair<Time, Time> day_span(Zone zone, date::local_days day);
+
 // The dates as instants in a zone, for the next-slot search: sorted vectors
 // searched by halves, so a slot costs a few comparisons however many there are.
 class SlotChanges {

@@ -228,12 +228,11 @@ Result<Schedule> own_schedule_of(const TaskDefinition& definition) {
   return fail(ErrorKind::internal, "unknown schedule kind");
 }
 
-// The zone a task's --rdate and --exdate wall times are read in.
+}  // namespace
+
 Result<Zone> set_dates_zone(const TaskDefinition& definition) {
   return find_zone(definition.tz.empty() ? "UTC" : definition.tz);
 }
-
-}  // namespace
 
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
   if (definition.rdate.empty() && definition.exdate.empty() && definition.calendar_days.empty()) return schedule;
@@ -263,6 +262,12 @@ std::optional<date::local_days> calendar_day_removing(const TaskDefinition& defi
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
   return with_set_dates(TRY(own_schedule_of(definition)), definition);
+}
+
+Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition) {
+  auto without = definition;
+  without.calendar_days.skipped.clear();
+  return schedule_of(without);
 }
 
 namespace {

@@ -199,6 +199,12 @@ std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t
 std::optional<date::local_days> calendar_day_removing(const TaskDefinition& definition, Time t);
 // `schedule` with the definition's --rdate, --exdate and calendar days.
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition);
+// The zone a task's --rdate and --exdate wall times and its calendars' days
+// are read in: its --tz, else UTC.
+Result<Zone> set_dates_zone(const TaskDefinition& definition);
+// The schedule as it would be without the days of --skip-calendar (its
+// other changes kept): on those days, its slots are the ones they remove.
+Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition);
 
 // "every 5m", "every 5m after finish", "manual".
 std::string describe_schedule(const TaskDefinition& definition);

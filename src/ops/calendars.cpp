@@ -79,6 +79,11 @@ core::Result<void> read_task_calendars(store::Database& db, core::Task& task) {
   return {};
 }
 
+core::Result<std::vector<core::NamedCalendar>> skip_calendars(store::Database& db,
+                                                              const core::TaskDefinition& definition) {
+  return store::read_calendars(db, definition.skip_calendar);
+}
+
 core::Result<NewCalendar> read_calendar(std::string_view name, CalendarFormat format, std::string_view text,
                                         std::string_view source) {
   auto valid = TRY(calendar_name("add", name));

@@ -18,6 +18,10 @@ namespace taskd::ops {
 // calendar that does not exist is bad input naming the task and the option.
 core::Result<void> read_task_calendars(store::Database& db, core::Task& task);
 
+// The calendars of the task's --skip-calendar, each with its days' names.
+core::Result<std::vector<core::NamedCalendar>> skip_calendars(store::Database& db,
+                                                              const core::TaskDefinition& definition);
+
 enum class CalendarFormat { dates, ics };
 
 struct NewCalendar {

@@ -104,10 +104,9 @@ Result<std::optional<core::Fact>> removed_by_calendar(store::Database& db, const
     auto dates = TRY(store::read_calendar(db, name)).value_or(std::vector<core::CalendarDate>{});
     auto found = std::ranges::find(dates, *day, &core::CalendarDate::day);
     if (found == dates.end()) continue;
-    auto what = found->name.empty() ? fmt::format("{} is a day of {}", date_text, name)
-                                    : fmt::format("{} is {} in {}", date_text, found->name, name);
     return core::Fact{"calendar",
-                      fmt::format("{} is skipped: {} (--skip-calendar).", asked, what),
+                      fmt::format("{} is skipped: {} (--skip-calendar).", asked,
+                                  core::skipped_date_words(*found, name)),
                       {{"calendar", name}, {"date", date_text}, {"date_name", found->name}}};
   }
   if (d.only_calendar.empty()) return std::nullopt;

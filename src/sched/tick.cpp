@@ -1,12 +1,15 @@
 #include "sched/tick.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <iterator>
 #include <vector>
 
 #include "core/policy.hpp"
 #include "sched/outcome.hpp"
 #include "sched/replace.hpp"
+#include "store/calendars.hpp"
 #include "store/runs.hpp"
 #include "store/tasks.hpp"
 
@@ -17,6 +20,21 @@ struct TaskEnqueued {
   TickResult counts;
   std::optional<ChildToStop> replaced_child;
 };
+
+// The SKIPPED rows of the days the task's --skip-calendar removed from what
+// the decision accounted: one a day, naming the day and its calendar.
+core::Result<std::vector<core::SkippedSlots>> calendar_day_rows(store::Database& db, const core::Task& task,
+                                                                const core::TaskState& decided) {
+  auto skips = TRY(core::calendar_skips(task.definition, task.state.accounted_until, decided.accounted_until));
+  std::vector<core::SkippedSlots> rows;
+  if (skips.days.empty()) return rows;
+  auto calendars = TRY(store::read_calendars(db, task.definition.skip_calendar));
+  for (const auto& day : skips.days) rows.push_back(core::skipped_day(day, core::skipped_day_words(day.day, calendars)));
+  if (skips.more_days > 0)
+    rows.push_back(core::skipped_more_days(
+        skips, fmt::format("days of {} (--skip-calendar)", fmt::join(task.definition.skip_calendar, ", "))));
+  return rows;
+}
 
 // Applies the enqueue decision for one due task; returns what it wrote and
 // adds it to `reports`.
@@ -30,6 +48,11 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
     TRY(store::insert_skipped_run(db, task.id, *decision.skipped, now));
     result.counts.skipped = 1;
     reports.emplace_back(0, task.definition.name, core::RunStatus::skipped, decision.skipped->reason);
+  }
+  for (auto& row : TRY(calendar_day_rows(db, task, decision.state))) {
+    TRY(store::insert_skipped_run(db, task.id, row, now));
+    result.counts.skipped += 1;
+    reports.emplace_back(0, task.definition.name, core::RunStatus::skipped, std::move(row.reason));
   }
   if (decision.run_slot) {
     if (active && task.definition.overlap == core::Overlap::replace) {

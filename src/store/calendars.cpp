@@ -72,6 +72,15 @@ core::Result<std::optional<std::vector<core::CalendarDate>>> read_calendar(Datab
   return std::optional(std::move(*dates));
 }
 
+core::Result<std::vector<core::NamedCalendar>> read_calendars(Database& db, const std::vector<std::string>& names) {
+  std::vector<core::NamedCalendar> calendars;
+  for (const auto& name : names) {
+    auto dates = TRY(read_calendar(db, name));
+    if (dates) calendars.push_back({name, std::move(*dates)});
+  }
+  return calendars;
+}
+
 core::Result<void> remove_calendar(Database& db, std::string_view name) {
   return guarded(db, [&]() -> core::Result<void> {
     auto exists = db.prepare("SELECT count(*) FROM calendars WHERE name = ?");

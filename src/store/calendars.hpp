@@ -35,6 +35,9 @@ core::Result<std::vector<CalendarSummary>> list_calendars(Database& db);
 // that does not read back is an error naming the calendar.
 core::Result<std::optional<std::vector<core::CalendarDate>>> read_calendar(Database& db, std::string_view name);
 
+// The calendars of `names` that exist, in that order (a task's --skip-calendar).
+core::Result<std::vector<core::NamedCalendar>> read_calendars(Database& db, const std::vector<std::string>& names);
+
 // Removes the calendar; none of that name is bad input.
 core::Result<void> remove_calendar(Database& db, std::string_view name);
 

@@ -20,8 +20,9 @@ class CalendarTaskTest(TaskdTestCase):
         self.ok("calendar", "add", name, "--dates", path, *more, faketime=faketime)
 
     def preview(self, name, count, faketime=T0):
+        """The start times preview prints, without the slots it marks as skipped."""
         return [line.split()[0] for line in self.ok("preview", name, "--count", str(count), "--utc",
-                                                   faketime=faketime).splitlines()]
+                                                   faketime=faketime).splitlines() if "(skipped: " not in line]
 
     def test_skip_calendar_takes_its_days_from_the_slots_and_show_names_it(self):
         self.calendar("xmas", XMAS)
@@ -169,6 +170,87 @@ class CalendarTaskTest(TaskdTestCase):
         self.assertEqual(code, 2, out)
         self.assertIn("CRITICAL report: no success for 3d1s (alert after 2d; last success 2026-12-23", out)
 
+    def skipped(self, name):
+        return [(r["scheduled_at"], r["reason"]) for r in self.history(name, "--status", "skipped")]
+
+    def test_the_slot_after_the_holidays_writes_a_skipped_row_for_each_of_them(self):
+        self.calendar("xmas", XMAS)
+        self.add("standup", "--cron", "0 9 * * 1-5", "--tz", "Europe/Berlin", "--skip-calendar", "xmas", "--",
+                 "true", faketime="2026-12-23 07:00:00")
+        self.run_once(faketime="2026-12-23 08:00:01")
+        # On a holiday nothing is due: its row comes with the next slot served.
+        self.run_once(faketime="2026-12-25 08:00:01")
+        self.assertEqual(self.skipped("standup"), [])
+        self.run_once(faketime="2026-12-29 08:00:01")
+        self.assertEqual(sorted(self.skipped("standup")), [
+            ("2026-12-24T08:00:00Z", "slot 2026-12-24T08:00:00Z skipped: 2026-12-24 is Christmas Eve in xmas"),
+            ("2026-12-25T08:00:00Z", "slot 2026-12-25T08:00:00Z skipped: 2026-12-25 is Christmas Day in xmas"),
+            ("2026-12-28T08:00:00Z", "slot 2026-12-28T08:00:00Z skipped: 2026-12-28 is a day of xmas")])
+        self.run_once(faketime="2026-12-30 08:00:01")
+        self.assertEqual(len(self.skipped("standup")), 3)
+        self.assertEqual([r["status"] for r in self.history("standup")].count("succeeded"), 3)
+        table = self.ok("history", "standup", "--status", "skipped", faketime="2026-12-30 08:00:02")
+        self.assertIn("2026-12-25 is Christmas Day in xmas", table)
+        # The rows are no part of the story of the slot before the holidays.
+        told = self.ok("explain", "standup", "--at", "2026-12-23T08:00:00Z", faketime="2026-12-30 08:00:02")
+        self.assertIn("succeeded", told)
+        self.assertNotIn("xmas", told)
+
+    def test_two_ticks_racing_after_a_holiday_write_its_row_once(self):
+        self.calendar("xmas", "2026-12-25 Christmas Day\n")
+        self.add("standup", "--cron", "0 9 * * 1-5", "--tz", "Europe/Berlin", "--skip-calendar", "xmas", "--",
+                 "true", faketime="2026-12-24 07:00:00")
+        self.run_once(faketime="2026-12-24 08:00:01")
+        ticks = [self.popen_taskd("run-once", faketime="2026-12-28 08:00:01") for _ in range(2)]
+        for tick in ticks:
+            out, err = tick.communicate(timeout=60)
+            self.assertEqual((tick.returncode, out), (0, ""), err)
+        self.assertEqual(self.skipped("standup"), [
+            ("2026-12-25T08:00:00Z", "slot 2026-12-25T08:00:00Z skipped: 2026-12-25 is Christmas Day in xmas")])
+
+    def test_a_minutely_task_gets_one_row_for_the_whole_day(self):
+        self.calendar("xmas", "2026-12-25 Christmas Day\n")
+        self.add("tick", "--cron", "* * * * *", "--tz", "Europe/Berlin", "--skip-calendar", "xmas", "--", "true",
+                 faketime="2026-12-24 22:58:30")
+        self.run_once(faketime="2026-12-24 22:59:01")
+        self.run_once(faketime="2026-12-25 23:00:01")  # 00:00 on the 26th in Berlin
+        self.assertEqual(self.skipped("tick"), [
+            ("2026-12-24T23:00:00Z", "1440 slots from 2026-12-24T23:00:00Z to 2026-12-25T22:59:00Z skipped: "
+                                     "2026-12-25 is Christmas Day in xmas")])
+
+    def test_the_rows_a_tick_writes_for_skipped_days_are_bounded(self):
+        first = datetime.date(2027, 1, 2)
+        self.calendar("long", "".join("%s closed\n" % (first + datetime.timedelta(days=i)) for i in range(150)),
+                      faketime="2027-01-01 08:00:00")
+        self.add("daily", "--cron", "0 9 * * *", "--tz", "UTC", "--skip-calendar", "long", "--", "true",
+                 faketime="2027-01-01 08:00:00")
+        self.run_once(faketime="2027-01-01 09:00:01")
+        self.run_once(faketime="2027-06-01 09:00:01")
+        rows = sorted(self.skipped("daily"))
+        self.assertEqual(len(rows), 101)
+        self.assertEqual(rows[0][1], "slot 2027-01-02T09:00:00Z skipped: 2027-01-02 is closed in long")
+        self.assertEqual(rows[99][1], "slot 2027-04-11T09:00:00Z skipped: 2027-04-11 is closed in long")
+        self.assertEqual(rows[100][1], "slots on 50 more days from 2027-04-12T09:00:00Z to 2027-05-31T09:00:00Z "
+                                       "skipped: days of long (--skip-calendar)")
+
+    def test_preview_marks_the_slots_a_calendar_removes_without_counting_them(self):
+        self.calendar("xmas", XMAS)
+        self.add("standup", *BERLIN_NINE, "--skip-calendar", "xmas", "--", "true", faketime=T0)
+        out = self.ok("preview", "standup", "--count", "5", "--utc", faketime=T0).splitlines()
+        self.assertEqual(out, [
+            "2026-12-21T08:00:00Z", "2026-12-22T08:00:00Z", "2026-12-23T08:00:00Z",
+            "2026-12-24T08:00:00Z  (skipped: 2026-12-24 is Christmas Eve in xmas)",
+            "2026-12-25T08:00:00Z  (skipped: 2026-12-25 is Christmas Day in xmas)",
+            "2026-12-26T08:00:00Z", "2026-12-27T08:00:00Z"])
+        listed = self.json_of("preview", "standup", "--count", "5", "--from", "2026-12-26T12:00:00Z", faketime=T0)
+        self.assertEqual(listed, [
+            "2026-12-27T08:00:00Z",
+            {"slot": "2026-12-28T08:00:00Z", "skipped": True, "reason": "2026-12-28 is a day of xmas"},
+            "2026-12-29T08:00:00Z", "2026-12-30T08:00:00Z", "2026-12-31T08:00:00Z", "2027-01-01T08:00:00Z"])
+        # A task without a calendar has no marks.
+        self.add("plain", *BERLIN_NINE, "--", "true", faketime=T0)
+        self.assertEqual(len(self.json_of("preview", "plain", "--count", "5", faketime=T0)), 5)
+
     def test_export_writes_the_keys_that_apply_reads_back(self):
         self.calendar("xmas", XMAS)
         self.calendar("pay", "2026-12-21\n")
@@ -199,11 +281,16 @@ class CalendarTaskTest(TaskdTestCase):
         weekdays = [day for day in weekdays if day.weekday() < 5]
         expected = [day for day in weekdays if day not in days]
         self.assertGreater(len(weekdays) - len(expected), 10)
-        slots = [datetime.datetime.fromisoformat(s.replace("Z", "+00:00")) for s in self.json_of(
-            "preview", "report", "--count", str(len(expected)), faketime="2026-12-31 12:00:00")]
+        listed = self.json_of("preview", "report", "--count", str(len(expected)), faketime="2026-12-31 12:00:00")
+        utc = lambda text: datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        slots = [utc(s) for s in listed if isinstance(s, str)]
         # 09:00 in Berlin is 08:00 or 07:00 UTC: the same day.
         self.assertEqual([s.date() for s in slots], expected)
         self.assertTrue(all(s.hour in (7, 8) for s in slots))
+        # The holidays on weekdays are the slots preview marks, each with its name.
+        marked = [s for s in listed if not isinstance(s, str)]
+        self.assertEqual([utc(s["slot"]).date() for s in marked], [day for day in weekdays if day in days])
+        self.assertTrue(all(s["skipped"] and s["reason"].endswith(" in de") for s in marked))
 
 
 if __name__ == "__main__":

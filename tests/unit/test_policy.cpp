@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "core/calendar.hpp"
 #include "core/policy.hpp"
 #include "test_helpers.hpp"
 
@@ -818,4 +819,107 @@ TEST_CASE("--catch-up all with every missed slot beyond the window runs none of 
   REQUIRE(decision.skipped);
   CHECK(decision.skipped->count == 3);
   CHECK(decision.state.next_run_at == at(11, 0));
+}
+
+namespace {
+
+Time utc(const char* text) { return parse_rfc3339(text).value(); }
+
+// Weekdays at 09:00 in Berlin (by default), with --skip-calendar days.
+TaskDefinition weekdays_skipping(std::vector<date::local_days> days, std::string cron = "0 9 * * 1-5",
+                                 std::string tz = "Europe/Berlin") {
+  TaskDefinition d;
+  d.name = "report";
+  d.schedule_kind = ScheduleKind::cron;
+  d.schedule_spec = std::move(cron);
+  d.tz = std::move(tz);
+  d.retry = default_retry_ladder();
+  d.skip_calendar = {"de-holidays"};
+  d.calendar_days.skipped = std::move(days);
+  return d;
+}
+
+date::local_days day(int y, int m, int d) {
+  return date::local_days{date::year{y} / date::month{static_cast<unsigned>(m)} / date::day{static_cast<unsigned>(d)}};
+}
+
+}  // namespace
+
+TEST_CASE("the slot after a skipped day accounts for that day: one row a day, once") {
+  auto d = weekdays_skipping({day(2026, 12, 25)});
+  auto schedule = schedule_for(d);
+  TaskState state;
+  state.accounted_until = utc("2026-12-24T08:00:00Z");
+  state.next_run_at = next_slot_after(schedule, *state.accounted_until);
+  REQUIRE(state.next_run_at == utc("2026-12-28T08:00:00Z"));  // Friday the 25th is skipped
+  auto decision = on_enqueue(d, schedule, state, utc("2026-12-28T08:00:01Z"), false);
+  CHECK_FALSE(decision.skipped);  // no slot of the schedule was missed
+  auto skips = calendar_skips(d, state.accounted_until, decision.state.accounted_until).value();
+  REQUIRE(skips.days.size() == 1);
+  CHECK(skips.days[0].day == day(2026, 12, 25));
+  CHECK(skips.days[0].slots.count == 1);
+  CHECK(skips.days[0].slots.first == utc("2026-12-25T08:00:00Z"));
+  CHECK(skips.more_days == 0);
+  std::vector<NamedCalendar> calendars{{"de-holidays", {{day(2026, 12, 25), "Christmas Day"}}}};
+  CHECK(skipped_day(skips.days[0], skipped_day_words(skips.days[0].day, calendars)).reason ==
+        "slot 2026-12-25T08:00:00Z skipped: 2026-12-25 is Christmas Day in de-holidays");
+  // What the next decision accounts starts after it: the day is not told again.
+  auto next = on_enqueue(d, schedule, decision.state, utc("2026-12-29T08:00:01Z"), false);
+  CHECK(calendar_skips(d, decision.state.accounted_until, next.state.accounted_until).value().days.empty());
+}
+
+TEST_CASE("a skipped day's row stands for all its slots, the day of the task's zone") {
+  auto d = weekdays_skipping({day(2026, 12, 25)}, "* * * * *");
+  auto skips = calendar_skips(d, utc("2026-12-24T12:00:00Z"), utc("2026-12-26T12:00:00Z")).value();
+  REQUIRE(skips.days.size() == 1);
+  CHECK(skips.days[0].slots.count == 1440);
+  CHECK(skips.days[0].slots.first == utc("2026-12-24T23:00:00Z"));  // midnight in Berlin
+  CHECK(skipped_day(skips.days[0], "x").reason ==
+        "1440 slots from 2026-12-24T23:00:00Z to 2026-12-25T22:59:00Z skipped: x");
+  // Only what lies in the span: a day accounted in part gets the rest later.
+  CHECK(calendar_skips(d, utc("2026-12-25T12:00:00Z"), utc("2026-12-26T12:00:00Z")).value().days[0].slots.count == 659);
+}
+
+TEST_CASE("skipped days without own slots, and tasks without calendars, get no row") {
+  auto weekend = weekdays_skipping({day(2026, 12, 26), day(2026, 12, 27)});
+  CHECK(calendar_skips(weekend, utc("2026-12-24T08:00:00Z"), utc("2026-12-28T08:00:00Z")).value().days.empty());
+  auto none = weekdays_skipping({});
+  CHECK(calendar_skips(none, utc("2026-12-24T08:00:00Z"), utc("2027-12-28T08:00:00Z")).value().days.empty());
+  CHECK(calendar_skips(weekend, std::nullopt, utc("2027-12-28T08:00:00Z")).value().days.empty());
+}
+
+TEST_CASE("years of skipped days: a row each for the first, one row for the rest") {
+  std::vector<date::local_days> days;
+  for (auto d = day(2027, 1, 1); d < day(2029, 1, 1); d += date::days{1}) days.push_back(d);
+  auto d = weekdays_skipping(days, "0 9 * * *", "UTC");
+  auto skips = calendar_skips(d, utc("2026-12-31T09:00:00Z"), utc("2029-01-01T09:00:00Z")).value();
+  CHECK(skips.days.size() == max_skipped_day_rows);
+  CHECK(skips.days.back().day == day(2027, 4, 10));
+  CHECK(skips.more_days == 731 - 100);
+  CHECK(skips.more_first == utc("2027-04-11T09:00:00Z"));
+  CHECK(skips.more_last == utc("2028-12-31T09:00:00Z"));
+  CHECK(skipped_more_days(skips, "days of de-holidays (--skip-calendar)").reason ==
+        "slots on 631 more days from 2027-04-11T09:00:00Z to 2028-12-31T09:00:00Z skipped: days of de-holidays "
+        "(--skip-calendar)");
+  CHECK(last_skipped_slot(skipped_more_days(skips, "x").reason) == utc("2028-12-31T09:00:00Z"));
+}
+
+TEST_CASE("the slots a calendar removes are walked in order, a skipped day at a time") {
+  auto d = weekdays_skipping({day(2026, 12, 25), day(2026, 12, 26), day(2027, 1, 1)}, "0 9,17 * * 1-5");
+  auto slots = calendar_skipped_slots(d, utc("2026-12-25T12:00:00Z")).value();
+  auto first = slots.next();
+  REQUIRE(first);
+  CHECK(first->slot == utc("2026-12-25T16:00:00Z"));
+  CHECK(first->day == day(2026, 12, 25));
+  CHECK(slots.next()->slot == utc("2027-01-01T08:00:00Z"));  // the 26th is a Saturday
+  CHECK(slots.next()->slot == utc("2027-01-01T16:00:00Z"));
+  CHECK_FALSE(slots.next());
+}
+
+TEST_CASE("a skipped day is told in its first calendar's words") {
+  std::vector<NamedCalendar> calendars{{"us-holidays", {{day(2026, 11, 26), "Thanksgiving"}}},
+                                       {"de-holidays", {{day(2026, 12, 25), "Christmas Day"}, {day(2026, 12, 31), ""}}}};
+  CHECK(skipped_day_words(day(2026, 12, 25), calendars) == "2026-12-25 is Christmas Day in de-holidays");
+  CHECK(skipped_day_words(day(2026, 12, 31), calendars) == "2026-12-31 is a day of de-holidays");
+  CHECK(skipped_day_words(day(2027, 1, 1), calendars) == "2027-01-01 is a day of us-holidays, de-holidays");
 }
