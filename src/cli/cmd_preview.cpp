@@ -91,16 +91,11 @@ void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, 
   std::fwrite(text.data(), 1, text.size(), stdout);
 }
 
-void print_starts_json(core::UpcomingStarts& starts, int count, std::optional<SkippedMarks>& marks) {
+void print_starts_json(core::UpcomingStarts& starts, int count) {
   JsonArrayWriter out;
   for (int i = 0; i < count; ++i) {
     auto upcoming = starts.next();
     if (!upcoming) break;
-    if (marks) {
-      marks->before(upcoming->start, [&](core::Time slot, const std::string& why) {
-        out.add(ops::Json{{"slot", core::format_rfc3339(slot)}, {"skipped", true}, {"reason", why}});
-      });
-    }
     out.add(core::format_rfc3339(upcoming->start));
   }
   out.finish();
@@ -154,10 +149,10 @@ Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (std::holds_alternative<core::AtBoot>(schedule) && !context.json)
     fmt::print(stderr, "taskd: preview: no start times: it runs once after each boot of the machine (--cron @reboot)\n");
   core::UpcomingStarts starts(task, schedule, from);
-  auto marks = TRY(skipped_marks(preview, from));
   if (context.json) {
-    print_starts_json(starts, options.count, marks);
+    print_starts_json(starts, options.count);
   } else {
+    auto marks = TRY(skipped_marks(preview, from));
     print_starts(starts, schedule, options.count, marks, context.time_style(now));
   }
   return {};
