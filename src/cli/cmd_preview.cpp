@@ -6,6 +6,7 @@
 #include "cli/json.hpp"
 #include "cli/schedule_options.hpp"
 #include "core/policy.hpp"
+#include "ops/preview.hpp"
 #include "ops/tasks.hpp"
 
 namespace taskd::cli {
@@ -42,30 +43,29 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
 // of one block.
 constexpr std::size_t block_size = 64 * 1024;
 
-void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count,
-                  const core::TimeStyle& style) {
+Result<void> print_starts(const core::Task& task, core::Time from, int count, const core::TimeStyle& style) {
   fmt::memory_buffer text;
-  for (int i = 0; i < count; ++i) {
-    auto upcoming = starts.next();
-    if (!upcoming) break;
-    auto line = preview_line(schedule, *upcoming, style);
+  TRY(ops::for_each_start(task, from, count, [&](const core::UpcomingStart& upcoming) -> Result<void> {
+    auto line = preview_line(task.schedule.value(), upcoming, style);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
-    if (text.size() < block_size) continue;
+    if (text.size() < block_size) return {};
     std::fwrite(text.data(), 1, text.size(), stdout);
     text.clear();
-  }
+    return {};
+  }));
   std::fwrite(text.data(), 1, text.size(), stdout);
+  return {};
 }
 
-void print_starts_json(core::UpcomingStarts& starts, int count) {
+Result<void> print_starts_json(const core::Task& task, core::Time from, int count) {
   JsonArrayWriter out;
-  for (int i = 0; i < count; ++i) {
-    auto upcoming = starts.next();
-    if (!upcoming) break;
-    out.add(core::format_rfc3339(upcoming->start));
-  }
+  TRY(ops::for_each_start(task, from, count, [&](const core::UpcomingStart& upcoming) -> Result<void> {
+    out.add(ops::start_json(upcoming));
+    return {};
+  }));
   out.finish();
+  return {};
 }
 
 // The task to preview: a stored one by name, or one made of the options.
@@ -89,23 +89,13 @@ Result<core::Task> task_to_preview(const Context& context, const PreviewOptions&
 Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (options.count < 1) return fail(ErrorKind::usage, "preview: --count must be at least 1");
   core::Time now = context.clock.now();
-  core::Time from = now;
-  if (!options.from.empty()) {
-    auto parsed = core::parse_rfc3339(options.from);
-    if (!parsed) return fail(ErrorKind::bad_input, "--from: " + parsed.error().message);
-    from = *parsed;
-  }
+  auto from = TRY(ops::preview_from(options.from, "--from", now));
   auto task = TRY(task_to_preview(context, options, now));
   const auto& schedule = task.schedule.value();
   if (std::holds_alternative<core::AtBoot>(schedule) && !context.json)
     fmt::print(stderr, "taskd: preview: no start times: it runs once after each boot of the machine (--cron @reboot)\n");
-  core::UpcomingStarts starts(task, schedule, from);
-  if (context.json) {
-    print_starts_json(starts, options.count);
-  } else {
-    print_starts(starts, schedule, options.count, context.time_style(now));
-  }
-  return {};
+  if (context.json) return print_starts_json(task, from, options.count);
+  return print_starts(task, from, options.count, context.time_style(now));
 }
 
 }  // namespace

@@ -255,6 +255,13 @@ class TaskViewsTest(WebTestCase):
                 self.assertIn("count", error["error"])
         self.get_json(self.url + "/api/v1/tasks/nope/forecast", status=404)
 
+    def test_forecast_from_a_time_is_preview_s_from(self):
+        start = "2030-01-01T00:30:00Z"
+        self.assertEqual(self.get_json(self.url + "/api/v1/tasks/hourly/forecast?count=3&from=" + urllib.parse.quote(start)),
+                         self.json_of("preview", "hourly", "--count", "3", "--from", start))
+        error = self.get_json(self.url + "/api/v1/tasks/hourly/forecast?from=tomorrow", status=400)
+        self.assertIn("from", error["error"])
+
     def test_explain_is_explain_s_json(self):
         at = self.history("hourly")[0]["scheduled_at"]
         for query, args in (("", []), ("?at=" + urllib.parse.quote(at), ["--at", at]), ("?at=2h", ["--at", "2h"]),
