@@ -360,6 +360,29 @@ class EventsTest(WebTestCase):
                 self.assertEqual(data, run)  # as history --json shows it
                 break
 
+    def test_the_end_of_a_run_that_many_later_runs_passed_is_a_run_event(self):
+        release = os.path.join(self.tmp, "release")
+        self.add("long", "--manual", "--", "sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done', release)
+        self.add("short", "--every", "1m", "--", "true")
+        proc = self.popen_taskd("run", "--web", "127.0.0.1:0", "--tick", "1s")
+        self.addCleanup(self.stop, proc)
+        _, response = self.open_stream(self.url_served_by(proc))
+        self.assertEqual(response.readline(), b"retry: 3000\n")
+        self.ok("trigger", "long")
+        events = self.events(response)
+        for name, data in events:
+            if name == "run" and data["task"] == "long" and data["status"] == "running":
+                long_id = data["id"]
+                break
+        backfilled = self.json_of("backfill", "short", "--from", "5h", "--until", "1h")
+        self.assertGreater(len(backfilled), 200)
+        with open(release, "w"):
+            pass
+        for name, data in events:
+            if name == "run" and data["id"] == long_id and data["status"] != "running":
+                self.assertEqual(data["status"], "succeeded")
+                break
+
     def test_events_need_the_token_when_reads_do(self):
         url = self.start_web("--token-for-reads", token=TOKEN)
         self.assertEqual(self.open_stream(url)[1].status, 401)
