@@ -20,6 +20,8 @@
 #include "taskd_web_board_js.hpp"
 #include "taskd_web_common_js.hpp"
 #include "taskd_web_head_html.hpp"
+#include "taskd_web_hosts_html.hpp"
+#include "taskd_web_hosts_js.hpp"
 #include "taskd_web_index_html.hpp"
 #include "taskd_web_run_html.hpp"
 #include "taskd_web_run_js.hpp"
@@ -109,6 +111,7 @@ const std::vector<Asset>& assets() {
   static const std::vector<Asset> all{
       {"/", html_type, page("taskd", "/board.js", taskd_web_index_html)},
       {"/timeline", html_type, page("taskd: timeline", "/timeline.js", taskd_web_timeline_html)},
+      {"/hosts", html_type, page("taskd: hosts", "/hosts.js", taskd_web_hosts_html)},
       {run_page_path, html_type, page("taskd: run", "/run.js", taskd_web_run_html)},
       {task_page_path, html_type, page("taskd: task", "/task.js", taskd_web_task_html)},
       {"/board.css", "text/css; charset=utf-8", std::string(taskd_web_board_css)},
@@ -117,6 +120,7 @@ const std::vector<Asset>& assets() {
       {"/timeline.js", script_type, std::string(taskd_web_timeline_js)},
       {"/run.js", script_type, std::string(taskd_web_run_js)},
       {"/task.js", script_type, std::string(taskd_web_task_js)},
+      {"/hosts.js", script_type, std::string(taskd_web_hosts_js)},
   };
   return all;
 }

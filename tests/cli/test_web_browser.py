@@ -8,13 +8,16 @@ a run's page shows its output as text."""
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from test_web import TOKEN, WebTestCase
@@ -393,6 +396,35 @@ class RunPageTest(BrowserTestCase):
         driver = self.open_browser()
         driver.get(self.start_web() + "/runs/999")
         self.until(driver, lambda d: d.find_element(By.ID, "status").text == "no run 999", "the error")
+
+
+class HostsPageTest(BrowserTestCase):
+    def test_each_host_s_heartbeat_offset_containment_and_runs_as_text(self):
+        self.add("pinned", "--manual", "--on-host", "faraway.example", "--", "true")
+        now_ms = int(time.time() * 1000)
+        for host, pid, offset in ((HOSTILE_NAMES[2], 77, 1500), ("elsewhere.example", 78, -12)):
+            self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                     "heartbeat_at, clock_offset_ms, containment) VALUES ('run', ?, ?, 'b', 1, 4, ?, ?, ?, 'cgroup')",
+                     (host, pid, now_ms - 60000, now_ms - 5000, offset))
+        self.ok("trigger", "pinned")
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/")
+        driver.find_element(By.CSS_SELECTOR, "nav a[href='/hosts']").click()
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "2 hosts", "2 hosts")
+        rows = {cells[0]: cells for cells in (
+            [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+            for row in driver.find_elements(By.CSS_SELECTOR, "#workers tbody tr"))}
+        self.assertEqual(set(rows), {HOSTILE_NAMES[2], "elsewhere.example"})
+        hostile = rows[HOSTILE_NAMES[2]]
+        self.assertEqual(hostile[1:3], ["run", "77"])
+        self.assertRegex(hostile[4], r"^\d+s ago$")
+        self.assertEqual(hostile[5:], ["+1.5 s", "cgroup", "0", "4"])
+        self.assertEqual(rows["elsewhere.example"][5], "-12 ms")
+        pinned = [[td.text for td in row.find_elements(By.TAG_NAME, "td")]
+                  for row in driver.find_elements(By.CSS_SELECTOR, "#pinned tbody tr")]
+        self.assertEqual([row[:3] for row in pinned], [["faraway.example", "1", "yes: no live worker"]])
+        self.assertEqual(driver.find_elements(By.CSS_SELECTOR, "main img"), [])
+        self.assertNoAlert(driver)
 
 
 if __name__ == "__main__":
