@@ -15,7 +15,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from taskd_test import STORE, TaskdTestCase
+from taskd_test import STORE, TaskdTestCase, parse_time
 
 TOKEN = "s3cret-token-for-tests"
 # The headers of every response, whatever its status.
@@ -209,6 +209,16 @@ class MetricsAndHostsTest(WebTestCase):
         self.assertAlmostEqual(samples['taskd_task_next_run_timestamp_seconds{task="hourly"}'], next_run.timestamp(),
                                delta=0.002)
         self.assertNotIn('taskd_task_next_run_timestamp_seconds{task="broken"}', samples)  # manual: none
+
+    def test_each_task_s_last_duration(self):
+        self.add("never", "--manual", "--", "true")
+        samples = prometheus_samples(self, self.request(self.start_web() + "/metrics")[2].decode())
+        for name in ("hourly", "broken"):
+            [run] = self.history(name)
+            took = parse_time(run["finished_at"]) - parse_time(run["started_at"])
+            self.assertAlmostEqual(samples['taskd_task_last_duration_seconds{task="%s"}' % name],
+                                   took.total_seconds(), delta=0.05)
+        self.assertNotIn('taskd_task_last_duration_seconds{task="never"}', samples)
 
     def test_a_hostile_name_is_an_escaped_label(self):
         self.sql("UPDATE tasks SET name = ? WHERE name = 'hourly'", ('q"\\\nx',))
