@@ -7,6 +7,7 @@ import datetime
 import http.client
 import json
 import os
+import resource
 import select
 import socket
 import time
@@ -637,6 +638,20 @@ class LimitsTest(WebTestCase):
             sock.sendall(b"GET /api/v1/tasks HTTP/1.1\r\nHost: x\r\n")  # never finished
         self.addCleanup(lambda: [sock.close() for sock in idle])
         self.assertEqual(self.get_json(self.url + "/api/v1/tasks")[0]["name"], "t")
+
+    def test_a_thousand_idle_connections_leave_room_for_others(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 1100:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2048), hard))
+            self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+        idle = []
+        self.addCleanup(lambda: [sock.close() for sock in idle])
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", self.port), timeout=20))
+        started = time.monotonic()
+        code, _, _ = self.request(self.url + "/healthz")
+        self.assertEqual(code, 200)
+        self.assertLess(time.monotonic() - started, 5)  # not after the idle ones were closed (10 s)
 
     def test_an_idle_connection_is_closed(self):
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
