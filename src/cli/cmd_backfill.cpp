@@ -23,7 +23,7 @@ struct BackfillOptions {
 
 // A required time option: RFC 3339, or a duration before `now` ("2d").
 Result<core::Time> window_time(const std::string& text, std::string_view option, core::Time now) {
-  auto parsed = TRY(optional_time(text, option, now));
+  auto parsed = TRY(core::time_or_ago(text, option, now));
   if (!parsed) return fail(ErrorKind::usage, fmt::format("backfill: {} needs a time", option));
   return *parsed;
 }

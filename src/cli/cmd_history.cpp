@@ -50,8 +50,8 @@ Result<store::RunFilter> filter_of(const HistoryOptions& options, core::Time now
     if (!trigger) return fail(ErrorKind::usage, "history: --trigger: " + trigger.error().message);
     filter.trigger = *trigger;
   }
-  auto since = TRY(optional_time(options.since, "--since", now));
-  auto until = TRY(optional_time(options.until, "--until", now));
+  auto since = TRY(core::time_or_ago(options.since, "--since", now));
+  auto until = TRY(core::time_or_ago(options.until, "--until", now));
   filter.since = since;
   filter.until = until;
   return filter;

@@ -10,6 +10,7 @@
 #include "core/policy.hpp"
 #include "core/text.hpp"
 #include "ops/calendars.hpp"
+#include "ops/preview.hpp"
 #include "ops/tasks.hpp"
 
 namespace taskd::cli {
@@ -70,35 +71,35 @@ class SkippedMarks {
 // of one block.
 constexpr std::size_t block_size = 64 * 1024;
 
-void print_starts(core::UpcomingStarts& starts, const core::Schedule& schedule, int count,
-                  std::optional<SkippedMarks>& marks, const core::TimeStyle& style) {
+Result<void> print_starts(const core::Task& task, core::Time from, int count, std::optional<SkippedMarks>& marks,
+                          const core::TimeStyle& style) {
   fmt::memory_buffer text;
-  for (int i = 0; i < count; ++i) {
-    auto upcoming = starts.next();
-    if (!upcoming) break;
+  TRY(ops::for_each_start(task, from, count, [&](const core::UpcomingStart& upcoming) -> Result<void> {
     if (marks) {
-      marks->before(upcoming->start, [&](core::Time slot, const std::string& why) {
+      marks->before(upcoming.start, [&](core::Time slot, const std::string& why) {
         fmt::format_to(std::back_inserter(text), "{}  (skipped: {})\n", core::show_time(slot, style), core::printable(why));
       });
     }
-    auto line = preview_line(schedule, *upcoming, style);
+    auto line = preview_line(task.schedule.value(), upcoming, style);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
-    if (text.size() < block_size) continue;
+    if (text.size() < block_size) return {};
     std::fwrite(text.data(), 1, text.size(), stdout);
     text.clear();
-  }
+    return {};
+  }));
   std::fwrite(text.data(), 1, text.size(), stdout);
+  return {};
 }
 
-void print_starts_json(core::UpcomingStarts& starts, int count) {
+Result<void> print_starts_json(const core::Task& task, core::Time from, int count) {
   JsonArrayWriter out;
-  for (int i = 0; i < count; ++i) {
-    auto upcoming = starts.next();
-    if (!upcoming) break;
-    out.add(core::format_rfc3339(upcoming->start));
-  }
+  TRY(ops::for_each_start(task, from, count, [&](const core::UpcomingStart& upcoming) -> Result<void> {
+    out.add(ops::start_json(upcoming));
+    return {};
+  }));
   out.finish();
+  return {};
 }
 
 struct TaskToPreview {
@@ -137,25 +138,15 @@ Result<std::optional<SkippedMarks>> skipped_marks(TaskToPreview& preview, core::
 Result<void> preview(const Context& context, const PreviewOptions& options) {
   if (options.count < 1) return fail(ErrorKind::usage, "preview: --count must be at least 1");
   core::Time now = context.clock.now();
-  core::Time from = now;
-  if (!options.from.empty()) {
-    auto parsed = core::parse_rfc3339(options.from);
-    if (!parsed) return fail(ErrorKind::bad_input, "--from: " + parsed.error().message);
-    from = *parsed;
-  }
+  auto from = TRY(ops::preview_from(options.from, "--from", now));
   auto preview = TRY(task_to_preview(context, options, now));
   const auto& task = preview.task;
   const auto& schedule = task.schedule.value();
   if (std::holds_alternative<core::AtBoot>(schedule) && !context.json)
     fmt::print(stderr, "taskd: preview: no start times: it runs once after each boot of the machine (--cron @reboot)\n");
-  core::UpcomingStarts starts(task, schedule, from);
-  if (context.json) {
-    print_starts_json(starts, options.count);
-  } else {
-    auto marks = TRY(skipped_marks(preview, from));
-    print_starts(starts, schedule, options.count, marks, context.time_style(now));
-  }
-  return {};
+  if (context.json) return print_starts_json(task, from, options.count);
+  auto marks = TRY(skipped_marks(preview, from));
+  return print_starts(task, from, options.count, marks, context.time_style(now));
 }
 
 }  // namespace

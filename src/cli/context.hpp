@@ -118,11 +118,6 @@ core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, con
 // --dry-run of import-crontab: show what would be done, write nothing.
 enum class DryRun { no, yes };
 
-// Parses an optional time option: an RFC 3339 time, or a duration that
-// long before `now` ("2d"); `option` names it in the error.
-core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,
-                                                      core::Time now);
-
 // Parses an optional duration option; `option` names it in the error.
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option);
 

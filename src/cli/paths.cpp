@@ -137,17 +137,6 @@ core::Result<std::optional<core::Millis>> lease_of(const std::string& lease, con
   return std::optional<core::Millis>(given.value_or(default_lease));
 }
 
-core::Result<std::optional<core::Time>> optional_time(const std::string& text, std::string_view option,
-                                                      core::Time now) {
-  if (text.empty()) return std::optional<core::Time>();
-  if (auto ago = core::parse_duration(text)) return std::optional<core::Time>(now - *ago);
-  auto parsed = core::parse_rfc3339(text);
-  if (!parsed)
-    return core::fail(core::ErrorKind::bad_input,
-                      fmt::format("{}: \"{}\" is neither an RFC 3339 time nor a duration ago (2d)", option, text));
-  return std::optional<core::Time>(*parsed);
-}
-
 core::Result<std::optional<core::Seconds>> optional_duration(const std::string& text, std::string_view option) {
   if (text.empty()) return std::optional<core::Seconds>();
   auto parsed = core::parse_duration(text);

@@ -107,4 +107,14 @@ Result<Time> parse_rfc3339(std::string_view text) {
   return ahead ? local - offset : local + offset;
 }
 
+Result<std::optional<Time>> time_or_ago(std::string_view text, std::string_view option, Time now) {
+  if (text.empty()) return std::optional<Time>();
+  if (auto ago = parse_duration(text)) return std::optional<Time>(now - *ago);
+  auto parsed = parse_rfc3339(text);
+  if (!parsed)
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: \"{}\" is neither an RFC 3339 time nor a duration ago (2d)", option, text));
+  return std::optional<Time>(*parsed);
+}
+
 }  // namespace taskd::core

@@ -2,6 +2,7 @@
 // Instants on the UTC timeline and their RFC 3339 spelling.
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,11 @@ std::string format_rfc3339(Time time, Precision precision = Precision::exact);
 
 // Reads RFC 3339 with a "Z" or "±HH:MM" offset and optional fractional seconds.
 Result<Time> parse_rfc3339(std::string_view text);
+
+// A time given by a user (--since, since=): an RFC 3339 time, or a duration
+// that long before `now` ("2d"); none when `text` is empty. `option` names
+// it in the error.
+Result<std::optional<Time>> time_or_ago(std::string_view text, std::string_view option, Time now);
 
 // The Gregorian calendar repeats every 400 years: a search for the next
 // wall time that matches finds within them whatever it will ever find.

@@ -141,7 +141,17 @@ std::optional<double> next_run(const core::TaskState& state) {
   return unix_seconds(*state.next_run_at);
 }
 
+Result<void> write_last_durations(store::Database& db, Text& text) {
+  text.header("taskd_task_last_duration_seconds", "gauge",
+              "How long the task's last run that ended took, from its start to its end (none before one ended).");
+  return store::for_each_last_duration(db, [&](const store::NamedDuration& last) {
+    text.line("taskd_task_last_duration_seconds{{task=\"{}\"}} {:.3f}", label(last.name),
+              std::chrono::duration<double>(last.duration).count());
+  });
+}
+
 Result<void> write_task_series(store::Database& db, Text& text) {
+  TRY(write_last_durations(db, text));
   TRY(write_task_series(db, text, "taskd_task_last_run_succeeded",
                         "1 when the task's last run that ended succeeded, 0 when it did not (failed, timed out, lost, "
                         "skipped, dropped).",

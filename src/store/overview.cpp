@@ -155,6 +155,22 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
   });
 }
 
+Result<void> for_each_last_duration(Database& db, const std::function<void(const NamedDuration&)>& visit) {
+  return guarded(db, [&]() -> Result<void> {
+    // Each task's newest run first on runs_task, back past the few that did not both start and end.
+    auto query = db.prepare(
+        "SELECT t.name, r.finished_at - r.started_at FROM tasks t JOIN runs r ON r.id = ("
+        "SELECT id FROM runs WHERE task_id = t.id AND started_at IS NOT NULL AND finished_at IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1) ORDER BY t.name");
+    while (query.step()) {
+      Columns c(query);
+      auto name = c.text();
+      visit({std::move(name), core::Millis{c.int64()}});
+    }
+    return {};
+  });
+}
+
 Result<void> for_each_task_facts(Database& db, const TaskFilter& filter,
                                  const std::function<void(const core::TaskFacts&)>& visit) {
   static const std::string columns = task_facts_columns();

@@ -57,6 +57,14 @@ struct NamedTime {
 // When each task last succeeded, by name; a task that never did is left out.
 core::Result<std::vector<NamedTime>> last_successes(Database& db);
 
+// How long the last run of each task that started and ended took, by name,
+// as the rows are read; a task without one is left out.
+struct NamedDuration {
+  std::string name;
+  core::Millis duration;
+};
+core::Result<void> for_each_last_duration(Database& db, const std::function<void(const NamedDuration&)>& visit);
+
 // Calls `visit` with what `taskd check` judges of each task the filter
 // selects, by name, as the rows are read. Its latest planned run is found
 // with the index runs_task, newest first, and its active retry with

@@ -7,12 +7,12 @@
 #include <limits>
 #include <ranges>
 
-#include "cli/context.hpp"
 #include "core/policy.hpp"
 #include "ops/backfill.hpp"
 #include "ops/change.hpp"
 #include "ops/explain.hpp"
 #include "ops/metrics.hpp"
+#include "ops/preview.hpp"
 #include "ops/runs.hpp"
 #include "ops/status.hpp"
 #include "ops/tasks.hpp"
@@ -20,6 +20,8 @@
 #include "taskd_web_board_js.hpp"
 #include "taskd_web_common_js.hpp"
 #include "taskd_web_head_html.hpp"
+#include "taskd_web_hosts_html.hpp"
+#include "taskd_web_hosts_js.hpp"
 #include "taskd_web_index_html.hpp"
 #include "taskd_web_run_html.hpp"
 #include "taskd_web_run_js.hpp"
@@ -109,6 +111,7 @@ const std::vector<Asset>& assets() {
   static const std::vector<Asset> all{
       {"/", html_type, page("taskd", "/board.js", taskd_web_index_html)},
       {"/timeline", html_type, page("taskd: timeline", "/timeline.js", taskd_web_timeline_html)},
+      {"/hosts", html_type, page("taskd: hosts", "/hosts.js", taskd_web_hosts_html)},
       {run_page_path, html_type, page("taskd: run", "/run.js", taskd_web_run_html)},
       {task_page_path, html_type, page("taskd: task", "/task.js", taskd_web_task_html)},
       {"/board.css", "text/css; charset=utf-8", std::string(taskd_web_board_css)},
@@ -117,6 +120,7 @@ const std::vector<Asset>& assets() {
       {"/timeline.js", script_type, std::string(taskd_web_timeline_js)},
       {"/run.js", script_type, std::string(taskd_web_run_js)},
       {"/task.js", script_type, std::string(taskd_web_task_js)},
+      {"/hosts.js", script_type, std::string(taskd_web_hosts_js)},
   };
   return all;
 }
@@ -198,8 +202,8 @@ Result<store::RunFilter> run_filter_of(const Request& request, core::Time now) {
     if (!trigger) return fail(ErrorKind::bad_input, "trigger: " + trigger.error().message);
     filter.trigger = *trigger;
   }
-  filter.since = TRY(cli::optional_time(std::string(parameter(request, "since")), "since", now));
-  filter.until = TRY(cli::optional_time(std::string(parameter(request, "until")), "until", now));
+  filter.since = TRY(core::time_or_ago(parameter(request, "since"), "since", now));
+  filter.until = TRY(core::time_or_ago(parameter(request, "until"), "until", now));
   return filter;
 }
 
@@ -265,18 +269,14 @@ Response run_output(store::Database& db, std::string_view path) {
   return json_response(200, ops::run_output_json(**shown));
 }
 
-// GET tasks/NAME/forecast?count=N: the next N starts, as `preview NAME --json` gives them.
+// GET tasks/NAME/forecast?count=N&from=T: as `preview NAME --json [--count N] [--from T]`.
 Response forecast(store::Database&, const core::Task& task, const Request& request, core::Time now) {
   auto count = number_of(request, "count", forecast_count);
   if (!count) return error_response(count.error());
-  auto starts = Json::array();
-  core::UpcomingStarts upcoming(task, task.schedule.value(), now);
-  for (std::int64_t i = 0; i < *count; ++i) {
-    auto start = upcoming.next();
-    if (!start) break;
-    starts.push_back(core::format_rfc3339(start->start));
-  }
-  return json_response(200, starts);
+  auto from = ops::preview_from(parameter(request, "from"), "from", now);
+  if (!from) return error_response(from.error());
+  return json_body(json_array(
+      [&](const auto& visit) { return ops::for_each_start(task, *from, *count, visit); }, ops::start_json));
 }
 
 // GET tasks/NAME/explain?at=T: as `explain NAME --json [--at T]`.
@@ -315,8 +315,8 @@ Response task_path(store::Database& db, std::string_view path, const Request& re
 // POST tasks/NAME/backfill?from=T&until=T[&max=N]: as `backfill NAME --json`.
 Response backfill(store::Database& db, std::string_view name, const Request& request, core::Time now) {
   auto window = [&]() -> Result<core::BackfillWindow> {
-    auto from = TRY(cli::optional_time(std::string(parameter(request, "from")), "from", now));
-    auto until = TRY(cli::optional_time(std::string(parameter(request, "until")), "until", now));
+    auto from = TRY(core::time_or_ago(parameter(request, "from"), "from", now));
+    auto until = TRY(core::time_or_ago(parameter(request, "until"), "until", now));
     if (!from || !until) return fail(ErrorKind::bad_input, "backfill: give from=T and until=T (an RFC 3339 time, or a duration ago: 7d)");
     auto max = TRY(number_of(request, "max", {backfill_max, std::numeric_limits<std::int64_t>::max()}));
     return core::BackfillWindow{*from, *until, static_cast<std::size_t>(max)};

@@ -4,7 +4,8 @@
 // other change to the database ("event: change": a task added, edited,
 // paused …). One feed watches the database for every stream: on a SQLite
 // file through inotify and its data_version, on a server through its change
-// notices (LISTEN); the newest runs are compared with those seen before.
+// notices (LISTEN); the newest runs are compared with those seen before,
+// and the runs seen running that newer ones pushed out of them are read by id.
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -42,7 +43,7 @@ class EventFeed {
   std::unique_ptr<store::Database> db_;
   std::optional<sched::ChangeWatch> watch_;
   std::int64_t version_ = 0;
-  std::map<std::int64_t, core::RunStatus> runs_;  // the newest runs, as last seen
+  std::map<std::int64_t, core::RunStatus> runs_;  // the newest runs and older ones running, as last seen
 };
 
 }  // namespace taskd::web

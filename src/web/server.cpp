@@ -20,7 +20,9 @@
 #include <fmt/format.h>
 #include <microhttpd.h>
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -38,7 +40,13 @@ namespace {
 using core::ErrorKind;
 using core::fail;
 
-constexpr unsigned connection_limit = 512;
+// Connections at once: enough that 1 000 idle ones leave room for other
+// clients, within the files the process may open less those it keeps for
+// the rest of its work (the database's, and under taskd run --web its runs'
+// pipes and logs).
+constexpr unsigned most_connections = 2048;
+constexpr rlim_t files_kept = 256;
+constexpr unsigned fewest_connections = 64;
 // Per client address, on an address others can reach: one client cannot take every connection.
 constexpr unsigned per_address_limit = 32;
 constexpr unsigned idle_seconds = 10;
@@ -300,6 +308,26 @@ std::string url_of(const ListenAddress& where, std::uint16_t port) {
   return fmt::format("http://{}:{}/", host, port);
 }
 
+// Connections at once, as the limit of open files allows.
+unsigned connection_limit() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return fewest_connections;
+  if (files.rlim_cur == RLIM_INFINITY) return most_connections;
+  if (files.rlim_cur < files_kept + fewest_connections) return fewest_connections;
+  return static_cast<unsigned>(std::min<rlim_t>(most_connections, files.rlim_cur - files_kept));
+}
+
+// Raises the soft limit of open files to what most_connections needs, as far
+// as the hard limit lets it: taskd web starts no process that inherits it.
+void allow_files_for_connections() {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur == RLIM_INFINITY) return;
+  rlim_t wanted = most_connections + files_kept;
+  if (files.rlim_cur >= wanted) return;
+  files.rlim_cur = files.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, files.rlim_max);
+  ::setrlimit(RLIMIT_NOFILE, &files);  // a refusal leaves fewer connections, as connection_limit finds
+}
+
 // Blocks SIGINT and SIGTERM in this thread and in the server's threads
 // (they inherit the mask), so that sigwait takes them.
 sigset_t stop_signals() {
@@ -370,7 +398,7 @@ core::Result<std::unique_ptr<Server>> Server::start(const Api& api, EventFeed fe
   auto* daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, answer, &parts->handlers,                         //
                                   MHD_OPTION_SOCK_ADDR, &where.address,                                         //
                                   MHD_OPTION_THREAD_POOL_SIZE, worker_threads,                                  //
-                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit,                                //
+                                  MHD_OPTION_CONNECTION_LIMIT, connection_limit(),                              //
                                   MHD_OPTION_PER_IP_CONNECTION_LIMIT, where.loopback ? 0u : per_address_limit,  //
                                   MHD_OPTION_CONNECTION_TIMEOUT, idle_seconds,                                  //
                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory,                        //
@@ -388,6 +416,7 @@ core::Result<std::unique_ptr<Server>> Server::start(const Api& api, EventFeed fe
 }
 
 core::Result<void> serve(const Api& api, EventFeed feed, const ListenAddress& where) {
+  allow_files_for_connections();
   auto signals = stop_signals();
   auto server = TRY(Server::start(api, std::move(feed), where));
   int signal = 0;

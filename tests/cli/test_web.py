@@ -7,6 +7,7 @@ import datetime
 import http.client
 import json
 import os
+import resource
 import select
 import socket
 import time
@@ -15,7 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from taskd_test import STORE, TaskdTestCase
+from taskd_test import STORE, TaskdTestCase, parse_time
 
 TOKEN = "s3cret-token-for-tests"
 # The headers of every response, whatever its status.
@@ -210,6 +211,16 @@ class MetricsAndHostsTest(WebTestCase):
                                delta=0.002)
         self.assertNotIn('taskd_task_next_run_timestamp_seconds{task="broken"}', samples)  # manual: none
 
+    def test_each_task_s_last_duration(self):
+        self.add("never", "--manual", "--", "true")
+        samples = prometheus_samples(self, self.request(self.start_web() + "/metrics")[2].decode())
+        for name in ("hourly", "broken"):
+            [run] = self.history(name)
+            took = parse_time(run["finished_at"]) - parse_time(run["started_at"])
+            self.assertAlmostEqual(samples['taskd_task_last_duration_seconds{task="%s"}' % name],
+                                   took.total_seconds(), delta=0.05)
+        self.assertNotIn('taskd_task_last_duration_seconds{task="never"}', samples)
+
     def test_a_hostile_name_is_an_escaped_label(self):
         self.sql("UPDATE tasks SET name = ? WHERE name = 'hourly'", ('q"\\\nx',))
         text = self.request(self.start_web() + "/metrics")[2].decode()
@@ -254,6 +265,13 @@ class TaskViewsTest(WebTestCase):
                 error = self.get_json(self.url + "/api/v1/tasks/hourly/forecast?count=" + count, status=400)
                 self.assertIn("count", error["error"])
         self.get_json(self.url + "/api/v1/tasks/nope/forecast", status=404)
+
+    def test_forecast_from_a_time_is_preview_s_from(self):
+        start = "2030-01-01T00:30:00Z"
+        self.assertEqual(self.get_json(self.url + "/api/v1/tasks/hourly/forecast?count=3&from=" + urllib.parse.quote(start)),
+                         self.json_of("preview", "hourly", "--count", "3", "--from", start))
+        error = self.get_json(self.url + "/api/v1/tasks/hourly/forecast?from=tomorrow", status=400)
+        self.assertIn("from", error["error"])
 
     def test_explain_is_explain_s_json(self):
         at = self.history("hourly")[0]["scheduled_at"]
@@ -351,6 +369,29 @@ class EventsTest(WebTestCase):
         for name, data in self.events(response):
             if name == "run" and data["status"] == "succeeded":
                 self.assertEqual(data, run)  # as history --json shows it
+                break
+
+    def test_the_end_of_a_run_that_many_later_runs_passed_is_a_run_event(self):
+        release = os.path.join(self.tmp, "release")
+        self.add("long", "--manual", "--", "sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done', release)
+        self.add("short", "--every", "1m", "--", "true")
+        proc = self.popen_taskd("run", "--web", "127.0.0.1:0", "--tick", "1s")
+        self.addCleanup(self.stop, proc)
+        _, response = self.open_stream(self.url_served_by(proc))
+        self.assertEqual(response.readline(), b"retry: 3000\n")
+        self.ok("trigger", "long")
+        events = self.events(response)
+        for name, data in events:
+            if name == "run" and data["task"] == "long" and data["status"] == "running":
+                long_id = data["id"]
+                break
+        backfilled = self.json_of("backfill", "short", "--from", "5h", "--until", "1h")
+        self.assertGreater(len(backfilled), 200)
+        with open(release, "w"):
+            pass
+        for name, data in events:
+            if name == "run" and data["id"] == long_id and data["status"] != "running":
+                self.assertEqual(data["status"], "succeeded")
                 break
 
     def test_events_need_the_token_when_reads_do(self):
@@ -597,6 +638,20 @@ class LimitsTest(WebTestCase):
             sock.sendall(b"GET /api/v1/tasks HTTP/1.1\r\nHost: x\r\n")  # never finished
         self.addCleanup(lambda: [sock.close() for sock in idle])
         self.assertEqual(self.get_json(self.url + "/api/v1/tasks")[0]["name"], "t")
+
+    def test_a_thousand_idle_connections_leave_room_for_others(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 1100:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2048), hard))
+            self.addCleanup(resource.setrlimit, resource.RLIMIT_NOFILE, (soft, hard))
+        idle = []
+        self.addCleanup(lambda: [sock.close() for sock in idle])
+        for _ in range(1000):
+            idle.append(socket.create_connection(("127.0.0.1", self.port), timeout=20))
+        started = time.monotonic()
+        code, _, _ = self.request(self.url + "/healthz")
+        self.assertEqual(code, 200)
+        self.assertLess(time.monotonic() - started, 5)  # not after the idle ones were closed (10 s)
 
     def test_an_idle_connection_is_closed(self):
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)

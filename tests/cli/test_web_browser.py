@@ -8,13 +8,16 @@ a run's page shows its output as text."""
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 from test_web import TOKEN, WebTestCase
@@ -240,6 +243,57 @@ class TimelineTest(BrowserTestCase):
         self.assertLess(elapsed, 2000)
 
 
+    def span_shown(self, driver):
+        chart = driver.find_element(By.ID, "chart")
+        return float(chart.get_attribute("data-from")), float(chart.get_attribute("data-to"))
+
+    def shows(self, driver, start, end):
+        """Whether the chart shows [start, end], to the millisecond."""
+        shown = self.span_shown(driver)
+        return abs(shown[0] - start) < 1 and abs(shown[1] - end) < 1
+
+    def test_zoom_pan_and_rows_by_host_over_ten_thousand_runs(self):
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/timeline")
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "0 runs", "the empty timeline")
+        self.assertFalse(driver.find_element(By.ID, "lanes-by").is_displayed())  # one host or none
+        driver.execute_script(SHOW_10000)
+        count = "return document.querySelectorAll('#chart rect.bar').length"
+        self.assertEqual(driver.execute_script(count), 10000)
+        start, end = self.span_shown(driver)
+        driver.find_element(By.ID, "zoom-in").click()
+        quarter = (end - start) / 4
+        self.until(driver, lambda d: self.shows(d, start + quarter, end - quarter), "half, around the middle")
+        self.assertLess(driver.execute_script(count), 10000)
+        driver.find_element(By.TAG_NAME, "body").send_keys("-")
+        self.until(driver, lambda d: self.shows(d, start, end), "the first span again")
+        self.assertEqual(driver.execute_script(count), 10000)
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_LEFT)
+        self.until(driver, lambda d: self.shows(d, start - quarter, end - quarter), "a quarter earlier")
+        driver.find_element(By.ID, "later").click()
+        self.until(driver, lambda d: self.shows(d, start, end), "back")
+        # A drag to the right shows what came before.
+        chart = driver.find_element(By.ID, "chart")
+        ActionChains(driver).move_to_element(chart).click_and_hold().move_by_offset(100, 0).release().perform()
+        self.until(driver, lambda d: self.span_shown(d)[0] < start, "an earlier span")
+        self.assertLess(driver.execute_script(count), 10000)  # the newest runs are past the right edge
+        driver.set_script_timeout(WAIT_SECONDS)
+        elapsed = driver.execute_async_script(ZOOM_OUT_TIMED)
+        print("\n10 000 bars drawn after a zoom out in %.0f ms" % elapsed, file=sys.stderr)
+        self.assertLess(elapsed, 2000)
+        self.assertEqual(driver.execute_script(count), 10000)
+        # Runs from two hosts: rows by host, a hostile host name as text.
+        toggle = driver.find_element(By.ID, "lanes-by")
+        self.assertTrue(toggle.is_displayed())
+        toggle.find_element(By.CSS_SELECTOR, "button[data-by=host]").click()
+        lanes = lambda d: [lane.text for lane in d.find_elements(By.CSS_SELECTOR, "#lanes .lane")]
+        self.until(driver, lambda d: lanes(d) == sorted(["alpha.example", HOSTILE_NAMES[2]]), "a row per host")
+        self.assertEqual(driver.execute_script(count), 10000)
+        self.assertEqual(driver.find_elements(By.CSS_SELECTOR, "#lanes img"), [])
+        toggle.find_element(By.CSS_SELECTOR, "button[data-by=task]").click()
+        self.until(driver, lambda d: len(lanes(d)) == 100, "a row per task")
+        self.assertNoAlert(driver)
+
 # Every poll of the board's tasks is noted (window.polls, in ms) and held
 # half a second before it goes out.
 HOLD_POLLS = """
@@ -268,6 +322,30 @@ for (let i = 0; i < 10000; ++i) {
 const started = performance.now();
 draw(runs, [], {from, to: now + 7200e3, now});
 requestAnimationFrame(() => setTimeout(() => done(performance.now() - started)));
+"""
+
+
+# The same runs from two hosts shown as if the API gave them, read over a
+# month around them (no move reads the API again).
+SHOW_10000 = """
+const now = Date.now(), from = now - 86400e3;
+const runs = [];
+for (let i = 0; i < 10000; ++i) {
+  const slot = from + (i / 10000) * 86400e3;
+  const iso = (ms) => new Date(ms).toISOString();
+  runs.push({id: i + 1, task: "task-" + (i % 100), status: "succeeded", scheduled_at: iso(slot),
+             started_at: iso(slot + 2000), finished_at: iso(slot + 60000),
+             host: i % 2 ? "alpha.example" : "<img src=x onerror=alert(2)>"});
+}
+show(runs, [], {from, to: now + 7200e3, now}, {from: from - 30 * 86400e3, to: now + 30 * 86400e3});
+"""
+
+# A zoom out, timed to the frame painted after it is drawn.
+ZOOM_OUT_TIMED = """
+const done = arguments[arguments.length - 1];
+const started = performance.now();
+document.getElementById("zoom-out").click();
+requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => done(performance.now() - started))));
 """
 
 
@@ -393,6 +471,35 @@ class RunPageTest(BrowserTestCase):
         driver = self.open_browser()
         driver.get(self.start_web() + "/runs/999")
         self.until(driver, lambda d: d.find_element(By.ID, "status").text == "no run 999", "the error")
+
+
+class HostsPageTest(BrowserTestCase):
+    def test_each_host_s_heartbeat_offset_containment_and_runs_as_text(self):
+        self.add("pinned", "--manual", "--on-host", "faraway.example", "--", "true")
+        now_ms = int(time.time() * 1000)
+        for host, pid, offset in ((HOSTILE_NAMES[2], 77, 1500), ("elsewhere.example", 78, -12)):
+            self.sql("INSERT INTO workers (role, host, pid, boot_id, process_start, concurrency, started_at, "
+                     "heartbeat_at, clock_offset_ms, containment) VALUES ('run', ?, ?, 'b', 1, 4, ?, ?, ?, 'cgroup')",
+                     (host, pid, now_ms - 60000, now_ms - 5000, offset))
+        self.ok("trigger", "pinned")
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/")
+        driver.find_element(By.CSS_SELECTOR, "nav a[href='/hosts']").click()
+        self.until(driver, lambda d: d.find_element(By.ID, "status").text == "2 hosts", "2 hosts")
+        rows = {cells[0]: cells for cells in (
+            [td.text for td in row.find_elements(By.TAG_NAME, "td")]
+            for row in driver.find_elements(By.CSS_SELECTOR, "#workers tbody tr"))}
+        self.assertEqual(set(rows), {HOSTILE_NAMES[2], "elsewhere.example"})
+        hostile = rows[HOSTILE_NAMES[2]]
+        self.assertEqual(hostile[1:3], ["run", "77"])
+        self.assertRegex(hostile[4], r"^\d+s ago$")
+        self.assertEqual(hostile[5:], ["+1.5 s", "cgroup", "0", "4"])
+        self.assertEqual(rows["elsewhere.example"][5], "-12 ms")
+        pinned = [[td.text for td in row.find_elements(By.TAG_NAME, "td")]
+                  for row in driver.find_elements(By.CSS_SELECTOR, "#pinned tbody tr")]
+        self.assertEqual([row[:3] for row in pinned], [["faraway.example", "1", "yes: no live worker"]])
+        self.assertEqual(driver.find_elements(By.CSS_SELECTOR, "main img"), [])
+        self.assertNoAlert(driver)
 
 
 if __name__ == "__main__":

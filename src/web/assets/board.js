@@ -7,14 +7,6 @@
 
 const pollMs = 3000;
 
-function relative(when, now) {
-  const seconds = Math.round((when - now) / 1000);
-  const size = Math.abs(seconds);
-  const [amount, unit] = size < 60 ? [size, "s"] : size < 3600 ? [Math.round(size / 60), "m"]
-    : size < 86400 ? [Math.round(size / 3600), "h"] : [Math.round(size / 86400), "d"];
-  return seconds >= 0 ? "in " + amount + unit : amount + unit + " ago";
-}
-
 function fillNextRun(td, task, now) {
   td.textContent = "-";
   if (!task.next_run_at) return;
@@ -107,25 +99,13 @@ function show(tasks, byTask) {
   }
 }
 
-let failures = 0;
-
 // One poll: the next comes after pollMs, or later after failures in a row.
-async function poll() {
-  const status = document.getElementById("status");
-  try {
-    const [tasks, runs] = await Promise.all([getJson("/api/v1/tasks"), getJson("/api/v1/runs?limit=1000")]);
-    show(tasks, runsByTask(runs));
-    document.getElementById("tasks").hidden = false;
-    status.textContent = tasks.length === 1 ? "1 task" : tasks.length + " tasks";
-    failures = 0;
-  } catch (error) {
-    failures += 1;
-    status.textContent = String(error.message);
-  }
-  return backOff(pollMs, failures);
-}
-
-const load = pollChain(poll);
+const load = statusPolls(pollMs, async () => {
+  const [tasks, runs] = await Promise.all([getJson("/api/v1/tasks"), getJson("/api/v1/runs?limit=1000")]);
+  show(tasks, runsByTask(runs));
+  document.getElementById("tasks").hidden = false;
+  return tasks.length === 1 ? "1 task" : tasks.length + " tasks";
+});
 
 // The server's events, when it sends them (not while reads need the token,
 // which an EventSource cannot send): each one asks at once, so a run shows

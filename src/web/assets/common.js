@@ -71,6 +71,33 @@ function backOff(pollMs, failures) {
   return Math.min(pollMs * 2 ** Math.min(failures, 10), 60e3);
 }
 
+// A page's chain of polls, one every `pollMs`: `read` (async) asks the API
+// and shows what it says, and returns the line for #status; a failure is
+// said there instead, and the next poll waits longer (backOff).
+function statusPolls(pollMs, read) {
+  let failures = 0;
+  return pollChain(async () => {
+    const status = document.getElementById("status");
+    try {
+      status.textContent = await read();
+      failures = 0;
+    } catch (error) {
+      failures += 1;
+      status.textContent = String(error.message);
+    }
+    return backOff(pollMs, failures);
+  });
+}
+
+// "in 3m", "5s ago": `when` from `now`, in the largest unit that fits.
+function relative(when, now) {
+  const seconds = Math.round((when - now) / 1000);
+  const size = Math.abs(seconds);
+  const [amount, unit] = size < 60 ? [size, "s"] : size < 3600 ? [Math.round(size / 60), "m"]
+    : size < 86400 ? [Math.round(size / 3600), "h"] : [Math.round(size / 86400), "d"];
+  return seconds >= 0 ? "in " + amount + unit : amount + unit + " ago";
+}
+
 // As `taskd list` words it.
 function scheduleText(task) {
   const { kind, spec } = task.schedule;
