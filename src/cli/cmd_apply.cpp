@@ -58,6 +58,7 @@ ops::ApplyArgs apply_args(const ApplyOptions& options, const TaskFile& file) {
                       .prune = options.prune,
                       .dry_run = options.dry_run};
   for (const auto& task : file.tasks) args.tasks.push_back(desired(task));
+  for (const auto& calendar : file.calendars) args.calendars.push_back({calendar.name, calendar.dates});
   return args;
 }
 
@@ -76,6 +77,11 @@ Result<ops::Plan> apply_file(const Context& context, const ApplyOptions& options
 }
 
 void print_plan(const ops::Plan& plan, const ApplyOptions& options) {
+  for (const auto& step : plan.calendars) {
+    const auto days = step.calendar.dates.size();
+    fmt::print("{} calendar {}: {} day{}{}\n", ops::names_of(step.kind).symbol, core::printable(step.calendar.name),
+               days, days == 1 ? "" : "s", step.was ? fmt::format(" (was {})", *step.was) : "");
+  }
   for (const auto& step : plan.tasks) {
     std::string fields = step.fields.empty() ? "" : fmt::format(": {}", fmt::join(step.fields, ", "));
     fmt::print("{} {}{}\n", ops::names_of(step.kind).symbol, core::printable(step.definition.name), fields);

@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "cli/task_file_write.hpp"
 #include "core/text.hpp"
+#include "ops/calendars.hpp"
 #include "ops/groups.hpp"
 #include "ops/tasks.hpp"
 
@@ -46,6 +47,15 @@ Result<std::optional<std::string>> file_owner(store::Database& db, const std::st
   return std::nullopt;
 }
 
+// The calendars the tasks use, after them, so that applying the file to
+// another database makes them too.
+Result<void> write_calendars(store::Database& db, const std::set<std::string>& names) {
+  std::string text;
+  for (const auto& calendar : TRY(ops::calendars_named(db, names))) write_calendar(text, calendar.name, calendar.dates);
+  fmt::print("{}", text);
+  return {};
+}
+
 // A malformed row cannot be written as the task it was: each is left out
 // with a line on stderr, the others are written, and the export ends with
 // an error (exit 65), so that a file that lacks a task is never taken for
@@ -57,6 +67,7 @@ Result<void> export_tasks(const Context& context, const std::string& owner) {
   fmt::print("{}", task_file_head(named_owner, caps));
   std::string text;
   std::int64_t left_out = 0;
+  std::set<std::string> calendars;  // that the tasks use
   auto exported = ops::list_tasks(db, {.owner = owner}, ops::Detail::full, [&](const store::StoredTask& task) -> Result<void> {
     if (!task) {
       ++left_out;
@@ -68,8 +79,11 @@ Result<void> export_tasks(const Context& context, const std::string& owner) {
     text.clear();
     write_task(text, task->definition, named_owner);
     fmt::print("{}", text);
+    calendars.insert(task->definition.skip_calendar.begin(), task->definition.skip_calendar.end());
+    if (!task->definition.only_calendar.empty()) calendars.insert(task->definition.only_calendar);
     return {};
   });
+  if (exported) exported = write_calendars(db, calendars);
   if (!exported || left_out == 0) return exported;
   return core::fail(core::ErrorKind::bad_input,
                     fmt::format("export: {} malformed task{} left out (see above): the file is not complete", left_out,

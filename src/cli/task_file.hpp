@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/task_options.hpp"
+#include "core/calendar.hpp"
 
 namespace taskd::cli {
 
@@ -22,6 +23,14 @@ struct FileTask {
   std::map<std::string, std::string> keys;  // each key given, and where (in the task or in [defaults])
 };
 
+// A [[calendar]] table: a calendar apply creates or replaces before it
+// writes the tasks, which may use it.
+struct FileCalendar {
+  std::string name;
+  std::vector<core::CalendarDate> dates;
+  std::string where;  // "FILE:LINE:COLUMN" of the [[calendar]] header
+};
+
 struct TaskFile {
   // The owner its tasks get unless they say, and the one apply --prune
   // prunes: apply --owner, else the top-level owner (or [defaults] owner),
@@ -29,6 +38,7 @@ struct TaskFile {
   std::string owner;
   std::vector<FileTask> tasks;
   std::map<std::string, int> group_caps;  // [group.NAME] concurrency = N
+  std::vector<FileCalendar> calendars;
 };
 
 // Reads the task file at `path` (named in messages as given). Every error is

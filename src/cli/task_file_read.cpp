@@ -145,9 +145,77 @@ Result<std::map<std::string, int>> read_groups(const std::filesystem::path& path
   return caps;
 }
 
+// dates = ["2026-12-25 Christmas Day", "2026-12-26"]: the lines of a dates
+// file (calendar add --dates), one a string.
+Result<std::vector<core::CalendarDate>> read_calendar_dates(const std::filesystem::path& path,
+                                                            const toml::node& node, std::string_view context) {
+  const auto* array = node.as_array();
+  if (!array)
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: {}: dates: expected an array of \"YYYY-MM-DD [name]\" strings",
+                            position(path, node.source()), context));
+  if (array->size() > core::max_calendar_dates)
+    return fail(ErrorKind::bad_input, fmt::format("{}: {}: dates: more than {} days in a calendar",
+                                                  position(path, node.source()), context, core::max_calendar_dates));
+  std::vector<core::CalendarDate> dates;
+  dates.reserve(array->size());
+  for (const auto& element : *array) {
+    auto text = element.value_exact<std::string>();
+    Result<core::CalendarDate> date = fail(ErrorKind::bad_input, "expected a string \"YYYY-MM-DD [name]\"");
+    if (text) date = core::parse_calendar_date(*text);
+    if (!date)
+      return fail(ErrorKind::bad_input, fmt::format("{}: {}: dates: {}", position(path, element.source()), context,
+                                                    date.error().message));
+    dates.push_back(std::move(*date));
+  }
+  return core::merged_calendar_dates(std::move(dates));
+}
+
+Result<FileCalendar> read_calendar(const std::filesystem::path& path, const toml::node& node) {
+  FileCalendar calendar;
+  calendar.where = position(path, node.source());
+  const auto* table = node.as_table();
+  if (!table) return fail(ErrorKind::bad_input, calendar.where + ": expected a [[calendar]] table");
+  auto name = (*table)["name"].value_exact<std::string>();
+  if (!name) return fail(ErrorKind::bad_input, calendar.where + ": a calendar without a name (name = \"…\")");
+  if (auto valid = core::validate_calendar_name(*name); !valid)
+    return fail(ErrorKind::bad_input, fmt::format("{}: calendar: {}", position(path, (*table)["name"].node()->source()),
+                                                  valid.error().message));
+  calendar.name = *name;
+  const auto context = fmt::format("calendar \"{}\"", *name);
+  for (const auto& [key, value] : *table) {
+    if (key.str() != "name" && key.str() != "dates")
+      return fail(ErrorKind::bad_input, fmt::format("{}: unknown key \"{}\" in {} (name, dates)",
+                                                    position(path, key.source()), key.str(), context));
+  }
+  const auto* dates = table->get("dates");
+  if (!dates)
+    return fail(ErrorKind::bad_input,
+                fmt::format("{}: {} has no dates (dates = [\"YYYY-MM-DD name\", …])", calendar.where, context));
+  calendar.dates = TRY(read_calendar_dates(path, *dates, context));
+  return calendar;
+}
+
+Result<std::vector<FileCalendar>> read_calendars(const std::filesystem::path& path, const toml::node& node) {
+  const auto* array = node.as_array();
+  if (!array || !array->is_array_of_tables())
+    return fail(ErrorKind::bad_input, position(path, node.source()) + ": calendar: expected [[calendar]] tables");
+  std::vector<FileCalendar> calendars;
+  for (const auto& element : *array) {
+    auto calendar = TRY(read_calendar(path, element));
+    auto first = std::ranges::find(calendars, calendar.name, &FileCalendar::name);
+    if (first != calendars.end())
+      return fail(ErrorKind::bad_input, fmt::format("{}: calendar \"{}\" is already listed at {}", calendar.where,
+                                                    calendar.name, first->where));
+    calendars.push_back(std::move(calendar));
+  }
+  return calendars;
+}
+
 Result<void> check_top_level(const std::filesystem::path& path, const toml::table& root) {
   for (const auto& [key, value] : root) {
-    if (key.str() != "task" && key.str() != "defaults" && key.str() != "group" && key.str() != "owner")
+    if (key.str() != "task" && key.str() != "defaults" && key.str() != "group" && key.str() != "owner" &&
+        key.str() != "calendar")
       return fail(ErrorKind::bad_input,
                   fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
                               position(path, key.source()), key.str()));
@@ -211,9 +279,10 @@ Result<TaskFile> parse_task_file(std::string_view text, const std::filesystem::p
   auto file_owner_name = TRY(file_owner(path, root, owner));
   FileContext file{path, std::move(file_owner_name), root["defaults"].as_table()};
   if (file.defaults) TRY(check_defaults(path, *file.defaults));
-  TaskFile task_file{file.owner, {}, {}};
+  TaskFile task_file{file.owner, {}, {}, {}};
   if (const auto* tasks = root.get("task")) task_file.tasks = TRY(read_tasks(file, *tasks));
   if (const auto* groups = root.get("group")) task_file.group_caps = TRY(read_groups(path, *groups));
+  if (const auto* calendars = root.get("calendar")) task_file.calendars = TRY(read_calendars(path, *calendars));
   return task_file;
 }
 

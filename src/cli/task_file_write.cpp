@@ -152,6 +152,12 @@ std::string task_file_head(const std::optional<std::string>& owner, const std::m
   return out;
 }
 
+void write_calendar(std::string& out, std::string_view name, const std::vector<core::CalendarDate>& dates) {
+  out += fmt::format("\n[[calendar]]\nname = {}\ndates = [\n", toml_string(name));
+  for (const auto& date : dates) out += fmt::format("  {},\n", toml_string(core::calendar_date_line(date)));
+  out += "]\n";
+}
+
 std::string write_task_file(const std::vector<core::TaskDefinition>& definitions,
                             const std::map<std::string, int>& group_caps) {
   std::string out = task_file_head(std::nullopt, group_caps);

@@ -167,21 +167,74 @@ std::optional<date::local_days> ics_day(std::string_view value) {
   return day_of(value.substr(0, 4), value.substr(4, 2), value.substr(6, 2));
 }
 
+// DURATION's value for an all-day event: [+]PnD or [+]PnW, as days.
+std::optional<int> ics_days(std::string_view value) {
+  if (value.starts_with('+')) value.remove_prefix(1);
+  if (value.size() < 3 || to_upper(value.front()) != 'P') return {};
+  const char unit = to_upper(value.back());
+  const auto digits = value.substr(1, value.size() - 2);
+  if ((unit != 'D' && unit != 'W') || digits.size() > 6 || !std::ranges::all_of(digits, is_digit)) return {};
+  int count = 0;
+  for (char c : digits) count = count * 10 + (c - '0');
+  return unit == 'W' ? count * 7 : count;
+}
+
 struct Event {
   std::optional<date::local_days> day;
+  bool all_day = false;                   // DTSTART is a date, not a date-time
+  std::optional<date::local_days> end;    // DTEND's date: the first day after the event
+  std::string duration;                   // DURATION's value
+  std::size_t duration_line = 0;
+  bool cancelled = false;                 // STATUS:CANCELLED
   std::string name;
   std::size_t line = 0;  // BEGIN:VEVENT's
   int nested = 0;        // components open inside it (an alarm), whose lines are not the event's
 };
 
+Result<date::local_days> event_day(const Property& property, std::string_view source, std::size_t line) {
+  const auto value = trim(property.value);
+  const auto day = ics_day(value);
+  if (!day)
+    return bad_line(source, line,
+                    fmt::format("{} \"{}\" is not a date (20261225) or a date-time (20261225T090000)", property.name,
+                                value));
+  return *day;
+}
+
+// The days an event covers: an all-day event's from DTSTART up to DTEND
+// (RFC 5545: the first day after it) or for its DURATION, at least one; a
+// timed event's the day it starts on.
+Result<int> event_length(const Event& event, std::string_view source) {
+  if (!event.all_day) return 1;
+  if (event.end) return std::max(1, static_cast<int>((*event.end - *event.day).count()));
+  if (event.duration.empty()) return 1;
+  const auto days = ics_days(event.duration);
+  if (!days)
+    return bad_line(source, event.duration_line,
+                    fmt::format("DURATION \"{}\" is not days (P3D) or weeks (P1W), as an all-day event's is",
+                                event.duration.substr(0, 40)));
+  return std::max(1, *days);
+}
+
+Result<int> checked_event_length(const Event& event, std::string_view source) {
+  const auto length = TRY(event_length(event, source));
+  if (*event.day + date::days{length - 1} > date::local_days{date::year{9999} / 12 / 31})
+    return bad_line(source, event.line, "the event lasts past the year 9999");
+  return length;
+}
+
 Result<void> read_event_line(const Property& property, Event& event, std::string_view source, std::size_t line) {
   if (property.name == "DTSTART") {
     if (event.day) return bad_line(source, line, "a second DTSTART in the event");
-    event.day = ics_day(trim(property.value));
-    if (!event.day)
-      return bad_line(source, line,
-                      fmt::format("DTSTART \"{}\" is not a date (20261225) or a date-time (20261225T090000)",
-                                  trim(property.value)));
+    event.day = TRY(event_day(property, source, line));
+    event.all_day = trim(property.value).size() == 8;
+  } else if (property.name == "DTEND") {
+    event.end = TRY(event_day(property, source, line));
+  } else if (property.name == "DURATION") {
+    event.duration = upper(trim(property.value));
+    event.duration_line = line;
+  } else if (property.name == "STATUS") {
+    event.cancelled = upper(trim(property.value)) == "CANCELLED";
   } else if (property.name == "SUMMARY") {
     auto name = checked_name(unescaped(property.value));
     if (!name) return bad_line(source, line, name.error().message);
@@ -195,21 +248,28 @@ Result<void> read_event_line(const Property& property, Event& event, std::string
 
 }  // namespace
 
+Result<CalendarDate> parse_calendar_date(std::string_view text) {
+  const auto line = trim(text);
+  const auto day = line.size() >= 10 && (line.size() == 10 || is_blank(line[10])) && line[4] == '-' && line[7] == '-'
+                       ? day_of(line.substr(0, 4), line.substr(5, 2), line.substr(8, 2))
+                       : std::nullopt;
+  if (!day)
+    return fail(ErrorKind::bad_input,
+                fmt::format("\"{}\" does not start with a day (YYYY-MM-DD, then its name if any)", line.substr(0, 40)));
+  auto name = TRY(checked_name(trim(line.substr(10))));
+  return CalendarDate{*day, std::move(name)};
+}
+
+std::vector<CalendarDate> merged_calendar_dates(std::vector<CalendarDate> dates) { return merged(std::move(dates)); }
+
 Result<std::vector<CalendarDate>> parse_calendar_dates(std::string_view text, std::string_view source) {
   std::vector<CalendarDate> dates;
   TRY(for_each_line(text, [&](std::string_view raw, std::size_t number) -> Result<void> {
     const auto line = trim(raw);
     if (line.empty() || line.front() == '#') return {};
-    const auto day = line.size() >= 10 && (line.size() == 10 || is_blank(line[10])) && line[4] == '-' && line[7] == '-'
-                         ? day_of(line.substr(0, 4), line.substr(5, 2), line.substr(8, 2))
-                         : std::nullopt;
-    if (!day)
-      return bad_line(
-          source, number,
-          fmt::format("\"{}\" does not start with a day (YYYY-MM-DD, then its name if any)", line.substr(0, 40)));
-    auto name = checked_name(trim(line.substr(10)));
-    if (!name) return bad_line(source, number, name.error().message);
-    dates.push_back({*day, std::move(*name)});
+    auto date = parse_calendar_date(line);
+    if (!date) return bad_line(source, number, date.error().message);
+    dates.push_back(std::move(*date));
     return check_count(dates.size(), source, number);
   }));
   return merged(std::move(dates));
@@ -234,8 +294,11 @@ Result<std::vector<CalendarDate>> parse_calendar_ics(std::string_view text, std:
     } else if (property->name == "END" && value == "VEVENT") {
       if (!event) return bad_line(source, line.number, "END:VEVENT outside an event");
       if (!event->day) return bad_line(source, event->line, "an event without DTSTART");
-      dates.push_back({*event->day, std::move(event->name)});
-      TRY(check_count(dates.size(), source, line.number));
+      const auto length = TRY(checked_event_length(*event, source));
+      if (!event->cancelled) {
+        TRY(check_count(dates.size() + static_cast<std::size_t>(length), source, line.number));
+        for (int i = 0; i < length; ++i) dates.push_back({*event->day + date::days{i}, event->name});
+      }
       event.reset();
     } else if (event && (property->name == "BEGIN" || property->name == "END")) {
       event->nested += property->name == "BEGIN" ? 1 : -1;
@@ -248,13 +311,15 @@ Result<std::vector<CalendarDate>> parse_calendar_ics(std::string_view text, std:
   return merged(std::move(dates));
 }
 
+std::string calendar_date_line(const CalendarDate& date) {
+  auto line = date::format("%F", date.day);
+  if (!date.name.empty()) line += ' ' + date.name;
+  return line;
+}
+
 std::string calendar_dates_text(const std::vector<CalendarDate>& dates) {
   std::string text;
-  for (const auto& date : dates) {
-    text += date::format("%F", date.day);
-    if (!date.name.empty()) text += ' ' + date.name;
-    text += '\n';
-  }
+  for (const auto& date : dates) text += calendar_date_line(date) + '\n';
   return text;
 }
 

@@ -27,18 +27,29 @@ struct CalendarDate {
 inline constexpr std::size_t max_calendar_dates = 100'000;
 inline constexpr std::size_t max_date_name = 200;
 
+// One line "YYYY-MM-DD [name]" (blanks around it ignored); the error names
+// neither file nor line.
+Result<CalendarDate> parse_calendar_date(std::string_view line);
+// Sorted, a day given twice once with its names joined with "; ".
+std::vector<CalendarDate> merged_calendar_dates(std::vector<CalendarDate> dates);
+
 // Lines "YYYY-MM-DD [name]"; blank lines and those starting with # are
 // skipped. Errors name `source` and the line ("days.txt:3: ..."). The days
 // come sorted; a day given twice keeps its names joined with "; ".
 Result<std::vector<CalendarDate>> parse_calendar_dates(std::string_view text, std::string_view source);
 
-// An iCalendar file (RFC 5545): each VEVENT's DTSTART gives a day (a date,
-// VALUE=DATE, or the date of a date-time as written), its SUMMARY the day's
-// name (escapes undone; a line break becomes a space). Folded lines are
-// unfolded; an event that repeats (RRULE, RDATE) is refused, since only its
-// own day would be read. Errors name `source` and the line.
+// An iCalendar file (RFC 5545): each VEVENT gives days, named by its SUMMARY
+// (escapes undone; a line break becomes a space). An all-day event (DTSTART
+// a date, VALUE=DATE) gives every day up to its DTEND, which is the first
+// day after it, or of its DURATION (P3D, P1W), at least its first; a timed
+// event the date of its DTSTART as written. STATUS:CANCELLED events give
+// none. Folded lines are unfolded; an event that repeats (RRULE, RDATE) is
+// refused, since only its own days would be read. Errors name `source` and
+// the line; each day of a span counts against max_calendar_dates.
 Result<std::vector<CalendarDate>> parse_calendar_ics(std::string_view text, std::string_view source);
 
+// The line parse_calendar_date reads back to `date`.
+std::string calendar_date_line(const CalendarDate& date);
 // The text parse_calendar_dates reads back to `dates`: one line a day.
 std::string calendar_dates_text(const std::vector<CalendarDate>& dates);
 

@@ -8,6 +8,8 @@
 #include <ranges>
 #include <span>
 
+#include "core/recent_cache.hpp"
+
 namespace taskd::core {
 namespace {
 
@@ -277,6 +279,56 @@ std::string set_dates_text(const std::vector<SetDate>& dates) {
   return text;
 }
 
+namespace {
+
+std::vector<std::pair<Time, Time>> day_spans(Zone zone, const std::vector<date::local_days>& days) {
+  std::vector<std::pair<Time, Time>> spans;
+  spans.reserve(days.size());
+  for (auto day : days) spans.push_back(day_span(zone, day));
+  return spans;
+}
+
+std::size_t days_hash(const CalendarDays& days, Zone zone) {
+  std::size_t hash = std::hash<Zone>{}(zone);
+  auto mix = [&](std::int64_t value) { hash = (hash ^ static_cast<std::size_t>(value)) * 0x100000001b3ULL; };
+  for (auto day : days.skipped) mix(day.time_since_epoch().count());
+  mix(days.kept ? static_cast<std::int64_t>(days.kept->size()) : -1);
+  if (days.kept)
+    for (auto day : *days.kept) mix(day.time_since_epoch().count());
+  return hash;
+}
+
+struct ZonedDays {
+  CalendarDays days;
+  Zone zone;
+};
+
+// The key looked for, without a copy of the days.
+struct ZonedDaysView {
+  const CalendarDays& days;
+  Zone zone;
+};
+
+bool operator==(const ZonedDays& kept, const ZonedDaysView& sought) {
+  return kept.zone == sought.zone && kept.days == sought.days;
+}
+bool operator==(const ZonedDays& a, const ZonedDays& b) { return a == ZonedDaysView{b.days, b.zone}; }
+
+// A host's calendars in each zone its tasks use.
+constexpr std::size_t kept_calendars = 16;
+
+}  // namespace
+
+std::shared_ptr<const CalendarSpans> calendar_spans(const CalendarDays& days, Zone zone) {
+  static RecentCache<ZonedDays, CalendarSpans> cache(kept_calendars);
+  const auto hash = days_hash(days, zone);
+  if (auto spans = cache.find(hash, ZonedDaysView{days, zone})) return spans;
+  auto spans = std::make_shared<const CalendarSpans>(
+      day_spans(zone, days.skipped), days.kept ? std::optional(day_spans(zone, *days.kept)) : std::nullopt);
+  cache.insert(hash, ZonedDays{days, zone}, spans);
+  return spans;
+}
+
 SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone,
                          const CalendarDays& calendars) {
   for (const auto& date : removed) {
@@ -285,14 +337,10 @@ SlotChanges::SlotChanges(const std::vector<SetDate>& added, const std::vector<Se
     else
       std::ranges::copy(removed_instants(zone, date), std::back_inserter(removed_));
   }
-  for (auto day : calendars.skipped) removed_days_.push_back(day_span(zone, day));
-  if (calendars.kept) {
-    kept_days_.emplace();
-    for (auto day : *calendars.kept) kept_days_->push_back(day_span(zone, day));
-  }
+  if (!calendars.empty()) calendar_ = calendar_spans(calendars, zone);
   std::ranges::sort(removed_);
   std::ranges::sort(removed_days_);
-  removed_days_.erase(std::ranges::unique(removed_days_).begin(), removed_days_.end());  // an --exdate day in a calendar
+  removed_days_.erase(std::ranges::unique(removed_days_).begin(), removed_days_.end());
   for (const auto& date : added) {
     const auto slot = instant_of(zone, date);
     if (!removal(slot)) added_.push_back(slot);
@@ -317,15 +365,24 @@ auto day_holding_or_after(const std::vector<std::pair<Time, Time>>& days, Time t
   return after;
 }
 
+// The removed day among `days` that holds `slot`.
+std::optional<std::pair<Time, Time>> day_holding(const std::vector<std::pair<Time, Time>>& days, Time slot) {
+  auto day = day_holding_or_after(days, slot);
+  if (day == days.end() || !within(*day, slot)) return std::nullopt;
+  return *day;
+}
+
 }  // namespace
 
 std::optional<SlotChanges::Removed> SlotChanges::removal(Time slot) const {
   if (std::ranges::binary_search(removed_, slot)) return Removed{slot};
-  if (auto day = day_holding_or_after(removed_days_, slot); day != removed_days_.end() && within(*day, slot))
-    return Removed{day->second - Millis{1}};
-  if (!kept_days_) return std::nullopt;
-  auto kept = day_holding_or_after(*kept_days_, slot);
-  if (kept == kept_days_->end()) return Removed{std::nullopt};
+  auto removed_day = day_holding(removed_days_, slot);
+  if (!removed_day && calendar_) removed_day = day_holding(calendar_->skipped, slot);
+  if (removed_day) return Removed{removed_day->second - Millis{1}};
+  if (!calendar_ || !calendar_->kept) return std::nullopt;
+  const auto& kept_days = *calendar_->kept;
+  auto kept = day_holding_or_after(kept_days, slot);
+  if (kept == kept_days.end()) return Removed{std::nullopt};
   if (within(*kept, slot)) return std::nullopt;
   return Removed{kept->first - Millis{1}};
 }
@@ -338,21 +395,31 @@ Millis overlap(const std::pair<Time, Time>& day, Time from, Time to) {
 
 }  // namespace
 
+bool SlotChanges::removes_day(const std::pair<Time, Time>& day) const {
+  return std::ranges::binary_search(removed_days_, day) ||
+         (calendar_ && std::ranges::binary_search(calendar_->skipped, day));
+}
+
 Millis SlotChanges::time_off(Time from, Time to) const {
   if (to <= from) return Millis{0};
   auto days_within = [&](const std::vector<std::pair<Time, Time>>& days) {
     return std::ranges::subrange(day_holding_or_after(days, from), days.end()) |
            std::views::take_while([&](const auto& day) { return day.first < to; });
   };
+  // Days of one zone are the same spans or apart: an --exdate day in a
+  // calendar counts once, and a kept day is off when it is also removed.
   Millis off{0};
-  if (!kept_days_) {
-    for (const auto& day : days_within(removed_days_)) off += overlap(day, from, to);
+  if (!calendar_ || !calendar_->kept) {
+    static const std::vector<std::pair<Time, Time>> none;
+    const auto& skipped = calendar_ ? calendar_->skipped : none;
+    for (const auto& day : days_within(skipped)) off += overlap(day, from, to);
+    for (const auto& day : days_within(removed_days_))
+      if (!std::ranges::binary_search(skipped, day)) off += overlap(day, from, to);
     return off;
   }
-  // Days of one zone are the same spans or apart: a kept day is off when it is also removed.
   Millis kept{0};
-  for (const auto& day : days_within(*kept_days_))
-    if (!std::ranges::binary_search(removed_days_, day)) kept += overlap(day, from, to);
+  for (const auto& day : days_within(*calendar_->kept))
+    if (!removes_day(day)) kept += overlap(day, from, to);
   return (to - from) - kept;
 }
 
@@ -404,7 +471,9 @@ std::string calendar_days_text(const CalendarDays& days) {
   return text;
 }
 
-Result<CalendarDays> parse_calendar_days(std::string_view text) {
+namespace {
+
+Result<CalendarDays> read_calendar_days(std::string_view text) {
   CalendarDays days;
   while (!text.empty()) {
     auto end = text.find('\n');
@@ -419,6 +488,18 @@ Result<CalendarDays> parse_calendar_days(std::string_view text) {
       return fail(ErrorKind::bad_input, "expected lines \"skip DAYS\" and \"only DAYS\"");
     }
   }
+  return days;
+}
+
+}  // namespace
+
+Result<CalendarDays> parse_calendar_days(std::string_view text) {
+  if (text.empty()) return CalendarDays{};
+  static RecentCache<std::string, CalendarDays> cache(kept_calendars);
+  const auto hash = std::hash<std::string_view>{}(text);
+  if (auto days = cache.find(hash, text)) return *days;
+  auto days = TRY(read_calendar_days(text));
+  cache.insert(hash, std::string(text), std::make_shared<const CalendarDays>(days));
   return days;
 }
 

@@ -6,6 +6,7 @@
 #include <date/date.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,11 +46,24 @@ struct CalendarDays {
 };
 
 // "skip 2026-12-25,2026-12-26" and "only 2027-01-04,..." lines; "" for none.
+// A task row holds them, read at every claim: the texts read last are
+// kept read (see calendar_spans).
 std::string calendar_days_text(const CalendarDays& days);
 Result<CalendarDays> parse_calendar_days(std::string_view text);
 
 // [begin, end) of a day of the zone's clock (23 or 25 hours at DST changes).
 std::pair<Time, Time> day_span(Zone zone, date::local_days day);
+
+// The calendar days as instants in a zone: [begin, end) of each day.
+struct CalendarSpans {
+  std::vector<std::pair<Time, Time>> skipped;
+  std::optional<std::vector<std::pair<Time, Time>>> kept;
+};
+
+// The spans of `days` in `zone`, made once for each distinct (days, zone)
+// a process meets: a task's calendar is read at every claim of it, and
+// thousands of days cost milliseconds to place in a zone. Thread-safe.
+std::shared_ptr<const CalendarSpans> calendar_spans(const CalendarDays& days, Zone zone);
 
 // The dates as instants in a zone, for the next-slot search: sorted vectors
 // searched by halves, so a slot costs a few comparisons however many there are.
@@ -58,7 +72,7 @@ class SlotChanges {
   SlotChanges(const std::vector<SetDate>& added, const std::vector<SetDate>& removed, Zone zone,
               const CalendarDays& calendars = {});
 
-  bool empty() const { return added_.empty() && removed_.empty() && removed_days_.empty() && !kept_days_; }
+  bool empty() const { return added_.empty() && removed_.empty() && removed_days_.empty() && !calendar_; }
   // The first added slot strictly after `t` (none removed).
   std::optional<Time> first_added_after(Time t) const;
   // A removed slot: the instant after which the next slot may lie (the slot
@@ -77,8 +91,10 @@ class SlotChanges {
  private:
   std::vector<Time> added_;
   std::vector<Time> removed_;
-  std::vector<std::pair<Time, Time>> removed_days_;  // [begin, end) of each removed day
-  std::optional<std::vector<std::pair<Time, Time>>> kept_days_;  // [begin, end) of each kept day
+  std::vector<std::pair<Time, Time>> removed_days_;  // [begin, end) of each --exdate day
+  std::shared_ptr<const CalendarSpans> calendar_;    // none without calendar days
+
+  bool removes_day(const std::pair<Time, Time>& day) const;
 };
 
 // The --exdate that removes `slot`, in `zone`: none when none does.

@@ -155,12 +155,26 @@ Result<Zone> find_zone(std::string_view name) {
   return zone;
 }
 
+namespace {
+
+// The period of the zone's closing rule that holds `t`. The rule computes
+// three years' changes at each call, and a schedule asks for the same period
+// slot after slot: the one each thread got last is kept.
+OffsetPeriod rule_period(Zone zone, sys_seconds t) {
+  thread_local Zone last_zone = nullptr;
+  thread_local OffsetPeriod last{};
+  if (last_zone == zone && last.begin <= t && t < last.end) return last;
+  auto period = posix_tz_period(*zone->rule, t);
+  period.begin = std::max(period.begin, zone->rule_from);
+  last_zone = zone;
+  last = period;
+  return period;
+}
+
+}  // namespace
+
 OffsetPeriod offset_period(Zone zone, sys_seconds t) {
-  if (zone->rule && t >= zone->rule_from) {
-    auto period = posix_tz_period(*zone->rule, t);
-    period.begin = std::max(period.begin, zone->rule_from);
-    return period;
-  }
+  if (zone->rule && t >= zone->rule_from) return rule_period(zone, t);
   return listed_period(zone->listed, t);
 }
 

@@ -34,9 +34,16 @@ core::Result<std::vector<std::string>> tasks_using(store::Database& db, std::str
   return names;
 }
 
+core::Result<std::optional<std::vector<core::CalendarDate>>> calendar_named(
+    store::Database& db, std::string_view name, const std::vector<NewCalendar>& pending) {
+  auto given = std::ranges::find(pending, name, &NewCalendar::name);
+  if (given != pending.end()) return given->dates;
+  return store::read_calendar(db, name);
+}
+
 core::Result<std::vector<date::local_days>> days_of(store::Database& db, std::string_view task, std::string_view flag,
-                                                    std::string_view name) {
-  auto dates = TRY(store::read_calendar(db, name));
+                                                    std::string_view name, const std::vector<NewCalendar>& pending) {
+  auto dates = TRY(calendar_named(db, name, pending));
   if (!dates)
     return core::fail(
         core::ErrorKind::bad_input,
@@ -49,9 +56,11 @@ core::Result<std::vector<date::local_days>> days_of(store::Database& db, std::st
 
 // The tasks that use the calendar, their days read anew and their next
 // slots planned again where those changed.
-core::Result<void> replan_users(store::Database& db, std::string_view name, core::Time now) {
+core::Result<void> replan_users(store::Database& db, std::string_view name, const std::vector<std::string>& written,
+                                core::Time now) {
   for (const auto& stored : TRY(store::tasks_naming_calendar(db, name))) {
     if (!stored || !names_calendar(stored->definition, name)) continue;
+    if (std::ranges::find(written, stored->definition.name) != written.end()) continue;
     auto task = *stored;
     TRY(read_task_calendars(db, task));
     if (task.definition == stored->definition) continue;
@@ -62,17 +71,18 @@ core::Result<void> replan_users(store::Database& db, std::string_view name, core
 
 }  // namespace
 
-core::Result<void> read_task_calendars(store::Database& db, core::Task& task) {
+core::Result<void> read_task_calendars(store::Database& db, core::Task& task,
+                                       const std::vector<NewCalendar>& pending) {
   auto& definition = task.definition;
   core::CalendarDays days;
   for (const auto& name : definition.skip_calendar) {
-    auto more = TRY(days_of(db, definition.name, "--skip-calendar", name));
+    auto more = TRY(days_of(db, definition.name, "--skip-calendar", name, pending));
     days.skipped.insert(days.skipped.end(), more.begin(), more.end());
   }
   std::ranges::sort(days.skipped);
   days.skipped.erase(std::ranges::unique(days.skipped).begin(), days.skipped.end());
   if (!definition.only_calendar.empty())
-    days.kept = TRY(days_of(db, definition.name, "--only-calendar", definition.only_calendar));
+    days.kept = TRY(days_of(db, definition.name, "--only-calendar", definition.only_calendar, pending));
   if (days == definition.calendar_days && task.schedule) return {};
   definition.calendar_days = std::move(days);
   task.schedule = TRY(core::schedule_of(definition));
@@ -97,8 +107,29 @@ core::Result<void> add_calendar(store::Database& db, const NewCalendar& calendar
                                 core::Time now) {
   return store::write(db, [&]() -> core::Result<void> {
     TRY(store::write_calendar(db, calendar.name, calendar.dates, if_exists, now));
-    return replan_users(db, calendar.name, now);
+    return replan_users(db, calendar.name, {}, now);
   });
+}
+
+core::Result<void> write_calendars(store::Database& db, const std::vector<NewCalendar>& calendars,
+                                   const std::vector<std::string>& written, core::Time now) {
+  for (const auto& calendar : calendars) {
+    TRY(store::write_calendar(db, calendar.name, calendar.dates, store::IfCalendarExists::replace, now));
+    TRY(replan_users(db, calendar.name, written, now));
+  }
+  return {};
+}
+
+core::Result<std::vector<NewCalendar>> calendars_named(store::Database& db, const std::set<std::string>& names) {
+  std::vector<NewCalendar> calendars;
+  for (const auto& name : names) {
+    auto dates = TRY(store::read_calendar(db, name));
+    if (!dates)
+      return core::fail(core::ErrorKind::bad_input,
+                        fmt::format("no calendar named \"{}\", which a task uses", core::printable(name)));
+    calendars.push_back({name, std::move(*dates)});
+  }
+  return calendars;
 }
 
 core::Result<std::vector<store::CalendarSummary>> list_calendars(store::Database& db) {

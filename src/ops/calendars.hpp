@@ -1,6 +1,7 @@
 #pragma once
 // Calendars (taskd calendar): add, list, show, rm.
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,11 +14,6 @@
 
 namespace taskd::ops {
 
-// The days of the calendars the task names (--skip-calendar,
-// --only-calendar) read into its definition, and its schedule made anew; a
-// calendar that does not exist is bad input naming the task and the option.
-core::Result<void> read_task_calendars(store::Database& db, core::Task& task);
-
 // The calendars of the task's --skip-calendar, each with its days' names.
 core::Result<std::vector<core::NamedCalendar>> skip_calendars(store::Database& db,
                                                               const core::TaskDefinition& definition);
@@ -29,6 +25,14 @@ struct NewCalendar {
   std::vector<core::CalendarDate> dates;
 };
 
+// The days of the calendars the task names (--skip-calendar,
+// --only-calendar) read into its definition, and its schedule made anew; a
+// calendar that does not exist is bad input naming the task and the option.
+// `pending` (apply's file's, not yet written) take the place of the
+// database's calendars of their names.
+core::Result<void> read_task_calendars(store::Database& db, core::Task& task,
+                                       const std::vector<NewCalendar>& pending = {});
+
 // The calendar `name` (checked) of `text`, from the file `source`, read as
 // `format`: read before the database is opened, so that bad input writes nothing.
 core::Result<NewCalendar> read_calendar(std::string_view name, CalendarFormat format, std::string_view text,
@@ -37,6 +41,17 @@ core::Result<NewCalendar> read_calendar(std::string_view name, CalendarFormat fo
 // tasks that use it and plans their next slots again, in one transaction.
 core::Result<void> add_calendar(store::Database& db, const NewCalendar& calendar, store::IfCalendarExists if_exists,
                                 core::Time now);
+
+// Writes the calendars, replacing those of their names, and reads their
+// days anew into the tasks that use them but are not `written` (the caller
+// writes those with the new days), planning their next slots again. Call
+// it inside store::write.
+core::Result<void> write_calendars(store::Database& db, const std::vector<NewCalendar>& calendars,
+                                   const std::vector<std::string>& written, core::Time now);
+
+// The calendars of these names (export writes those its tasks use); one
+// that does not exist is bad input.
+core::Result<std::vector<NewCalendar>> calendars_named(store::Database& db, const std::set<std::string>& names);
 
 // Every calendar, with the tasks that use it.
 core::Result<std::vector<store::CalendarSummary>> list_calendars(store::Database& db);

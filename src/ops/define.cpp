@@ -83,11 +83,12 @@ Result<void> inherit_defaults(store::Database& db, core::Task& task, core::Time 
 
 // `defaults`: the database's, read once for the whole file.
 Result<std::optional<TaskStep>> plan_task(store::Database& db, const DesiredTask& desired,
-                                          const core::Defaults& defaults, core::Time now) {
+                                          const core::Defaults& defaults, const std::vector<NewCalendar>& calendars,
+                                          core::Time now) {
   auto existing = TRY(store::find_task(db, desired.name));
   auto built = TRY(desired.build(existing, now));
   TRY(core::take_defaults(built, defaults, now));
-  TRY(read_task_calendars(db, built));
+  TRY(read_task_calendars(db, built, calendars));
   auto& definition = built.definition;
   if (existing && existing->definition == definition) return std::nullopt;
   auto schedule = std::move(built.schedule).value();
@@ -119,11 +120,21 @@ Result<void> plan_groups(store::Database& db, const ApplyArgs& args, Plan& plan)
   return {};
 }
 
+Result<void> plan_calendars(store::Database& db, const ApplyArgs& args, Plan& plan) {
+  for (const auto& calendar : args.calendars) {
+    auto stored = TRY(store::read_calendar(db, calendar.name));
+    if (!stored) plan.calendars.push_back({Step::add, calendar, std::nullopt});
+    else if (*stored != calendar.dates) plan.calendars.push_back({Step::change, calendar, stored->size()});
+  }
+  return {};
+}
+
 Result<Plan> plan_file(store::Database& db, const ApplyArgs& args, core::Time now) {
   Plan plan;
+  TRY(plan_calendars(db, args, plan));
   auto defaults = TRY(store::read_defaults(db));
   for (const auto& desired : args.tasks) {
-    auto step = TRY(plan_task(db, desired, defaults, now));
+    auto step = TRY(plan_task(db, desired, defaults, args.calendars, now));
     if (step) {
       plan.tasks.push_back(std::move(*step));
     } else {
@@ -179,7 +190,18 @@ Result<void> carry_out(store::Database& db, const TaskStep& step, core::Time now
   return {};
 }
 
+// The file's calendars that changed, before its tasks, which carry their
+// new days already; the other tasks that use them are planned anew.
+Result<void> carry_out_calendars(store::Database& db, const Plan& plan, core::Time now) {
+  std::vector<NewCalendar> calendars;
+  for (const auto& step : plan.calendars) calendars.push_back(step.calendar);
+  std::vector<std::string> written;
+  for (const auto& step : plan.tasks) written.push_back(step.definition.name);
+  return write_calendars(db, calendars, written, now);
+}
+
 Result<void> carry_out(store::Database& db, const Plan& plan, core::Time now) {
+  TRY(carry_out_calendars(db, plan, now));
   for (const auto& step : plan.tasks) {
     TRY(carry_out(db, step, now));
   }
@@ -291,11 +313,15 @@ Json plan_json(const Plan& plan, std::string_view file, bool dry_run) {
                       {"concurrency", group.concurrency},
                       {"was", group.was ? Json(*group.was) : Json(nullptr)}});
   }
-  return {{"file", file},
-          {"dry_run", dry_run},
-          {"tasks", tasks},
-          {"groups", groups},
-          {"unchanged", plan.unchanged}};
+  Json calendars = Json::array();
+  for (const auto& step : plan.calendars) {
+    calendars.push_back({{"action", names_of(step.kind).action},
+                         {"name", step.calendar.name},
+                         {"days", step.calendar.dates.size()},
+                         {"was", step.was ? Json(*step.was) : Json(nullptr)}});
+  }
+  return {{"file", file},          {"dry_run", dry_run},   {"tasks", tasks},
+          {"groups", groups},      {"calendars", calendars}, {"unchanged", plan.unchanged}};
 }
 
 }  // namespace taskd::ops

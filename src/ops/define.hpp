@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/task.hpp"
+#include "ops/calendars.hpp"
 #include "ops/json.hpp"
 #include "sched/clock.hpp"
 #include "store/database.hpp"
@@ -68,6 +69,7 @@ struct ApplyArgs {
   std::vector<DesiredTask> tasks;
   std::string owner;                     // --prune removes this owner's tasks the file no longer lists
   std::map<std::string, int> group_caps;  // the file's groups' concurrency
+  std::vector<NewCalendar> calendars;     // created or replaced before the tasks are written
   bool prune = false;
   bool dry_run = false;  // plan, check, write nothing
 };
@@ -95,9 +97,17 @@ struct GroupStep {
   std::optional<int> was;  // none: no cap before
 };
 
+// A calendar of the file that is new (add) or has other days (change).
+struct CalendarStep {
+  Step kind;
+  NewCalendar calendar;
+  std::optional<std::size_t> was;  // change: the days it had
+};
+
 struct Plan {
   std::vector<TaskStep> tasks;
   std::vector<GroupStep> groups;
+  std::vector<CalendarStep> calendars;
   int unchanged = 0;
   SchedulerUsers schedulers;  // whom the database's schedulers run as, for the tasks with --user
 };
@@ -107,7 +117,8 @@ struct Plan {
 core::Result<Plan> apply(store::Database& db, const ApplyArgs& args, const sched::Clock& clock);
 // "1 added, 2 changed, 0 removed, 5 unchanged".
 std::string counts_text(const Plan& plan);
-// {"file", "dry_run", "tasks": [{"action", "name", "fields"}], "groups", "unchanged"}.
+// {"file", "dry_run", "tasks": [{"action", "name", "fields"}], "groups",
+// "calendars": [{"action", "name", "days", "was"}], "unchanged"}.
 Json plan_json(const Plan& plan, std::string_view file, bool dry_run);
 
 }  // namespace taskd::ops

@@ -24,6 +24,12 @@ bool takes(const Definition& d, std::string_view field) {
   return std::ranges::find(d.from_defaults, field) != d.from_defaults.end();
 }
 
+// A calendar's days that changed under the same calendars' names (apply of
+// a file with [[calendar]] tables): named on their own.
+bool same_calendar_days(const Definition& a, const Definition& b) {
+  return a.calendar_days == b.calendar_days || a.skip_calendar != b.skip_calendar || a.only_calendar != b.only_calendar;
+}
+
 using FieldComparison = bool (*)(const Definition&, const Definition&);
 
 // The command and the schedule's fields, which come first.
@@ -38,6 +44,7 @@ const std::vector<std::pair<std::string, FieldComparison>>& command_and_schedule
       {"jitter", same<&Definition::jitter>},
       {"dst_gap", same_dst<&core::DstPolicy::gap>},
       {"dst_repeat", same_dst<&core::DstPolicy::repeat>},
+      {"calendar_days", same_calendar_days},
   };
   return fields;
 }

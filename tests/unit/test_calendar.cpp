@@ -93,3 +93,62 @@ TEST_CASE("an iCalendar file's bad events are named with the file and the line")
         "h.ics: not an iCalendar file (it does not start with BEGIN:VCALENDAR)");
   CHECK(error_of(parse_calendar_ics("\r\n", "h.ics")) == "h.ics: empty, not an iCalendar file");
 }
+
+TEST_CASE("an iCalendar all-day event covers each day up to its DTEND or for its DURATION") {
+  auto wrapped = [](std::string events) { return "BEGIN:VCALENDAR\n" + events + "END:VCALENDAR\n"; };
+  auto days_of = [&](std::string events) {
+    std::vector<std::string> out;
+    const auto dates = parse_calendar_ics(wrapped(std::move(events)), "h.ics").value();
+    for (const auto& date : dates) out.push_back(date::format("%F ", date.day) + date.name);
+    return out;
+  };
+  // DTEND is the first day after the event (RFC 5545), and may come before DTSTART.
+  CHECK(days_of("BEGIN:VEVENT\nDTEND;VALUE=DATE:20261227\nDTSTART;VALUE=DATE:20261224\nSUMMARY:Xmas\nEND:VEVENT\n") ==
+        std::vector<std::string>{"2026-12-24 Xmas", "2026-12-25 Xmas", "2026-12-26 Xmas"});
+  CHECK(days_of("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261230\nDURATION:P3D\nSUMMARY:x\nEND:VEVENT\n") ==
+        std::vector<std::string>{"2026-12-30 x", "2026-12-31 x", "2027-01-01 x"});
+  CHECK(days_of("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20270104\nDURATION:+P1W\nEND:VEVENT\n").size() == 7);
+  // One day: DTEND the day after, DTEND not after DTSTART, no DTEND.
+  CHECK(days_of("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261226\nEND:VEVENT\n") ==
+        std::vector<std::string>{"2026-12-25 "});
+  CHECK(days_of("BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261225\nDTEND;VALUE=DATE:20261225\nEND:VEVENT\n") ==
+        std::vector<std::string>{"2026-12-25 "});
+  // Spans that overlap give each day once, names joined.
+  CHECK(days_of("BEGIN:VEVENT\nDTSTART:20261224\nDURATION:P2D\nSUMMARY:a\nEND:VEVENT\n"
+                "BEGIN:VEVENT\nDTSTART:20261225\nDURATION:P2D\nSUMMARY:b\nEND:VEVENT\n") ==
+        std::vector<std::string>{"2026-12-24 a", "2026-12-25 a; b", "2026-12-26 b"});
+}
+
+TEST_CASE("an iCalendar timed event gives the day it starts on; a cancelled event gives none") {
+  auto wrapped = [](std::string events) { return "BEGIN:VCALENDAR\n" + events + "END:VCALENDAR\n"; };
+  auto dates = parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:20261224T220000\nDTEND:20261227T020000\nEND:VEVENT\n"
+                                          "BEGIN:VEVENT\nDTSTART:20261228T090000Z\nDURATION:P3D\nEND:VEVENT\n"
+                                          "BEGIN:VEVENT\nDTSTART;VALUE=DATE:20261231\nDURATION:P2D\n"
+                                          "status:cancelled\nEND:VEVENT\n"
+                                          "BEGIN:VEVENT\nDTSTART:20270105\nSTATUS:CONFIRMED\nEND:VEVENT\n"),
+                                  "h.ics")
+                   .value();
+  REQUIRE(dates.size() == 3);
+  CHECK(dates[0].day == day(2026, 12, 24));
+  CHECK(dates[1].day == day(2026, 12, 28));
+  CHECK(dates[2].day == day(2027, 1, 5));
+}
+
+TEST_CASE("an iCalendar event's days count against the bound; bad DTEND and DURATION name the line") {
+  auto wrapped = [](std::string events) { return "BEGIN:VCALENDAR\n" + events + "END:VCALENDAR\n"; };
+  CHECK(parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:20000101\nDURATION:P100000D\nEND:VEVENT\n"), "h.ics")
+            .value()
+            .size() == max_calendar_dates);
+  CHECK(error_of(parse_calendar_ics(
+            wrapped("BEGIN:VEVENT\nDTSTART:20000101\nEND:VEVENT\nBEGIN:VEVENT\nDTSTART:20010101\nDURATION:P100000D\n"
+                    "END:VEVENT\n"),
+            "h.ics")) == "h.ics:8: more than 100000 days in a calendar");
+  CHECK(error_of(parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:00010101\nDTEND:99991231\nEND:VEVENT\n"), "h.ics")) ==
+        "h.ics:5: more than 100000 days in a calendar");
+  CHECK(error_of(parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:99991230\nDURATION:P3D\nEND:VEVENT\n"), "h.ics")) ==
+        "h.ics:2: the event lasts past the year 9999");
+  CHECK(error_of(parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:20261225\nDURATION:PT24H\nEND:VEVENT\n"), "h.ics")) ==
+        "h.ics:4: DURATION \"PT24H\" is not days (P3D) or weeks (P1W), as an all-day event's is");
+  CHECK(error_of(parse_calendar_ics(wrapped("BEGIN:VEVENT\nDTSTART:20261225\nDTEND:2026-12-27\nEND:VEVENT\n"), "h.ics"))
+            .starts_with("h.ics:4: DTEND \"2026-12-27\" is not a date"));
+}

@@ -2,8 +2,11 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
+#include "core/recent_cache.hpp"
 #include "core/schedule.hpp"
 #include "core/set_dates.hpp"
 
@@ -153,4 +156,63 @@ TEST_CASE("calendar days: written as skip and only lines that read back") {
   CHECK_FALSE(parse_calendar_days("skip 2026-13-01"));
   CHECK_FALSE(parse_calendar_days("skip 2026-12-25,2026-12-24"));
   CHECK_FALSE(parse_calendar_days("keep 2026-12-25"));
+}
+
+TEST_CASE("a calendar's spans are made once for each distinct days and zone, shared by threads") {
+  const CalendarDays days{days_of({"2026-12-24T00:00:00", "2026-12-25T00:00:00"}), {}};
+  const auto berlin_spans = calendar_spans(days, berlin());
+  REQUIRE(berlin_spans->skipped.size() == 2);
+  CHECK(berlin_spans->skipped[0] == std::pair{utc("2026-12-23T23:00:00Z"), utc("2026-12-24T23:00:00Z")});
+  CHECK_FALSE(berlin_spans->kept);
+  auto copy = days;
+  CHECK(calendar_spans(copy, berlin()).get() == berlin_spans.get());
+  const auto utc_spans = calendar_spans(days, find_zone("UTC").value());
+  CHECK(utc_spans.get() != berlin_spans.get());
+  CHECK(utc_spans->skipped[0] == std::pair{utc("2026-12-24T00:00:00Z"), utc("2026-12-25T00:00:00Z")});
+  const CalendarDays kept{{}, days.skipped};
+  const auto kept_spans = calendar_spans(kept, berlin());
+  CHECK(kept_spans->skipped.empty());
+  CHECK(kept_spans->kept == berlin_spans->skipped);
+
+  std::vector<std::thread> threads;
+  std::vector<int> same(4, 1);  // not vector<bool>: each thread writes its own
+  for (std::size_t i = 0; i < same.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (int n = 0; n < 200; ++n) {
+        const auto& wanted = n % 2 ? days : kept;
+        const auto& expected = n % 2 ? *berlin_spans : *kept_spans;
+        const auto spans = calendar_spans(wanted, berlin());
+        same[i] = same[i] != 0 && spans->skipped == expected.skipped && spans->kept == expected.kept;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  CHECK(same == std::vector<int>(4, 1));
+}
+
+TEST_CASE("a recent cache compares the whole key, and lets go of the key used longest ago") {
+  RecentCache<std::string, int> cache(2);
+  cache.insert(7, "a", std::make_shared<const int>(1));
+  CHECK(cache.find(7, std::string_view("b")) == nullptr);  // the same hash, another key
+  cache.insert(7, "b", std::make_shared<const int>(2));
+  CHECK(*cache.find(7, std::string_view("a")) == 1);
+  cache.insert(8, "c", std::make_shared<const int>(3));  // "b" was used longest ago
+  CHECK(cache.find(7, std::string_view("b")) == nullptr);
+  CHECK(*cache.find(7, std::string_view("a")) == 1);
+  CHECK(*cache.find(8, std::string_view("c")) == 3);
+}
+
+TEST_CASE("calendar days read twice read the same, and a bad text is an error each time") {
+  const std::string text = "skip 2026-12-24,2026-12-25\nonly 2027-01-04";
+  CHECK(parse_calendar_days(text).value() == parse_calendar_days(std::string(text)).value());
+  CHECK_FALSE(parse_calendar_days("skip 2026-12-25,2026-12-24"));
+  CHECK_FALSE(parse_calendar_days("skip 2026-12-25,2026-12-24"));
+}
+
+TEST_CASE("a day both an --exdate and a calendar's is off once") {
+  const CalendarDays calendar{days_of({"2026-12-24T00:00:00"}), {}};
+  const SlotChanges changes(dates(""), dates("2026-12-24"), berlin(), calendar);
+  CHECK(changes.time_off(utc("2026-12-23T00:00:00Z"), utc("2026-12-26T00:00:00Z")) == std::chrono::hours{24});
+  const SlotChanges kept(dates(""), dates("2026-12-24"), berlin(),
+                         CalendarDays{{}, days_of({"2026-12-24T00:00:00", "2026-12-25T00:00:00"})});
+  CHECK(kept.time_off(utc("2026-12-23T23:00:00Z"), utc("2026-12-25T23:00:00Z")) == std::chrono::hours{24});
 }

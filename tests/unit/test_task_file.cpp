@@ -255,3 +255,49 @@ after_finish = false
     CHECK(definition_of(again.tasks[i]) == definitions[i]);
   }
 }
+
+TEST_CASE("[[calendar]] tables give calendars, their days the lines of a dates file, and read back as written") {
+  auto file = parsed(R"(
+[[calendar]]
+name = "de-holidays"
+dates = ["2026-12-26 Zweiter Weihnachtstag", "2026-12-25 Erster \"Weihnachtstag\"", "2026-12-25 \\ und\tmehr",
+         "2027-01-01"]
+
+[[calendar]]
+name = "none"
+dates = []
+)");
+  REQUIRE(file.calendars.size() == 2);
+  const auto& holidays = file.calendars[0];
+  CHECK(holidays.name == "de-holidays");
+  CHECK(holidays.where == "/srv/tasks.toml:2:1");
+  auto day = [](int y, unsigned m, unsigned d) { return date::local_days{date::year{y} / m / d}; };
+  CHECK(holidays.dates == std::vector<core::CalendarDate>{{day(2026, 12, 25), "Erster \"Weihnachtstag\"; \\ und\tmehr"},
+                                                         {day(2026, 12, 26), "Zweiter Weihnachtstag"},
+                                                         {day(2027, 1, 1), ""}});
+  CHECK(file.calendars[1].dates.empty());
+
+  std::string written;
+  write_calendar(written, holidays.name, holidays.dates);
+  auto again = parsed(written);
+  REQUIRE(again.calendars.size() == 1);
+  CHECK(again.calendars[0].name == holidays.name);
+  CHECK(again.calendars[0].dates == holidays.dates);
+}
+
+TEST_CASE("a bad [[calendar]] table is named with its line and column") {
+  CHECK(parse_error("[[calendar]]\nname = \"x\"\ndates = [\"2026-12-25\", \"25.12.2026\"]\n") ==
+        "/srv/tasks.toml:3:24: calendar \"x\": dates: \"25.12.2026\" does not start with a day (YYYY-MM-DD, then its "
+        "name if any)");
+  CHECK(parse_error("[[calendar]]\nname = \"x\"\ndates = [\"2026-12-25 a\\u0001b\"]\n") ==
+        "/srv/tasks.toml:3:10: calendar \"x\": dates: the day's name has a control character");
+  CHECK(parse_error("[[calendar]]\nname = \"x\"\n") ==
+        "/srv/tasks.toml:1:1: calendar \"x\" has no dates (dates = [\"YYYY-MM-DD name\", …])");
+  CHECK(parse_error("[[calendar]]\ndates = []\n") == "/srv/tasks.toml:1:1: a calendar without a name (name = \"…\")");
+  CHECK(parse_error("[[calendar]]\nname = \"x\"\ndates = []\nyear = 2026\n") ==
+        "/srv/tasks.toml:4:1: unknown key \"year\" in calendar \"x\" (name, dates)");
+  CHECK(parse_error("calendar = 3\n") == "/srv/tasks.toml:1:12: calendar: expected [[calendar]] tables");
+  CHECK(parse_error("[[calendar]]\nname = \"a b\"\ndates = []\n").starts_with("/srv/tasks.toml:2:8: calendar: "));
+  CHECK(parse_error("[[calendar]]\nname = \"x\"\ndates = []\n[[calendar]]\nname = \"x\"\ndates = []\n") ==
+        "/srv/tasks.toml:4:1: calendar \"x\" is already listed at /srv/tasks.toml:1:1");
+}
