@@ -35,8 +35,7 @@ class CalendarFileTest(TaskdTestCase):
         return [(d["date"], d["name"]) for d in self.json_of("calendar", "show", name)]
 
     def preview(self, name, count, faketime=T0):
-        return [line.split()[0] for line in self.ok("preview", name, "--count", str(count), "--utc",
-                                                   faketime=faketime).splitlines()]
+        return self.json_of("preview", name, "--count", str(count), faketime=faketime)
 
     def test_apply_creates_the_calendar_a_task_of_the_file_uses(self):
         path = self.write(FILE)
