@@ -8,6 +8,7 @@
 
 #include "cli/context.hpp"
 #include "cli/task_file_write.hpp"
+#include "cli/task_options.hpp"
 #include "core/text.hpp"
 #include "ops/calendars.hpp"
 #include "ops/groups.hpp"

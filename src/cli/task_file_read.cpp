@@ -217,7 +217,7 @@ Result<void> check_top_level(const std::filesystem::path& path, const toml::tabl
     if (key.str() != "task" && key.str() != "defaults" && key.str() != "group" && key.str() != "owner" &&
         key.str() != "calendar")
       return fail(ErrorKind::bad_input,
-                  fmt::format("{}: unknown key \"{}\" (expected [[task]], [defaults] or [group.NAME])",
+                  fmt::format("{}: unknown key \"{}\" (expected [[task]], [[calendar]], [defaults] or [group.NAME])",
                               position(path, key.source()), key.str()));
   }
   if (const auto& owner = root["owner"]; owner && !owner.is_string())

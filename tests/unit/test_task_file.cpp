@@ -145,7 +145,7 @@ TEST_CASE("task file errors say file, line and column, and which task") {
         "/srv/tasks.toml:4:1: task \"x\" is already listed at /srv/tasks.toml:1:1");
   CHECK(parse_error("[task]\nname = \"x\"\n").starts_with("/srv/tasks.toml:1:1: task: expected [[task]] tables"));
   CHECK(parse_error("tasks = 1\n") ==
-        "/srv/tasks.toml:1:1: unknown key \"tasks\" (expected [[task]], [defaults] or [group.NAME])");
+        "/srv/tasks.toml:1:1: unknown key \"tasks\" (expected [[task]], [[calendar]], [defaults] or [group.NAME])");
   CHECK(parse_error("[[task]\n").starts_with("/srv/tasks.toml:1:"));
 }
 
