@@ -244,18 +244,23 @@ class FailoverTest(LoopTestCase):
     def test_overlap_replace_of_a_run_of_this_host_also_waits_for_its_worker_to_end_it(self):
         # The child lingers a second after SIGTERM; another host may take
         # the replacing run, but only once the replaced one has ended.
+        # Its last act is to write when it ends: a start after that is after
+        # its end (the test's own look at its pid comes a poll later).
+        ended = os.path.join(self.tmp, "ended")
         self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", "5s",
                  "--overlap", "replace", "--shell", "--",
                  f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; '
-                 f'trap "sleep 1; exit 143" TERM; sleep {self.marker} & wait')
+                 f'trap "sleep 1; date +%s.%N > {ended}; exit 143" TERM; sleep {self.marker} & wait')
         here, _ = self.start("run", "--lease", f"{LEASE}s", log_name="here.log")  # the hostname, as trigger's
         pid, _, _, _ = self.wait_for_start(1, 20)
         other, _ = self.host("other")
         triggered = self.json_of("trigger", "long")
         self.assertTrue(triggered["replaced"])
-        gone_at = self.wait_gone(pid, 10)
+        self.wait_gone(pid, 10)
         _, restarted_at, _, _ = self.wait_for_start(2, 10)
-        self.assertGreater(restarted_at, gone_at, "the replacing run started while the replaced one ran")
+        with open(ended) as f:
+            ended_at = float(f.read())
+        self.assertGreater(restarted_at, ended_at, "the replacing run started while the replaced one ran")
         rows = self.run_rows()
         self.assertEqual(rows[0][1], "failed")
         self.assertIn("replaced by the run of slot", rows[0][3])

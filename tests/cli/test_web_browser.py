@@ -12,7 +12,7 @@ import time
 import unittest
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
@@ -46,7 +46,10 @@ class BrowserTestCase(WebTestCase):
         return driver
 
     def until(self, driver, condition, what):
-        return WebDriverWait(driver, WAIT_SECONDS).until(lambda d: condition(d), "waited for " + what)
+        # The board redraws its rows as news comes: an element found before a
+        # redraw is gone after it, and the condition is asked again.
+        return WebDriverWait(driver, WAIT_SECONDS, ignored_exceptions=(StaleElementReferenceException,)).until(
+            lambda d: condition(d), "waited for " + what)
 
     def open_board(self, driver, url, names):
         """Opens the board at `url` and waits for a row for each of `names`."""
