@@ -322,6 +322,8 @@ class UpgradeTest(LoopTestCase):
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
         [failed] = self.events(log, "loop.adoption_failed")
         self.assertIn("names no hand-over record", failed["error"])
+        # loop.started comes before the new image writes its row and then ends the runs it could not take.
+        wait_for(lambda: self.history("stranded")[0]["status"] != "running", 10, "the run's end")
         [run] = self.history("stranded")
         self.assertEqual(run["status"], "lost")
         self.assertEqual(run["reason"], "lost: taskd executed its binary again, which could not take the run over")
