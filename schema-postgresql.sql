@@ -531,3 +531,17 @@ CREATE TRIGGER calendars_announce AFTER INSERT OR UPDATE OR DELETE ON calendars
 ALTER TABLE tasks ADD COLUMN skip_calendar text NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN only_calendar text NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN calendar_days text NOT NULL DEFAULT '';
+-- migrate: 22
+-- The days of tasks' calendars in a table of their own (as in schema.sql).
+CREATE TABLE calendar_day_sets (
+  digest text COLLATE "C" PRIMARY KEY,
+  days   text NOT NULL
+);
+INSERT INTO calendar_day_sets (digest, days)
+  SELECT DISTINCT encode(sha256(convert_to(calendar_days, 'UTF8')), 'hex'), calendar_days FROM tasks
+  WHERE calendar_days <> '';
+ALTER TABLE tasks ADD COLUMN calendar_days_digest text NOT NULL DEFAULT '';
+UPDATE tasks SET calendar_days_digest = encode(sha256(convert_to(calendar_days, 'UTF8')), 'hex')
+  WHERE calendar_days <> '';
+ALTER TABLE tasks DROP COLUMN calendar_days;
+CREATE INDEX tasks_by_calendar_days ON tasks (calendar_days_digest) WHERE calendar_days_digest <> '';

@@ -393,3 +393,19 @@ CREATE TABLE calendars (
 ALTER TABLE tasks ADD COLUMN skip_calendar TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN only_calendar TEXT NOT NULL DEFAULT '';
 ALTER TABLE tasks ADD COLUMN calendar_days TEXT NOT NULL DEFAULT '';
+-- migrate: 23
+-- The days of tasks' calendars in a table of their own, once each, named by
+-- their SHA-256 in hex: a task row is rewritten at each claim and end of its
+-- runs and must not carry 100 kB of days each time. A task row holds the
+-- name in calendar_days_digest ('' for none). taskd_sha256 is taskd's own
+-- SQL function, there for this step.
+CREATE TABLE calendar_day_sets (
+  digest TEXT PRIMARY KEY,
+  days   TEXT NOT NULL
+);
+INSERT OR IGNORE INTO calendar_day_sets (digest, days)
+  SELECT taskd_sha256(calendar_days), calendar_days FROM tasks WHERE calendar_days <> '';
+ALTER TABLE tasks ADD COLUMN calendar_days_digest TEXT NOT NULL DEFAULT '';
+UPDATE tasks SET calendar_days_digest = taskd_sha256(calendar_days) WHERE calendar_days <> '';
+ALTER TABLE tasks DROP COLUMN calendar_days;
+CREATE INDEX tasks_by_calendar_days ON tasks (calendar_days_digest) WHERE calendar_days_digest <> '';

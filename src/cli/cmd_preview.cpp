@@ -42,28 +42,36 @@ std::string preview_line(const core::Schedule& schedule, const core::UpcomingSta
   return line;
 }
 
-// The slots the task's --skip-calendar removes, told among its starts (and
-// not counted as starts).
+// The days the task's --skip-calendar removes slots from, told among its
+// starts (and not counted as starts): a line a day, as the history has a
+// SKIPPED run a day, so a task every minute shows one line for a holiday,
+// not 1440.
 class SkippedMarks {
  public:
-  SkippedMarks(core::CalendarSkippedSlots slots, std::vector<core::NamedCalendar> calendars)
-      : slots_(std::move(slots)), calendars_(std::move(calendars)) {}
+  SkippedMarks(core::CalendarSkippedDays days, std::vector<core::NamedCalendar> calendars)
+      : days_(std::move(days)), calendars_(std::move(calendars)) {}
 
-  // Tells `tell(slot, why)` each removed slot before `t` not told yet.
-  template <class Tell>
-  void before(core::Time t, Tell tell) {
+  // Appends the line of each day before `t` not told yet to `text`.
+  void before(core::Time t, fmt::memory_buffer& text, const core::TimeStyle& style) {
     while (true) {
-      if (!pending_) pending_ = slots_.next();
-      if (!pending_ || pending_->slot >= t) return;
-      tell(pending_->slot, core::skipped_day_words(pending_->day, calendars_));
+      if (!pending_) pending_ = days_.next();
+      if (!pending_ || pending_->first >= t) return;
+      const auto& day = *pending_;
+      auto words = core::printable(core::skipped_day_words(day.day, calendars_));
+      if (day.first == day.last) {
+        fmt::format_to(fmt::appender(text), "{}  (skipped: {})\n", core::show_time(day.first, style), words);
+      } else {
+        fmt::format_to(fmt::appender(text), "{}  (skipped, and each slot to {}: {})\n",
+                       core::show_time(day.first, style), core::show_time(day.last, style), words);
+      }
       pending_.reset();
     }
   }
 
  private:
-  core::CalendarSkippedSlots slots_;
+  core::CalendarSkippedDays days_;
   std::vector<core::NamedCalendar> calendars_;
-  std::optional<core::CalendarSkippedSlot> pending_;
+  std::optional<core::CalendarSkippedDay> pending_;
 };
 
 // Lines are written in blocks of this many bytes as the starts are
@@ -75,11 +83,7 @@ Result<void> print_starts(const core::Task& task, core::Time from, int count, st
                           const core::TimeStyle& style) {
   fmt::memory_buffer text;
   TRY(ops::for_each_start(task, from, count, [&](const core::UpcomingStart& upcoming) -> Result<void> {
-    if (marks) {
-      marks->before(upcoming.start, [&](core::Time slot, const std::string& why) {
-        fmt::format_to(std::back_inserter(text), "{}  (skipped: {})\n", core::show_time(slot, style), core::printable(why));
-      });
-    }
+    if (marks) marks->before(upcoming.start, text, style);
     auto line = preview_line(task.schedule.value(), upcoming, style);
     text.append(line.data(), line.data() + line.size());
     text.push_back('\n');
@@ -127,12 +131,12 @@ Result<TaskToPreview> task_to_preview(const Context& context, const PreviewOptio
   return TaskToPreview{std::move(task), {}};
 }
 
-// The marks of the slots the task's --skip-calendar removes after `from`;
+// The marks of the days the task's --skip-calendar removes slots from after `from`;
 // none for a task without one, which costs preview nothing.
 Result<std::optional<SkippedMarks>> skipped_marks(TaskToPreview& preview, core::Time from) {
   if (preview.task.definition.calendar_days.skipped.empty()) return std::nullopt;
-  auto slots = TRY(core::calendar_skipped_slots(preview.task.definition, from));
-  return std::optional<SkippedMarks>(std::in_place, std::move(slots), std::move(preview.skip_calendars));
+  auto days = TRY(core::calendar_skipped_days(preview.task.definition, from));
+  return std::optional<SkippedMarks>(std::in_place, std::move(days), std::move(preview.skip_calendars));
 }
 
 Result<void> preview(const Context& context, const PreviewOptions& options) {

@@ -240,8 +240,8 @@ void explain_end_of_ladder(std::vector<Fact>& facts, const Task& task, const Pas
 
 // The SKIPPED row of a day --skip-calendar removed, between two planned
 // slots: no part of the story of the one before it.
-bool tells_a_skipped_day(const TaskDefinition& definition, const PastRun& run) {
-  return run.status == RunStatus::skipped && calendar_day_removing(definition, run.scheduled_at);
+bool tells_a_skipped_day(const CalendarDayFinder& calendar_days, const PastRun& run) {
+  return run.status == RunStatus::skipped && calendar_days.removing(run.scheduled_at);
 }
 
 // The runs that tell the slot's story: its attempts and retries, and a retry
@@ -249,8 +249,9 @@ bool tells_a_skipped_day(const TaskDefinition& definition, const PastRun& run) {
 std::vector<const PastRun*> story_of(const TaskDefinition& definition, const std::vector<PastRun>& runs,
                                      std::optional<Time> next) {
   std::vector<const PastRun*> story;
+  const CalendarDayFinder calendar_days(definition);
   for (const auto& run : runs) {
-    if (tells_a_skipped_day(definition, run)) continue;
+    if (tells_a_skipped_day(calendar_days, run)) continue;
     if (!next || run.scheduled_at < *next || run.trigger == Trigger::retry) story.push_back(&run);
   }
   return story;

@@ -544,32 +544,29 @@ Result<CalendarSkips> calendar_skips(const TaskDefinition& definition, std::opti
   return skips;
 }
 
-CalendarSkippedSlots::CalendarSkippedSlots(Schedule own, Zone zone, const std::vector<date::local_days>& days,
-                                           Time from)
-    : own_(std::make_shared<const Schedule>(std::move(own))),
+CalendarSkippedDays::CalendarSkippedDays(Schedule own, Zone zone, const std::vector<date::local_days>& days,
+                                         Time from)
+    : own_(std::move(own)),
       zone_(zone),
       days_(std::ranges::lower_bound(days, std::chrono::floor<date::days>(to_local(zone, from))), days.end()),
       from_(from) {}
 
-std::optional<CalendarSkippedSlot> CalendarSkippedSlots::next() {
-  while (!days_.empty()) {
-    if (!cursor_) {
-      auto [begin, end] = day_span(zone_, days_.front());
-      cursor_.emplace(*own_, std::max(from_, begin - 1ms));
-      day_end_ = end;
-    }
-    auto slot = cursor_->next();
-    if (slot && *slot < day_end_) return CalendarSkippedSlot{*slot, days_.front()};
-    cursor_.reset();
+std::optional<CalendarSkippedDay> CalendarSkippedDays::next() {
+  for (; !days_.empty(); days_ = days_.subspan(1)) {
+    auto [begin, end] = day_span(zone_, days_.front());
+    auto first = next_slot_after(own_, std::max(from_, begin - 1ms));
+    if (!first || *first >= end) continue;
+    CalendarSkippedDay day{days_.front(), *first, last_slot_at_or_before(own_, end - 1ms).value_or(*first)};
     days_ = days_.subspan(1);
+    return day;
   }
   return std::nullopt;
 }
 
-Result<CalendarSkippedSlots> calendar_skipped_slots(const TaskDefinition& definition, Time from) {
+Result<CalendarSkippedDays> calendar_skipped_days(const TaskDefinition& definition, Time from) {
   auto zone = TRY(set_dates_zone(definition));
-  return CalendarSkippedSlots(TRY(schedule_without_skipped_days(definition)), zone,
-                              definition.calendar_days.skipped, from);
+  return CalendarSkippedDays(TRY(schedule_without_skipped_days(definition)), zone, definition.calendar_days.skipped,
+                             from);
 }
 
 SkippedSlots skipped_day(const SkippedDay& day, std::string_view why) { return skipped_slots(day.slots, why); }

@@ -60,30 +60,29 @@ SkippedSlots skipped_day(const SkippedDay& day, std::string_view why);
 // more days from ... to ... skipped: `why`" (its count is of days).
 SkippedSlots skipped_more_days(const CalendarSkips& skips, std::string_view why);
 
-// A slot of the task's own schedule that its --skip-calendar removes, and its day.
-struct CalendarSkippedSlot {
-  Time slot;
+// A day the task's --skip-calendar removes slots of its own schedule from.
+struct CalendarSkippedDay {
   date::local_days day;
+  Time first;  // its first and last slot the calendar removes
+  Time last;
 };
 
-// Walks the slots the task's --skip-calendar removes after an instant, in
-// order, a skipped day at a time: a day without them costs one search. The
-// days must outlive it.
-class CalendarSkippedSlots {
+// Walks the days the task's --skip-calendar removes slots from after an
+// instant, in order: a day costs two searches, however many slots it has.
+// The days must outlive it.
+class CalendarSkippedDays {
  public:
-  CalendarSkippedSlots(Schedule own, Zone zone, const std::vector<date::local_days>& days, Time from);
-  std::optional<CalendarSkippedSlot> next();
+  CalendarSkippedDays(Schedule own, Zone zone, const std::vector<date::local_days>& days, Time from);
+  std::optional<CalendarSkippedDay> next();
 
  private:
-  std::shared_ptr<const Schedule> own_;  // where the cursor can find it after a move
+  Schedule own_;
   Zone zone_;
   std::span<const date::local_days> days_;  // the skipped days still to walk
   Time from_;
-  std::optional<SlotCursor> cursor_;  // on days_.front(), until day_end_
-  Time day_end_{};
 };
-// The walk of the definition's removed slots after `from`.
-Result<CalendarSkippedSlots> calendar_skipped_slots(const TaskDefinition& definition, Time from);
+// The walk of the definition's removed days after `from`.
+Result<CalendarSkippedDays> calendar_skipped_days(const TaskDefinition& definition, Time from);
 
 // What a tick does with a task whose next_run_at has come.
 struct EnqueueDecision {

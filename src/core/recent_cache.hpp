@@ -9,9 +9,24 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 namespace taskd::core {
+
+// A hash of a large key from its size and a few dozen of its bytes spread
+// over it. RecentCache compares keys whole, so a weak hash costs at worst a
+// compare, never a wrong value; hashing all of 100 kB at every lookup costs
+// more than the compare (a memcmp).
+inline std::size_t sampled_hash(std::string_view bytes) {
+  constexpr std::size_t samples = 64;
+  std::size_t hash = 0xcbf29ce484222325ULL ^ bytes.size();
+  const std::size_t step = std::max<std::size_t>(1, bytes.size() / samples);
+  for (std::size_t i = 0; i < bytes.size(); i += step)
+    hash = (hash ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
+  if (!bytes.empty()) hash = (hash ^ static_cast<unsigned char>(bytes.back())) * 0x100000001b3ULL;
+  return hash;
+}
 
 template <class Key, class Value>
 class RecentCache {

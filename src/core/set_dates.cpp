@@ -288,14 +288,13 @@ std::vector<std::pair<Time, Time>> day_spans(Zone zone, const std::vector<date::
   return spans;
 }
 
+std::string_view bytes_of(const std::vector<date::local_days>& days) {
+  return {reinterpret_cast<const char*>(days.data()), days.size() * sizeof(date::local_days)};
+}
+
 std::size_t days_hash(const CalendarDays& days, Zone zone) {
-  std::size_t hash = std::hash<Zone>{}(zone);
-  auto mix = [&](std::int64_t value) { hash = (hash ^ static_cast<std::size_t>(value)) * 0x100000001b3ULL; };
-  for (auto day : days.skipped) mix(day.time_since_epoch().count());
-  mix(days.kept ? static_cast<std::int64_t>(days.kept->size()) : -1);
-  if (days.kept)
-    for (auto day : *days.kept) mix(day.time_since_epoch().count());
-  return hash;
+  std::size_t hash = std::hash<Zone>{}(zone) ^ sampled_hash(bytes_of(days.skipped));
+  return days.kept ? hash ^ (sampled_hash(bytes_of(*days.kept)) * 31) : hash;
 }
 
 struct ZonedDays {
@@ -496,7 +495,7 @@ Result<CalendarDays> read_calendar_days(std::string_view text) {
 Result<CalendarDays> parse_calendar_days(std::string_view text) {
   if (text.empty()) return CalendarDays{};
   static RecentCache<std::string, CalendarDays> cache(kept_calendars);
-  const auto hash = std::hash<std::string_view>{}(text);
+  const auto hash = sampled_hash(text);
   if (auto days = cache.find(hash, text)) return *days;
   auto days = TRY(read_calendar_days(text));
   cache.insert(hash, std::string(text), std::make_shared<const CalendarDays>(days));

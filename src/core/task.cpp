@@ -234,11 +234,20 @@ Result<Zone> set_dates_zone(const TaskDefinition& definition) {
   return find_zone(definition.tz.empty() ? "UTC" : definition.tz);
 }
 
-Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
-  if (definition.rdate.empty() && definition.exdate.empty() && definition.calendar_days.empty()) return schedule;
+namespace {
+
+// `schedule` with the definition's --rdate and --exdate, and `days` for its calendars' days.
+Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition, const CalendarDays& days) {
+  if (definition.rdate.empty() && definition.exdate.empty() && days.empty()) return schedule;
   auto zone = TRY(set_dates_zone(definition));
-  return with_changes(std::move(schedule), std::make_shared<const SlotChanges>(definition.rdate, definition.exdate,
-                                                                               zone, definition.calendar_days));
+  return with_changes(std::move(schedule),
+                      std::make_shared<const SlotChanges>(definition.rdate, definition.exdate, zone, days));
+}
+
+}  // namespace
+
+Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition) {
+  return with_set_dates(std::move(schedule), definition, definition.calendar_days);
 }
 
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t) {
@@ -249,15 +258,22 @@ std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t
   return removing_date(definition.exdate, *zone, t);
 }
 
-std::optional<date::local_days> calendar_day_removing(const TaskDefinition& definition, Time t) {
-  if (definition.calendar_days.empty()) return std::nullopt;
-  auto without = definition;
-  without.calendar_days = {};
-  auto own = schedule_of(without);
-  auto full = schedule_of(definition);
+CalendarDayFinder::CalendarDayFinder(const TaskDefinition& definition) {
+  if (definition.calendar_days.empty()) return;
+  auto own = own_schedule_of(definition);
   auto zone = set_dates_zone(definition);
-  if (!own || !full || !zone || !is_planned_slot(*own, t) || is_planned_slot(*full, t)) return std::nullopt;
-  return std::chrono::floor<date::days>(to_local(*zone, t));
+  if (!own || !zone) return;
+  auto without = with_set_dates(*own, definition, {});
+  auto full = with_set_dates(std::move(*own), definition);
+  if (!without || !full) return;
+  schedules_.emplace(std::move(*without), std::move(*full), *zone);
+}
+
+std::optional<date::local_days> CalendarDayFinder::removing(Time t) const {
+  if (!schedules_) return std::nullopt;
+  const auto& [without, full, zone] = *schedules_;
+  if (!is_planned_slot(without, t) || is_planned_slot(full, t)) return std::nullopt;
+  return std::chrono::floor<date::days>(to_local(zone, t));
 }
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
@@ -265,9 +281,7 @@ Result<Schedule> schedule_of(const TaskDefinition& definition) {
 }
 
 Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition) {
-  auto without = definition;
-  without.calendar_days.skipped.clear();
-  return schedule_of(without);
+  return with_set_dates(TRY(own_schedule_of(definition)), definition, {.skipped = {}, .kept = definition.calendar_days.kept});
 }
 
 namespace {

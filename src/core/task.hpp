@@ -194,9 +194,18 @@ Result<Schedule> schedule_of(const TaskDefinition& definition);
 // The --exdate that removes `t`, a slot the definition's schedule has
 // without them; none when `t` is no such slot or none removes it.
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t);
-// The day of the definition's calendars that removes `t`, a slot its
-// schedule has without them, in the task's zone: none when none does.
-std::optional<date::local_days> calendar_day_removing(const TaskDefinition& definition, Time t);
+// Which day of the definition's calendars removes a slot: the schedules
+// with and without them made once, for the many slots explain asks about.
+class CalendarDayFinder {
+ public:
+  explicit CalendarDayFinder(const TaskDefinition& definition);
+  // The day, in the task's zone, that removes `t`, a slot its schedule has
+  // without the calendars: none when none does.
+  std::optional<date::local_days> removing(Time t) const;
+
+ private:
+  std::optional<std::tuple<Schedule, Schedule, Zone>> schedules_;  // without the days, with them, the zone
+};
 // `schedule` with the definition's --rdate, --exdate and calendar days.
 Result<Schedule> with_set_dates(Schedule schedule, const TaskDefinition& definition);
 // The zone a task's --rdate and --exdate wall times and its calendars' days

@@ -60,10 +60,10 @@ std::string format_rfc3339(Time time, Precision precision) {
   year_month_day date{day};
   hh_mm_ss clock{time - day};
   fmt::memory_buffer out;
-  fmt::format_to(std::back_inserter(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", int(date.year()),
+  fmt::format_to(fmt::appender(out), "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", int(date.year()),
                  unsigned(date.month()), unsigned(date.day()), clock.hours().count(), clock.minutes().count(),
                  clock.seconds().count());
-  if (precision == Precision::milliseconds || clock.subseconds().count() != 0) fmt::format_to(std::back_inserter(out), ".{:03}", clock.subseconds().count());
+  if (precision == Precision::milliseconds || clock.subseconds().count() != 0) fmt::format_to(fmt::appender(out), ".{:03}", clock.subseconds().count());
   out.push_back('Z');
   return fmt::to_string(out);
 }

@@ -159,15 +159,22 @@ namespace {
 
 // The period of the zone's closing rule that holds `t`. The rule computes
 // three years' changes at each call, and a schedule asks for the same period
-// slot after slot: the one each thread got last is kept.
+// slot after slot: the ones each thread got last are kept.
 OffsetPeriod rule_period(Zone zone, sys_seconds t) {
-  thread_local Zone last_zone = nullptr;
-  thread_local OffsetPeriod last{};
-  if (last_zone == zone && last.begin <= t && t < last.end) return last;
+  // A few: a walk asks about the day before a slot and the periods around a
+  // change as well as the slot's own.
+  struct Kept {
+    Zone zone = nullptr;
+    OffsetPeriod period{};
+  };
+  thread_local std::array<Kept, 4> kept{};
+  thread_local std::size_t oldest = 0;
+  for (const auto& k : kept)
+    if (k.zone == zone && k.period.begin <= t && t < k.period.end) return k.period;
   auto period = posix_tz_period(*zone->rule, t);
   period.begin = std::max(period.begin, zone->rule_from);
-  last_zone = zone;
-  last = period;
+  kept[oldest] = {zone, period};
+  oldest = (oldest + 1) % kept.size();
   return period;
 }
 

@@ -90,13 +90,24 @@ Result<std::vector<std::pair<std::string, core::Upstream>>> followers(store::Dat
   return out;
 }
 
+// The SKIPPED run the scheduler wrote for a day --skip-calendar removed.
+Result<std::optional<std::int64_t>> skipped_row_of_day(store::Database& db, const core::Task& task,
+                                                       date::local_days day) {
+  auto [begin, end] = core::day_span(TRY(core::set_dates_zone(task.definition)), day);
+  store::RunFilter filter{
+      .task_id = task.id, .statuses = {core::RunStatus::skipped}, .since = begin, .until = end, .limit = 1};
+  auto runs = TRY(past_runs(db, filter));
+  if (runs.empty()) return std::optional<std::int64_t>();
+  return std::optional(runs.front().id);
+}
+
 // Why the task's calendars removed the slot asked about: "2026-12-25 is
 // Christmas Day in de-holidays".
 Result<std::optional<core::Fact>> removed_by_calendar(store::Database& db, const core::Task& task,
                                                       const Explanation& out, const core::TimeStyle& style) {
   if (out.asked_now) return std::nullopt;
   const auto& d = task.definition;
-  auto day = core::calendar_day_removing(d, out.asked);
+  auto day = core::CalendarDayFinder(d).removing(out.asked);
   if (!day) return std::nullopt;
   const auto date_text = date::format("%F", *day);
   const auto asked = core::show_time(out.asked, style);
@@ -104,10 +115,15 @@ Result<std::optional<core::Fact>> removed_by_calendar(store::Database& db, const
     auto dates = TRY(store::read_calendar(db, name)).value_or(std::vector<core::CalendarDate>{});
     auto found = std::ranges::find(dates, *day, &core::CalendarDate::day);
     if (found == dates.end()) continue;
-    return core::Fact{"calendar",
-                      fmt::format("{} is skipped: {} (--skip-calendar).", asked,
-                                  core::skipped_date_words(*found, name)),
-                      {{"calendar", name}, {"date", date_text}, {"date_name", found->name}}};
+    auto row = TRY(skipped_row_of_day(db, task, *day));
+    core::Fact fact{"calendar",
+                    fmt::format("{} is skipped: {} (--skip-calendar). {}", asked,
+                                core::skipped_date_words(*found, name),
+                                row ? fmt::format("Run {} records the day in the history.", *row)
+                                    : "Its SKIPPED run is written when the task's next slot is served."),
+                    {{"calendar", name}, {"date", date_text}, {"date_name", found->name}}};
+    if (row) fact.data.emplace_back("run_id", *row);
+    return fact;
   }
   if (d.only_calendar.empty()) return std::nullopt;
   return core::Fact{

@@ -1,6 +1,7 @@
 #include "store/calendars.hpp"
 
 #include <fmt/format.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 
@@ -91,6 +92,42 @@ core::Result<void> remove_calendar(Database& db, std::string_view name) {
     auto remove = db.prepare("DELETE FROM calendars WHERE name = ?");
     Binder(remove).text(name);
     remove.exec();
+    return {};
+  });
+}
+
+std::string calendar_days_digest(std::string_view days) {
+  if (days.empty()) return "";
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(days.data(), days.size(), digest, &size, EVP_sha256(), nullptr) != 1)
+    throw Failure(FailureKind::internal, "SHA-256 of a task's calendar days failed (OpenSSL)");
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) fmt::format_to(std::back_inserter(hex), "{:02x}", digest[i]);
+  return hex;
+}
+
+core::Result<std::string> save_calendar_days(Database& db, std::string_view days) {
+  return guarded(db, [&]() -> core::Result<std::string> {
+    auto digest = calendar_days_digest(days);
+    if (digest.empty()) return digest;
+    static const std::string sql =
+        "INSERT INTO calendar_day_sets (digest, days) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING";
+    auto keep = db.cached(sql);
+    Binder b(keep);
+    b.text(digest);
+    b.text(days);
+    keep.exec();
+    return digest;
+  });
+}
+
+core::Result<void> forget_unused_calendar_days(Database& db) {
+  return guarded(db, [&]() -> core::Result<void> {
+    static const std::string sql =
+        "DELETE FROM calendar_day_sets WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE calendar_days_digest = "
+        "calendar_day_sets.digest AND calendar_days_digest <> '')";
+    db.cached(sql).exec();
     return {};
   });
 }

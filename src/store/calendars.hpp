@@ -41,6 +41,16 @@ core::Result<std::vector<core::NamedCalendar>> read_calendars(Database& db, cons
 // Removes the calendar; none of that name is bad input.
 core::Result<void> remove_calendar(Database& db, std::string_view name);
 
+// The days of tasks' calendars (core::calendar_days_text) live in a table
+// of their own, once each, named by their SHA-256 in hex: a task row is
+// rewritten at each claim and end of its runs and must not carry 100 kB of
+// days each time. A task row holds the name ('' for no days).
+std::string calendar_days_digest(std::string_view days);
+// Keeps `days` (none for '') and returns the name a task row holds.
+core::Result<std::string> save_calendar_days(Database& db, std::string_view days);
+// Removes the days no task row names any more.
+core::Result<void> forget_unused_calendar_days(Database& db);
+
 // The tasks whose --skip-calendar or --only-calendar may name the calendar
 // (a name with _ matches more: read each task's fields), by name.
 core::Result<std::vector<StoredTask>> tasks_naming_calendar(Database& db, std::string_view name);

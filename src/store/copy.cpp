@@ -393,6 +393,9 @@ Result<CopyCounts> copy_database(Database& from, Database& to, bool merge) {
         from, to, {.table = "groups", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"}, repaired);
     copy_rows(from, to, {.table = "calendars", .order = "name", .on_conflict = " ON CONFLICT (name) DO NOTHING"},
               repaired);
+    copy_rows(from, to,
+              {.table = "calendar_day_sets", .order = "digest", .on_conflict = " ON CONFLICT (digest) DO NOTHING"},
+              repaired);
     copy_rows(from, to, {.table = "defaults", .order = "field", .on_conflict = " ON CONFLICT (field) DO NOTHING"},
               repaired);
     counts.tasks = copy_rows(

@@ -1,5 +1,7 @@
 #include "store/sqlite.hpp"
 
+#include "store/calendars.hpp"
+
 #include <SQLiteCpp/Backup.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "taskd_schema_sql.hpp"
+#include "store/calendars.hpp"
 #include "store/file_trust.hpp"
 #include "store/migrations.hpp"
 
@@ -121,6 +124,19 @@ void translated(const fs::path& path, F&& body) {
   } catch (const SQLite::Exception& e) {
     throw failure_of(e.getExtendedErrorCode(), e.what(), path);
   }
+}
+
+// taskd_sha256(TEXT): calendar_days_digest, for the migration that names
+// tasks' calendar days by it.
+void sha256_function(sqlite3_context* context, int, sqlite3_value** values) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_value_text(values[0]));
+  auto digest = calendar_days_digest(text ? std::string_view(text, sqlite3_value_bytes(values[0])) : "");
+  sqlite3_result_text(context, digest.c_str(), static_cast<int>(digest.size()), SQLITE_TRANSIENT);
+}
+
+void add_functions(SQLite::Database& db) {
+  sqlite3_create_function_v2(db.getHandle(), "taskd_sha256", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr,
+                             sha256_function, nullptr, nullptr, nullptr);
 }
 
 int user_version(SQLite::Database& db) { return db.execAndGet("PRAGMA user_version").getInt(); }
@@ -304,6 +320,7 @@ void create_database(const fs::path& path) {
   try {
     SQLite::Database db(staging.string(), SQLite::OPEN_READWRITE);
     db.exec("PRAGMA journal_mode = WAL");
+    add_functions(db);
     migrate(db, 0);
   } catch (const SQLite::Exception& e) {
     ::unlink(staging.c_str());
@@ -331,6 +348,7 @@ std::unique_ptr<Connection> open_sqlite(const fs::path& path, const OpenOptions&
                                                  SQLite::OPEN_READWRITE | SQLite::OPEN_NOMUTEX,
                                                  static_cast<int>(options.busy_timeout.count()));
     int version = check_identity(*db, path);
+    add_functions(*db);
     db->exec("PRAGMA journal_mode = WAL");
     db->exec("PRAGMA synchronous = NORMAL");
     db->exec("PRAGMA foreign_keys = ON");

@@ -24,7 +24,9 @@ const std::string& task_columns() {
       "permanent_exit, cwd, env, dst_gap, dst_repeat, next_run_at, last_run_at, last_finished_at, last_status, "
       "attempt_no, attempt_uid, attempt_started_at, attempt_timeout_at, run_index, disabled_until_update, "
       "disabled_reason, paused, accounted_until, last_succeeded_at, failing_since, ladder_exhausted_at, after_task, "
-      "after_finished, from_defaults, calendar_days");
+      "after_finished, from_defaults, "
+      "CASE WHEN tasks.calendar_days_digest = '' THEN '' ELSE (SELECT days FROM calendar_day_sets WHERE digest = "
+      "tasks.calendar_days_digest) END AS calendar_days");
   return columns;
 }
 
@@ -100,8 +102,11 @@ Result<std::vector<std::string>> fields_from_defaults(const core::StoredCell& c)
   return core::parse_from_defaults(TRY(stored_text(c)));
 }
 
+// NULL: the row names days calendar_day_sets does not hold.
 Result<core::CalendarDays> calendar_days(const core::StoredCell& c) {
-  return core::parse_calendar_days(TRY(stored_text(c)));
+  if (c.is_null())
+    return core::fail(ErrorKind::bad_input, "the days its calendar_days_digest names are not in the database");
+  return core::parse_calendar_days(c.text());
 }
 
 // Seconds that may carry milliseconds as a fraction (a REAL value).

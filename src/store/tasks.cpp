@@ -9,6 +9,7 @@
 #include "core/task_fields.hpp"
 #include "store/columns.hpp"
 #include "store/runs.hpp"
+#include "store/calendars.hpp"
 #include "store/task_row.hpp"
 
 namespace taskd::store {
@@ -92,7 +93,7 @@ void bind_state(Binder& b, const core::TaskState& s, Time now) {
 const std::string& definition_columns() {
   static const std::string columns = with_field_columns(
       "command, shell, schedule_kind, schedule_spec, tz, dtstart, after_finish, phase, jitter, retry, permanent_exit, "
-      "cwd, env, after_task, after_finished, dst_gap, dst_repeat, from_defaults, calendar_days");
+      "cwd, env, after_task, after_finished, dst_gap, dst_repeat, from_defaults, calendar_days_digest");
   return columns;
 }
 
@@ -124,7 +125,8 @@ void bind_value(Binder& b, const core::FieldValue& value) {
   b.null();
 }
 
-void bind_definition(Binder& b, const core::TaskDefinition& d) {
+// `calendar_days`: the name save_calendar_days gave the task's days.
+void bind_definition(Binder& b, const core::TaskDefinition& d, const std::string& calendar_days) {
   b.text(json(d.command.argv).dump());
   b.int64(d.command.shell);
   b.text(core::to_string(d.schedule_kind));
@@ -147,7 +149,7 @@ void bind_definition(Binder& b, const core::TaskDefinition& d) {
   bind_optional_rule(b, d.dst.gap);
   bind_optional_rule(b, d.dst.repeat);
   b.text(core::from_defaults_text(d.from_defaults));
-  b.text(core::calendar_days_text(d.calendar_days));
+  b.text(calendar_days);
   for (const auto& field : core::task_fields()) bind_value(b, field.value(d));
 }
 
@@ -174,10 +176,11 @@ Result<std::int64_t> insert_task(Database& db, const core::TaskDefinition& d, co
     static const std::string sql =
         fmt::format("INSERT INTO tasks (name, {}, created_at, updated_at) VALUES ({}) RETURNING id",
                     definition_columns(), placeholders(definition_column_count() + 3));
+    auto calendar_days = TRY(save_calendar_days(db, core::calendar_days_text(d.calendar_days)));
     auto insert = db.cached(sql);
     Binder b(insert);
     b.text(d.name);
-    bind_definition(b, d);
+    bind_definition(b, d, calendar_days);
     b.time(now);
     b.time(now);
     std::int64_t id = 0;
@@ -198,13 +201,14 @@ Result<void> update_definition(Database& db, std::int64_t task_id, const core::T
   return guarded(db, [&]() -> Result<void> {
     static const std::string sql = fmt::format("UPDATE tasks SET ({}, updated_at) = ({}) WHERE id = ?",
                                                definition_columns(), placeholders(definition_column_count() + 1));
+    auto calendar_days = TRY(save_calendar_days(db, core::calendar_days_text(d.calendar_days)));
     auto update = db.cached(sql);
     Binder b(update);
-    bind_definition(b, d);
+    bind_definition(b, d, calendar_days);
     b.time(now);
     b.int64(task_id);
     update.exec();
-    return {};
+    return forget_unused_calendar_days(db);
   });
 }
 
@@ -688,7 +692,9 @@ Result<int> remove_task(Database& db, std::int64_t task_id) {
   return guarded(db, [&]() -> Result<int> {
     auto remove = db.prepare("DELETE FROM tasks WHERE id = ?");
     remove.bind(1, task_id);
-    return static_cast<int>(remove.exec());
+    auto removed = static_cast<int>(remove.exec());
+    TRY(forget_unused_calendar_days(db));
+    return removed;
   });
 }
 

@@ -2,6 +2,7 @@
 days, or with slots only on them, in the task's zone."""
 
 import datetime
+import hashlib
 import os
 import unittest
 
@@ -128,12 +129,46 @@ class CalendarTaskTest(TaskdTestCase):
             "2026-12-24T08:00:00Z", "2026-12-26T08:00:00Z", "2026-12-27T08:00:00Z"])
         self.assertEqual(self.task("other")["next_run_at"], "2026-12-24T08:00:00Z")
 
+    def test_the_days_are_kept_once_beside_the_tasks_and_go_with_the_last_task(self):
+        # A task row is rewritten at each claim and end: it names its days by their SHA-256 instead
+        # of carrying them, and tasks with the same days share one copy.
+        def kept():
+            return self.sql("SELECT digest, days FROM calendar_day_sets ORDER BY digest")
+
+        def digest(days):
+            return hashlib.sha256(days.encode()).hexdigest()
+
+        self.calendar("xmas", XMAS)
+        self.add("a", *BERLIN_NINE, "--skip-calendar", "xmas", "--", "true", faketime=T0)
+        self.add("b", *BERLIN_NINE, "--skip-calendar", "xmas", "--", "true", faketime=T0)
+        self.add("plain", *BERLIN_NINE, "--", "true", faketime=T0)
+        days = "skip 2026-12-24,2026-12-25,2026-12-28"
+        self.assertEqual(kept(), [(digest(days), days)])
+        self.assertEqual(self.sql("SELECT name, calendar_days_digest FROM tasks ORDER BY name"),
+                         [("a", digest(days)), ("b", digest(days)), ("plain", "")])
+        self.calendar("xmas", "2026-12-25\n", "--replace", faketime=T0)
+        self.assertEqual(kept(), [(digest("skip 2026-12-25"), "skip 2026-12-25")])
+        self.ok("rm", "a")
+        self.assertEqual(len(kept()), 1)
+        self.ok("rm", "b")
+        self.assertEqual(kept(), [])
+
+    def test_a_task_naming_days_the_database_lacks_is_malformed_and_edit_mends_it(self):
+        self.calendar("xmas", XMAS)
+        self.add("a", *BERLIN_NINE, "--skip-calendar", "xmas", "--", "true", faketime=T0)
+        self.sql("UPDATE tasks SET calendar_days_digest = 'f00d'")
+        self.assertRegex(self.ok("show", "a"), r"\nmalformed +calendar_days: the days its calendar_days_digest names "
+                                               r"are not in the database\n")
+        self.ok("edit", "a", "--skip-calendar", "xmas", faketime=T0)
+        self.assertEqual(self.preview("a", 2), ["2026-12-21T08:00:00Z", "2026-12-22T08:00:00Z"])
+
     def test_explain_names_the_day_and_its_calendar(self):
         self.calendar("xmas", XMAS)
         self.calendar("pay", "2026-12-21\n")
         self.add("standup", *BERLIN_NINE, "--skip-calendar", "xmas", "--", "true", faketime=T0)
         out = self.ok("explain", "standup", "--at", "2026-12-25T08:00:00Z", faketime=T0)
-        self.assertIn("2026-12-25 is Christmas Day in xmas", out)
+        self.assertIn("2026-12-25 is Christmas Day in xmas (--skip-calendar). Its SKIPPED run is written when the "
+                      "task's next slot is served.", out)
         out = self.ok("explain", "standup", "--at", "2026-12-28T08:00:00Z", faketime=T0)
         self.assertIn("2026-12-28 is a day of xmas", out)
         self.assertNotIn("xmas", self.ok("explain", "standup", "--at", "2026-12-23T08:00:00Z", faketime=T0))
@@ -191,6 +226,11 @@ class CalendarTaskTest(TaskdTestCase):
         self.assertEqual([r["status"] for r in self.history("standup")].count("succeeded"), 3)
         table = self.ok("history", "standup", "--status", "skipped", faketime="2026-12-30 08:00:02")
         self.assertIn("2026-12-25 is Christmas Day in xmas", table)
+        # explain on a holiday points at its row.
+        told = self.ok("explain", "standup", "--at", "2026-12-25T08:00:00Z", faketime="2026-12-30 08:00:02")
+        row = [r["id"] for r in self.history("standup", "--status", "skipped")
+               if r["scheduled_at"] == "2026-12-25T08:00:00Z"][0]
+        self.assertIn(f"2026-12-25 is Christmas Day in xmas (--skip-calendar). Run {row} records the day", told)
         # The rows are no part of the story of the slot before the holidays.
         told = self.ok("explain", "standup", "--at", "2026-12-23T08:00:00Z", faketime="2026-12-30 08:00:02")
         self.assertIn("succeeded", told)
@@ -246,6 +286,16 @@ class CalendarTaskTest(TaskdTestCase):
         listed = self.json_of("preview", "standup", "--count", "5", "--from", "2026-12-26T12:00:00Z", faketime=T0)
         self.assertEqual(listed, ["2026-12-27T08:00:00Z", "2026-12-29T08:00:00Z", "2026-12-30T08:00:00Z",
                                   "2026-12-31T08:00:00Z", "2027-01-01T08:00:00Z"])
+        # A day of many slots is one line, from its first removed slot to its last.
+        self.add("quarterly", "--cron", "*/15 * * * *", "--tz", "Europe/Berlin", "--skip-calendar", "xmas", "--",
+                 "true", faketime=T0)
+        out = self.ok("preview", "quarterly", "--count", "2", "--from", "2026-12-24T22:40:00Z", "--utc",
+                      faketime=T0).splitlines()
+        self.assertEqual(out, [
+            "2026-12-24T22:45:00Z  (skipped: 2026-12-24 is Christmas Eve in xmas)",
+            "2026-12-24T23:00:00Z  (skipped, and each slot to 2026-12-25T22:45:00Z: 2026-12-25 is Christmas Day in "
+            "xmas)",
+            "2026-12-25T23:00:00Z", "2026-12-25T23:15:00Z"])
         # A task without a calendar has no marks.
         self.add("plain", *BERLIN_NINE, "--", "true", faketime=T0)
         self.assertNotIn("skipped", self.ok("preview", "plain", "--count", "5", faketime=T0))

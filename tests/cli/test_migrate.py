@@ -151,6 +151,35 @@ class MigrateTest(TaskdTestCase):
         self.assertEqual([task["name"] for task in self.tasks()], ["a"])
 
 
+class CalendarDaysMigrationTest(TaskdTestCase):
+    """The step that moved tasks' calendar days out of the task rows."""
+    make_database_at = MigrateTest.make_database_at
+    STEP = next(version for version, sql in SECTIONS.items() if "CREATE TABLE calendar_day_sets" in sql)
+
+    def setUp(self):
+        super().setUp()
+        self.make_database_at(self.STEP - 1)
+
+    def test_the_days_in_the_task_rows_move_to_their_own_table(self):
+        days = {"a": "skip 2026-12-25", "b": "skip 2026-12-25", "c": "only 2026-12-24,2026-12-31"}
+        self.sql("INSERT INTO calendars (name, dates, days, updated_at) VALUES ('x', '2026-12-25', 1, 0)")
+        for name, text in days.items():
+            kind = "skip_calendar" if text.startswith("skip") else "only_calendar"
+            self.sql(f"INSERT INTO tasks (name, command, schedule_kind, schedule_spec, tz, {kind}, calendar_days, "
+                     "created_at, updated_at) VALUES (?, '[\"true\"]', 'cron', '0 9 * * *', 'UTC', 'x', ?, 0, 0)",
+                     (name, text))
+        self.ok("migrate")
+        digest = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in days.items()}
+        self.assertEqual(self.sql("SELECT name, calendar_days_digest FROM tasks ORDER BY name"), sorted(digest.items()))
+        self.assertEqual(self.sql("SELECT digest, days FROM calendar_day_sets ORDER BY days"),
+                         [(digest["c"], days["c"]), (digest["a"], days["a"])])
+        preview = self.ok("preview", "a", "--count", "2", "--utc", faketime="2026-12-24 12:00:00").split()
+        self.assertEqual(preview[0], "2026-12-25T09:00:00Z")
+        self.assertIn("(skipped:", " ".join(preview[:4]))
+        self.assertEqual(self.ok("preview", "c", "--count", "2", "--utc", faketime="2026-12-20 12:00:00").split(),
+                         ["2026-12-24T09:00:00Z", "2026-12-31T09:00:00Z"])
+
+
 class MigrateMissingDatabaseTest(TaskdTestCase):
     @unittest.skipUnless(STORE == "sqlite", "a server's database is there or unreachable")
     def test_migrate_of_no_file_creates_none(self):

@@ -904,16 +904,20 @@ TEST_CASE("years of skipped days: a row each for the first, one row for the rest
   CHECK(last_skipped_slot(skipped_more_days(skips, "x").reason) == utc("2028-12-31T09:00:00Z"));
 }
 
-TEST_CASE("the slots a calendar removes are walked in order, a skipped day at a time") {
+TEST_CASE("the days a calendar removes slots from are walked in order, with their first and last slot") {
   auto d = weekdays_skipping({day(2026, 12, 25), day(2026, 12, 26), day(2027, 1, 1)}, "0 9,17 * * 1-5");
-  auto slots = calendar_skipped_slots(d, utc("2026-12-25T12:00:00Z")).value();
-  auto first = slots.next();
+  auto days = calendar_skipped_days(d, utc("2026-12-25T12:00:00Z")).value();
+  auto first = days.next();
   REQUIRE(first);
-  CHECK(first->slot == utc("2026-12-25T16:00:00Z"));
   CHECK(first->day == day(2026, 12, 25));
-  CHECK(slots.next()->slot == utc("2027-01-01T08:00:00Z"));  // the 26th is a Saturday
-  CHECK(slots.next()->slot == utc("2027-01-01T16:00:00Z"));
-  CHECK_FALSE(slots.next());
+  CHECK(first->first == utc("2026-12-25T16:00:00Z"));  // the 09:00 slot came before `from`
+  CHECK(first->last == utc("2026-12-25T16:00:00Z"));
+  auto second = days.next();  // the 26th is a Saturday: no slot to remove
+  REQUIRE(second);
+  CHECK(second->day == day(2027, 1, 1));
+  CHECK(second->first == utc("2027-01-01T08:00:00Z"));
+  CHECK(second->last == utc("2027-01-01T16:00:00Z"));
+  CHECK_FALSE(days.next());
 }
 
 TEST_CASE("a skipped day is told in its first calendar's words") {
