@@ -45,7 +45,8 @@ struct CalendarDays {
   bool operator==(const CalendarDays&) const = default;
 };
 
-// "skip 2026-12-25,2026-12-26" and "only 2027-01-04,..." lines; "" for none.
+// "skip 2026-12-25,+1" and "only 2027-01-04,+7,..." lines (a day, then each
+// as days after the one before); "" for none. Whole dates read back too.
 // A task row holds them, read at every claim: the texts read last are
 // kept read (see calendar_spans).
 std::string calendar_days_text(const CalendarDays& days);

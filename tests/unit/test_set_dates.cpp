@@ -149,8 +149,15 @@ TEST_CASE("calendar days: skipped days leave no slot, kept days alone keep their
 
 TEST_CASE("calendar days: written as skip and only lines that read back") {
   CalendarDays days{days_of({"2026-12-24T00:00:00", "2026-12-25T00:00:00"}), days_of({"2027-01-04T00:00:00"})};
-  CHECK(calendar_days_text(days) == "skip 2026-12-24,2026-12-25\nonly 2027-01-04");
+  CHECK(calendar_days_text(days) == "skip 2026-12-24,+1\nonly 2027-01-04");
   CHECK(parse_calendar_days(calendar_days_text(days)).value() == days);
+  // Whole dates read as well (a database written before the days were counted).
+  CHECK(parse_calendar_days("skip 2026-12-24,2026-12-25\nonly 2027-01-04").value() == days);
+  CHECK(parse_calendar_days("skip 2026-12-30,+3,2027-01-04").value().skipped ==
+        days_of({"2026-12-30T00:00:00", "2027-01-02T00:00:00", "2027-01-04T00:00:00"}));
+  CHECK_FALSE(parse_calendar_days("skip +1"));
+  CHECK_FALSE(parse_calendar_days("skip 2026-12-24,+0"));
+  CHECK_FALSE(parse_calendar_days("skip 2026-12-24,+x"));
   CHECK(parse_calendar_days("only").value() == CalendarDays{{}, std::vector<date::local_days>{}});
   CHECK(parse_calendar_days("").value().empty());
   CHECK_FALSE(parse_calendar_days("skip 2026-13-01"));
