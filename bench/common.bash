@@ -30,8 +30,9 @@ now_ms() { date +%s%3N; }
 # The one-minute load average.
 load_1m() { cut -d' ' -f1 /proc/loadavg; }
 
-# One query against a database, the result as plain text.
-sql() { sqlite3 -batch -noheader "$1" "$2"; }
+# One query against a database, the result as plain text (waiting up to 5 s
+# while a writer holds the file).
+sql() { sqlite3 -batch -noheader -cmd ".timeout 5000" "$1" "$2"; }
 
 # The result table: a header, then one row per measure.
 print_header() {

@@ -40,7 +40,8 @@ trap on_exit EXIT
 
 # Starts taskd web on DB at a free port; sets web_pid and url.
 start_web() {
-  "$taskd" --db "$1" web --listen 127.0.0.1:0 >"$work/web.out" 2>"$work/web.err" &
+  : >"$work/web.out"
+  "$taskd" --db "$1" web --listen 127.0.0.1:0 >>"$work/web.out" 2>"$work/web.err" &
   web_pid=$!
   url=""
   while [ -z "$url" ]; do

@@ -217,7 +217,8 @@ Result<std::string> json_array(Walk walk, ToJson to_json) {
     body += dumped(to_json(item));
     return {};
   }));
-  return body + "]\n";
+  body += "]\n";  // in place: a page of 5 000 tasks is megabytes
+  return body;
 }
 
 Response json_body(Result<std::string> body) {
