@@ -16,6 +16,8 @@
 # Usage: bench/web.sh [build-dir]
 #   BENCH_QUICK=1: 100 000 tasks, 1 000 x 100 runs, fewer rounds, 20 s loops
 #   BENCH_DIR=DIR: keep the large databases in DIR and reuse them when present
+#   BENCH_PARTS="render memory events lateness": the parts to run (default all)
+#   BENCH_BASELINE=BINARY: memory alternates this taskd and the build's, twice each
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 source "$here/common.bash"
@@ -38,10 +40,11 @@ on_exit() {
 }
 trap on_exit EXIT
 
-# Starts taskd web on DB at a free port; sets web_pid and url.
+# Starts taskd web (the build's, or BINARY) on DB at a free port; sets web_pid and url.
+# Usage: start_web DB [BINARY]
 start_web() {
   : >"$work/web.out"
-  "$taskd" --db "$1" web --listen 127.0.0.1:0 >>"$work/web.out" 2>"$work/web.err" &
+  "${2:-$taskd}" --db "$1" web --listen 127.0.0.1:0 >>"$work/web.out" 2>"$work/web.err" &
   web_pid=$!
   url=""
   while [ -z "$url" ]; do
@@ -59,6 +62,7 @@ stop_web() {
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mib() { awk -v kib="$1" 'BEGIN { printf "%.1f", kib / 1024 }'; }
+larger() { echo $(($1 > $2 ? $1 : $2)); }
 
 many="$dir/tasks-$tasks.db"
 history="$dir/runs-$history_tasks-x-$runs.db"
@@ -66,67 +70,112 @@ board="$dir/board-$board_tasks-x-20.db"
 make_db "$many" "$tasks" 0 0
 make_db "$history" "$history_tasks" 0 "$runs"
 make_db "$board" "$board_tasks" 0 20
-echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+results=()  # the table's rows, as print_row's arguments joined by "|"
+result() { local IFS='|'; results+=("$*"); }
 
-# --- render
-start_web "$board"
-"$python" "$here/web.py" render "$url" "$rounds" >"$work/render"
-stop_web >/dev/null
-render_ms=$(cut -d' ' -f1 "$work/render" | median)
-rows=$(cut -d' ' -f2 "$work/render" | sort -u | tr '\n' ' ')
-echo "render, ms from navigation start: $(cut -d' ' -f1 "$work/render" | tr '\n' ' ')(rows drawn: $rows)"
+measure_render() {
+  start_web "$board"
+  "$python" "$here/web.py" render "$url" "$rounds" >"$work/render"
+  stop_web >/dev/null
+  local render_ms rows
+  render_ms=$(cut -d' ' -f1 "$work/render" | median)
+  rows=$(cut -d' ' -f2 "$work/render" | sort -u | tr '\n' ' ')
+  echo "render, ms from navigation start: $(cut -d' ' -f1 "$work/render" | tr '\n' ' ')(rows drawn: $rows)"
+  result "board render, 10 000 tasks (ms)" "$render_ms" "-" "-" "<= 1000" "$(compare "$render_ms" le 1000)"
+}
 
-# --- memory
-declare -A rss
-for db in many history; do
-  start_web "${!db}"
-  echo "walk of $db: $("$python" "$here/web.py" walk "$url" "$run_pages")"
-  rss[$db]=$(stop_web)
-done
+# Usage: walk_rss DB BINARY: the peak RSS of BINARY's taskd web in KiB while a client walks DB.
+walk_rss() {
+  start_web "$1" "$2"
+  local walked kb
+  walked=$("$python" "$here/web.py" walk "$url" "$run_pages")
+  kb=$(stop_web)
+  echo "walk of $1 by $2: $walked; peak RSS $kb KiB" >&2
+  echo "$kb"
+}
 
-# --- events
-"$taskd" --db "$work/latency.db" add bench-latency --manual -- /bin/true >/dev/null
-start_web "$work/latency.db"
-"$python" "$here/web.py" latency "$url" "$taskd" "$work/latency.db" "$((rounds * 2))" >"$work/latency"
-stop_web >/dev/null
-latency_median=$(median <"$work/latency")
-latency_max=$(sort -n "$work/latency" | tail -n 1)
-echo "event latency, ms: $(tr '\n' ' ' <"$work/latency")"
-
-# --- lateness, ABAB
-declare -A p99s
-for round in 1 2; do
-  for side in alone board; do
-    db="$work/lateness-$side-$round.db"
-    lateness_tasks "$db"
-    board_pid=""
-    if [ "$side" = board ]; then
-      start_web "$db"
-      "$python" "$here/web.py" board "$url" &
-      board_pid=$!
+measure_memory() {
+  local db taskd_kb baseline_kb baseline_text label
+  for db in "$many" "$history"; do
+    baseline_kb=0 taskd_kb=0 baseline_text="-"
+    if [ -n "${BENCH_BASELINE:-}" ]; then
+      for _ in 1 2; do
+        baseline_kb=$(larger "$baseline_kb" "$(walk_rss "$db" "$BENCH_BASELINE")")
+        taskd_kb=$(larger "$taskd_kb" "$(walk_rss "$db" "$taskd")")
+      done
+      baseline_text=$(mib "$baseline_kb")
+    else
+      taskd_kb=$(walk_rss "$db" "$taskd")
     fi
-    measure_lateness "$db" "$lateness_seconds"
-    if [ -n "$board_pid" ]; then
-      kill -TERM "$board_pid"
-      wait "$board_pid" || true
-      stop_web >/dev/null
-    fi
-    p99s[$side]+="$p99 "
-    echo "lateness $side, round $round: p50 $p50 ms, p99 $p99 ms, max $worst ms, $count starts ($statuses); load $(load_1m)"
+    label="peak RSS, $tasks tasks (MiB)"
+    [ "$db" = "$history" ] && label="peak RSS, $((history_tasks * runs)) runs (MiB)"
+    result "$label" "$(mib "$taskd_kb")" "$baseline_text" "-" "<= 64" "$(compare "$taskd_kb" le "$rss_goal_kb")"
   done
+}
+
+measure_events() {
+  "$taskd" --db "$work/latency.db" add bench-latency --manual -- /bin/true >/dev/null
+  start_web "$work/latency.db"
+  "$python" "$here/web.py" latency "$url" "$taskd" "$work/latency.db" "$((rounds * 2))" >"$work/latency"
+  stop_web >/dev/null
+  echo "event latency, ms: $(tr '\n' ' ' <"$work/latency")"
+  result "event latency, median (ms)" "$(median <"$work/latency")" "-" "-" "-" 1
+  local latency_max
+  latency_max=$(sort -n "$work/latency" | tail -n 1)
+  result "event latency, max (ms)" "$latency_max" "-" "-" "<= 1000" "$(compare "$latency_max" le 1000)"
+}
+
+# One round of the loop's lateness on a new database, beside a busy board or
+# not; prints its p99.
+# Usage: lateness_round alone|board ROUND
+lateness_round() {
+  local db="$work/lateness-$1-$2.db" board_pid=""
+  lateness_tasks "$db"
+  if [ "$1" = board ]; then
+    start_web "$db"
+    "$python" "$here/web.py" board "$url" &
+    board_pid=$!
+  fi
+  measure_lateness "$db" "$lateness_seconds"
+  if [ -n "$board_pid" ]; then
+    kill -TERM "$board_pid"
+    wait "$board_pid" || true
+    stop_web >/dev/null
+  fi
+  echo "lateness $1, round $2: p50 $p50 ms, p99 $p99 ms, max $worst ms, $count starts ($statuses); load $(load_1m)" >&2
+  echo "$p99"
+}
+
+# ABAB. The board costs something measurable when every round beside it is
+# later than every round without.
+measure_lateness_beside_board() {
+  local alone=() board=()
+  for round in 1 2; do
+    alone+=("$(lateness_round alone "$round")")
+    board+=("$(lateness_round board "$round")")
+  done
+  local alone_worst board_best
+  alone_worst=$(printf '%s\n' "${alone[@]}" | sort -n | tail -n 1)
+  board_best=$(printf '%s\n' "${board[@]}" | sort -n | head -n 1)
+  result "p99 lateness, board vs alone (ms)" "${board[*]}" "${alone[*]}" "-" "not above" \
+    "$(compare "$board_best" le "$alone_worst")"
+}
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for part in ${BENCH_PARTS:-render memory events lateness}; do
+  case $part in
+    render) measure_render ;;
+    memory) measure_memory ;;
+    events) measure_events ;;
+    lateness) measure_lateness_beside_board ;;
+    *) echo "bench/web.sh: no part \"$part\" (render, memory, events, lateness)" >&2; exit 2 ;;
+  esac
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The board costs something measurable when every round beside it is later than every round without.
-spread() { tr ' ' '\n' <<<"$1" | grep . | sort -n | sed -n "$2"; }
-alone_worst=$(spread "${p99s[alone]}" '$p') board_best=$(spread "${p99s[board]}" 1p)
 echo
 print_header
-print_row "board render, 10 000 tasks (ms)" "$render_ms" "-" "-" "<= 1000" "$(compare "$render_ms" le 1000)"
-print_row "peak RSS, $tasks tasks (MiB)" "$(mib "${rss[many]}")" "-" "-" "<= 64" "$(compare "${rss[many]}" le "$rss_goal_kb")"
-print_row "peak RSS, $((history_tasks * runs)) runs (MiB)" "$(mib "${rss[history]}")" "-" "-" "<= 64" \
-  "$(compare "${rss[history]}" le "$rss_goal_kb")"
-print_row "event latency, median (ms)" "$latency_median" "-" "-" "-" 1
-print_row "event latency, max (ms)" "$latency_max" "-" "-" "<= 1000" "$(compare "$latency_max" le 1000)"
-print_row "p99 lateness, board vs alone (ms)" "${p99s[board]% }" "${p99s[alone]% }" "-" "not above" \
-  "$(compare "$board_best" le "$alone_worst")"
+for row in "${results[@]}"; do
+  IFS='|' read -r -a fields <<<"$row"
+  print_row "${fields[@]}"
+done

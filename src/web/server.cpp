@@ -332,16 +332,16 @@ MHD_Result send(MHD_Connection* connection, Response answer) {
   return queue(connection, answer, response);
 }
 
-// A 503 of a server that serves `most` of `what` at once already.
-Response busy(std::size_t most, std::string_view what) {
+// A 503 of a server that serves as many as it will of something: `why` says what.
+Response busy(const std::string& why) {
   return {.status = 503,
           .content_type = "application/json",
-          .body = fmt::format("{{\"error\":\"{} {} are open already: ask again later\"}}\n", most, what)};
+          .body = fmt::format("{{\"error\":\"{}: ask again later\"}}\n", why)};
 }
 
 MHD_Result send_made(MHD_Connection* connection, Handlers& server, const Response& answer) {
   auto* body = MadeBody::start(server.made_bodies, answer.stream);
-  if (!body) return send(connection, busy(most_made_bodies, "responses made as they are sent"));
+  if (!body) return send(connection, busy(fmt::format("{} responses are being written already", most_made_bodies)));
   auto* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, body_block, MadeBody::read, body, MadeBody::close);
   if (!response) {
     MadeBody::close(body);
@@ -359,7 +359,7 @@ MHD_Result send_events(MHD_Connection* connection, Handlers& server, const Reque
   }
   if (!server.api.may_read(request)) return send(connection, Api::unauthorized());
   auto* stream = server.streams.open(connection);
-  if (!stream) return send(connection, busy(most_streams, "event streams"));
+  if (!stream) return send(connection, busy(fmt::format("{} event streams are open already", most_streams)));
   auto* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, Streams::read, stream, Streams::close);
   if (!response) {
     Streams::close(stream);
