@@ -149,16 +149,16 @@ lateness_round() {
 # ABAB. The board costs something measurable when every round beside it is
 # later than every round without.
 measure_lateness_beside_board() {
-  local alone=() board=()
+  local alone=() beside=()
   for round in 1 2; do
     alone+=("$(lateness_round alone "$round")")
-    board+=("$(lateness_round board "$round")")
+    beside+=("$(lateness_round board "$round")")
   done
-  local alone_worst board_best
+  local alone_worst beside_best
   alone_worst=$(printf '%s\n' "${alone[@]}" | sort -n | tail -n 1)
-  board_best=$(printf '%s\n' "${board[@]}" | sort -n | head -n 1)
-  result "p99 lateness, board vs alone (ms)" "${board[*]}" "${alone[*]}" "-" "not above" \
-    "$(compare "$board_best" le "$alone_worst")"
+  beside_best=$(printf '%s\n' "${beside[@]}" | sort -n | head -n 1)
+  result "p99 lateness, board vs alone (ms)" "${beside[*]}" "${alone[*]}" "-" "not above" \
+    "$(compare "$beside_best" le "$alone_worst")"
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
