@@ -15,6 +15,7 @@
 #   BENCH_QUICK=1: 100 000 tasks and 1 000 x 100 runs, 3 rounds
 #   BENCH_DIR=DIR: keep the databases in DIR and reuse them when present
 set -euo pipefail
+source "$(dirname "$(realpath "$0")")/common.bash"
 
 build=${1:-build}
 taskd=$(realpath "$build/taskd")
@@ -33,14 +34,6 @@ mkdir -p "$dir"
 many="$dir/tasks-$tasks.db"
 history="$dir/runs-$history_tasks-x-$runs.db"
 
-make_db() {  # make_db FILE COUNT ACTIVE RUNS: once; then opened once so the schema is current
-  [ -f "$1" ] && return
-  echo "making $1 ..." >&2
-  "$make_tasks" "$1.new" "$2" "$3" "$4"
-  mv "$1.new" "$1"
-  [ ! -f "$1.new-wal" ] || mv "$1.new-wal" "$1-wal"
-  "$taskd" --db "$1" list --limit 1 >/dev/null
-}
 make_db "$many" $((tasks - active)) "$active" 0
 make_db "$history" "$history_tasks" 0 "$runs"
 
@@ -53,7 +46,6 @@ measure() {
 }
 median_seconds() { sort -n "$dir/$1.m" | awk '{ t[NR] = $1 } END { print t[int((NR + 1) / 2)] }'; }
 peak_kb() { sort -k2 -n "$dir/$1.m" | tail -n 1 | cut -d' ' -f2; }
-compare() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN { print (op == "le" ? a <= b : a >= b) ? 1 : 0 }'; }
 
 # The commands: NAME DB ARGS...
 commands=(

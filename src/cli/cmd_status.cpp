@@ -63,10 +63,10 @@ void print_status(const ops::Status& status, core::Time now) {
                core::cadence_text(tick.every));
   rows.clear();
   for (const auto& run : status.running)
-    rows.push_back({std::to_string(run.id), run.task, std::to_string(run.worker.pid), relative_time(run.started_at, now),
-                    relative_time(run.deadline_at, now)});
+    rows.push_back({std::to_string(run.id), run.task, run.worker.host, std::to_string(run.worker.pid),
+                    relative_time(run.started_at, now), relative_time(run.deadline_at, now)});
   fmt::print("\nRuns in flight:\n");
-  print_table({"ID", "TASK", "WORKER", "STARTED", "DEADLINE"}, rows);
+  print_table({"ID", "TASK", "HOST", "WORKER", "STARTED", "DEADLINE"}, rows);
   rows.clear();
   for (const auto& group : status.queue) rows.push_back({group.name.empty() ? "-" : group.name, std::to_string(group.count)});
   fmt::print("\nQueued runs:\n");

@@ -31,7 +31,6 @@ constexpr std::size_t block_size = 64 * 1024;
 class Text {
  public:
   explicit Text(const std::function<void(std::string_view)>& write) : write_(write) {}
-  ~Text() { flush(); }
 
   template <class... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
@@ -44,12 +43,13 @@ class Text {
     line("# HELP {} {}\n# TYPE {} {}", name, help, name, type);
   }
 
- private:
+  // Not in a destructor: `write` may throw to stop the text.
   void flush() {
     write_(std::string_view(buffer_.data(), buffer_.size()));
     buffer_.clear();
   }
 
+ private:
   const std::function<void(std::string_view)>& write_;
   fmt::memory_buffer buffer_;
 };
@@ -166,7 +166,9 @@ Result<void> write_metrics_text(store::Database& db, const std::function<void(st
   auto read = TRY(read_metrics(db));
   Text text(write);
   write_totals(text, read);
-  return write_task_series(db, text);
+  TRY(write_task_series(db, text));
+  text.flush();
+  return {};
 }
 
 Result<Metrics> read_metrics(store::Database& db) {

@@ -29,7 +29,7 @@ core::Result<Metrics> read_metrics(store::Database& db);
 // The Prometheus text format of `taskd metrics` and of `taskd web`'s
 // /metrics: the series of read_metrics, then those of each task (whether its
 // last run succeeded, its next run), as the tasks are read, a piece at a
-// time through `write`.
+// time through `write`, which may throw to stop it (nothing is written after).
 core::Result<void> write_metrics_text(store::Database& db, const std::function<void(std::string_view)>& write);
 
 }  // namespace taskd::ops

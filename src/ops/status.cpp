@@ -144,7 +144,7 @@ Json hosts_json(const Hosts& status, core::Time now) {
   out["running"] = Json::array();
   for (const auto& run : status.running)
     out["running"].push_back(
-        {{"id", run.id}, {"task", run.task},
+        {{"id", run.id}, {"task", run.task}, {"host", run.worker.host},
          {"started_at", run.started_at ? Json(core::format_rfc3339(*run.started_at, core::Precision::milliseconds))
                                        : Json(nullptr)},
          {"age", run.started_at ? Json(std::chrono::duration<double>(now - *run.started_at).count()) : Json(nullptr)},

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -23,12 +24,19 @@ struct Request {
   std::string authorization;  // the header's value; empty when absent
 };
 
+// Writes a body a piece at a time through `write`, as it is made.
+using BodyWriter = std::function<core::Result<void>(const std::function<void(std::string_view)>& write)>;
+
 struct Response {
   int status = 200;
   std::string content_type;
   std::string body;
   // Headers a status needs besides those of every response (Allow, WWW-Authenticate).
   std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body is sent as this makes it (and `body` is empty), so
+  // that a body of any size is never held whole; an error after the status
+  // went out ends the response short.
+  BodyWriter stream;
 };
 
 // Who may do what: with a token, actions need it (and reads too when

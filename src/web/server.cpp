@@ -18,13 +18,16 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <list>
@@ -64,6 +67,10 @@ constexpr auto feed_wait = std::chrono::milliseconds(500);
 // connects again), so that a slow client makes the server hold no more.
 constexpr std::size_t most_pending = 1 << 20;
 constexpr std::string_view events_path = "/api/v1/events";
+// Bodies made while they are sent (/metrics): each by a thread of its own
+// with the database open, at most this many at once; a block at a time.
+constexpr std::size_t most_made_bodies = worker_threads;
+constexpr std::size_t body_block = 64 * 1024;
 
 // Every response says: no script but the board's own file, no framing,
 // no sniffing, no referrer.
@@ -204,15 +211,96 @@ class Streams {
   std::thread thread_;
 };
 
+// A body that a thread of its own makes while libmicrohttpd sends it: the
+// thread hands over one piece at a time and waits until it was sent, so a
+// body of any size costs the server a piece of it. The client gone, the
+// thread is stopped at its next piece.
+class MadeBody {
+ public:
+  // A new body that `write` makes; none while most_made_bodies are made.
+  static MadeBody* start(std::atomic<std::size_t>& count, BodyWriter write) {
+    if (count.fetch_add(1) >= most_made_bodies) {
+      count.fetch_sub(1);
+      return nullptr;
+    }
+    return new MadeBody(count, std::move(write));
+  }
+
+  // libmicrohttpd's content reader: the piece made, once there is one, or the
+  // end (short, with an error, when making it failed).
+  static ssize_t read(void* cls, std::uint64_t, char* buffer, std::size_t most) {
+    auto& body = *static_cast<MadeBody*>(cls);
+    std::unique_lock lock(body.mutex_);
+    body.changed_.wait(lock, [&] { return !body.piece_.empty() || body.made_; });
+    if (body.piece_.empty()) return body.failed_ ? MHD_CONTENT_READER_END_WITH_ERROR : MHD_CONTENT_READER_END_OF_STREAM;
+    auto size = std::min(most, body.piece_.size());
+    std::memcpy(buffer, body.piece_.data(), size);
+    body.piece_.erase(0, size);
+    if (body.piece_.empty()) body.changed_.notify_all();
+    return static_cast<ssize_t>(size);
+  }
+
+  // libmicrohttpd's end of the response.
+  static void close(void* cls) { delete static_cast<MadeBody*>(cls); }
+
+ private:
+  // Thrown out of the writer when the client is gone, to stop it.
+  struct Abandoned {};
+
+  MadeBody(std::atomic<std::size_t>& count, BodyWriter write)
+      : count_(count), thread_([this, write = std::move(write)] { make(write); }) {}
+
+  ~MadeBody() {
+    {
+      std::lock_guard lock(mutex_);
+      abandoned_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+    count_.fetch_sub(1);
+  }
+
+  void make(const BodyWriter& write) {
+    bool written = false;
+    try {
+      written = write([this](std::string_view piece) { hand_over(piece); }).has_value();
+    } catch (...) {  // Abandoned, or a failure of the store: the body ends short
+    }
+    std::lock_guard lock(mutex_);
+    made_ = true;
+    failed_ = !written;
+    changed_.notify_all();
+  }
+
+  void hand_over(std::string_view piece) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return piece_.empty() || abandoned_; });
+    if (abandoned_) throw Abandoned{};
+    piece_.assign(piece);
+    changed_.notify_all();
+  }
+
+  std::atomic<std::size_t>& count_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string piece_;  // made, not yet sent
+  bool made_ = false;
+  bool failed_ = false;
+  bool abandoned_ = false;
+  std::thread thread_;  // last: it starts at once, with every other member ready
+};
+
 // What the server's handler reaches.
 struct Handlers {
   const Api& api;
   Streams& streams;
+  std::atomic<std::size_t> made_bodies{0};
 };
 
 }  // namespace serving
 
 using serving::Handlers;
+using serving::MadeBody;
 using serving::Streams;
 
 namespace {
@@ -222,10 +310,8 @@ struct Pending {
   std::size_t body_bytes = 0;
 };
 
-MHD_Result send(MHD_Connection* connection, const Response& answer) {
-  auto* response =
-      MHD_create_response_from_buffer(answer.body.size(), const_cast<char*>(answer.body.data()), MHD_RESPMEM_MUST_COPY);
-  if (!response) return MHD_NO;
+// Queues `response` with the status, type and headers of `answer`, and the headers of every response.
+MHD_Result queue(MHD_Connection* connection, const Response& answer, MHD_Response* response) {
   MHD_add_response_header(response, "Content-Type", answer.content_type.c_str());
   for (const auto& [name, value] : common_headers) MHD_add_response_header(response, name, value);
   for (const auto& [name, value] : answer.headers) MHD_add_response_header(response, name.c_str(), value.c_str());
@@ -234,31 +320,52 @@ MHD_Result send(MHD_Connection* connection, const Response& answer) {
   return queued;
 }
 
+// The body goes to libmicrohttpd as it is, not copied: a page of 5 000 tasks is megabytes.
+MHD_Result send(MHD_Connection* connection, Response answer) {
+  auto* body = new std::string(std::move(answer.body));
+  auto* response = MHD_create_response_from_buffer_with_free_callback_cls(
+      body->size(), body->data(), [](void* cls) { delete static_cast<std::string*>(cls); }, body);
+  if (!response) {
+    delete body;
+    return MHD_NO;
+  }
+  return queue(connection, answer, response);
+}
+
+// A 503 of a server that serves as many as it will of something: `why` says what.
+Response busy(const std::string& why) {
+  return {.status = 503,
+          .content_type = "application/json",
+          .body = fmt::format("{{\"error\":\"{}: ask again later\"}}\n", why)};
+}
+
+MHD_Result send_made(MHD_Connection* connection, Handlers& server, const Response& answer) {
+  auto* body = MadeBody::start(server.made_bodies, answer.stream);
+  if (!body) return send(connection, busy(fmt::format("{} responses are being written already", most_made_bodies)));
+  auto* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, body_block, MadeBody::read, body, MadeBody::close);
+  if (!response) {
+    MadeBody::close(body);
+    return MHD_NO;
+  }
+  return queue(connection, answer, response);
+}
+
 MHD_Result send_events(MHD_Connection* connection, Handlers& server, const Request& request) {
   if (request.method != "GET") {
     Response refused{
         .status = 405, .content_type = "application/json", .body = "{\"error\":\"this path answers GET only\"}\n"};
     refused.headers.emplace_back("Allow", "GET");
-    return send(connection, refused);
+    return send(connection, std::move(refused));
   }
   if (!server.api.may_read(request)) return send(connection, Api::unauthorized());
   auto* stream = server.streams.open(connection);
-  if (!stream)
-    return send(
-        connection,
-        {.status = 503,
-         .content_type = "application/json",
-         .body = fmt::format("{{\"error\":\"{} event streams are open already: ask again later\"}}\n", most_streams)});
+  if (!stream) return send(connection, busy(fmt::format("{} event streams are open already", most_streams)));
   auto* response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, Streams::read, stream, Streams::close);
   if (!response) {
     Streams::close(stream);
     return MHD_NO;
   }
-  MHD_add_response_header(response, "Content-Type", "text/event-stream; charset=utf-8");
-  for (const auto& [name, value] : common_headers) MHD_add_response_header(response, name, value);
-  auto queued = MHD_queue_response(connection, MHD_HTTP_OK, response);
-  MHD_destroy_response(response);
-  return queued;
+  return queue(connection, {.status = MHD_HTTP_OK, .content_type = "text/event-stream; charset=utf-8"}, response);
 }
 
 Request request_of(MHD_Connection* connection, const char* url, const char* method) {
@@ -290,7 +397,8 @@ MHD_Result answer(void* cls, MHD_Connection* connection, const char* url, const 
   auto& server = *static_cast<Handlers*>(cls);
   auto request = request_of(connection, url, method);
   if (request.path == events_path) return send_events(connection, server, request);
-  return send(connection, server.api.handle(request));
+  auto response = server.api.handle(request);
+  return response.stream ? send_made(connection, server, response) : send(connection, std::move(response));
 }
 
 void forget(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
@@ -327,6 +435,13 @@ void allow_files_for_connections() {
   files.rlim_cur = files.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, files.rlim_max);
   ::setrlimit(RLIMIT_NOFILE, &files);  // a refusal leaves fewer connections, as connection_limit finds
 }
+
+// Bodies of a megabyte or more (a page of 5 000 tasks) get memory of their
+// own from the kernel, given back once sent. Left to itself, glibc raises
+// this threshold after the first such body is freed, and the next ones stay
+// in the heaps of the server's threads, which do not shrink.
+constexpr int own_memory_from = 1 << 20;
+void give_large_bodies_back() { ::mallopt(M_MMAP_THRESHOLD, own_memory_from); }
 
 // Blocks SIGINT and SIGTERM in this thread and in the server's threads
 // (they inherit the mask), so that sigwait takes them.
@@ -392,6 +507,7 @@ core::Result<std::unique_ptr<Server>> Server::start(const Api& api, EventFeed fe
   sigset_t all, before;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &before);
+  give_large_bodies_back();
   auto parts = std::make_unique<Parts>(api, std::move(feed));
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   if (where.address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;

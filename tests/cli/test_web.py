@@ -211,6 +211,32 @@ class MetricsAndHostsTest(WebTestCase):
                                delta=0.002)
         self.assertNotIn('taskd_task_next_run_timestamp_seconds{task="broken"}', samples)  # manual: none
 
+    def add_many_tasks(self, count):
+        with open(os.path.join(self.tmp, "many.toml"), "w") as file:
+            for i in range(count):
+                file.write('[[task]]\nname = "many-%04d"\nevery = "1h"\ncommand = ["true"]\n\n' % i)
+        self.ok("apply", os.path.join(self.tmp, "many.toml"))
+
+    def test_metrics_of_many_tasks_are_sent_as_they_are_written(self):
+        self.add_many_tasks(3000)
+        code, headers, body = self.request(self.start_web() + "/metrics")
+        self.assertEqual(code, 200)
+        self.assertGreater(len(body), 128 * 1024)  # more than a piece of 64 KiB
+        self.assertEqual(body.decode(), self.ok("metrics"))
+        self.assertEqual(headers["Transfer-Encoding"], "chunked")  # never held whole, so its length is not known
+        self.assertIsNone(headers["Content-Length"])
+
+    def test_a_client_gone_in_the_middle_of_the_metrics_leaves_the_server_serving(self):
+        self.add_many_tasks(3000)
+        url = self.start_web()
+        connection = http.client.HTTPConnection(urllib.parse.urlsplit(url).netloc, timeout=20)
+        connection.request("GET", "/metrics")
+        response = connection.getresponse()
+        self.assertEqual(response.status, 200)
+        self.assertTrue(response.read(1024))
+        connection.close()
+        self.assertEqual(self.request(url + "/metrics")[2].decode(), self.ok("metrics"))
+
     def test_each_task_s_last_duration(self):
         self.add("never", "--manual", "--", "true")
         samples = prometheus_samples(self, self.request(self.start_web() + "/metrics")[2].decode())
@@ -242,6 +268,16 @@ class MetricsAndHostsTest(WebTestCase):
         self.assertEqual(hosts, {key: status[key] for key in ("workers", "ticks", "running", "pinned")})
         self.assertEqual([worker["host"] for worker in hosts["workers"]], ["elsewhere.example"])
         self.assertEqual([tick["host"] for tick in hosts["ticks"]], [socket.gethostname()])
+
+    def test_hosts_say_which_host_each_run_in_flight_is_on(self):
+        self.add("long", "--manual", "--", "sleep", "60")
+        self.sql("INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, "
+                 "worker_host, worker_pid, worker_boot_id, worker_started_at) "
+                 "SELECT id, 'running', 'manual', 1000, 1000, 1000, 1000, 'elsewhere.example', 77, 'b', 1 "
+                 "FROM tasks WHERE name = 'long'")
+        [running] = self.get_json(self.start_web() + "/api/v1/hosts")["running"]
+        self.assertEqual((running["task"], running["host"], running["worker_pid"]), ("long", "elsewhere.example", 77))
+        self.assertIn("elsewhere.example", self.ok("status"))
 
 
 class TaskViewsTest(WebTestCase):

@@ -485,6 +485,11 @@ class HostsPageTest(BrowserTestCase):
                      "heartbeat_at, clock_offset_ms, containment) VALUES ('run', ?, ?, 'b', 1, 4, ?, ?, ?, 'cgroup')",
                      (host, pid, now_ms - 60000, now_ms - 5000, offset))
         self.ok("trigger", "pinned")
+        self.add("long", "--manual", "--", "sleep", "60")
+        self.sql("INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, "
+                 "worker_host, worker_pid, worker_boot_id, worker_started_at) "
+                 "SELECT id, 'running', 'manual', ?, ?, ?, ?, 'elsewhere.example', 78, 'b', 1 FROM tasks "
+                 "WHERE name = 'long'", (now_ms,) * 4)
         driver = self.open_browser()
         driver.get(self.start_web() + "/")
         driver.find_element(By.CSS_SELECTOR, "nav a[href='/hosts']").click()
@@ -501,6 +506,9 @@ class HostsPageTest(BrowserTestCase):
         pinned = [[td.text for td in row.find_elements(By.TAG_NAME, "td")]
                   for row in driver.find_elements(By.CSS_SELECTOR, "#pinned tbody tr")]
         self.assertEqual([row[:3] for row in pinned], [["faraway.example", "1", "yes: no live worker"]])
+        running = [[td.text for td in row.find_elements(By.TAG_NAME, "td")]
+                   for row in driver.find_elements(By.CSS_SELECTOR, "#running tbody tr")]
+        self.assertEqual([row[1:4] for row in running], [["long", "elsewhere.example", "78"]])
         self.assertEqual(driver.find_elements(By.CSS_SELECTOR, "main img"), [])
         self.assertNoAlert(driver)
 

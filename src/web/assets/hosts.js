@@ -1,5 +1,5 @@
 // The hosts: each scheduler and worker with its heartbeat, clock offset,
-// containment and runs in flight; the hosts that pinned tasks wait for; the
+// containment and runs in flight; each run in flight and its host; the hosts that pinned tasks wait for; the
 // ticks of run-once. From /api/v1/hosts (`status --json`'s hosts), every
 // text set as text.
 "use strict";
@@ -36,6 +36,9 @@ function show(hosts, now) {
     [worker.host, "name"], [worker.role ?? "-"], [worker.pid], [worker.state, "state-" + worker.state],
     [when(worker.heartbeat_at, now)], [offsetText(worker.clock_offset_ms)], [worker.containment ?? "-"],
     [worker.runs], [worker.concurrency ?? "-"],
+  ]);
+  fillTable("running", hosts.running, (run) => [
+    [run.id], [run.task, "name"], [run.host, "name"], [run.worker_pid], [when(run.started_at, now)],
   ]);
   fillTable("pinned", hosts.pinned, (pinned) => [
     [pinned.host, "name"], [pinned.queued], [pinned.waiting ? "yes: no live worker" : "no"],
