@@ -175,32 +175,12 @@ std::optional<Seconds> effective_timeout(const TaskDefinition& definition, std::
   return std::max(Seconds{1}, *interval / 2);
 }
 
-namespace {
-
-// The texts that make a cron or RRULE schedule, when they alone make it.
-std::optional<std::string> schedule_text(const TaskDefinition& d, const Schedule& schedule) {
-  const auto* cron = std::get_if<Cron>(&schedule);
-  const auto* recurrence = std::get_if<Recurrence>(&schedule);
-  if (!(cron && !cron->changes && d.schedule_spec.find('H') == std::string::npos) &&
-      !(recurrence && !recurrence->changes))
-    return std::nullopt;
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}", to_string(d.schedule_kind), d.schedule_spec, d.tz,
-                     d.dtstart ? format_local(*d.dtstart) : "", d.dst.gap ? to_string(*d.dst.gap) : "",
-                     d.dst.repeat ? to_string(*d.dst.repeat) : "");
-}
-
-}  // namespace
-
 std::optional<Seconds> interval_at_epoch(const TaskDefinition& definition, const Schedule& schedule) {
+  auto key = schedule_key(definition);
+  if (!key) return interval_around(schedule, Time{});
   constexpr std::size_t kept_schedules = 64;
   static RecentCache<std::string, std::optional<Seconds>> cache(kept_schedules);
-  auto text = schedule_text(definition, schedule);
-  if (!text) return interval_around(schedule, Time{});
-  auto hash = std::hash<std::string>{}(*text);
-  if (auto kept = cache.find(hash, *text)) return *kept;
-  auto interval = interval_around(schedule, Time{});
-  cache.insert(hash, std::move(*text), std::make_shared<const std::optional<Seconds>>(interval));
-  return interval;
+  return cache.value_of(std::move(*key), [&] { return interval_around(schedule, Time{}); });
 }
 
 Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index) {

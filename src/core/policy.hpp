@@ -105,10 +105,9 @@ std::optional<Seconds> effective_timeout(const TaskDefinition& definition, const
 // The same for a schedule whose interval around the slot is `interval`.
 std::optional<Seconds> effective_timeout(const TaskDefinition& definition, std::optional<Seconds> interval);
 
-// The interval around the epoch of the task's schedule: what the timeout
-// and the tolerance a task shows rest on when it sets neither. Kept for the
-// schedule texts met last (a million tasks share a few schedules), except
-// for a schedule the texts do not make alone (cron's H, set dates).
+// The interval around the epoch of `schedule`, the definition's: what the
+// timeout and the tolerance a task shows rest on when it sets neither. Kept
+// per schedule key (see schedule_key).
 std::optional<Seconds> interval_at_epoch(const TaskDefinition& definition, const Schedule& schedule);
 
 // The delay after its slot at which a scheduled run starts: a stable whole

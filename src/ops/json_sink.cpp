@@ -96,9 +96,13 @@ void JsonTextWriter::string(std::string_view value) {
 // becomes U+FFFD), is printed as a document prints it.
 void JsonTextWriter::quoted(std::string_view value) {
   if (!plain_ascii(value)) return text(Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace));
-  out_.push_back('"');
-  text(value);
-  out_.push_back('"');
+  // Grown once: a task is sixty keys and strings.
+  auto size = out_.size();
+  out_.resize(size + value.size() + 2);
+  char* at = out_.data() + size;
+  *at = '"';
+  std::copy(value.begin(), value.end(), at + 1);
+  at[value.size() + 1] = '"';
 }
 
 void JsonTextWriter::document(const Json& value) {
