@@ -104,11 +104,8 @@ TEST_CASE("the last line of a child's output is kept as UTF-8: cut between chara
 }
 
 TEST_CASE("a schedule is kept per key: the texts that alone make it, never cron's H or set dates") {
-  TaskDefinition cron;
-  cron.name = "report";
-  cron.schedule_kind = ScheduleKind::cron;
-  cron.schedule_spec = "30 2 * * *";
-  cron.tz = "Europe/Berlin";
+  const TaskDefinition cron{
+      .name = "report", .schedule_kind = ScheduleKind::cron, .schedule_spec = "30 2 * * *", .tz = "Europe/Berlin"};
   auto key = schedule_key(cron);
   REQUIRE(key);
   auto in_utc = cron;
