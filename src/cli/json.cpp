@@ -1,19 +1,23 @@
 #include "cli/json.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 namespace taskd::cli {
-namespace {
 
-// Indented by two; a byte that is not UTF-8 (a row written by another
-// program) becomes U+FFFD, where nlohmann's default would throw.
-std::string dumped(const Json& document) { return document.dump(2, ' ', false, Json::error_handler_t::replace); }
+ops::JsonLayout stdout_json_layout() {
+  return ::isatty(STDOUT_FILENO) == 1 ? ops::JsonLayout::indented : ops::JsonLayout::compact;
+}
 
-}  // namespace
+void print_json(const Json& document) {
+  fmt::memory_buffer text;
+  ops::JsonTextWriter writer(text, stdout_json_layout());
+  writer.document(document);
+  text.push_back('\n');
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
 
-void print_json(const Json& document) { fmt::print("{}\n", dumped(document)); }
-
-JsonArrayWriter::JsonArrayWriter() { writer_.begin_array(); }
+JsonArrayWriter::JsonArrayWriter(ops::JsonLayout layout) : writer_(text_, layout) { writer_.begin_array(); }
 
 // Nothing is printed for an error before the first element.
 JsonArrayWriter::~JsonArrayWriter() {

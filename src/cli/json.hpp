@@ -9,8 +9,12 @@ using ops::task_json;
 using ops::write_run;
 using ops::write_stored_task;
 
-// Prints a JSON document and a newline; a byte of a string that is not
-// UTF-8 is printed as U+FFFD.
+// How --json prints: indented for a terminal, compact for a pipe or a file
+// (see --json in taskd(1)).
+ops::JsonLayout stdout_json_layout();
+
+// Prints a JSON document and a newline in stdout's layout; a byte of a
+// string that is not UTF-8 is printed as U+FFFD.
 void print_json(const Json& document);
 
 // Prints a JSON array element by element, as print_json would print the
@@ -18,7 +22,7 @@ void print_json(const Json& document);
 // what is written before an error stays printed, the array unfinished.
 class JsonArrayWriter {
  public:
-  JsonArrayWriter();
+  explicit JsonArrayWriter(ops::JsonLayout layout = stdout_json_layout());
   ~JsonArrayWriter();
   JsonArrayWriter(const JsonArrayWriter&) = delete;
   JsonArrayWriter& operator=(const JsonArrayWriter&) = delete;
@@ -38,7 +42,7 @@ class JsonArrayWriter {
   void flush();
 
   fmt::memory_buffer text_;
-  ops::JsonTextWriter writer_{text_};
+  ops::JsonTextWriter writer_;
   bool any_ = false;
 };
 

@@ -71,7 +71,8 @@ std::string format_duration(Seconds duration) {
   for (const auto& unit : units) {
     if (unit.symbol == 'w') continue;  // "14d" reads better than "2w" in tables
     if (rest >= unit.seconds) {
-      out += fmt::format("{}{}", rest / unit.seconds, unit.symbol);
+      out += fmt::format_int(rest / unit.seconds).c_str();  // no format string: export writes several a task
+      out += unit.symbol;
       rest %= unit.seconds;
     }
   }

@@ -6,6 +6,7 @@
 
 #include "core/duration.hpp"
 #include "core/hash.hpp"
+#include "core/recent_cache.hpp"
 
 namespace taskd::core {
 namespace {
@@ -164,11 +165,22 @@ void disable_now(TaskState& state, std::string reason) {
 }  // namespace
 
 std::optional<Seconds> effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot) {
+  return effective_timeout(definition, definition.timeout ? std::nullopt : interval_around(schedule, slot));
+}
+
+std::optional<Seconds> effective_timeout(const TaskDefinition& definition, std::optional<Seconds> interval) {
   if (definition.timeout == Seconds{0}) return std::nullopt;
   if (definition.timeout) return *definition.timeout;
-  auto interval = interval_around(schedule, slot);
   if (!interval) return 1h;
   return std::max(Seconds{1}, *interval / 2);
+}
+
+std::optional<Seconds> interval_at_epoch(const TaskDefinition& definition, const Schedule& schedule) {
+  auto key = schedule_key(definition);
+  if (!key) return interval_around(schedule, Time{});
+  constexpr std::size_t kept_schedules = 64;
+  static RecentCache<std::string, std::optional<Seconds>> cache(kept_schedules);
+  return cache.value_of(std::move(*key), [&] { return interval_around(schedule, Time{}); });
 }
 
 Millis jitter_delay(const TaskDefinition& definition, std::int64_t run_index) {

@@ -102,6 +102,13 @@ enum class AttemptOutcome { succeeded, failed, permanent_failure, timed_out, los
 // (nuntium's interval / 2), at least one second; one hour with no interval.
 // None with --timeout none: the run takes as long as it takes.
 std::optional<Seconds> effective_timeout(const TaskDefinition& definition, const Schedule& schedule, Time slot);
+// The same for a schedule whose interval around the slot is `interval`.
+std::optional<Seconds> effective_timeout(const TaskDefinition& definition, std::optional<Seconds> interval);
+
+// The interval around the epoch of `schedule`, the definition's: what the
+// timeout and the tolerance a task shows rest on when it sets neither. Kept
+// per schedule key (see schedule_key).
+std::optional<Seconds> interval_at_epoch(const TaskDefinition& definition, const Schedule& schedule);
 
 // The delay after its slot at which a scheduled run starts: a stable whole
 // number of seconds in [0, jitter) from the task's name and the run_index the

@@ -7,6 +7,7 @@
 // values are shared, never changed.
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -41,6 +42,16 @@ class RecentCache {
     if (hit == entries_.end()) return nullptr;
     std::rotate(hit, std::next(hit), entries_.end());  // the last used at the back
     return entries_.back().value;
+  }
+
+  // The value kept for `key`, else make()'s, kept from now on.
+  template <class Make>
+  Value value_of(Key key, Make make) {
+    auto hash = std::hash<Key>{}(key);
+    if (auto kept = find(hash, key)) return *kept;
+    Value value = make();
+    insert(hash, std::move(key), std::make_shared<const Value>(value));
+    return value;
   }
 
   void insert(std::size_t hash, Key key, std::shared_ptr<const Value> value) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <fmt/format.h>
 
+#include "core/recent_cache.hpp"
 #include "core/text.hpp"
 
 namespace taskd::core {
@@ -277,7 +279,22 @@ std::optional<date::local_days> CalendarDayFinder::removing(Time t) const {
 }
 
 Result<Schedule> schedule_of(const TaskDefinition& definition) {
-  return with_set_dates(TRY(own_schedule_of(definition)), definition);
+  auto key = schedule_key(definition);
+  if (!key) return with_set_dates(TRY(own_schedule_of(definition)), definition);
+  constexpr std::size_t kept_schedules = 64;
+  static RecentCache<std::string, Result<Schedule>> cache(kept_schedules);
+  return cache.value_of(std::move(*key), [&] { return own_schedule_of(definition); });
+}
+
+std::optional<std::string> schedule_key(const TaskDefinition& d) {
+  bool cron = d.schedule_kind == ScheduleKind::cron && d.schedule_spec.find('H') == std::string::npos;
+  bool set_dates = !d.rdate.empty() || !d.exdate.empty() || !d.calendar_days.empty();
+  if ((!cron && d.schedule_kind != ScheduleKind::rrule) || set_dates) return std::nullopt;
+  // Without a zone of its own, the schedule is on $TZ's clock.
+  const char* tz_variable = d.tz.empty() ? std::getenv("TZ") : nullptr;
+  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}", to_string(d.schedule_kind), d.schedule_spec, d.tz,
+                     tz_variable ? tz_variable : "", d.dtstart ? format_local(*d.dtstart) : "",
+                     d.dst.gap ? to_string(*d.dst.gap) : "", d.dst.repeat ? to_string(*d.dst.repeat) : "");
 }
 
 Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition) {

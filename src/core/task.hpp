@@ -190,7 +190,12 @@ inline constexpr std::string_view at_boot_spec = "@reboot";
 bool runs_at_boot(const TaskDefinition& definition);
 
 // The schedule a definition describes, with its --rdate and --exdate.
+// Kept for the schedule keys met last: a million tasks share a few.
 Result<Schedule> schedule_of(const TaskDefinition& definition);
+// The texts that alone make a cron or RRULE schedule, as one key; none for
+// a schedule that more takes part in (cron's H, seeded by the name; set
+// dates) or of another kind.
+std::optional<std::string> schedule_key(const TaskDefinition& definition);
 // The --exdate that removes `t`, a slot the definition's schedule has
 // without them; none when `t` is no such slot or none removes it.
 std::optional<SetDate> excluding_exdate(const TaskDefinition& definition, Time t);

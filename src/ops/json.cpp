@@ -40,19 +40,19 @@ void seconds_field(JsonSink& out, std::string_view name, const std::optional<cor
 }
 
 // The timeout and the tolerance a run has: those given, else the schedule's
-// defaults (at the epoch, for a schedule whose interval varies). False
-// for another field, or without a schedule: then the field's own value.
+// defaults (from its `interval` at the epoch, for a schedule whose interval
+// varies). False for another field, or without a schedule: then the
+// field's own value.
 bool put_effective_policy(JsonSink& out, std::string_view field, const core::TaskDefinition& d,
-                          const std::optional<core::Schedule>& schedule) {
+                          const std::optional<core::Schedule>& schedule, std::optional<core::Seconds> interval) {
   if (!schedule) return false;
-  auto epoch = core::Time{};
   if (field == "timeout") {
-    seconds_field(out, field, core::effective_timeout(d, *schedule, epoch));
+    seconds_field(out, field, core::effective_timeout(d, interval));
     return true;
   }
-  auto interval = field == "tolerance" ? core::interval_around(*schedule, epoch) : std::nullopt;
-  if (interval) seconds_field(out, field, core::effective_tolerance(d, *interval));
-  return interval.has_value();
+  if (field != "tolerance" || !interval) return false;
+  seconds_field(out, field, core::effective_tolerance(d, *interval));
+  return true;
 }
 
 void put_command(JsonSink& out, const core::Command& command) {
@@ -95,10 +95,11 @@ void put_definition(JsonSink& out, const core::TaskDefinition& d, const std::opt
   out.field("jitter", d.jitter.count());
   out.field("dst_gap", d.dst.gap ? std::optional(core::to_string(*d.dst.gap)) : std::nullopt);
   out.field("dst_repeat", d.dst.repeat ? std::optional(core::to_string(*d.dst.repeat)) : std::nullopt);
+  auto interval = schedule ? core::interval_at_epoch(d, *schedule) : std::nullopt;
   for (const auto& field : core::task_fields()) {
     if (field.name == "overlap") put_retry(out, d);
     if (field.name == "notify") put_cwd_and_env(out, d);
-    if (!put_effective_policy(out, field.name, d, schedule)) out.field(field.name, field.value(d));
+    if (!put_effective_policy(out, field.name, d, schedule, interval)) out.field(field.name, field.value(d));
   }
   out.field("after", d.after.task.empty() ? std::nullopt : std::optional(core::to_string(d.after)));
   out.field("from_defaults", d.from_defaults);

@@ -1,8 +1,7 @@
 #pragma once
 // Where the --json shapes are written, described once for both: a document
-// (JsonBuilder) or text as the document's dump(2) would print it
-// (JsonTextWriter), which lists a million tasks without building a
-// document for each.
+// (JsonBuilder) or text (JsonTextWriter), which lists a million tasks
+// without building a document for each.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -97,10 +96,17 @@ class JsonBuilder final : public JsonSink {
   std::string key_;
 };
 
+// How JSON text is laid out: indented by two, as a document's dump(2)
+// prints it (for a person at a terminal); or compact, as dump() prints it
+// but for a newline before each element of an outermost array and before
+// its closing bracket (a listing of a million tasks is a line per task).
+enum class JsonLayout { indented, compact };
+
 // Appends to `out`; whoever owns it writes it out as it grows.
 class JsonTextWriter final : public JsonSink {
  public:
-  explicit JsonTextWriter(fmt::memory_buffer& out) : out_(out) {}
+  explicit JsonTextWriter(fmt::memory_buffer& out, JsonLayout layout = JsonLayout::indented)
+      : out_(out), layout_(layout) {}
 
   void begin_object() override { open('{', '}'); }
   void begin_array() override { open('[', ']'); }
@@ -116,16 +122,18 @@ class JsonTextWriter final : public JsonSink {
  private:
   struct Open {
     char closing;
+    bool broken_into_lines;  // each element on a line of its own
     bool has_items = false;
   };
   void open(char opening, char closing);
-  // Before a value: the separator and indentation of an array's element.
+  // Before a value: the separator and line break of an array's element.
   void start_value();
   void next_line();
   void quoted(std::string_view value);
   void text(std::string_view text) { out_.append(text.data(), text.data() + text.size()); }
 
   fmt::memory_buffer& out_;
+  JsonLayout layout_;
   std::vector<Open> open_;
   bool after_key_ = false;
 };

@@ -7,16 +7,20 @@ read or written.
 """
 
 import datetime
+import fcntl
 import json
 import os
+import pty
 import random
 import re
 import signal
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import unittest
 
@@ -192,6 +196,28 @@ class TaskdTestCase(unittest.TestCase):
             errors="surrogateescape",
             **kwargs,
         )
+
+    def ok_on_a_terminal(self, *args, columns=80, env=None, faketime=None):
+        """Runs taskd with stdout on a pseudo-terminal `columns` wide and
+        asserts exit 0; returns the text it printed (newlines as \\n)."""
+        master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        proc = subprocess.Popen(self.command_line(args, faketime=faketime), env=env or self.env, cwd=self.tmp,
+                                stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the terminal's other side is closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(master)
+        _, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, err)
+        return b"".join(chunks).decode().replace("\r\n", "\n")
 
     def ok(self, *args, **kwargs):
         """Runs taskd and asserts exit 0; returns stdout."""

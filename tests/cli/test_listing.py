@@ -95,7 +95,21 @@ class ListTest(LoopTestCase):
         self.add("a", "--every", "1h", "--", "true")
         out = self.ok("--json", "list")
         self.assertEqual(json.loads(out)[0]["name"], "a")
-        self.assertEqual(out, json.dumps(json.loads(out), indent=2, ensure_ascii=False) + "\n")
+
+    def test_json_is_indented_on_a_terminal_and_a_line_per_element_elsewhere(self):
+        self.add("a", "--every", "1h", "--", "true")
+        self.add("b", "--cron", "0 3 * * *", "--env", "X=ü \"q\"", "--", "sh", "-c", "echo\t1")
+        piped = self.ok("--json", "list")
+        lines = piped.splitlines()
+        self.assertEqual([lines[0], lines[-1]], ["[", "]"])
+        self.assertEqual([json.loads(line.rstrip(",")) for line in lines[1:-1]], json.loads(piped))
+        self.assertEqual(piped, "[\n" + ",\n".join(json.dumps(task, separators=(",", ":"), ensure_ascii=False)
+                                                    for task in json.loads(piped)) + "\n]\n")
+        shown = self.ok("--json", "show", "b")
+        self.assertEqual(shown, json.dumps(json.loads(shown), separators=(",", ":"), ensure_ascii=False) + "\n")
+        on_a_terminal = self.ok_on_a_terminal("--json", "list")
+        self.assertEqual(json.loads(on_a_terminal), json.loads(piped))
+        self.assertEqual(on_a_terminal, json.dumps(json.loads(piped), indent=2, ensure_ascii=False) + "\n")
 
 
 class HistoryFilterTest(LoopTestCase):

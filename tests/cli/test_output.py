@@ -2,12 +2,7 @@
 the terminal, relative or absolute next runs, colour only on a terminal and
 never with NO_COLOR, and --json on every command that prints data."""
 
-import fcntl
 import os
-import pty
-import struct
-import subprocess
-import termios
 import unittest
 
 from taskd_test import TaskdTestCase, parse_json
@@ -36,25 +31,7 @@ class ListOutputTest(TaskdTestCase):
 
     def list_on_a_terminal(self, columns, env=None, *args):
         """`taskd list` with stdout on a pseudo-terminal `columns` wide; the text it printed."""
-        master, slave = pty.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-        proc = subprocess.Popen(self.command_line(["list", *args], faketime="2026-11-21 15:00:00"),
-                                env=env or self.env, cwd=self.tmp, stdin=subprocess.DEVNULL, stdout=slave,
-                                stderr=subprocess.PIPE)
-        os.close(slave)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the terminal's other side is closed
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(master)
-        _, err = proc.communicate(timeout=60)
-        self.assertEqual(proc.returncode, 0, err)
-        return b"".join(chunks).decode().replace("\r\n", "\n")
+        return self.ok_on_a_terminal("list", *args, columns=columns, env=env, faketime="2026-11-21 15:00:00")
 
     def test_next_run_is_relative_and_absolute_with_absolute(self):
         self.add_tasks()

@@ -268,7 +268,7 @@ class PreviewStreamsTest(TaskdTestCase):
     def test_json_streams_the_array_too(self):
         proc = self.start_preview("--json")
         lines = self.read_lines(proc, self.LINES)
-        self.assertEqual(lines[:3], ["[", '  "2026-11-21T14:00:01Z",', '  "2026-11-21T14:00:02Z",'])
+        self.assertEqual(lines[:3], ["[", '"2026-11-21T14:00:01Z",', '"2026-11-21T14:00:02Z",'])  # into a pipe: compact
         self.assertLess(self.peak_rss_kib(proc), self.peak_rss_bound_kib("--json"))
 
 

@@ -6,13 +6,14 @@
 
 using taskd::ops::Json;
 using taskd::ops::JsonBuilder;
+using taskd::ops::JsonLayout;
 using taskd::ops::JsonTextWriter;
 
 namespace {
 
-std::string written(const Json& document) {
+std::string written(const Json& document, JsonLayout layout = JsonLayout::indented) {
   fmt::memory_buffer out;
-  JsonTextWriter writer(out);
+  JsonTextWriter writer(out, layout);
   writer.document(document);
   return fmt::to_string(out);
 }
@@ -60,4 +61,13 @@ TEST_CASE("values put one at a time come out as the same document built") {
   JsonTextWriter writer(text);
   describe(writer);
   CHECK(fmt::to_string(text) == dumped(document));
+}
+
+TEST_CASE("the compact layout is dump()'s, with a line per element of an outermost array") {
+  auto listing = Json::parse(R"([{"a": [1, [2, {}]], "b": {"c": null}}, [], "x\ty", 0.5])");
+  CHECK(written(listing, JsonLayout::compact) == "[\n" R"({"a":[1,[2,{}]],"b":{"c":null}},)" "\n[],\n\"x\\ty\",\n0.5\n]");
+  CHECK(written(Json::array(), JsonLayout::compact) == "[]");
+  auto object = Json::parse(R"({"list": [1, 2], "o": {"k": "v"}})");
+  CHECK(written(object, JsonLayout::compact) == object.dump());
+  CHECK(Json::parse(written(listing, JsonLayout::compact)) == listing);
 }

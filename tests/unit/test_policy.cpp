@@ -927,3 +927,25 @@ TEST_CASE("a skipped day is told in its first calendar's words") {
   CHECK(skipped_day_words(day(2026, 12, 31), calendars) == "2026-12-31 is a day of de-holidays");
   CHECK(skipped_day_words(day(2027, 1, 1), calendars) == "2027-01-01 is a day of us-holidays, de-holidays");
 }
+
+TEST_CASE("the interval at the epoch is kept per schedule text and never handed to another text") {
+  auto cron = [](std::string spec, std::string tz) {
+    TaskDefinition d;
+    d.name = "report";
+    d.schedule_kind = ScheduleKind::cron;
+    d.schedule_spec = std::move(spec);
+    d.tz = std::move(tz);
+    return d;
+  };
+  auto hourly = cron("0 * * * *", "UTC");
+  auto five_minutes = cron("*/5 * * * *", "UTC");
+  auto nightly = cron("0 3 * * *", "Europe/Berlin");
+  for (int round = 0; round < 3; ++round) {
+    CHECK(interval_at_epoch(hourly, schedule_for(hourly)) == 1h);
+    CHECK(interval_at_epoch(five_minutes, schedule_for(five_minutes)) == 5min);
+    CHECK(interval_at_epoch(nightly, schedule_for(nightly)) == 24h);
+  }
+  auto d = every(10min, 0s);
+  CHECK(interval_at_epoch(d, schedule_for(d)) == 10min);
+  CHECK(effective_timeout(nightly, interval_at_epoch(nightly, schedule_for(nightly))) == 12h);
+}

@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <set>
 #include <type_traits>
 
 #include "core/task.hpp"
@@ -100,4 +101,39 @@ TEST_CASE("the last line of a child's output is kept as UTF-8: cut between chara
   for (int i = 0; i < 200; ++i) euros += "\xe2\x82\xac";  // 600 bytes; byte 500 is inside the 167th
   CHECK(last_line(euros) == euros.substr(0, 498));
   CHECK(last_line("done\nbad \xff byte\n") == "bad \xef\xbf\xbd byte");
+}
+
+TEST_CASE("a schedule is kept per key: the texts that alone make it, never cron's H or set dates") {
+  const TaskDefinition cron{
+      .name = "report", .schedule_kind = ScheduleKind::cron, .schedule_spec = "30 2 * * *", .tz = "Europe/Berlin"};
+  auto key = schedule_key(cron);
+  REQUIRE(key);
+  auto in_utc = cron;
+  in_utc.tz = "UTC";
+  auto skipping = cron;
+  skipping.dst.gap = DstGap::skip;
+  CHECK(schedule_key(in_utc) != key);
+  CHECK(schedule_key(skipping) != key);
+  auto renamed = cron;
+  renamed.name = "other";
+  CHECK(schedule_key(renamed) == key);
+  auto hashed = cron;
+  hashed.schedule_spec = "H 2 * * *";
+  CHECK_FALSE(schedule_key(hashed));
+  auto with_exdate = cron;
+  with_exdate.exdate = parse_set_dates("2026-12-24", true).value();
+  CHECK_FALSE(schedule_key(with_exdate));
+  TaskDefinition every;
+  every.schedule_spec = "5m";
+  CHECK_FALSE(schedule_key(every));
+  // Parsed twice, a kept schedule is the same; H still follows each name.
+  auto first = next_slot_after(schedule_of(cron).value(), Time{});
+  CHECK(next_slot_after(schedule_of(renamed).value(), Time{}) == first);
+  CHECK(next_slot_after(schedule_of(in_utc).value(), Time{}) != first);
+  std::set<std::optional<Time>> hashed_slots;
+  for (const auto* name : {"a", "b", "c", "d", "e", "f"}) {
+    hashed.name = name;
+    hashed_slots.insert(next_slot_after(schedule_of(hashed).value(), Time{}));
+  }
+  CHECK(hashed_slots.size() > 1);
 }
