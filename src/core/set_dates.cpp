@@ -471,7 +471,9 @@ Result<std::vector<date::local_days>> stored_days(std::string_view list) {
     auto comma = list.find(',');
     auto item = list.substr(0, comma);
     auto day = item.starts_with('+') ? day_after(item, days) : stored_day(item);
-    if (!day) return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a day (YYYY-MM-DD, or +N days after the one before)", item));
+    if (!day)
+      return fail(ErrorKind::bad_input,
+                  fmt::format("\"{}\" is not a day (YYYY-MM-DD, or +N days after the one before)", item));
     days.push_back(*day);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
   }

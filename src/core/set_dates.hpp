@@ -47,8 +47,8 @@ struct CalendarDays {
 
 // "skip 2026-12-25,+1" and "only 2027-01-04,+7,..." lines (a day, then each
 // as days after the one before); "" for none. Whole dates read back too.
-// A task row holds them, read at every claim: the texts read last are
-// kept read (see calendar_spans).
+// A task's are read with its row at every claim (store: calendar_day_sets):
+// the texts read last are kept read (see calendar_spans).
 std::string calendar_days_text(const CalendarDays& days);
 Result<CalendarDays> parse_calendar_days(std::string_view text);
 

@@ -298,7 +298,8 @@ std::optional<std::string> schedule_key(const TaskDefinition& d) {
 }
 
 Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition) {
-  return with_set_dates(TRY(own_schedule_of(definition)), definition, {.skipped = {}, .kept = definition.calendar_days.kept});
+  return with_set_dates(TRY(own_schedule_of(definition)), definition,
+                        {.skipped = {}, .kept = definition.calendar_days.kept});
 }
 
 namespace {
