@@ -545,3 +545,120 @@ UPDATE tasks SET calendar_days_digest = encode(sha256(convert_to(calendar_days, 
   WHERE calendar_days <> '';
 ALTER TABLE tasks DROP COLUMN calendar_days;
 CREATE INDEX tasks_by_calendar_days ON tasks (calendar_days_digest) WHERE calendar_days_digest <> '';
+-- migrate: 23
+-- Each task's counters for the per-task series of `metrics` (as in
+-- schema.sql), in the shards of the totals (migration 5): no row a
+-- transaction adds to is held by another, so no end of a run waits on
+-- another's, and none takes a lock on the task row either (no foreign key:
+-- remove_task deletes a task's rows).
+CREATE TABLE task_run_stats (
+  task_id     bigint  NOT NULL,
+  shard       integer NOT NULL DEFAULT 0,
+  succeeded   bigint  NOT NULL DEFAULT 0,
+  failed      bigint  NOT NULL DEFAULT 0,
+  timed_out   bigint  NOT NULL DEFAULT 0,
+  dropped     bigint  NOT NULL DEFAULT 0,
+  skipped     bigint  NOT NULL DEFAULT 0,
+  lost        bigint  NOT NULL DEFAULT 0,
+  late_100ms  bigint  NOT NULL DEFAULT 0,
+  late_500ms  bigint  NOT NULL DEFAULT 0,
+  late_1s     bigint  NOT NULL DEFAULT 0,
+  late_5s     bigint  NOT NULL DEFAULT 0,
+  late_30s    bigint  NOT NULL DEFAULT 0,
+  late_1m     bigint  NOT NULL DEFAULT 0,
+  late_5m     bigint  NOT NULL DEFAULT 0,
+  late_count  bigint  NOT NULL DEFAULT 0,
+  late_sum_ms bigint  NOT NULL DEFAULT 0,
+  PRIMARY KEY (task_id, shard)
+);
+-- Adds counts to a task's row of this transaction's shard.
+CREATE FUNCTION add_task_run_stats(task bigint, succeeded bigint, failed bigint, timed_out bigint, dropped bigint,
+                                   skipped bigint, lost bigint, late_100ms bigint, late_500ms bigint, late_1s bigint,
+                                   late_5s bigint, late_30s bigint, late_1m bigint, late_5m bigint, late_count bigint,
+                                   late_sum_ms bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO taskd.task_run_stats AS s VALUES (task, taskd.counter_shard(), succeeded, failed, timed_out, dropped,
+                                                skipped, lost, late_100ms, late_500ms, late_1s, late_5s, late_30s,
+                                                late_1m, late_5m, late_count, late_sum_ms)
+    ON CONFLICT (task_id, shard) DO UPDATE SET succeeded = s.succeeded + EXCLUDED.succeeded,
+      failed = s.failed + EXCLUDED.failed, timed_out = s.timed_out + EXCLUDED.timed_out,
+      dropped = s.dropped + EXCLUDED.dropped, skipped = s.skipped + EXCLUDED.skipped, lost = s.lost + EXCLUDED.lost,
+      late_100ms = s.late_100ms + EXCLUDED.late_100ms, late_500ms = s.late_500ms + EXCLUDED.late_500ms,
+      late_1s = s.late_1s + EXCLUDED.late_1s, late_5s = s.late_5s + EXCLUDED.late_5s,
+      late_30s = s.late_30s + EXCLUDED.late_30s, late_1m = s.late_1m + EXCLUDED.late_1m,
+      late_5m = s.late_5m + EXCLUDED.late_5m, late_count = s.late_count + EXCLUDED.late_count,
+      late_sum_ms = s.late_sum_ms + EXCLUDED.late_sum_ms;
+END $$;
+-- Adds ended runs (each a task, a status and a lateness or NULL) to their
+-- tasks' rows, a task at a time. (A run's end, one at a time, calls
+-- add_task_run_stats itself: the arrays and their grouping cost the server
+-- more than the row.)
+CREATE FUNCTION count_task_run_ends(task_ids bigint[], statuses text[], lates bigint[]) RETURNS void
+LANGUAGE sql AS $$
+  SELECT taskd.add_task_run_stats(task_id, count(*) FILTER (WHERE status = 'succeeded'),
+           count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'timed_out'),
+           count(*) FILTER (WHERE status = 'dropped'), count(*) FILTER (WHERE status = 'skipped'),
+           count(*) FILTER (WHERE status = 'lost'), count(*) FILTER (WHERE late <= 100),
+           count(*) FILTER (WHERE late <= 500), count(*) FILTER (WHERE late <= 1000),
+           count(*) FILTER (WHERE late <= 5000), count(*) FILTER (WHERE late <= 30000),
+           count(*) FILTER (WHERE late <= 60000), count(*) FILTER (WHERE late <= 300000), count(late),
+           CAST(coalesce(sum(late), 0) AS bigint))
+    FROM unnest(task_ids, statuses, lates) AS ended (task_id, status, late)
+    GROUP BY task_id;
+$$;
+CREATE OR REPLACE FUNCTION run_ended() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  late bigint := CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END;
+  counted_in integer := taskd.counter_shard();
+BEGIN
+  INSERT INTO taskd.run_totals (shard, status, runs) VALUES (counted_in, NEW.status, 1)
+    ON CONFLICT (shard, status) DO UPDATE SET runs = taskd.run_totals.runs + 1;
+  IF late IS NOT NULL THEN
+    INSERT INTO taskd.lateness_buckets (shard, le_ms, runs)
+      SELECT counted_in, min(le_ms), 1 FROM taskd.lateness_buckets WHERE shard = 0 AND le_ms >= late
+      ON CONFLICT (shard, le_ms) DO UPDATE SET runs = taskd.lateness_buckets.runs + 1;
+  END IF;
+  INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
+    VALUES (counted_in, coalesce(late, 0), 1, length(NEW.output))
+    ON CONFLICT (id) DO UPDATE SET lateness_sum_ms = taskd.history_totals.lateness_sum_ms + EXCLUDED.lateness_sum_ms,
+      runs = taskd.history_totals.runs + 1, output_bytes = taskd.history_totals.output_bytes + EXCLUDED.output_bytes;
+  PERFORM taskd.add_task_run_stats(NEW.task_id, (NEW.status = 'succeeded')::int, (NEW.status = 'failed')::int,
+    (NEW.status = 'timed_out')::int, (NEW.status = 'dropped')::int, (NEW.status = 'skipped')::int,
+    (NEW.status = 'lost')::int, coalesce((late <= 100)::int, 0), coalesce((late <= 500)::int, 0),
+    coalesce((late <= 1000)::int, 0), coalesce((late <= 5000)::int, 0), coalesce((late <= 30000)::int, 0),
+    coalesce((late <= 60000)::int, 0), coalesce((late <= 300000)::int, 0), (late IS NOT NULL)::int, coalesce(late, 0));
+  RETURN NULL;
+END $$;
+-- Inserts ended (a SKIPPED row, a history copied in) and deletes.
+CREATE OR REPLACE FUNCTION runs_count() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  task_ids bigint[];
+  statuses text[];
+  lates bigint[];
+  bytes bigint[];
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
+      SELECT taskd.counter_shard(), 0, -count(*), -coalesce(sum(length(output)), 0) FROM old_runs
+      WHERE status <> 'queued' AND status <> 'running' HAVING count(*) > 0
+      ON CONFLICT (id) DO UPDATE SET runs = taskd.history_totals.runs + EXCLUDED.runs,
+        output_bytes = taskd.history_totals.output_bytes + EXCLUDED.output_bytes;
+    RETURN NULL;
+  END IF;
+  SELECT array_agg(task_id), array_agg(status),
+         array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END), array_agg(length(output)::bigint)
+    INTO task_ids, statuses, lates, bytes
+    FROM new_runs WHERE status <> 'queued' AND status <> 'running';
+  -- Most inserts end no run (a run queued).
+  IF statuses IS NOT NULL THEN
+    PERFORM taskd.count_run_ends(statuses, lates, bytes);
+    PERFORM taskd.count_task_run_ends(task_ids, statuses, lates);
+  END IF;
+  RETURN NULL;
+END $$;
+-- Brought up to date from the history a database already has, a task at a
+-- time (arrays of one task's runs, not of the whole history).
+SELECT count_task_run_ends(array_agg(task_id), array_agg(status),
+                           array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END))
+  FROM runs WHERE status <> 'queued' AND status <> 'running' GROUP BY task_id;

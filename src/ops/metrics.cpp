@@ -150,7 +150,45 @@ Result<void> write_last_durations(store::Database& db, Text& text) {
   });
 }
 
+// Whether a task's count of a status is written: always for succeeded and
+// failed, so that a task's first failure is an increase from 0 that rate()
+// and increase() see; the others once they are not 0.
+bool written_status(core::RunStatus status, std::int64_t count) {
+  return count > 0 || status == core::RunStatus::succeeded || status == core::RunStatus::failed;
+}
+
+Result<void> write_task_run_totals(store::Database& db, Text& text) {
+  text.header("taskd_task_runs_total", "counter",
+              "Runs of the task that ended, by status (pruning the history does not lower it; succeeded and failed "
+              "are written from the task's first run that ended, the others once they are not 0).");
+  return store::for_each_task_run_stats(db, [&](const store::TaskRunStats& stats) {
+    auto name = label(stats.name);
+    for (std::size_t i = 0; i < stats.ended.size(); ++i)
+      if (written_status(store::ended_statuses[i], stats.ended[i]))
+        text.line("taskd_task_runs_total{{task=\"{}\",status=\"{}\"}} {}", name,
+                  core::to_string(store::ended_statuses[i]), stats.ended[i]);
+  });
+}
+
+Result<void> write_task_lateness(store::Database& db, Text& text) {
+  text.header("taskd_task_start_lateness_seconds", "histogram",
+              "Started minus scheduled, of the task's scheduled runs that started and ended (none before one did).");
+  return store::for_each_task_run_stats(db, [&](const store::TaskRunStats& stats) {
+    if (stats.late_count == 0) return;
+    auto name = label(stats.name);
+    for (std::size_t i = 0; i < stats.late_at_most.size(); ++i)
+      text.line("taskd_task_start_lateness_seconds_bucket{{task=\"{}\",le=\"{}\"}} {}", name,
+                store::task_lateness_bounds[i], stats.late_at_most[i]);
+    text.line("taskd_task_start_lateness_seconds_bucket{{task=\"{}\",le=\"+Inf\"}} {}", name, stats.late_count);
+    text.line("taskd_task_start_lateness_seconds_sum{{task=\"{}\"}} {:.3f}", name,
+              static_cast<double>(stats.late_sum_ms) / 1000.0);
+    text.line("taskd_task_start_lateness_seconds_count{{task=\"{}\"}} {}", name, stats.late_count);
+  });
+}
+
 Result<void> write_task_series(store::Database& db, Text& text) {
+  TRY(write_task_run_totals(db, text));
+  TRY(write_task_lateness(db, text));
   TRY(write_last_durations(db, text));
   TRY(write_task_series(db, text, "taskd_task_last_run_succeeded",
                         "1 when the task's last run that ended succeeded, 0 when it did not (failed, timed out, lost, "

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
+#include <utility>
 
 #include "core/policy.hpp"
 #include "core/schedule.hpp"
@@ -167,6 +169,39 @@ Result<void> for_each_last_duration(Database& db, const std::function<void(const
       auto name = c.text();
       visit({std::move(name), core::Millis{c.int64()}});
     }
+    return {};
+  });
+}
+
+namespace {
+
+// A server keeps a task's counters in a row per shard: adds `row`'s to `stats`.
+void add_run_stats(TaskRunStats& stats, Columns& row) {
+  for (auto& count : stats.ended) count += row.int64();
+  for (auto& count : stats.late_at_most) count += row.int64();
+  stats.late_count += row.int64();
+  stats.late_sum_ms += row.int64();
+}
+
+}  // namespace
+
+Result<void> for_each_task_run_stats(Database& db, const std::function<void(const TaskRunStats&)>& visit) {
+  return guarded(db, [&]() -> Result<void> {
+    // CROSS JOIN: SQLite walks the tasks by name (no sort of them all) and
+    // finds each one's rows by key.
+    auto query = db.prepare(
+        "SELECT t.name, s.succeeded, s.failed, s.timed_out, s.dropped, s.skipped, s.lost, s.late_100ms, "
+        "s.late_500ms, s.late_1s, s.late_5s, s.late_30s, s.late_1m, s.late_5m, s.late_count, s.late_sum_ms "
+        "FROM tasks t CROSS JOIN task_run_stats s WHERE s.task_id = t.id ORDER BY t.name");
+    std::optional<TaskRunStats> stats;
+    while (query.step()) {
+      Columns c(query);
+      auto name = c.text();
+      if (stats && stats->name != name) visit(*std::exchange(stats, std::nullopt));
+      if (!stats) stats = TaskRunStats{.name = std::move(name)};
+      add_run_stats(*stats, c);
+    }
+    if (stats) visit(*stats);
     return {};
   });
 }

@@ -2,6 +2,7 @@
 // Read-only summaries of the database for `taskd status` and `taskd metrics`:
 // counters kept by the schema's triggers and counts over small indexes, so
 // that none reads the history.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -64,6 +65,24 @@ struct NamedDuration {
   core::Millis duration;
 };
 core::Result<void> for_each_last_duration(Database& db, const std::function<void(const NamedDuration&)>& visit);
+
+// A task's counters, kept by the schema's triggers as its runs end: its runs
+// that ended, by status (pruning keeps them), and the start lateness of its
+// scheduled runs that started and ended, as a histogram of fixed bounds.
+inline constexpr std::array<core::RunStatus, 6> ended_statuses = {
+    core::RunStatus::succeeded, core::RunStatus::failed,  core::RunStatus::timed_out,
+    core::RunStatus::dropped,   core::RunStatus::skipped, core::RunStatus::lost};
+inline constexpr std::array<double, 7> task_lateness_bounds = {0.1, 0.5, 1, 5, 30, 60, 300};  // seconds
+struct TaskRunStats {
+  std::string name;
+  std::array<std::int64_t, ended_statuses.size()> ended{};         // by ended_statuses
+  std::array<std::int64_t, task_lateness_bounds.size()> late_at_most{};  // runs at most that late
+  std::int64_t late_count = 0;
+  std::int64_t late_sum_ms = 0;
+};
+// Calls `visit` with the counters of each task that has any, by name, as
+// the rows are read.
+core::Result<void> for_each_task_run_stats(Database& db, const std::function<void(const TaskRunStats&)>& visit);
 
 // Calls `visit` with what `taskd check` judges of each task the filter
 // selects, by name, as the rows are read. Its latest planned run is found

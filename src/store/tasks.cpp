@@ -693,6 +693,12 @@ Result<int> remove_task(Database& db, std::int64_t task_id) {
     auto remove = db.prepare("DELETE FROM tasks WHERE id = ?");
     remove.bind(1, task_id);
     auto removed = static_cast<int>(remove.exec());
+    // The counters name the task without a foreign key (on a server, each
+    // would lock the task row). After the runs went with the task, so that
+    // a run's end that committed meanwhile has added to them.
+    auto counters = db.prepare("DELETE FROM task_run_stats WHERE task_id = ?");
+    counters.bind(1, task_id);
+    counters.exec();
     TRY(forget_unused_calendar_days(db));
     return removed;
   });

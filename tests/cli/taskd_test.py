@@ -336,6 +336,23 @@ def parse_json(test, text):
         test.fail("not JSON (%s): %r" % (e, text))
 
 
+PROMETHEUS_LABEL = r'[a-z]+="([^"\\]|\\.)*"'
+PROMETHEUS_SAMPLE = re.compile(r'^[a-z_]+(\{%s(,%s)*\})? [0-9.e+-]+$' % (PROMETHEUS_LABEL, PROMETHEUS_LABEL))
+
+
+def prometheus_samples(test, text):
+    """{series with its labels: value}; every line a sample, a HELP or a TYPE."""
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("# "):
+            test.assertRegex(line, r"^# (HELP|TYPE) taskd_[a-z_]+ ")
+            continue
+        test.assertRegex(line, PROMETHEUS_SAMPLE)
+        name, value = line.rsplit(" ", 1)
+        samples[name] = float(value)
+    return samples
+
+
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$")
 
 

@@ -12,7 +12,7 @@ import sqlite3
 import stat
 import unittest
 
-from taskd_test import STORE, TaskdTestCase
+from taskd_test import STORE, TaskdTestCase, prometheus_samples
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SCHEMA_FILE = "schema.sql" if STORE == "sqlite" else "schema-postgresql.sql"
@@ -54,6 +54,8 @@ class MigrateTest(TaskdTestCase):
         if STORE == "sqlite":
             os.close(os.open(self.db, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
             db = sqlite3.connect(self.db)
+            # taskd's own SQL function, which the step to 23 calls.
+            db.create_function("taskd_sha256", 1, lambda text: hashlib.sha256(text.encode()).hexdigest())
             db.execute("PRAGMA journal_mode = WAL")
             db.executescript(sql)
             db.execute(f"PRAGMA user_version = {version}")
@@ -178,6 +180,33 @@ class CalendarDaysMigrationTest(TaskdTestCase):
         self.assertIn("(skipped:", " ".join(preview[:4]))
         self.assertEqual(self.ok("preview", "c", "--count", "2", "--utc", faketime="2026-12-20 12:00:00").split(),
                          ["2026-12-24T09:00:00Z", "2026-12-31T09:00:00Z"])
+
+
+class TaskRunStatsMigrationTest(TaskdTestCase):
+    """The step that gave each task its counters: made from the history kept."""
+    make_database_at = MigrateTest.make_database_at
+    STEP = next(version for version, sql in SECTIONS.items() if "CREATE TABLE task_run_stats" in sql)
+
+    def setUp(self):
+        super().setUp()
+        self.make_database_at(self.STEP - 1)
+
+    def test_each_task_s_counters_start_from_its_history(self):
+        self.sql("INSERT INTO tasks (name, command, schedule_kind, schedule_spec, tz, created_at, updated_at) "
+                 "VALUES ('a', '[\"true\"]', 'cron', '0 * * * *', 'UTC', 0, 0)")
+        # (status, trigger, slot, start): 0.05 s and 2 s late, a retry, one queued.
+        for run in [("succeeded", "schedule", 3600_000, 3600_050), ("failed", "schedule", 7200_000, 7202_000),
+                    ("succeeded", "retry", 7260_000, 7260_000), ("queued", "schedule", 10800_000, 0)]:
+            self.sql("INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at) "
+                     "SELECT id, ?, ?, ?, 0, 0, nullif(?, 0) FROM tasks", run)
+        self.ok("migrate")
+        samples = prometheus_samples(self, self.ok("metrics"))
+        self.assertEqual(samples['taskd_task_runs_total{task="a",status="succeeded"}'], 2)
+        self.assertEqual(samples['taskd_task_runs_total{task="a",status="failed"}'], 1)
+        self.assertEqual(samples['taskd_task_start_lateness_seconds_bucket{task="a",le="0.1"}'], 1)
+        self.assertEqual(samples['taskd_task_start_lateness_seconds_bucket{task="a",le="5"}'], 2)
+        self.assertEqual(samples['taskd_task_start_lateness_seconds_count{task="a"}'], 2)
+        self.assertAlmostEqual(samples['taskd_task_start_lateness_seconds_sum{task="a"}'], 2.05)
 
 
 class MigrateMissingDatabaseTest(TaskdTestCase):

@@ -9,9 +9,8 @@ import socket
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import STORE, parse_time, processes_matching
+from taskd_test import STORE, parse_time, processes_matching, prometheus_samples
 
-SAMPLE = re.compile(r'^[a-z_]+(\{[a-z]+="([^"\\]|\\.)*"\})? [0-9.e+-]+$')
 
 
 class StatusTest(LoopTestCase):
@@ -126,14 +125,7 @@ class MetricsTest(LoopTestCase):
         self.add("later", "--every", "1h", "--start-now", "--group", "g", "--", "true")
         self.ok("tick")
         text = self.ok("metrics")
-        samples = {}
-        for line in text.splitlines():
-            if line.startswith("#"):
-                self.assertRegex(line, r"^# (HELP|TYPE) taskd_[a-z_]+ ")
-                continue
-            self.assertRegex(line, SAMPLE)
-            name, value = line.rsplit(" ", 1)
-            samples[name] = float(value)
+        samples = prometheus_samples(self, text)
         self.assertEqual(samples['taskd_runs_total{status="succeeded"}'], 1)
         self.assertEqual(samples['taskd_runs_total{status="failed"}'], 1)
         self.assertEqual(samples['taskd_runs_in_flight{status="queued"}'], 1)
@@ -148,6 +140,43 @@ class MetricsTest(LoopTestCase):
                              samples['taskd_start_lateness_seconds_bucket{le="300"}'])
         self.assertEqual(samples['taskd_queue_depth{group="g"}'], 1)
         self.assertNotIn('taskd_queue_depth{group=""}', samples)
+
+    def metric_samples(self):
+        return prometheus_samples(self, self.ok("metrics"))
+
+    def test_each_task_has_its_runs_by_status_and_a_histogram_of_its_lateness(self):
+        self.add("hourly", "--cron", "0 * * * *", "--keep-runs", "1", "--", "true", faketime="2026-11-21 13:30:00")
+        self.add("bad", "--cron", "0 * * * *", "--retry", "none", "--", "false", faketime="2026-11-21 13:30:00")
+        self.add("idle", "--manual", "--", "true")
+        self.run_once(faketime="2026-11-21 14:00:02")
+        self.run_once(faketime="2026-11-21 15:00:00.050")
+        self.assertEqual(len(self.history("hourly")), 1)  # pruned: the counters keep both
+        samples = self.metric_samples()
+        runs = 'taskd_task_runs_total{task="%s",status="%s"}'
+        self.assertEqual(samples[runs % ("hourly", "succeeded")], 2)
+        self.assertEqual(samples[runs % ("hourly", "failed")], 0)  # there before the first failure
+        self.assertNotIn(runs % ("hourly", "lost"), samples)
+        self.assertEqual(samples[runs % ("bad", "failed")], 2)
+        self.assertEqual(samples[runs % ("bad", "succeeded")], 0)
+        self.assertFalse([name for name in samples if 'task="idle"' in name and "runs_total" in name])
+        # Started 2 s and then 50 ms after their slots, as the frozen clocks say.
+        bucket = 'taskd_task_start_lateness_seconds_bucket{task="hourly",le="%s"}'
+        self.assertEqual([samples[bucket % le] for le in ("0.1", "0.5", "1", "5", "30", "60", "300", "+Inf")],
+                         [1, 1, 1, 2, 2, 2, 2, 2])
+        self.assertAlmostEqual(samples['taskd_task_start_lateness_seconds_sum{task="hourly"}'], 2.05)
+        self.assertEqual(samples['taskd_task_start_lateness_seconds_count{task="hourly"}'], 2)
+        self.assertNotIn('taskd_task_start_lateness_seconds_count{task="idle"}', samples)
+        # A task removed takes its counters along; one of the same name starts from none.
+        self.ok("rm", "hourly")
+        self.add("hourly", "--every", "1h", "--", "true")
+        self.assertFalse([name for name in self.metric_samples() if 'task="hourly"' in name and "lateness" in name])
+
+    def test_a_task_s_counters_add_up_its_skipped_and_dropped_runs(self):
+        self.add("daily", "--cron", "0 9 * * *", "--catch-up", "none", "--", "true", faketime="2026-11-20 08:00:00")
+        self.run_once(faketime="2026-11-23 12:00:00")
+        skipped = len([run for run in self.history("daily") if run["status"] == "skipped"])
+        self.assertGreater(skipped, 0)
+        self.assertEqual(self.metric_samples()['taskd_task_runs_total{task="daily",status="skipped"}'], skipped)
 
 
 if __name__ == "__main__":

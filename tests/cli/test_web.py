@@ -16,7 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from taskd_test import STORE, TaskdTestCase, parse_time
+from taskd_test import STORE, TaskdTestCase, parse_time, prometheus_samples
 
 TOKEN = "s3cret-token-for-tests"
 # The headers of every response, whatever its status.
@@ -172,18 +172,6 @@ class ApiShapesTest(WebTestCase):
 
     def test_healthz(self):
         self.assertEqual(self.get_json(self.url + "/healthz"), {"status": "ok"})
-
-
-def prometheus_samples(test, text):
-    """{series with its labels: value}; every line a sample, a HELP or a TYPE."""
-    samples = {}
-    for line in text.splitlines():
-        if line.startswith("# "):
-            test.assertRegex(line, r"^# (HELP|TYPE) taskd_[a-z_]+ ")
-            continue
-        name, value = line.rsplit(" ", 1)
-        samples[name] = float(value)
-    return samples
 
 
 class MetricsAndHostsTest(WebTestCase):
