@@ -34,7 +34,7 @@ class Text {
 
   template <class... Args>
   void line(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::format_to(std::back_inserter(buffer_), format, std::forward<Args>(args)...);
+    fmt::format_to(fmt::appender(buffer_), format, std::forward<Args>(args)...);
     buffer_.push_back('\n');
     if (buffer_.size() >= block_size) flush();
   }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/health.hpp"
@@ -72,7 +73,8 @@ core::Result<void> for_each_last_duration(Database& db, const std::function<void
 inline constexpr std::array<core::RunStatus, 6> ended_statuses = {
     core::RunStatus::succeeded, core::RunStatus::failed,  core::RunStatus::timed_out,
     core::RunStatus::dropped,   core::RunStatus::skipped, core::RunStatus::lost};
-inline constexpr std::array<double, 7> task_lateness_bounds = {0.1, 0.5, 1, 5, 30, 60, 300};  // seconds
+// The histogram's bounds in seconds, as text (Prometheus' `le` labels).
+inline constexpr std::array<std::string_view, 7> task_lateness_bounds = {"0.1", "0.5", "1", "5", "30", "60", "300"};
 struct TaskRunStats {
   std::string name;
   std::array<std::int64_t, ended_statuses.size()> ended{};         // by ended_statuses
