@@ -34,12 +34,8 @@ void warn_if_not_utf8(const core::TaskDefinition& definition) {
 // applying it with --prune removes none of theirs.
 Result<std::optional<std::string>> file_owner(store::Database& db, const std::string& owner) {
   if (!owner.empty()) return owner;
-  std::set<std::string> owners;
-  TRY(ops::list_tasks(db, {}, ops::Detail::full, [&](const store::StoredTask& task) -> Result<void> {
-    if (task) owners.insert(task->definition.owner);
-    return {};
-  }));
-  if (owners.size() == 1) return *owners.begin();
+  auto owners = TRY(ops::task_owners(db));
+  if (owners.size() == 1) return owners.front();
   if (owners.size() > 1)
     fmt::print(stderr,
                "taskd: warning: export: the tasks have {} owners, so each task names its own and the file names "

@@ -86,9 +86,10 @@ std::vector<std::string> comma_items(std::string_view text) {
 }
 
 // A field of the table, unless it has its initial text or follows the defaults.
-void write_field(std::string& out, const core::TaskDefinition& d, const core::TaskField& field,
-                 const std::string& text) {
-  if (from_defaults(d, field.name) || (text == field.initial && !written_always(d, field.name))) return;
+void write_field(std::string& out, const core::TaskDefinition& d, const core::TaskField& field) {
+  if (from_defaults(d, field.name)) return;
+  const auto text = field.text(d);
+  if (text == field.initial && !written_always(d, field.name)) return;
   bool bare = field.file_form == core::FileForm::whole_number || field.file_form == core::FileForm::limit_as_number ||
               field.file_form == core::FileForm::flag;
   if (field.file_form == core::FileForm::text_list)
@@ -120,28 +121,29 @@ void write_lists(std::string& out, const core::TaskDefinition& d) {
 }  // namespace
 
 void write_task(std::string& out, const core::TaskDefinition& d, const std::optional<std::string>& file_owner) {
-  const TaskOptions o = options_of(d);
+  // Each field's text only when it is written: a million tasks are exported at times.
+  const ScheduleOptions schedule = schedule_options_of(d);
   out += "\n[[task]]\n";
-  write_text(out, "name", o.name);
+  write_text(out, "name", d.name);
   write_key(out, "command", command_text(d.command));
-  write_text(out, "every", o.schedule.every);
-  write_text(out, "cron", o.schedule.cron);
-  write_text(out, "rrule", o.schedule.rrule);
-  if (o.schedule.after_finish) write_key(out, "after_finish", "true");
-  if (o.schedule.manual) write_key(out, "manual", "true");
-  write_text(out, "phase", o.schedule.phase);
-  if (!from_defaults(d, "tz")) write_text(out, "tz", o.schedule.tz);
-  write_text(out, "dtstart", o.schedule.dtstart);
-  write_text(out, "jitter", o.schedule.jitter);
-  write_text(out, "dst_gap", o.schedule.dst_gap);
-  write_text(out, "dst_repeat", o.schedule.dst_repeat);
+  write_text(out, "every", schedule.every);
+  write_text(out, "cron", schedule.cron);
+  write_text(out, "rrule", schedule.rrule);
+  if (schedule.after_finish) write_key(out, "after_finish", "true");
+  if (schedule.manual) write_key(out, "manual", "true");
+  write_text(out, "phase", schedule.phase);
+  if (!from_defaults(d, "tz")) write_text(out, "tz", schedule.tz);
+  write_text(out, "dtstart", schedule.dtstart);
+  write_text(out, "jitter", schedule.jitter);
+  write_text(out, "dst_gap", schedule.dst_gap);
+  write_text(out, "dst_repeat", schedule.dst_repeat);
   for (const auto& field : core::task_fields()) {
     if (field.name == "overlap") write_lists(out, d);
-    if (field.name == "owner") write_text(out, "cwd", o.cwd);
+    if (field.name == "owner") write_text(out, "cwd", d.cwd);
     if (field.name == "owner" && d.owner == file_owner) continue;
-    write_field(out, d, field, o.field(field));
+    write_field(out, d, field);
   }
-  write_text(out, "after", o.after);
+  write_text(out, "after", core::to_string(d.after));
 }
 
 std::string task_file_head(const std::optional<std::string>& owner, const std::map<std::string, int>& group_caps) {

@@ -224,29 +224,6 @@ void add_definition_options(CLI::App& command, TaskOptions& options) {
 
 namespace {
 
-ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
-  ScheduleOptions schedule;
-  switch (d.schedule_kind) {
-    case core::ScheduleKind::every: {
-      schedule.every = d.schedule_spec;
-      schedule.after_finish = d.after_finish;
-      auto interval = core::parse_duration(d.schedule_spec);
-      // Only a default phase has milliseconds; one given with --phase is whole seconds.
-      if (interval && d.phase != core::default_phase(d.name, *interval))
-        schedule.phase = core::format_duration(std::chrono::duration_cast<core::Seconds>(d.phase));
-      break;
-    }
-    case core::ScheduleKind::cron: schedule.cron = d.schedule_spec; break;
-    case core::ScheduleKind::rrule: schedule.rrule = d.schedule_spec; break;
-    case core::ScheduleKind::manual: schedule.manual = true; break;
-  }
-  schedule.tz = d.tz;
-  if (d.dtstart) schedule.dtstart = core::format_local(*d.dtstart);
-  if (d.jitter.count() > 0) schedule.jitter = core::format_duration(d.jitter);
-  if (d.dst.gap) schedule.dst_gap = core::to_string(*d.dst.gap);
-  if (d.dst.repeat) schedule.dst_repeat = core::to_string(*d.dst.repeat);
-  return schedule;
-}
 
 template <auto Field>
 void copy_field(TaskOptions& to, const TaskOptions& from) {
@@ -286,6 +263,30 @@ const std::map<std::string, FieldCopy>& option_fields() {
 }
 
 }  // namespace
+
+ScheduleOptions schedule_options_of(const core::TaskDefinition& d) {
+  ScheduleOptions schedule;
+  switch (d.schedule_kind) {
+    case core::ScheduleKind::every: {
+      schedule.every = d.schedule_spec;
+      schedule.after_finish = d.after_finish;
+      auto interval = core::parse_duration(d.schedule_spec);
+      // Only a default phase has milliseconds; one given with --phase is whole seconds.
+      if (interval && d.phase != core::default_phase(d.name, *interval))
+        schedule.phase = core::format_duration(std::chrono::duration_cast<core::Seconds>(d.phase));
+      break;
+    }
+    case core::ScheduleKind::cron: schedule.cron = d.schedule_spec; break;
+    case core::ScheduleKind::rrule: schedule.rrule = d.schedule_spec; break;
+    case core::ScheduleKind::manual: schedule.manual = true; break;
+  }
+  schedule.tz = d.tz;
+  if (d.dtstart) schedule.dtstart = core::format_local(*d.dtstart);
+  if (d.jitter.count() > 0) schedule.jitter = core::format_duration(d.jitter);
+  if (d.dst.gap) schedule.dst_gap = core::to_string(*d.dst.gap);
+  if (d.dst.repeat) schedule.dst_repeat = core::to_string(*d.dst.repeat);
+  return schedule;
+}
 
 TaskOptions options_of(const core::TaskDefinition& d) {
   TaskOptions options;

@@ -61,6 +61,8 @@ void warn_if_limits_unavailable(const core::TaskDefinition& definition);
 // usually runs as the same user).
 void warn_if_cannot_switch_user(const core::TaskDefinition& definition, const ops::SchedulerUsers& schedulers);
 
+// The schedule's options that describe an existing definition.
+ScheduleOptions schedule_options_of(const core::TaskDefinition& definition);
 // The options that describe an existing definition (what `add` would need).
 TaskOptions options_of(const core::TaskDefinition& definition);
 

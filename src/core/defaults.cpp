@@ -4,6 +4,7 @@
 #include <array>
 #include <fmt/format.h>
 
+#include "core/recent_cache.hpp"
 #include "core/task_fields.hpp"
 #include "core/text.hpp"
 #include "core/zone.hpp"
@@ -113,15 +114,31 @@ std::string from_defaults_text(const std::vector<std::string>& list) {
   return text;
 }
 
-Result<std::vector<std::string>> parse_from_defaults(std::string_view text) {
+namespace {
+
+Result<std::vector<std::string>> parse_list(std::string_view text) {
   std::vector<std::string> list;
-  if (text.empty()) return list;
   for (auto& field : list_items(text)) {
     if (!is_defaultable(field))
       return fail(ErrorKind::bad_input, fmt::format("\"{}\" is not a field that has a default", printable(field)));
     list.push_back(std::move(field));
   }
   return list;
+}
+
+}  // namespace
+
+// Parsed once for each list met lately: a listing reads the list of every
+// row, and most rows share one of a few.
+Result<std::vector<std::string>> parse_from_defaults(std::string_view text) {
+  if (text.empty()) return std::vector<std::string>{};
+  constexpr std::size_t kept_lists = 16;
+  static RecentCache<std::string, Result<std::vector<std::string>>> cache(kept_lists);
+  auto hash = std::hash<std::string_view>{}(text);
+  if (auto kept = cache.find(hash, text)) return *kept;
+  auto parsed = parse_list(text);
+  cache.insert(hash, std::string(text), std::make_shared<const Result<std::vector<std::string>>>(parsed));
+  return parsed;
 }
 
 }  // namespace taskd::core

@@ -66,8 +66,7 @@ void JsonTextWriter::start_value() {
 
 void JsonTextWriter::key(std::string_view name) {
   start_value();
-  quoted(name);
-  text(layout_ == JsonLayout::compact ? ":" : ": ");
+  quoted(name, layout_ == JsonLayout::compact ? "\":" : "\": ");
   after_key_ = true;
 }
 
@@ -100,15 +99,18 @@ void JsonTextWriter::string(std::string_view value) {
 
 // A string that needs escapes, or is not ASCII (a byte that is not UTF-8
 // becomes U+FFFD), is printed as a document prints it.
-void JsonTextWriter::quoted(std::string_view value) {
-  if (!plain_ascii(value)) return text(Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace));
+void JsonTextWriter::quoted(std::string_view value, std::string_view closing) {
+  if (!plain_ascii(value)) {
+    text(Json(std::string(value)).dump(-1, ' ', false, Json::error_handler_t::replace));
+    return text(closing.substr(1));
+  }
   // Grown once: a task is sixty keys and strings.
   auto size = out_.size();
-  out_.resize(size + value.size() + 2);
+  out_.resize(size + 1 + value.size() + closing.size());
   char* at = out_.data() + size;
   *at = '"';
-  std::copy(value.begin(), value.end(), at + 1);
-  at[value.size() + 1] = '"';
+  at = std::copy(value.begin(), value.end(), at + 1);
+  std::copy(closing.begin(), closing.end(), at);
 }
 
 void JsonTextWriter::document(const Json& value) {

@@ -129,7 +129,9 @@ class JsonTextWriter final : public JsonSink {
   // Before a value: the separator and line break of an array's element.
   void start_value();
   void next_line();
-  void quoted(std::string_view value);
+  // The string in quotes, then what `closing` adds after its closing quote
+  // (a key's colon: a key and its colon are written at once).
+  void quoted(std::string_view value, std::string_view closing = "\"");
   void text(std::string_view text) { out_.append(text.data(), text.data() + text.size()); }
 
   fmt::memory_buffer& out_;

@@ -35,6 +35,8 @@ Result<void> list_tasks(store::Database& db, const store::TaskFilter& filter, De
   return store::for_each_task(db, filter, visit);
 }
 
+Result<std::vector<std::string>> task_owners(store::Database& db) { return store::task_owners(db); }
+
 Result<ShownTask> show_task(store::Database& db, std::string_view name) {
   auto stored = TRY(find_named_stored_task(db, name, "show"));
   auto latest = TRY(store::list_runs(db, store::readable(stored).id, 1));

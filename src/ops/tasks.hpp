@@ -30,6 +30,9 @@ enum class Detail { full, headline };
 core::Result<void> list_tasks(store::Database& db, const store::TaskFilter& filter, Detail detail,
                               const store::TaskVisitor& visit);
 
+// The owners of the tasks, each once ("" for tasks without one).
+core::Result<std::vector<std::string>> task_owners(store::Database& db);
+
 // One task as `show` shows it: its row and its latest run.
 struct ShownTask {
   store::StoredTask task;

@@ -236,6 +236,19 @@ Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id)
   });
 }
 
+// Those who own a task come from the partial index tasks_owner; whether a
+// task has none stops at the first such row.
+Result<std::vector<std::string>> task_owners(Database& db) {
+  return guarded(db, [&]() -> Result<std::vector<std::string>> {
+    auto query = db.prepare(
+        "SELECT DISTINCT owner FROM tasks WHERE owner <> '' "
+        "UNION ALL SELECT '' WHERE EXISTS (SELECT 1 FROM tasks WHERE owner = '')");
+    std::vector<std::string> owners;
+    while (query.step()) owners.push_back(Columns(query).text());
+    return owners;
+  });
+}
+
 Result<std::optional<StoredTask>> find_stored_task(Database& db, std::int64_t id) {
   return guarded(db, [&]() -> Result<std::optional<StoredTask>> {
     static const std::string sql = fmt::format("SELECT {} FROM tasks WHERE id = ?", task_columns());

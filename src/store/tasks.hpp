@@ -102,6 +102,9 @@ core::Result<std::optional<core::Task>> find_task(Database& db, std::int64_t id)
 // When the task was added; none for a task that is gone. A created_at
 // that does not read is a bad_input error.
 core::Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id);
+// The owners of the tasks, each once ("" for tasks without one), malformed
+// rows' too: read from the owner index, not the rows.
+core::Result<std::vector<std::string>> task_owners(Database& db);
 // The tasks for_each_task visits, collected (for selections that are small).
 core::Result<std::vector<StoredTask>> list_tasks(Database& db, const TaskFilter& filter);
 

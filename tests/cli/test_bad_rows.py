@@ -216,6 +216,16 @@ class TestListings(MalformedRowTestCase):
                 self.ok("rm", "bad")
                 self.assertIn('name = "good"', self.ok("export"))
 
+    def test_export_counts_a_malformed_rows_owner_among_the_owners(self):
+        self.fresh_database("owners")
+        self.add_pair()
+        self.sql("UPDATE tasks SET owner = ? WHERE name = ?", ("them", "bad"))
+        self.damage("retry", "{")
+        code, out, err = self.run_taskd("export")
+        self.assertEqual(code, 65, "export: %s %s" % (out, err))
+        self.assertIn("the tasks have 2 owners, so each task names its own", err)
+        self.assertNotIn("\nowner =", out.split("[[task]]")[0])
+
 
 class TestShowRmEdit(MalformedRowTestCase):
     def test_show_prints_what_it_can_and_what_is_malformed(self):

@@ -132,6 +132,23 @@ TEST_CASE("a name glob, a group, an owner and a limit narrow the listing, in nam
   CHECK(names_of(temp.db, {.names = {"tmq", "tmp-2"}, .group = "scratch"}) == std::vector<std::string>{"tmp-2"});
 }
 
+TEST_CASE("the tasks' owners are named once each, \"\" for tasks without one") {
+  test::TempDb temp;
+  CHECK(store::task_owners(temp.db).value().empty());
+  for (auto [name, owner] : {std::pair{"a", "ops"}, {"b", "ops"}, {"c", "dev"}}) {
+    auto d = test::every_definition(name, 60s);
+    d.owner = owner;
+    test::add_task(temp.db, d, at(10, 0));
+  }
+  auto owners = store::task_owners(temp.db).value();
+  std::ranges::sort(owners);
+  CHECK(owners == std::vector<std::string>{"dev", "ops"});
+  test::add_task(temp.db, test::every_definition("d", 60s), at(10, 0));
+  owners = store::task_owners(temp.db).value();
+  std::ranges::sort(owners);
+  CHECK(owners == std::vector<std::string>{"", "dev", "ops"});
+}
+
 TEST_CASE("every listing filter reads an index (EXPLAIN QUERY PLAN)" * doctest::test_suite("sqlite")) {
   test::TempDb temp;
   using core::Condition;

@@ -77,3 +77,11 @@ TEST_CASE("from_defaults is stored as a comma list and read back; an unknown fie
   CHECK(parse_from_defaults("").value().empty());
   CHECK_FALSE(parse_from_defaults("notify,kill_grace"));
 }
+
+TEST_CASE("a from_defaults list read again (kept from the last reads) is the same list, or the same error") {
+  for (int read = 0; read < 2; ++read) {
+    CHECK(parse_from_defaults("retry,tz").value() == std::vector<std::string>{"retry", "tz"});
+    CHECK(parse_from_defaults("retry,owner").error().message == "\"owner\" is not a field that has a default");
+    CHECK(parse_from_defaults("retry").value() == std::vector<std::string>{"retry"});
+  }
+}

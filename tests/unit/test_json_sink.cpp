@@ -69,5 +69,7 @@ TEST_CASE("the compact layout is dump()'s, with a line per element of an outermo
   CHECK(written(Json::array(), JsonLayout::compact) == "[]");
   auto object = Json::parse(R"({"list": [1, 2], "o": {"k": "v"}})");
   CHECK(written(object, JsonLayout::compact) == object.dump());
+  auto escaped_keys = Json{{"quote\"key", 1}, {"z\u00fcrich", {{"\x1b[2J", true}}}};
+  CHECK(written(escaped_keys, JsonLayout::compact) == escaped_keys.dump());
   CHECK(Json::parse(written(listing, JsonLayout::compact)) == listing);
 }
