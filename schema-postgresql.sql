@@ -571,6 +571,31 @@ CREATE TABLE task_run_stats (
   late_sum_ms bigint  NOT NULL DEFAULT 0,
   PRIMARY KEY (task_id, shard)
 );
+-- A transaction's shard is sought from one that depends on its host (the
+-- setting taskd.host, which taskd's sessions name), no longer on its
+-- connection: a run-once from cron is a new connection each minute, and
+-- its task's counters went to a new row of each shard in turn (64 rows a
+-- task). Transactions of one host at once still take shards apart.
+CREATE OR REPLACE FUNCTION counter_shard() RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  taken integer := nullif(current_setting('taskd.counter_shard', true), '')::integer;
+  start integer := abs(coalesce(hashtext(nullif(current_setting('taskd.host', true), '')), pg_backend_pid()) % 64);
+BEGIN
+  IF taken IS NOT NULL THEN
+    RETURN taken;
+  END IF;
+  FOR i IN 0..63 LOOP
+    taken := 1 + (start + i) % 64;
+    EXIT WHEN pg_try_advisory_xact_lock(1953718635, taken);
+    taken := NULL;
+  END LOOP;
+  IF taken IS NULL THEN
+    taken := 1 + start;
+    PERFORM pg_advisory_xact_lock(1953718635, taken);
+  END IF;
+  PERFORM set_config('taskd.counter_shard', taken::text, true);
+  RETURN taken;
+END $$;
 -- Adds counts to a task's row of this transaction's shard.
 CREATE FUNCTION add_task_run_stats(task bigint, succeeded bigint, failed bigint, timed_out bigint, dropped bigint,
                                    skipped bigint, lost bigint, late_100ms bigint, late_500ms bigint, late_1s bigint,

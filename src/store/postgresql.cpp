@@ -1,6 +1,8 @@
 #include "store/postgresql.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <unistd.h>
 #include <vector>
 
 #include "taskd_schema_postgresql_sql.hpp"
@@ -92,6 +95,18 @@ bool is_unavailable(std::string_view state) {
   return state.starts_with("08") || state.starts_with("53") || state.starts_with("57") || state.starts_with("28") ||
          state == "42501" || state == "3D000" || state == "40P01" || state == read_only_server ||
          state == idle_session_ended;
+}
+
+// " -c taskd.host=NAME": this machine's name, from which the server's
+// counter_shard seeks a transaction's shard (schema-postgresql.sql); none
+// for a name with a character the options string would have to escape.
+std::string host_option() {
+  std::array<char, 256> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0 || name[0] == '\0') return "";
+  std::string_view host(name.data());
+  auto plain = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_'; };
+  if (!std::ranges::all_of(host, plain)) return "";
+  return fmt::format(" -c taskd.host={}", host);
 }
 
 // libpq's message on one line: its lines (a hint is indented with a tab)
@@ -473,9 +488,9 @@ class PgConnection final : public Connection {
   std::string session_options() const {
     return fmt::format(
         "-c search_path=taskd -c client_min_messages=warning -c jit=off -c lock_timeout={} "
-        "-c idle_in_transaction_session_timeout={} -c tcp_user_timeout={} {}",
+        "-c idle_in_transaction_session_timeout={} -c tcp_user_timeout={} {}{}",
         bounds_.lock_wait.count(), bounds_.idle_in_transaction.count(), bounds_.unacknowledged.count(),
-        server_keepalives);
+        server_keepalives, host_option());
   }
 
   void connect() {

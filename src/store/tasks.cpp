@@ -237,7 +237,8 @@ Result<std::optional<core::Time>> task_created_at(Database& db, std::int64_t id)
 }
 
 // Those who own a task come from the partial index tasks_owner; whether a
-// task has none stops at the first such row.
+// task has none is a scan that stops at the first such row (the whole table
+// when every task has an owner: what export reads anyway).
 Result<std::vector<std::string>> task_owners(Database& db) {
   return guarded(db, [&]() -> Result<std::vector<std::string>> {
     auto query = db.prepare(

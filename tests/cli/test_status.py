@@ -145,9 +145,9 @@ class MetricsTest(LoopTestCase):
         return prometheus_samples(self, self.ok("metrics"))
 
     def test_each_task_has_its_runs_by_status_and_a_histogram_of_its_lateness(self):
-        self.add("hourly", "--cron", "0 * * * *", "--keep-runs", "1", "--", "true", faketime="2026-11-21 13:30:00")
         self.add("bad", "--cron", "0 * * * *", "--retry", "none", "--", "false", faketime="2026-11-21 13:30:00")
         self.add("idle", "--manual", "--", "true")
+        self.add("hourly", "--cron", "0 * * * *", "--keep-runs", "1", "--", "true", faketime="2026-11-21 13:30:00")
         self.run_once(faketime="2026-11-21 14:00:02")
         self.run_once(faketime="2026-11-21 15:00:00.050")
         self.assertEqual(len(self.history("hourly")), 1)  # pruned: the counters keep both
@@ -166,12 +166,25 @@ class MetricsTest(LoopTestCase):
         self.assertAlmostEqual(samples['taskd_task_start_lateness_seconds_sum{task="hourly"}'], 2.05)
         self.assertEqual(samples['taskd_task_start_lateness_seconds_count{task="hourly"}'], 2)
         self.assertNotIn('taskd_task_start_lateness_seconds_count{task="idle"}', samples)
-        # A task removed takes its counters along; one of the same name starts from none.
+        # A task removed takes its counters along; one of the same name (and on SQLite, of the same
+        # id: the last) starts from none.
         self.ok("rm", "hourly")
+        self.assertEqual(self.sql("SELECT count(*) FROM task_run_stats WHERE task_id NOT IN (SELECT id FROM tasks)"),
+                         [(0,)])
         self.add("hourly", "--every", "1h", "--", "true")
-        self.assertFalse([name for name in self.metric_samples() if 'task="hourly"' in name and "lateness" in name])
+        self.assertFalse([name for name in self.metric_samples()
+                          if 'task="hourly"' in name and ("runs_total" in name or "lateness" in name)])
 
-    def test_a_task_s_counters_add_up_its_skipped_and_dropped_runs(self):
+    def test_a_task_s_counters_stay_in_one_row_however_many_commands_end_its_runs(self):
+        self.add("by-hand", "--manual", "--", "true")
+        for _ in range(4):
+            self.ok("trigger", "by-hand")
+            self.run_once()
+        self.assertEqual(self.metric_samples()['taskd_task_runs_total{task="by-hand",status="succeeded"}'], 4)
+        # A server's shard is sought from the host, not from each command's connection.
+        self.assertEqual(self.sql("SELECT count(*) FROM task_run_stats"), [(1,)])
+
+    def test_a_task_s_counters_add_up_its_skipped_runs(self):
         self.add("daily", "--cron", "0 9 * * *", "--catch-up", "none", "--", "true", faketime="2026-11-20 08:00:00")
         self.run_once(faketime="2026-11-23 12:00:00")
         skipped = len([run for run in self.history("daily") if run["status"] == "skipped"])
