@@ -569,6 +569,8 @@ CREATE TABLE task_run_stats (
   late_5m     bigint  NOT NULL DEFAULT 0,
   late_count  bigint  NOT NULL DEFAULT 0,
   late_sum_ms bigint  NOT NULL DEFAULT 0,
+  last_finished_at bigint,
+  last_duration_ms bigint,
   PRIMARY KEY (task_id, shard)
 );
 -- A transaction's shard is sought from one that depends on its host (the
@@ -600,12 +602,13 @@ END $$;
 CREATE FUNCTION add_task_run_stats(task bigint, succeeded bigint, failed bigint, timed_out bigint, dropped bigint,
                                    skipped bigint, lost bigint, late_100ms bigint, late_500ms bigint, late_1s bigint,
                                    late_5s bigint, late_30s bigint, late_1m bigint, late_5m bigint, late_count bigint,
-                                   late_sum_ms bigint) RETURNS void
+                                   late_sum_ms bigint, last_finished_at bigint, last_duration_ms bigint) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO taskd.task_run_stats AS s VALUES (task, taskd.counter_shard(), succeeded, failed, timed_out, dropped,
                                                 skipped, lost, late_100ms, late_500ms, late_1s, late_5s, late_30s,
-                                                late_1m, late_5m, late_count, late_sum_ms)
+                                                late_1m, late_5m, late_count, late_sum_ms, last_finished_at,
+                                                last_duration_ms)
     ON CONFLICT (task_id, shard) DO UPDATE SET succeeded = s.succeeded + EXCLUDED.succeeded,
       failed = s.failed + EXCLUDED.failed, timed_out = s.timed_out + EXCLUDED.timed_out,
       dropped = s.dropped + EXCLUDED.dropped, skipped = s.skipped + EXCLUDED.skipped, lost = s.lost + EXCLUDED.lost,
@@ -613,13 +616,18 @@ BEGIN
       late_1s = s.late_1s + EXCLUDED.late_1s, late_5s = s.late_5s + EXCLUDED.late_5s,
       late_30s = s.late_30s + EXCLUDED.late_30s, late_1m = s.late_1m + EXCLUDED.late_1m,
       late_5m = s.late_5m + EXCLUDED.late_5m, late_count = s.late_count + EXCLUDED.late_count,
-      late_sum_ms = s.late_sum_ms + EXCLUDED.late_sum_ms;
+      late_sum_ms = s.late_sum_ms + EXCLUDED.late_sum_ms,
+      last_finished_at = CASE WHEN EXCLUDED.last_finished_at >= coalesce(s.last_finished_at, EXCLUDED.last_finished_at)
+                         THEN EXCLUDED.last_finished_at ELSE s.last_finished_at END,
+      last_duration_ms = CASE WHEN EXCLUDED.last_finished_at >= coalesce(s.last_finished_at, EXCLUDED.last_finished_at)
+                         THEN EXCLUDED.last_duration_ms ELSE s.last_duration_ms END;
 END $$;
--- Adds ended runs (each a task, a status and a lateness or NULL) to their
--- tasks' rows, a task at a time. (A run's end, one at a time, calls
--- add_task_run_stats itself: the arrays and their grouping cost the server
--- more than the row.)
-CREATE FUNCTION count_task_run_ends(task_ids bigint[], statuses text[], lates bigint[]) RETURNS void
+-- Adds ended runs (each a task, a status, a lateness or NULL, an end and a
+-- length or NULL when it never started) to their tasks' rows, a task at a
+-- time. (A run's end, one at a time, calls add_task_run_stats itself: the
+-- arrays and their grouping cost the server more than the row.)
+CREATE FUNCTION count_task_run_ends(task_ids bigint[], statuses text[], lates bigint[], ends bigint[],
+                                    durations bigint[]) RETURNS void
 LANGUAGE sql AS $$
   SELECT taskd.add_task_run_stats(task_id, count(*) FILTER (WHERE status = 'succeeded'),
            count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'timed_out'),
@@ -628,8 +636,9 @@ LANGUAGE sql AS $$
            count(*) FILTER (WHERE late <= 500), count(*) FILTER (WHERE late <= 1000),
            count(*) FILTER (WHERE late <= 5000), count(*) FILTER (WHERE late <= 30000),
            count(*) FILTER (WHERE late <= 60000), count(*) FILTER (WHERE late <= 300000), count(late),
-           CAST(coalesce(sum(late), 0) AS bigint))
-    FROM unnest(task_ids, statuses, lates) AS ended (task_id, status, late)
+           CAST(coalesce(sum(late), 0) AS bigint), max(finished_at) FILTER (WHERE duration IS NOT NULL),
+           (array_agg(duration ORDER BY finished_at DESC) FILTER (WHERE duration IS NOT NULL))[1])
+    FROM unnest(task_ids, statuses, lates, ends, durations) AS ended (task_id, status, late, finished_at, duration)
     GROUP BY task_id;
 $$;
 CREATE OR REPLACE FUNCTION run_ended() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -652,7 +661,8 @@ BEGIN
     (NEW.status = 'timed_out')::int, (NEW.status = 'dropped')::int, (NEW.status = 'skipped')::int,
     (NEW.status = 'lost')::int, coalesce((late <= 100)::int, 0), coalesce((late <= 500)::int, 0),
     coalesce((late <= 1000)::int, 0), coalesce((late <= 5000)::int, 0), coalesce((late <= 30000)::int, 0),
-    coalesce((late <= 60000)::int, 0), coalesce((late <= 300000)::int, 0), (late IS NOT NULL)::int, coalesce(late, 0));
+    coalesce((late <= 60000)::int, 0), coalesce((late <= 300000)::int, 0), (late IS NOT NULL)::int, coalesce(late, 0),
+    CASE WHEN NEW.started_at IS NOT NULL THEN NEW.finished_at END, NEW.finished_at - NEW.started_at);
   RETURN NULL;
 END $$;
 -- Inserts ended (a SKIPPED row, a history copied in) and deletes.
@@ -662,6 +672,8 @@ DECLARE
   statuses text[];
   lates bigint[];
   bytes bigint[];
+  ends bigint[];
+  durations bigint[];
 BEGIN
   IF TG_OP = 'DELETE' THEN
     INSERT INTO taskd.history_totals (id, lateness_sum_ms, runs, output_bytes)
@@ -672,18 +684,20 @@ BEGIN
     RETURN NULL;
   END IF;
   SELECT array_agg(task_id), array_agg(status),
-         array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END), array_agg(length(output)::bigint)
-    INTO task_ids, statuses, lates, bytes
+         array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END), array_agg(length(output)::bigint),
+         array_agg(finished_at), array_agg(finished_at - started_at)
+    INTO task_ids, statuses, lates, bytes, ends, durations
     FROM new_runs WHERE status <> 'queued' AND status <> 'running';
   -- Most inserts end no run (a run queued).
   IF statuses IS NOT NULL THEN
     PERFORM taskd.count_run_ends(statuses, lates, bytes);
-    PERFORM taskd.count_task_run_ends(task_ids, statuses, lates);
+    PERFORM taskd.count_task_run_ends(task_ids, statuses, lates, ends, durations);
   END IF;
   RETURN NULL;
 END $$;
 -- Brought up to date from the history a database already has, a task at a
 -- time (arrays of one task's runs, not of the whole history).
 SELECT count_task_run_ends(array_agg(task_id), array_agg(status),
-                           array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END))
+                           array_agg(CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END),
+                           array_agg(finished_at), array_agg(finished_at - started_at))
   FROM runs WHERE status <> 'queued' AND status <> 'running' GROUP BY task_id;

@@ -414,9 +414,10 @@ CREATE INDEX tasks_by_calendar_days ON tasks (calendar_days_digest) WHERE calend
 -- ended, by status, and the lateness of its scheduled runs as a histogram
 -- (runs at most 0.1 s, 0.5 s, 1 s, 5 s, 30 s, 1 min and 5 min late, all of
 -- them, and the sum), counted by the trigger that counts the totals and, as
--- those, never lowered by pruning. A row per task and shard (always 0 here;
--- a server's transactions add to shards of their own). remove_task deletes
--- a task's rows.
+-- those, never lowered by pruning; and the end and length of its last run
+-- that started and ended. A row per task and shard (always 0 here; a
+-- server's transactions add to shards of their own). remove_task deletes a
+-- task's rows.
 CREATE TABLE task_run_stats (
   task_id     INTEGER NOT NULL,
   shard       INTEGER NOT NULL DEFAULT 0,
@@ -435,6 +436,8 @@ CREATE TABLE task_run_stats (
   late_5m     INTEGER NOT NULL DEFAULT 0,
   late_count  INTEGER NOT NULL DEFAULT 0,
   late_sum_ms INTEGER NOT NULL DEFAULT 0,
+  last_finished_at INTEGER,
+  last_duration_ms INTEGER,
   PRIMARY KEY (task_id, shard)
 ) WITHOUT ROWID;
 -- The run_ends row names its task now.
@@ -442,7 +445,8 @@ DROP TRIGGER runs_count_end;
 DROP TRIGGER runs_count_insert;
 DROP TRIGGER run_ends_count;
 DROP VIEW run_ends;
-CREATE VIEW run_ends (task_id, status, late_ms, output_bytes) AS SELECT NULL, NULL, NULL, NULL;
+CREATE VIEW run_ends (task_id, status, late_ms, output_bytes, finished_at, duration_ms) AS
+  SELECT NULL, NULL, NULL, NULL, NULL, NULL;
 CREATE TRIGGER run_ends_count INSTEAD OF INSERT ON run_ends
 BEGIN
   INSERT INTO run_totals (status, runs) VALUES (NEW.status, 1) ON CONFLICT (status) DO UPDATE SET runs = runs + 1;
@@ -451,12 +455,14 @@ BEGIN
   UPDATE history_totals SET runs = runs + 1, output_bytes = output_bytes + NEW.output_bytes,
     lateness_sum_ms = lateness_sum_ms + coalesce(NEW.late_ms, 0);
   INSERT INTO task_run_stats (task_id, succeeded, failed, timed_out, dropped, skipped, lost, late_100ms, late_500ms,
-                              late_1s, late_5s, late_30s, late_1m, late_5m, late_count, late_sum_ms)
+                              late_1s, late_5s, late_30s, late_1m, late_5m, late_count, late_sum_ms,
+                              last_finished_at, last_duration_ms)
     VALUES (NEW.task_id, NEW.status = 'succeeded', NEW.status = 'failed', NEW.status = 'timed_out',
             NEW.status = 'dropped', NEW.status = 'skipped', NEW.status = 'lost', coalesce(NEW.late_ms <= 100, 0),
             coalesce(NEW.late_ms <= 500, 0), coalesce(NEW.late_ms <= 1000, 0), coalesce(NEW.late_ms <= 5000, 0),
             coalesce(NEW.late_ms <= 30000, 0), coalesce(NEW.late_ms <= 60000, 0), coalesce(NEW.late_ms <= 300000, 0),
-            NEW.late_ms IS NOT NULL, coalesce(NEW.late_ms, 0))
+            NEW.late_ms IS NOT NULL, coalesce(NEW.late_ms, 0),
+            CASE WHEN NEW.duration_ms IS NOT NULL THEN NEW.finished_at END, NEW.duration_ms)
     ON CONFLICT (task_id, shard) DO UPDATE SET succeeded = succeeded + excluded.succeeded,
       failed = failed + excluded.failed, timed_out = timed_out + excluded.timed_out,
       dropped = dropped + excluded.dropped, skipped = skipped + excluded.skipped, lost = lost + excluded.lost,
@@ -464,29 +470,37 @@ BEGIN
       late_1s = late_1s + excluded.late_1s, late_5s = late_5s + excluded.late_5s,
       late_30s = late_30s + excluded.late_30s, late_1m = late_1m + excluded.late_1m,
       late_5m = late_5m + excluded.late_5m, late_count = late_count + excluded.late_count,
-      late_sum_ms = late_sum_ms + excluded.late_sum_ms;
+      late_sum_ms = late_sum_ms + excluded.late_sum_ms,
+      last_finished_at = CASE WHEN excluded.last_finished_at >= coalesce(last_finished_at, excluded.last_finished_at)
+                         THEN excluded.last_finished_at ELSE last_finished_at END,
+      last_duration_ms = CASE WHEN excluded.last_finished_at >= coalesce(last_finished_at, excluded.last_finished_at)
+                         THEN excluded.last_duration_ms ELSE last_duration_ms END;
 END;
 CREATE TRIGGER runs_count_end AFTER UPDATE OF status ON runs
   WHEN (OLD.status = 'queued' OR OLD.status = 'running') AND NEW.status <> 'queued' AND NEW.status <> 'running'
 BEGIN
   INSERT INTO run_ends VALUES (NEW.task_id, NEW.status,
                                CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END,
-                               length(NEW.output));
+                               length(NEW.output), NEW.finished_at, NEW.finished_at - NEW.started_at);
 END;
 CREATE TRIGGER runs_count_insert AFTER INSERT ON runs WHEN NEW.status <> 'queued' AND NEW.status <> 'running'
 BEGIN
   INSERT INTO run_ends VALUES (NEW.task_id, NEW.status,
                                CASE WHEN NEW.trigger = 'schedule' THEN NEW.started_at - NEW.scheduled_at END,
-                               length(NEW.output));
+                               length(NEW.output), NEW.finished_at, NEW.finished_at - NEW.started_at);
 END;
 -- Brought up to date from the history a file already has.
 INSERT INTO task_run_stats (task_id, succeeded, failed, timed_out, dropped, skipped, lost, late_100ms, late_500ms,
-                            late_1s, late_5s, late_30s, late_1m, late_5m, late_count, late_sum_ms)
-  SELECT task_id, sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'timed_out'),
-         sum(status = 'dropped'), sum(status = 'skipped'), sum(status = 'lost'), coalesce(sum(late <= 100), 0),
-         coalesce(sum(late <= 500), 0), coalesce(sum(late <= 1000), 0), coalesce(sum(late <= 5000), 0),
-         coalesce(sum(late <= 30000), 0), coalesce(sum(late <= 60000), 0), coalesce(sum(late <= 300000), 0),
-         count(late), coalesce(sum(late), 0)
-  FROM (SELECT task_id, status, CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END AS late FROM runs
-        WHERE status NOT IN ('queued', 'running'))
-  GROUP BY task_id;
+                            late_1s, late_5s, late_30s, late_1m, late_5m, late_count, late_sum_ms, last_finished_at,
+                            last_duration_ms)
+  SELECT counted.*, last.finished_at, last.finished_at - last.started_at
+  FROM (SELECT task_id, sum(status = 'succeeded'), sum(status = 'failed'), sum(status = 'timed_out'),
+               sum(status = 'dropped'), sum(status = 'skipped'), sum(status = 'lost'), coalesce(sum(late <= 100), 0),
+               coalesce(sum(late <= 500), 0), coalesce(sum(late <= 1000), 0), coalesce(sum(late <= 5000), 0),
+               coalesce(sum(late <= 30000), 0), coalesce(sum(late <= 60000), 0), coalesce(sum(late <= 300000), 0),
+               count(late), coalesce(sum(late), 0)
+        FROM (SELECT task_id, status, CASE WHEN trigger = 'schedule' THEN started_at - scheduled_at END AS late
+              FROM runs WHERE status NOT IN ('queued', 'running'))
+        GROUP BY task_id) counted
+  LEFT JOIN runs last ON last.id = (SELECT id FROM runs WHERE task_id = counted.task_id AND started_at IS NOT NULL
+                                    AND finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1);

@@ -144,9 +144,10 @@ std::optional<double> next_run(const core::TaskState& state) {
 Result<void> write_last_durations(store::Database& db, Text& text) {
   text.header("taskd_task_last_duration_seconds", "gauge",
               "How long the task's last run that ended took, from its start to its end (none before one ended).");
-  return store::for_each_last_duration(db, [&](const store::NamedDuration& last) {
-    text.line("taskd_task_last_duration_seconds{{task=\"{}\"}} {:.3f}", label(last.name),
-              std::chrono::duration<double>(last.duration).count());
+  return store::for_each_task_run_stats(db, [&](const store::TaskRunStats& stats) {
+    if (!stats.last_duration) return;
+    text.line("taskd_task_last_duration_seconds{{task=\"{}\"}} {:.3f}", label(stats.name),
+              std::chrono::duration<double>(*stats.last_duration).count());
   });
 }
 

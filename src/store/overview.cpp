@@ -157,30 +157,21 @@ Result<std::vector<NamedTime>> last_successes(Database& db) {
   });
 }
 
-Result<void> for_each_last_duration(Database& db, const std::function<void(const NamedDuration&)>& visit) {
-  return guarded(db, [&]() -> Result<void> {
-    // Each task's newest run first on runs_task, back past the few that did not both start and end.
-    auto query = db.prepare(
-        "SELECT t.name, r.finished_at - r.started_at FROM tasks t JOIN runs r ON r.id = ("
-        "SELECT id FROM runs WHERE task_id = t.id AND started_at IS NOT NULL AND finished_at IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1) ORDER BY t.name");
-    while (query.step()) {
-      Columns c(query);
-      auto name = c.text();
-      visit({std::move(name), core::Millis{c.int64()}});
-    }
-    return {};
-  });
-}
-
 namespace {
 
-// A server keeps a task's counters in a row per shard: adds `row`'s to `stats`.
+// A server keeps a task's counters in a row per shard: adds `row`'s to
+// `stats`, and takes its last run when that ended later.
 void add_run_stats(TaskRunStats& stats, Columns& row) {
   for (auto& count : stats.ended) count += row.int64();
   for (auto& count : stats.late_at_most) count += row.int64();
   stats.late_count += row.int64();
   stats.late_sum_ms += row.int64();
+  auto finished_at = row.optional_time();
+  auto duration = row.optional_int64();
+  if (finished_at && duration && (!stats.last_finished_at || *finished_at >= *stats.last_finished_at)) {
+    stats.last_finished_at = finished_at;
+    stats.last_duration = core::Millis{*duration};
+  }
 }
 
 }  // namespace
@@ -191,7 +182,8 @@ Result<void> for_each_task_run_stats(Database& db, const std::function<void(cons
     // finds each one's rows by key.
     auto query = db.prepare(
         "SELECT t.name, s.succeeded, s.failed, s.timed_out, s.dropped, s.skipped, s.lost, s.late_100ms, "
-        "s.late_500ms, s.late_1s, s.late_5s, s.late_30s, s.late_1m, s.late_5m, s.late_count, s.late_sum_ms "
+        "s.late_500ms, s.late_1s, s.late_5s, s.late_30s, s.late_1m, s.late_5m, s.late_count, s.late_sum_ms, "
+        "s.last_finished_at, s.last_duration_ms "
         "FROM tasks t CROSS JOIN task_run_stats s WHERE s.task_id = t.id ORDER BY t.name");
     std::optional<TaskRunStats> stats;
     while (query.step()) {

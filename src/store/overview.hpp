@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,17 +60,11 @@ struct NamedTime {
 // When each task last succeeded, by name; a task that never did is left out.
 core::Result<std::vector<NamedTime>> last_successes(Database& db);
 
-// How long the last run of each task that started and ended took, by name,
-// as the rows are read; a task without one is left out.
-struct NamedDuration {
-  std::string name;
-  core::Millis duration;
-};
-core::Result<void> for_each_last_duration(Database& db, const std::function<void(const NamedDuration&)>& visit);
 
 // A task's counters, kept by the schema's triggers as its runs end: its runs
-// that ended, by status (pruning keeps them), and the start lateness of its
-// scheduled runs that started and ended, as a histogram of fixed bounds.
+// that ended, by status (pruning keeps them), the start lateness of its
+// scheduled runs that started and ended, as a histogram of fixed bounds,
+// and its last run that started and ended.
 inline constexpr std::array<core::RunStatus, 6> ended_statuses = {
     core::RunStatus::succeeded, core::RunStatus::failed,  core::RunStatus::timed_out,
     core::RunStatus::dropped,   core::RunStatus::skipped, core::RunStatus::lost};
@@ -81,6 +76,9 @@ struct TaskRunStats {
   std::array<std::int64_t, task_lateness_bounds.size()> late_at_most{};  // runs at most that late
   std::int64_t late_count = 0;
   std::int64_t late_sum_ms = 0;
+  // The end and length of its last run that started and ended, if any.
+  std::optional<core::Time> last_finished_at;
+  std::optional<core::Millis> last_duration;
 };
 // Calls `visit` with the counters of each task that has any, by name, as
 // the rows are read.

@@ -194,11 +194,12 @@ class TaskRunStatsMigrationTest(TaskdTestCase):
     def test_each_task_s_counters_start_from_its_history(self):
         self.sql("INSERT INTO tasks (name, command, schedule_kind, schedule_spec, tz, created_at, updated_at) "
                  "VALUES ('a', '[\"true\"]', 'cron', '0 * * * *', 'UTC', 0, 0)")
-        # (status, trigger, slot, start): 0.05 s and 2 s late, a retry, one queued.
-        for run in [("succeeded", "schedule", 3600_000, 3600_050), ("failed", "schedule", 7200_000, 7202_000),
-                    ("succeeded", "retry", 7260_000, 7260_000), ("queued", "schedule", 10800_000, 0)]:
-            self.sql("INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at) "
-                     "SELECT id, ?, ?, ?, 0, 0, nullif(?, 0) FROM tasks", run)
+        # (status, trigger, slot, start, end): 0.05 s and 2 s late, a retry that ended last, one queued.
+        for run in [("succeeded", "schedule", 3600_000, 3600_050, 3601_050),
+                    ("failed", "schedule", 7200_000, 7202_000, 7205_000),
+                    ("succeeded", "retry", 7260_000, 7260_000, 7262_500), ("queued", "schedule", 10800_000, 0, 0)]:
+            self.sql("INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, "
+                     "finished_at) SELECT id, ?, ?, ?, 0, 0, nullif(?, 0), nullif(?, 0) FROM tasks", run)
         self.ok("migrate")
         samples = prometheus_samples(self, self.ok("metrics"))
         self.assertEqual(samples['taskd_task_runs_total{task="a",status="succeeded"}'], 2)
@@ -207,6 +208,7 @@ class TaskRunStatsMigrationTest(TaskdTestCase):
         self.assertEqual(samples['taskd_task_start_lateness_seconds_bucket{task="a",le="5"}'], 2)
         self.assertEqual(samples['taskd_task_start_lateness_seconds_count{task="a"}'], 2)
         self.assertAlmostEqual(samples['taskd_task_start_lateness_seconds_sum{task="a"}'], 2.05)
+        self.assertEqual(samples['taskd_task_last_duration_seconds{task="a"}'], 2.5)
 
 
 class MigrateMissingDatabaseTest(TaskdTestCase):
