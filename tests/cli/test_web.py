@@ -430,6 +430,27 @@ class EventsTest(WebTestCase):
                 self.assertEqual(data["status"], "succeeded")
                 break
 
+    def test_a_queued_run_dropped_after_many_later_runs_is_a_run_event_with_its_reason(self):
+        self.add("waiting", "--manual", "--overlap", "replace", "--", "true")
+        self.add("short", "--every", "1m", "--", "true")
+        _, response = self.open_stream(self.start_web())
+        self.assertEqual(response.readline(), b"retry: 3000\n")
+        self.ok("trigger", "waiting")  # no scheduler: it stays queued
+        events = self.events(response)
+        for name, data in events:
+            if name == "run" and data["task"] == "waiting" and data["status"] == "queued":
+                queued_id = data["id"]
+                break
+        backfilled = self.json_of("backfill", "short", "--from", "5h", "--until", "1h")
+        self.assertGreater(len(backfilled), 200)
+        self.ok("trigger", "waiting")  # overlap=replace: the queued run is dropped, a new one queued
+        [dropped] = [run for run in self.history("waiting") if run["id"] == queued_id]
+        self.assertEqual(dropped["status"], "dropped")
+        for name, data in events:
+            if name == "run" and data["id"] == queued_id and data["status"] != "queued":
+                self.assertEqual(data, dropped)  # the reason with it, as history --json shows it
+                break
+
     def test_events_need_the_token_when_reads_do(self):
         url = self.start_web("--token-for-reads", token=TOKEN)
         self.assertEqual(self.open_stream(url)[1].status, 401)
