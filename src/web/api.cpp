@@ -17,6 +17,7 @@
 #include "ops/runs.hpp"
 #include "ops/status.hpp"
 #include "ops/tasks.hpp"
+#include "store/tasks.hpp"
 #include "taskd_web_board_css.hpp"
 #include "taskd_web_board_js.hpp"
 #include "taskd_web_common_js.hpp"
@@ -228,12 +229,28 @@ Response json_body(Result<std::string> body) {
 
 Response no_task(std::string_view name) { return error_response(404, fmt::format("no task named \"{}\"", name)); }
 
+// Where a page of tasks is among all the filter selects, for the board's
+// "501-1000 of 12000": X-Total-Count, all of them, and X-Offset, those
+// named up to ?after= (the pages before).
+Result<std::pair<std::int64_t, std::int64_t>> total_and_offset(store::Database& db, store::TaskFilter filter) {
+  auto after = TRY(store::count_tasks(db, filter));
+  if (filter.after.empty()) return std::pair{after, std::int64_t{0}};
+  filter.after.clear();
+  auto total = TRY(store::count_tasks(db, filter));
+  return std::pair{total, total - after};
+}
+
 Response list_tasks(store::Database& db, const Request& request) {
   auto filter = task_filter_of(request);
   if (!filter) return error_response(filter.error());
-  return json_body(json_array(
+  auto place = total_and_offset(db, *filter);
+  if (!place) return error_response(place.error());
+  auto response = json_body(json_array(
       [&](const store::TaskVisitor& visit) { return ops::list_tasks(db, *filter, ops::Detail::full, visit); },
       ops::stored_task_json));
+  response.headers.emplace_back("X-Total-Count", std::to_string(place->first));
+  response.headers.emplace_back("X-Offset", std::to_string(place->second));
+  return response;
 }
 
 Response show_task(store::Database& db, std::string_view name) {
