@@ -126,11 +126,14 @@ class ApiShapesTest(WebTestCase):
             code, headers, body = self.request(self.url + "/api/v1/tasks?" + query)
             self.assertEqual(code, 200, body)
             return [t["name"] for t in json.loads(body)], headers["X-Total-Count"], headers["X-Offset"]
-        self.assertEqual(place("limit=2"), (["alpha", "beta"], "3", "0"))
-        self.assertEqual(place("limit=2&after=beta"), (["gamma"], "3", "2"))
-        self.assertEqual(place("limit=1&after=alpha"), (["beta"], "3", "1"))
-        self.assertEqual(place("owner=bob&after=alpha"), (["beta"], "1", "0"))
-        self.assertEqual(place("after=gamma"), ([], "3", "3"))
+        self.assertEqual(place("total=1&limit=2"), (["alpha", "beta"], "3", "0"))
+        self.assertEqual(place("total=1&limit=2&after=beta"), (["gamma"], "3", "2"))
+        self.assertEqual(place("total=1&limit=1&after=alpha"), (["beta"], "3", "1"))
+        self.assertEqual(place("total=1&owner=bob&after=alpha"), (["beta"], "1", "0"))
+        self.assertEqual(place("total=1&after=gamma"), ([], "3", "3"))
+        self.assertEqual(place("limit=2"), (["alpha", "beta"], None, None))  # not counted unless asked
+        code, _, body = self.request(self.url + "/api/v1/tasks?total=yes")
+        self.assertEqual((code, json.loads(body)), (400, {"error": 'total="yes": 1 or none'}))
 
     def test_a_run_names_the_host_that_ran_it(self):
         self.ok("trigger", "gamma")

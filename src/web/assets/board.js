@@ -190,7 +190,7 @@ function listenToPages() {
 // One poll: the next comes after pollMs, or later after failures in a row.
 const load = statusPolls(pollMs, async () => {
   showQuery();
-  const [page, runs] = await Promise.all([getOk("/api/v1/tasks?" + boardQuery()), getJson("/api/v1/runs?limit=1000")]);
+  const [page, runs] = await Promise.all([getOk("/api/v1/tasks?total=1&" + boardQuery()), getJson("/api/v1/runs?limit=1000")]);
   const tasks = await page.json();
   show(tasks, runsByTask(runs));
   showPosition(tasks, Number(page.headers.get("X-Total-Count")), Number(page.headers.get("X-Offset")));
