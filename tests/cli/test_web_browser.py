@@ -210,6 +210,16 @@ class BoardTest(BrowserTestCase):
         self.on_page(driver, ["a1"], "1–1 of 3")
         self.assertEqual(driver.current_url, url + "/?name=*1&group=g&limit=1")
 
+    def test_a_filter_being_typed_stays_as_typed_while_the_board_reads_again(self):
+        self.add("t", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["t"])
+        driver.find_element(By.NAME, "name").send_keys("x*")
+        self.ok("trigger", "t")
+        self.run_once()
+        self.until(driver, lambda d: self.marks(d, "t") == ["run succeeded"], "the board read again")
+        self.assertEqual(driver.find_element(By.NAME, "name").get_attribute("value"), "x*")
+
     def test_a_queued_run_dropped_is_said_live(self):
         self.add("waiting", "--manual", "--overlap", "replace", "--", "true")
         driver = self.open_browser()

@@ -123,7 +123,7 @@ function pagesBefore() {
 function go(query, pagesBefore) {
   const search = boardQuery(query).toString();
   history.pushState({ pagesBefore }, "", search ? "?" + search : location.pathname);
-  load();
+  navigated();
 }
 
 // Where the page is: "501–1000 of 12,000", and what can be asked from there.
@@ -141,8 +141,9 @@ function showPosition(tasks, total, offset) {
   document.getElementById("pages").hidden = false;
 }
 
-// The form and the page size say what the URL says.
-function showQuery() {
+// The form and the page size say what the URL says (not at each poll: a
+// filter being typed stays as typed), and the page is read.
+function navigated() {
   const query = boardQuery();
   const form = document.getElementById("filters");
   for (const key of filterNames) form.elements[key].value = query.get(key) || "";
@@ -150,6 +151,7 @@ function showQuery() {
   const limit = query.get("limit") || defaultPageSize;
   if (![...size.options].some((option) => option.value === limit)) size.add(new Option(limit));
   size.value = limit;
+  load();
 }
 
 function listenToPages() {
@@ -184,13 +186,15 @@ function listenToPages() {
     query.set("limit", event.target.value);
     go(query, pagesBefore());
   });
-  window.addEventListener("popstate", () => load());
+  window.addEventListener("popstate", navigated);
 }
 
 // One poll: the next comes after pollMs, or later after failures in a row.
 const load = statusPolls(pollMs, async () => {
-  showQuery();
-  const [page, runs] = await Promise.all([getOk("/api/v1/tasks?total=1&" + boardQuery()), getJson("/api/v1/runs?limit=1000")]);
+  const [page, runs] = await Promise.all([
+    getOk("/api/v1/tasks?total=1&" + boardQuery()),
+    getJson("/api/v1/runs?limit=1000"),
+  ]);
   const tasks = await page.json();
   show(tasks, runsByTask(runs));
   showPosition(tasks, Number(page.headers.get("X-Total-Count")), Number(page.headers.get("X-Offset")));
@@ -215,5 +219,5 @@ function listen() {
 
 keepToken(load);
 listenToPages();
-load();
+navigated();
 listen();
