@@ -1,8 +1,9 @@
 """The clients of bench/web.sh (issue #31), each against a running `taskd web`:
 
-  render URL ROUNDS        the board in headless chromium: ms from navigation
-                           start to its rows drawn (the frame after the table is
-                           filled), one line a round
+  render URL ROUNDS [PATH] the board (PATH, default /) in headless chromium:
+                           ms from navigation start to its rows drawn (the frame
+                           after the table is filled) and the rows, one line a
+                           round
   walk URL RUN_PAGES       every page a person or a monitor asks for: the board's
                            pages, /api/v1/tasks page after page to the end,
                            RUN_PAGES pages of /api/v1/runs, /metrics, /hosts ...
@@ -68,13 +69,13 @@ def wait_for(driver, script, what):
     raise SystemExit("web.py: waited %d s for %s" % (WAIT_SECONDS, what))
 
 
-def render(url, rounds):
+def render(url, rounds, path="/"):
     driver = browser()
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": DRAWN_OBSERVER})
         for _ in range(int(rounds)):
             driver.get("about:blank")
-            driver.get(url + "/")
+            driver.get(url + path)
             drawn = wait_for(driver, "return window.boardDrawnMs ?? null", "the board's rows")
             rows = driver.execute_script("return document.querySelectorAll('#tasks tbody tr').length")
             print("%.1f %d" % (drawn, rows), flush=True)

@@ -2,7 +2,8 @@
 # Issue 31: the board's benchmarks, each against `taskd web` on a SQLite file,
 # with Debian's headless chromium where a browser is needed (bench/web.py):
 #   render:   the board of 10 000 tasks (20 runs each), navigation start to
-#             its rows drawn, median of ROUNDS; goal <= 1 s;
+#             its rows drawn, median of ROUNDS, of its first page (500 tasks)
+#             and of its largest (?limit=5000); goal <= 1 s;
 #   memory:   peak RSS (VmHWM) of taskd web while a client walks every page
 #             (the board's, /api/v1/tasks to the end, RUN_PAGES pages of
 #             /api/v1/runs, /metrics x 3, hosts, a task, its explain ...),
@@ -10,14 +11,19 @@
 #             goal <= 64 MiB each;
 #   events:   a run's end (its finished_at) to the board's page in chromium
 #             receiving its event, over ROUNDS runs of run-once; goal max <= 1 s;
+#   pages:    ms of one page of /api/v1/tasks (500 tasks) on the 1 000 000
+#             tasks, the first and one past the middle (after=NAME), without
+#             and with the board's counts (total=1), median of ROUNDS x 5
+#             (curl), alternating with BENCH_BASELINE when given;
 #   lateness: bench/lateness.sh's loop alone (A) and beside taskd web with a
 #             client asking for the board every second (B), ABAB; goal: no
 #             difference beyond the rounds' own spread.
 # Usage: bench/web.sh [build-dir]
 #   BENCH_QUICK=1: 100 000 tasks, 1 000 x 100 runs, fewer rounds, 20 s loops
 #   BENCH_DIR=DIR: keep the large databases in DIR and reuse them when present
-#   BENCH_PARTS="render memory events lateness": the parts to run (default all)
-#   BENCH_BASELINE=BINARY: memory alternates this taskd and the build's, twice each
+#   BENCH_PARTS="render memory events pages lateness": the parts to run (default all)
+#   BENCH_BASELINE=BINARY: render's first page, memory and pages alternate this
+#             taskd and the build's, twice each
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
 source "$here/common.bash"
@@ -67,21 +73,36 @@ larger() { echo $(($1 > $2 ? $1 : $2)); }
 many="$dir/tasks-$tasks.db"
 history="$dir/runs-$history_tasks-x-$runs.db"
 board="$dir/board-$board_tasks-x-20.db"
-make_db "$many" "$tasks" 0 0
-make_db "$history" "$history_tasks" 0 "$runs"
-make_db "$board" "$board_tasks" 0 20
 results=()  # the table's rows, as print_row's arguments joined by "|"
 result() { local IFS='|'; results+=("$*"); }
 
-measure_render() {
-  start_web "$board"
-  "$python" "$here/web.py" render "$url" "$rounds" >"$work/render"
+# Usage: render_ms BINARY PATH: the median ms of ROUNDS renders of the board at PATH served by BINARY.
+render_ms() {
+  start_web "$board" "$1"
+  "$python" "$here/web.py" render "$url" "$rounds" "$2" >"$work/render"
   stop_web >/dev/null
-  local render_ms rows
-  render_ms=$(cut -d' ' -f1 "$work/render" | median)
-  rows=$(cut -d' ' -f2 "$work/render" | sort -u | tr '\n' ' ')
-  echo "render, ms from navigation start: $(cut -d' ' -f1 "$work/render" | tr '\n' ' ')(rows drawn: $rows)"
-  result "board render, 10 000 tasks (ms)" "$render_ms" "-" "-" "<= 1000" "$(compare "$render_ms" le 1000)"
+  echo "render of $2 by $1, ms from navigation start: $(cut -d' ' -f1 "$work/render" | tr '\n' ' ')" \
+    "(rows drawn: $(cut -d' ' -f2 "$work/render" | sort -u | tr '\n' ' '))" >&2
+  cut -d' ' -f1 "$work/render" | median
+}
+
+measure_render() {
+  make_db "$board" "$board_tasks" 0 20
+  local taskd_ms=0 baseline_ms=0 baseline_text="-" ms largest_ms
+  for _ in 1 2; do
+    if [ -n "${BENCH_BASELINE:-}" ]; then
+      ms=$(render_ms "$BENCH_BASELINE" /)
+      baseline_ms=$(larger "$baseline_ms" "${ms%.*}")
+      baseline_text=$baseline_ms
+    fi
+    ms=$(render_ms "$taskd" /)
+    taskd_ms=$(larger "$taskd_ms" "${ms%.*}")
+  done
+  result "board render, 10 000 tasks, first page (ms, larger median of 2)" "$taskd_ms" "$baseline_text" "-" "<= 1000" \
+    "$(compare "$taskd_ms" le 1000)"
+  largest_ms=$(render_ms "$taskd" "/?limit=5000")
+  result "board render, 10 000 tasks, a page of 5 000 (ms)" "$largest_ms" "-" "-" "<= 1000" \
+    "$(compare "$largest_ms" le 1000)"
 }
 
 # Usage: walk_rss DB BINARY: the peak RSS of BINARY's taskd web in KiB while a client walks DB.
@@ -95,6 +116,8 @@ walk_rss() {
 }
 
 measure_memory() {
+  make_db "$many" "$tasks" 0 0
+  make_db "$history" "$history_tasks" 0 "$runs"
   local db taskd_kb baseline_kb baseline_text label
   for db in "$many" "$history"; do
     baseline_kb=0 taskd_kb=0 baseline_text="-"
@@ -110,6 +133,33 @@ measure_memory() {
     label="peak RSS, $tasks tasks (MiB)"
     [ "$db" = "$history" ] && label="peak RSS, $((history_tasks * runs)) runs (MiB)"
     result "$label" "$(mib "$taskd_kb")" "$baseline_text" "-" "<= 64" "$(compare "$taskd_kb" le "$rss_goal_kb")"
+  done
+}
+
+# Usage: page_ms BINARY QUERY: the median ms of ROUNDS x 5 GETs of /api/v1/tasks?QUERY
+# from BINARY's taskd web on the million tasks.
+page_ms() {
+  start_web "$many" "$1"
+  local times
+  times=$(for _ in $(seq $((rounds * 5))); do
+    curl -sS -o /dev/null -w '%{time_total}\n' "$url/api/v1/tasks?$2"
+  done | awk '{ printf "%.1f\n", $1 * 1000 }')
+  stop_web >/dev/null
+  echo "page ?$2 by $1, ms: $(echo "$times" | tr '\n' ' ')" >&2
+  echo "$times" | median
+}
+
+measure_pages() {
+  make_db "$many" "$tasks" 0 0
+  local middle query taskd_ms baseline_ms
+  middle=$(printf 'bench-%07d' $((tasks / 2)))  # bench/make_tasks's names
+  for query in "limit=500" "limit=500&after=$middle" "total=1&limit=500" "total=1&limit=500&after=$middle"; do
+    taskd_ms="" baseline_ms=""
+    for _ in 1 2; do
+      if [ -n "${BENCH_BASELINE:-}" ]; then baseline_ms+="$(page_ms "$BENCH_BASELINE" "$query") "; fi
+      taskd_ms+="$(page_ms "$taskd" "$query") "
+    done
+    result "/api/v1/tasks?$query, $tasks tasks (ms, medians)" "$taskd_ms" "${baseline_ms:--}" "-" "-" 1
   done
 }
 
@@ -162,13 +212,14 @@ measure_lateness_beside_board() {
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-for part in ${BENCH_PARTS:-render memory events lateness}; do
+for part in ${BENCH_PARTS:-render memory events pages lateness}; do
   case $part in
     render) measure_render ;;
     memory) measure_memory ;;
     events) measure_events ;;
     lateness) measure_lateness_beside_board ;;
-    *) echo "bench/web.sh: no part \"$part\" (render, memory, events, lateness)" >&2; exit 2 ;;
+    pages) measure_pages ;;
+    *) echo "bench/web.sh: no part \"$part\" (render, memory, events, pages, lateness)" >&2; exit 2 ;;
   esac
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

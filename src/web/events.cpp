@@ -14,10 +14,15 @@ namespace {
 // How many of the newest runs are compared: more than start or end between
 // two looks, which come at least every half second.
 constexpr std::int64_t runs_compared = 200;
-// How many runs seen running, no longer among the newest, are looked up by
-// id at each change, so that a long run's end is told however many runs
-// came after it; past them the oldest are let go (their end is a change).
-constexpr std::size_t running_followed = 1000;
+// How many runs seen queued or running, no longer among the newest, are
+// looked up by id at each change, so that a long run's end, or the drop of
+// a run that waited in the queue, is told however many runs came after it;
+// past them the oldest are let go (their end is a change).
+constexpr std::size_t active_followed = 1000;
+
+bool is_active(core::RunStatus status) {
+  return status == core::RunStatus::queued || status == core::RunStatus::running;
+}
 
 std::string event(std::string_view name, const ops::Json& data) {
   return fmt::format("event: {}\ndata: {}\n\n", name, data.dump(-1, ' ', false, ops::Json::error_handler_t::replace));
@@ -38,8 +43,8 @@ core::Result<void> EventFeed::connect() {
 
 // The newest runs, each one new or of another status since the last look
 // an event when `tell`. The window only moves to newer runs, so a run not
-// seen before is a new one. Then the runs seen running that the window has
-// left behind, each by its id.
+// seen before is a new one. Then the runs seen queued or running that the
+// window has left behind, each by its id.
 core::Result<std::string> EventFeed::changes(bool tell) {
   std::map<std::int64_t, core::RunStatus> seen;
   std::string text;
@@ -53,11 +58,11 @@ core::Result<std::string> EventFeed::changes(bool tell) {
     return core::Result<void>();
   }));
   for (const auto& [id, status] : runs_) {
-    if (status != core::RunStatus::running || seen.contains(id)) continue;
+    if (!is_active(status) || seen.contains(id)) continue;
     auto run = TRY(store::find_run(*db_, id));
     if (run) look(*run);
   }
-  while (seen.size() > static_cast<std::size_t>(runs_compared) + running_followed) seen.erase(seen.begin());
+  while (seen.size() > static_cast<std::size_t>(runs_compared) + active_followed) seen.erase(seen.begin());
   runs_ = std::move(seen);
   return text;
 }

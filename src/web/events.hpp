@@ -5,7 +5,9 @@
 // paused …). One feed watches the database for every stream: on a SQLite
 // file through inotify and its data_version, on a server through its change
 // notices (LISTEN); the newest runs are compared with those seen before,
-// and the runs seen running that newer ones pushed out of them are read by id.
+// and the runs seen queued or running that newer ones pushed out of them are
+// read by id (a queued run dropped is told as a run, its status "dropped"
+// and its reason).
 #include <chrono>
 #include <cstdint>
 #include <functional>

@@ -121,6 +121,20 @@ class ApiShapesTest(WebTestCase):
         self.assertEqual(self.get_json(self.url + "/api/v1/runs?trigger=schedule"), [])
         self.assertEqual(len(self.get_json(self.url + "/api/v1/runs?limit=1")), 1)
 
+    def test_a_page_of_tasks_says_where_it_is_among_those_the_filter_selects(self):
+        def place(query):
+            code, headers, body = self.request(self.url + "/api/v1/tasks?" + query)
+            self.assertEqual(code, 200, body)
+            return [t["name"] for t in json.loads(body)], headers["X-Total-Count"], headers["X-Offset"]
+        self.assertEqual(place("total=1&limit=2"), (["alpha", "beta"], "3", "0"))
+        self.assertEqual(place("total=1&limit=2&after=beta"), (["gamma"], "3", "2"))
+        self.assertEqual(place("total=1&limit=1&after=alpha"), (["beta"], "3", "1"))
+        self.assertEqual(place("total=1&owner=bob&after=alpha"), (["beta"], "1", "0"))
+        self.assertEqual(place("total=1&after=gamma"), ([], "3", "3"))
+        self.assertEqual(place("limit=2"), (["alpha", "beta"], None, None))  # not counted unless asked
+        code, _, body = self.request(self.url + "/api/v1/tasks?total=yes")
+        self.assertEqual((code, json.loads(body)), (400, {"error": 'total="yes": 1 or none'}))
+
     def test_a_run_names_the_host_that_ran_it(self):
         self.ok("trigger", "gamma")
         hosts = {run["task"]: run["host"] for run in self.get_json(self.url + "/api/v1/runs")}
@@ -379,6 +393,15 @@ class EventsTest(WebTestCase):
             elif line.startswith("data: "):
                 yield name, json.loads(line[len("data: "):])
 
+    def run_event(self, events, condition):
+        """The data of the first run event of `events` that `condition` holds for."""
+        return next(data for name, data in events if name == "run" and condition(data))
+
+    def queue_more_runs_than_the_stream_compares(self):
+        self.add("short", "--every", "1m", "--", "true")
+        backfilled = self.json_of("backfill", "short", "--from", "5h", "--until", "1h")
+        self.assertGreater(len(backfilled), 200)
+
     def test_a_run_made_by_the_command_line_is_an_event(self):
         self.add("t", "--manual", "--", "true")
         url = self.start_web()
@@ -398,25 +421,33 @@ class EventsTest(WebTestCase):
     def test_the_end_of_a_run_that_many_later_runs_passed_is_a_run_event(self):
         release = os.path.join(self.tmp, "release")
         self.add("long", "--manual", "--", "sh", "-c", 'while [ ! -e "$0" ]; do sleep 0.05; done', release)
-        self.add("short", "--every", "1m", "--", "true")
         proc = self.popen_taskd("run", "--web", "127.0.0.1:0", "--tick", "1s")
         self.addCleanup(self.stop, proc)
         _, response = self.open_stream(self.url_served_by(proc))
         self.assertEqual(response.readline(), b"retry: 3000\n")
         self.ok("trigger", "long")
         events = self.events(response)
-        for name, data in events:
-            if name == "run" and data["task"] == "long" and data["status"] == "running":
-                long_id = data["id"]
-                break
-        backfilled = self.json_of("backfill", "short", "--from", "5h", "--until", "1h")
-        self.assertGreater(len(backfilled), 200)
+        long_id = self.run_event(events, lambda run: run["task"] == "long" and run["status"] == "running")["id"]
+        self.queue_more_runs_than_the_stream_compares()
         with open(release, "w"):
             pass
-        for name, data in events:
-            if name == "run" and data["id"] == long_id and data["status"] != "running":
-                self.assertEqual(data["status"], "succeeded")
-                break
+        end = self.run_event(events, lambda run: run["id"] == long_id and run["status"] != "running")
+        self.assertEqual(end["status"], "succeeded")
+
+    def test_a_queued_run_dropped_after_many_later_runs_is_a_run_event_with_its_reason(self):
+        self.add("waiting", "--manual", "--overlap", "replace", "--", "true")
+        _, response = self.open_stream(self.start_web())
+        self.assertEqual(response.readline(), b"retry: 3000\n")
+        self.ok("trigger", "waiting")  # no scheduler: it stays queued
+        events = self.events(response)
+        queued_id = self.run_event(events, lambda run: run["task"] == "waiting")["id"]
+        self.queue_more_runs_than_the_stream_compares()
+        self.ok("trigger", "waiting")  # overlap=replace: the queued run is dropped, a new one queued
+        [dropped] = [run for run in self.history("waiting") if run["id"] == queued_id]
+        self.assertEqual(dropped["status"], "dropped")
+        # The reason with it, as history --json shows it.
+        self.assertEqual(self.run_event(events, lambda run: run["id"] == queued_id and run["status"] != "queued"),
+                         dropped)
 
     def test_events_need_the_token_when_reads_do(self):
         url = self.start_web("--token-for-reads", token=TOKEN)

@@ -18,7 +18,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from test_web import TOKEN, WebTestCase
 
@@ -160,6 +160,76 @@ class BoardTest(BrowserTestCase):
             self.row(driver, name).find_element(By.CSS_SELECTOR, "button.trigger").click()
             self.until(driver, lambda d: [r["task"] for r in self.history()].count(name) == 1, "a run of " + name)
         self.assertNoAlert(driver)
+
+    def position(self, driver):
+        return driver.find_element(By.ID, "position").text
+
+    def on_page(self, driver, names, position):
+        self.until(driver, lambda d: self.row_names(d) == names and self.position(d) == position,
+                   "%r, %s" % (names, position))
+
+    def test_pages_of_tasks_by_the_url_next_previous_and_a_reload(self):
+        names = ["t%d" % i for i in range(1, 8)]
+        for name in names:
+            self.add(name, "--manual", "--", "true")
+        driver = self.open_browser()
+        url = self.start_web()
+        driver.get(url + "/?limit=3")
+        self.on_page(driver, names[0:3], "1–3 of 7")
+        driver.find_element(By.ID, "next").click()
+        self.on_page(driver, names[3:6], "4–6 of 7")
+        self.assertEqual(driver.current_url, url + "/?after=t3&limit=3")
+        driver.refresh()  # the same page, and Previous still goes back a page
+        self.on_page(driver, names[3:6], "4–6 of 7")
+        driver.find_element(By.ID, "next").click()
+        self.on_page(driver, names[6:], "7–7 of 7")
+        self.assertFalse(driver.find_element(By.ID, "next").is_enabled())
+        driver.find_element(By.ID, "previous").click()
+        self.on_page(driver, names[3:6], "4–6 of 7")
+        driver.find_element(By.ID, "previous").click()
+        self.on_page(driver, names[0:3], "1–3 of 7")
+        self.assertFalse(driver.find_element(By.ID, "previous").is_enabled())
+        Select(driver.find_element(By.ID, "page-size")).select_by_visible_text("100")
+        self.on_page(driver, names, "1–7 of 7")
+        self.assertEqual(driver.current_url, url + "/?limit=100")
+
+    def test_filters_in_the_url_page_what_they_select(self):
+        for name in ("a1", "b1", "b2", "b3", "c1"):
+            self.add(name, "--manual", *(["--group", "g"] if name != "b3" else []), "--", "true")
+        driver = self.open_browser()
+        url = self.start_web()
+        driver.get(url + "/?name=b*&group=g&limit=1")
+        self.on_page(driver, ["b1"], "1–1 of 2")
+        self.assertEqual(driver.find_element(By.NAME, "name").get_attribute("value"), "b*")
+        driver.find_element(By.ID, "next").click()
+        self.on_page(driver, ["b2"], "2–2 of 2")
+        self.assertEqual(driver.current_url, url + "/?name=b*&group=g&after=b1&limit=1")
+        name = driver.find_element(By.NAME, "name")
+        name.clear()
+        name.send_keys("*1", Keys.ENTER)  # a new filter: from its first page, the page size kept
+        self.on_page(driver, ["a1"], "1–1 of 3")
+        self.assertEqual(driver.current_url, url + "/?name=*1&group=g&limit=1")
+
+    def test_a_filter_being_typed_stays_as_typed_while_the_board_reads_again(self):
+        self.add("t", "--manual", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["t"])
+        driver.find_element(By.NAME, "name").send_keys("x*")
+        self.ok("trigger", "t")
+        self.run_once()
+        self.until(driver, lambda d: self.marks(d, "t") == ["run succeeded"], "the board read again")
+        self.assertEqual(driver.find_element(By.NAME, "name").get_attribute("value"), "x*")
+
+    def test_a_queued_run_dropped_is_said_live(self):
+        self.add("waiting", "--manual", "--overlap", "replace", "--", "true")
+        driver = self.open_browser()
+        self.open_board(driver, self.start_web(), ["waiting"])
+        self.ok("trigger", "waiting")
+        [queued] = self.history()
+        self.ok("trigger", "waiting")  # overlap=replace drops the queued run
+        notice = driver.find_element(By.ID, "notice")
+        self.until(driver, lambda d: notice.text.startswith("waiting: run %d replaced by the run of slot "
+                                                            % queued["id"]), "the drop said")
 
     def test_the_board_fits_a_phone(self):
         self.add("a-task-with-a-rather-long-name-that-a-phone-must-wrap-somewhere", "--every", "1h", "--", "true")

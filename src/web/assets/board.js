@@ -99,13 +99,114 @@ function show(tasks, byTask) {
   }
 }
 
+// The board's query in the page's URL, so that a link or a reload shows the
+// same tasks: the filters of `taskd list` (name glob, group, owner, state)
+// and the page, by the API's cursor: `after`, the last name of the page
+// before, and `limit`, the page's size. The cursors of the pages before are
+// kept in the history's state, for Previous.
+const filterNames = ["name", "group", "owner", "state"];
+const defaultPageSize = "500";
+
+// The board's keys of `params` (by default the URL's), in one order, none empty.
+function boardQuery(params = new URLSearchParams(location.search)) {
+  const query = new URLSearchParams();
+  for (const key of [...filterNames, "after", "limit"]) {
+    if (params.get(key)) query.set(key, params.get(key));
+  }
+  return query;
+}
+
+function pagesBefore() {
+  return (history.state && history.state.pagesBefore) || [];
+}
+
+function go(query, pagesBefore) {
+  const search = boardQuery(query).toString();
+  history.pushState({ pagesBefore }, "", search ? "?" + search : location.pathname);
+  navigated();
+}
+
+// Where the page is: "501–1000 of 12,000", and what can be asked from there.
+let lastName = "";
+
+function showPosition(tasks, total, offset) {
+  const count = (n) => n.toLocaleString();
+  document.getElementById("position").textContent = tasks.length === 0 ? "0 of " + count(total)
+    : count(offset + 1) + "–" + count(offset + tasks.length) + " of " + count(total);
+  lastName = tasks.length ? tasks[tasks.length - 1].name : "";
+  const query = boardQuery();
+  document.getElementById("first").disabled = !query.has("after");
+  document.getElementById("previous").disabled = !query.has("after");
+  document.getElementById("next").disabled = offset + tasks.length >= total;
+  document.getElementById("pages").hidden = false;
+}
+
+// The form and the page size say what the URL says (not at each poll: a
+// filter being typed stays as typed), and the page is read.
+function navigated() {
+  const query = boardQuery();
+  const form = document.getElementById("filters");
+  for (const key of filterNames) form.elements[key].value = query.get(key) || "";
+  const size = document.getElementById("page-size");
+  const limit = query.get("limit") || defaultPageSize;
+  if (![...size.options].some((option) => option.value === limit)) size.add(new Option(limit));
+  size.value = limit;
+  load();
+}
+
+function listenToPages() {
+  document.getElementById("filters").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const query = new URLSearchParams();
+    for (const [key, value] of new FormData(event.target)) if (value) query.set(key, value);
+    if (boardQuery().has("limit")) query.set("limit", boardQuery().get("limit"));
+    go(query, []);
+  });
+  document.getElementById("first").addEventListener("click", () => {
+    const query = boardQuery();
+    query.delete("after");
+    go(query, []);
+  });
+  document.getElementById("previous").addEventListener("click", () => {
+    const query = boardQuery();
+    const before = pagesBefore().slice();
+    const after = before.pop();
+    if (after) query.set("after", after);
+    else query.delete("after");
+    go(query, before);
+  });
+  document.getElementById("next").addEventListener("click", () => {
+    const query = boardQuery();
+    const before = [...pagesBefore(), query.get("after") || ""];
+    query.set("after", lastName);
+    go(query, before);
+  });
+  document.getElementById("page-size").addEventListener("change", (event) => {
+    const query = boardQuery();
+    query.set("limit", event.target.value);
+    go(query, pagesBefore());
+  });
+  window.addEventListener("popstate", navigated);
+}
+
 // One poll: the next comes after pollMs, or later after failures in a row.
 const load = statusPolls(pollMs, async () => {
-  const [tasks, runs] = await Promise.all([getJson("/api/v1/tasks"), getJson("/api/v1/runs?limit=1000")]);
+  const [page, runs] = await Promise.all([
+    getOk("/api/v1/tasks?total=1&" + boardQuery()),
+    getJson("/api/v1/runs?limit=1000"),
+  ]);
+  const tasks = await page.json();
   show(tasks, runsByTask(runs));
+  showPosition(tasks, Number(page.headers.get("X-Total-Count")), Number(page.headers.get("X-Offset")));
   document.getElementById("tasks").hidden = false;
   return tasks.length === 1 ? "1 task" : tasks.length + " tasks";
 });
+
+// A run dropped before it started: said, with why.
+function sayDropped(event) {
+  const run = JSON.parse(event.data);
+  if (run.status === "dropped") say(run.task + ": run " + run.id + " " + (run.reason || "dropped"));
+}
 
 // The server's events, when it sends them (not while reads need the token,
 // which an EventSource cannot send): each one asks at once, so a run shows
@@ -113,8 +214,10 @@ const load = statusPolls(pollMs, async () => {
 function listen() {
   const events = new EventSource("/api/v1/events");
   for (const name of ["open", "run", "change"]) events.addEventListener(name, () => load());
+  events.addEventListener("run", sayDropped);
 }
 
 keepToken(load);
-load();
+listenToPages();
+navigated();
 listen();

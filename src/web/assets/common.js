@@ -21,10 +21,15 @@ async function errorOf(response) {
   return error;
 }
 
-async function getJson(path) {
+// The response to GET `path`; one that is not a success is thrown as an Error.
+async function getOk(path) {
   const response = await fetch(path, { headers: headers() });
   if (!response.ok) throw await errorOf(response);
-  return response.json();
+  return response;
+}
+
+async function getJson(path) {
+  return (await getOk(path)).json();
 }
 
 async function postJson(path) {
