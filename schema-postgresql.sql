@@ -598,6 +598,8 @@ BEGIN
   PERFORM set_config('taskd.counter_shard', taken::text, true);
   RETURN taken;
 END $$;
+-- list --on-host (as in schema.sql).
+CREATE INDEX tasks_on_host ON tasks (on_host) WHERE on_host <> '';
 -- Adds counts to a task's row of this transaction's shard.
 CREATE FUNCTION add_task_run_stats(task bigint, succeeded bigint, failed bigint, timed_out bigint, dropped bigint,
                                    skipped bigint, lost bigint, late_100ms bigint, late_500ms bigint, late_1s bigint,

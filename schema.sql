@@ -440,6 +440,8 @@ CREATE TABLE task_run_stats (
   last_duration_ms INTEGER,
   PRIMARY KEY (task_id, shard)
 ) WITHOUT ROWID;
+-- list --on-host and the board's host filter: the pinned tasks only.
+CREATE INDEX tasks_on_host ON tasks (on_host) WHERE on_host <> '';
 -- The run_ends row names its task now.
 DROP TRIGGER runs_count_end;
 DROP TRIGGER runs_count_insert;

@@ -366,6 +366,7 @@ void add_task_commands(CLI::App& app, Context& context, Action& action) {
   auto* list_command = app.add_subcommand("list", "List tasks");
   list_command->add_option("--group", list_options->filter.group, "Only this group");
   list_command->add_option("--owner", list_options->filter.owner, "Only this owner's tasks");
+  list_command->add_option("--on-host", list_options->filter.on_host, "Only the tasks pinned to this host");
   list_command->add_option("--state", list_options->state, "Only tasks that are active, paused, disabled or failing");
   list_command->add_option("--name", list_options->filter.name_glob, "Only names that match this glob (tmp-*)");
   list_command->add_option("--limit", list_options->limit, "At most N tasks (default: all)");

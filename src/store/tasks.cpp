@@ -340,6 +340,7 @@ Selection selection_of(const TaskFilter& filter, Dialect dialect) {
   }
   if (!filter.group.empty()) add_text("group_name <> '' AND group_name = ?", filter.group);
   if (!filter.owner.empty()) add_text("owner <> '' AND owner = ?", filter.owner);
+  if (!filter.on_host.empty()) add_text("on_host <> '' AND on_host = ?", filter.on_host);
   if (filter.condition) where += " AND " + condition_terms(*filter.condition);
   if (!filter.after.empty()) add_text("name > ?", filter.after);
   if (!filter.name_glob.empty()) {

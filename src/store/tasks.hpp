@@ -48,6 +48,7 @@ struct TaskFilter {
   std::vector<std::string> names;  // only these; empty: any
   std::string group;               // empty: any
   std::string owner;               // empty: any
+  std::string on_host;             // only the tasks pinned to this host (--on-host); empty: any
   std::optional<core::Condition> condition;
   std::string name_glob;  // a GLOB pattern over the name (case-sensitive); empty: any
   std::string after;      // only names after this one, for the next page; empty: from the first

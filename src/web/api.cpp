@@ -163,10 +163,12 @@ Result<std::int64_t> number_of(const Request& request, const std::string& name, 
 
 Result<std::int64_t> limit_of(const Request& request, Limits limits) { return number_of(request, "limit", limits); }
 
-// The filter of `taskd list` from ?name=GLOB&group=&owner=&state=&after=NAME&limit=N.
+// The filter of `taskd list` from ?name=GLOB&group=&owner=&host=&state=&after=NAME&limit=N
+// (host: --on-host).
 Result<store::TaskFilter> task_filter_of(const Request& request) {
   store::TaskFilter filter{.group = std::string(parameter(request, "group")),
                            .owner = std::string(parameter(request, "owner")),
+                           .on_host = std::string(parameter(request, "host")),
                            .name_glob = std::string(parameter(request, "name")),
                            .after = std::string(parameter(request, "after"))};
   if (auto state = parameter(request, "state"); !state.empty()) {

@@ -53,6 +53,13 @@ class ListTest(LoopTestCase):
         self.assertEqual(self.tasks("--name", "nothing*"), [])
         self.assertEqual(self.ok("list", "--name", "web-1?").splitlines()[1].split()[0], "web-10")
 
+    def test_on_host_lists_the_tasks_pinned_to_that_host(self):
+        for name, host in [("a", "h1"), ("b", "h2"), ("c", ""), ("d", "h1")]:
+            self.add(name, "--every", "1h", *(["--on-host", host] if host else []), "--", "true")
+        self.assertEqual(names(self.tasks("--on-host", "h1")), ["a", "d"])
+        self.assertEqual(names(self.tasks("--on-host", "h1", "--name", "d*")), ["d"])
+        self.assertEqual(self.tasks("--on-host", "elsewhere"), [])
+
     def test_bad_state_or_limit_is_a_usage_error(self):
         code, _, err = self.run_taskd("list", "--state", "sleeping")
         self.assertEqual(code, 2)

@@ -112,6 +112,8 @@ class ApiShapesTest(WebTestCase):
         self.assertEqual(names("name=a*"), ["alpha"])
         self.assertEqual(names("group=g1"), ["alpha"])
         self.assertEqual(names("owner=bob"), ["beta"])
+        self.ok("edit", "gamma", "--on-host", "h1")
+        self.assertEqual(names("host=h1"), ["gamma"])
         self.assertEqual(names("state=failing"), ["beta"])
         self.assertEqual(names("limit=2"), ["alpha", "beta"])
         self.assertEqual(names("limit=2&after=beta"), ["gamma"])

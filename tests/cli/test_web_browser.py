@@ -209,6 +209,10 @@ class BoardTest(BrowserTestCase):
         name.send_keys("*1", Keys.ENTER)  # a new filter: from its first page, the page size kept
         self.on_page(driver, ["a1"], "1–1 of 3")
         self.assertEqual(driver.current_url, url + "/?name=*1&group=g&limit=1")
+        self.ok("edit", "c1", "--on-host", "h1")
+        driver.get(url + "/?host=h1")
+        self.on_page(driver, ["c1"], "1–1 of 1")
+        self.assertEqual(driver.find_element(By.NAME, "host").get_attribute("value"), "h1")
 
     def test_a_filter_being_typed_stays_as_typed_while_the_board_reads_again(self):
         self.add("t", "--manual", "--", "true")

@@ -100,11 +100,12 @@ function show(tasks, byTask) {
 }
 
 // The board's query in the page's URL, so that a link or a reload shows the
-// same tasks: the filters of `taskd list` (name glob, group, owner, state)
+// same tasks: the filters of `taskd list` (name glob, group, owner, host as
+// --on-host, state)
 // and the page, by the API's cursor: `after`, the last name of the page
 // before, and `limit`, the page's size. The cursors of the pages before are
 // kept in the history's state, for Previous.
-const filterNames = ["name", "group", "owner", "state"];
+const filterNames = ["name", "group", "owner", "host", "state"];
 const defaultPageSize = "500";
 
 // The board's keys of `params` (by default the URL's), in one order, none empty.
