@@ -284,6 +284,44 @@ Response list_runs(store::Database& db, const Request& request, core::Time now) 
       ops::run_json));
 }
 
+// How many runs of each task recent-runs gives (?runs=N).
+constexpr Limits runs_per_task{20, 100};
+
+// The tasks named, each with its last `per_task` runs, newest first, as
+// [{"task": NAME, "runs": [...]}, ...].
+Result<std::string> recent_runs_body(store::Database& db, const std::vector<std::string>& names,
+                                     std::int64_t per_task) {
+  std::string body = "[";
+  for (const auto& name : names) {
+    Json runs = Json::array();
+    TRY(ops::for_each_run_of(db, name, {.limit = per_task}, "history", [&](const store::RunRecord& run) -> Result<void> {
+      runs.push_back(ops::run_json(run));
+      return {};
+    }));
+    if (body.size() > 1) body += ',';
+    body += dumped(Json{{"task", name}, {"runs", std::move(runs)}});
+  }
+  body += "]\n";
+  return body;
+}
+
+// GET recent-runs?FILTERS&runs=N: the page of tasks the filters select (as
+// GET tasks), each with its last N runs: the board's strips, whichever page
+// it shows (the newest runs of all tasks leave out the tasks that ran less).
+Response recent_runs(store::Database& db, const Request& request) {
+  auto filter = task_filter_of(request);
+  if (!filter) return error_response(filter.error());
+  auto per_task = number_of(request, "runs", runs_per_task);
+  if (!per_task) return error_response(per_task.error());
+  std::vector<std::string> names;
+  auto listed = ops::list_tasks(db, *filter, ops::Detail::headline, [&](const store::StoredTask& task) -> Result<void> {
+    names.push_back(store::readable(task).definition.name);
+    return {};
+  });
+  if (!listed) return error_response(listed.error());
+  return json_body(recent_runs_body(db, names, *per_task));
+}
+
 // "runs/ID/output": run ID's output.
 Response run_output(store::Database& db, std::string_view path) {
   auto id_text = path.substr(0, path.find('/'));
@@ -449,6 +487,7 @@ Response Api::read_api(const Request& request, std::string_view path) const {
   if (path.starts_with("tasks/") && path.size() > 6) return task_path(*db, path.substr(6), request, clock_.now());
   if (path == "hosts") return hosts(*db, clock_.now());
   if (path == "runs") return list_runs(*db, request, clock_.now());
+  if (path == "recent-runs") return recent_runs(*db, request);
   if (path.starts_with("runs/")) return run_output(*db, path.substr(5));
   return error_response(404, "no such path");
 }

@@ -123,6 +123,16 @@ class ApiShapesTest(WebTestCase):
         self.assertEqual(self.get_json(self.url + "/api/v1/runs?trigger=schedule"), [])
         self.assertEqual(len(self.get_json(self.url + "/api/v1/runs?limit=1")), 1)
 
+    def test_recent_runs_give_each_task_of_a_page_its_last_runs(self):
+        recent = self.get_json(self.url + "/api/v1/recent-runs?limit=2&runs=1")
+        self.assertEqual([entry["task"] for entry in recent], ["alpha", "beta"])
+        [alpha_run] = recent[0]["runs"]
+        self.assertEqual(alpha_run, self.get_json(self.url + "/api/v1/runs?task=alpha&limit=1")[0])
+        self.assertEqual(self.get_json(self.url + "/api/v1/recent-runs?after=beta"), [{"task": "gamma", "runs": []}])
+        self.assertEqual(self.get_json(self.url + "/api/v1/recent-runs?owner=bob&runs=20")[0]["task"], "beta")
+        for bad in ("runs=0", "runs=101", "runs=x", "state=sleeping"):
+            self.assertEqual(self.request(self.url + "/api/v1/recent-runs?" + bad)[0], 400, bad)
+
     def test_a_page_of_tasks_says_where_it_is_among_those_the_filter_selects(self):
         def place(query):
             code, headers, body = self.request(self.url + "/api/v1/tasks?" + query)

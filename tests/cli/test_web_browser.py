@@ -193,6 +193,21 @@ class BoardTest(BrowserTestCase):
         self.on_page(driver, names, "1–7 of 7")
         self.assertEqual(driver.current_url, url + "/?limit=100")
 
+    def test_a_later_page_shows_its_tasks_strips_however_much_others_ran(self):
+        self.add("a", "--manual", "--", "true")
+        self.add("b", "--manual", "--", "true")
+        self.ok("trigger", "b")
+        self.run_once()
+        # A thousand newer runs of a: the newest runs of all tasks hold none of b's.
+        self.sql("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
+                 "INSERT INTO runs (task_id, status, trigger, scheduled_at, enqueued_at, not_before, started_at, "
+                 "finished_at) SELECT (SELECT id FROM tasks WHERE name = 'a'), 'succeeded', 'manual', i, i, i, i, i "
+                 "FROM n")
+        driver = self.open_browser()
+        driver.get(self.start_web() + "/?after=a&limit=1")
+        self.on_page(driver, ["b"], "2–2 of 2")
+        self.until(driver, lambda d: self.marks(d, "b") == ["run succeeded"], "b's strip")
+
     def test_filters_in_the_url_page_what_they_select(self):
         for name in ("a1", "b1", "b2", "b3", "c1"):
             self.add(name, "--manual", *(["--group", "g"] if name != "b3" else []), "--", "true")

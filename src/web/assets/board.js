@@ -29,13 +29,8 @@ function fillStrip(strip, runs) {
   }
 }
 
-function runsByTask(runs) {
-  const byTask = new Map();
-  for (const run of runs) {
-    if (!byTask.has(run.task)) byTask.set(run.task, []);
-    byTask.get(run.task).push(run);
-  }
-  return byTask;
+function runsByTask(recent) {
+  return new Map(recent.map((entry) => [entry.task, entry.runs]));
 }
 
 function say(text) {
@@ -192,12 +187,12 @@ function listenToPages() {
 
 // One poll: the next comes after pollMs, or later after failures in a row.
 const load = statusPolls(pollMs, async () => {
-  const [page, runs] = await Promise.all([
+  const [page, recent] = await Promise.all([
     getOk("/api/v1/tasks?total=1&" + boardQuery()),
-    getJson("/api/v1/runs?limit=1000"),
+    getJson("/api/v1/recent-runs?runs=20&" + boardQuery()),
   ]);
   const tasks = await page.json();
-  show(tasks, runsByTask(runs));
+  show(tasks, runsByTask(recent));
   showPosition(tasks, Number(page.headers.get("X-Total-Count")), Number(page.headers.get("X-Offset")));
   document.getElementById("tasks").hidden = false;
   return tasks.length === 1 ? "1 task" : tasks.length + " tasks";
