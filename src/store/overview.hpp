@@ -60,7 +60,6 @@ struct NamedTime {
 // When each task last succeeded, by name; a task that never did is left out.
 core::Result<std::vector<NamedTime>> last_successes(Database& db);
 
-
 // A task's counters, kept by the schema's triggers as its runs end: its runs
 // that ended, by status (pruning keeps them), the start lateness of its
 // scheduled runs that started and ended, as a histogram of fixed bounds,
