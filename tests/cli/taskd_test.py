@@ -379,6 +379,12 @@ def watchdogs_of(taskd_pid):
     return [pid for pid, cmdline in processes_matching(title) if cmdline == title]
 
 
+def sleeps_of(marker):
+    """The live `sleep MARKER` processes themselves, not the shells whose
+    command lines name them on the way."""
+    return [p for p in processes_matching("sleep " + marker) if p[1] == "sleep " + marker]
+
+
 def processes_matching(marker):
     """Command lines of the live processes whose command line contains marker."""
     found = []

@@ -15,7 +15,7 @@ import signal
 import unittest
 
 from loop_helpers import LoopTestCase, wait_for
-from taskd_test import cgroup2_mount, processes_matching, watchdogs_of
+from taskd_test import cgroup2_mount, processes_matching, sleeps_of, watchdogs_of
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -46,11 +46,6 @@ def remove_cgroup(path):
         return True
     wait_for(removed, 10, "cgroup %s to empty" % path)
 
-
-def escapees(marker):
-    """The escaped `sleep MARKER` itself, not the shells whose command lines
-    name it on the way (a double fork takes three of them to get there)."""
-    return [p for p in processes_matching("sleep " + marker) if p[1] == "sleep " + marker]
 
 # Only a cgroup holds a process that also cleared its environment.
 CLEARED_ENVIRONMENT = 'env -i setsid sh -c "sleep {m}" & sleep 30'
@@ -122,7 +117,7 @@ class ContainmentTest(LoopTestCase):
                 task = "killed-" + mode
                 self.add_escaping(task, LEFT_BY_SIGKILL, marker, "10m")
                 start_in = {"preexec_fn": self.own_cgroup()} if mode == "cgroup" else {}
-                worker, taskd = self.run_once_until(mode, lambda: len(escapees(marker)) == 3, start_in)
+                worker, taskd = self.run_once_until(mode, lambda: len(sleeps_of(marker)) == 3, start_in)
                 os.kill(taskd, signal.SIGKILL)
                 # No other taskd starts: the killed one's watchdog ends them.
                 wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
@@ -139,13 +134,13 @@ class ContainmentTest(LoopTestCase):
         task = name.replace(" ", "-")
         self.add_escaping(task, script, marker, "10m")
         start_in = {"preexec_fn": self.own_cgroup()} if mode == "cgroup" else {}
-        worker, taskd = self.run_once_until(mode, lambda: escapees(marker), start_in)
+        worker, taskd = self.run_once_until(mode, lambda: sleeps_of(marker), start_in)
         self.kill_watchdog_of(taskd)  # which would end the escapee at once: this is about recovery
         os.kill(taskd, signal.SIGKILL)
         worker.wait(timeout=10)
         worker.stdout.close()
         worker.stderr.close()
-        self.assertTrue(escapees(marker), "the escapee outlived taskd")
+        self.assertTrue(sleeps_of(marker), "the escapee outlived taskd")
         self.assertIn("lost", self.run_once("--containment", mode, faketime=T1, **start_in))
         self.assertEqual(processes_matching("sleep " + marker), [], "%s: left running" % name)
         self.ok("rm", task)

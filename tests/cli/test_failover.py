@@ -230,36 +230,23 @@ class FailoverTest(LoopTestCase):
         self.assertEqual(len(self.events(log, "database.unreachable")), 1)
         self.assertEqual(self.stop(proc)[0], 0)
 
-    def test_overlap_replace_of_another_hosts_run_waits_for_its_worker_to_end_it(self):
-        self.add_long_task("--overlap", "replace")
-        proc, log = self.host("a")
-        pid, _, _, _ = self.wait_for_start(1, 20)
-        triggered = self.json_of("trigger", "long")  # by this machine's hostname: not host a
-        self.assertTrue(triggered["replaced"])
-        gone_at = self.wait_gone(pid, LEASE + KILL_GRACE)
-        _, restarted_at, host, _ = self.wait_for_start(2, 10)
-        self.assertGreater(restarted_at, gone_at, "the replacing run started while the replaced one ran")
-        rows = self.run_rows()
-        self.assertEqual(rows[0][1], "failed")
-        self.assertIn("replaced by the run of slot", rows[0][3])
-        self.assertEqual(self.stop(proc)[0], 0)
-
-    def test_overlap_replace_of_a_run_of_this_host_also_waits_for_its_worker_to_end_it(self):
-        # The child lingers a second after SIGTERM; another host may take
-        # the replacing run, but only once the replaced one has ended.
-        # Its last act is to write when it ends: a start after that is after
-        # its end (the test's own look at its pid comes a poll later).
+    def add_replaceable_task(self, linger):
+        """The task "long" with --overlap replace. Told to end, its child
+        lingers `linger` seconds; its last act is to write when it ends, so
+        that a start after that is after its end (the test's own look at its
+        pid comes a poll later, after a start that followed the end at once).
+        Returns the file it writes."""
         ended = os.path.join(self.tmp, "ended")
         self.add("long", "--every", "1d", "--start-now", "--timeout", "1h", "--kill-grace", "5s",
                  "--overlap", "replace", "--shell", "--",
                  f'echo "$$ $(date +%s.%N) $TASKD_HOST $TASKD_ATTEMPT_UID" >> {self.starts}; '
-                 f'trap "sleep 1; date +%s.%N > {ended}; exit 143" TERM; sleep {self.marker} & wait')
-        here, _ = self.start("run", "--lease", f"{LEASE}s", log_name="here.log")  # the hostname, as trigger's
-        pid, _, _, _ = self.wait_for_start(1, 20)
-        other, _ = self.host("other")
+                 f'trap "sleep {linger}; date +%s.%N > {ended}; exit 143" TERM; sleep {self.marker} & wait')
+        return ended
+
+    def assert_replaced_after_its_end(self, pid, ended):
         triggered = self.json_of("trigger", "long")
         self.assertTrue(triggered["replaced"])
-        self.wait_gone(pid, 10)
+        self.wait_gone(pid, LEASE + 5)
         _, restarted_at, _, _ = self.wait_for_start(2, 10)
         with open(ended) as f:
             ended_at = float(f.read())
@@ -267,6 +254,22 @@ class FailoverTest(LoopTestCase):
         rows = self.run_rows()
         self.assertEqual(rows[0][1], "failed")
         self.assertIn("replaced by the run of slot", rows[0][3])
+
+    def test_overlap_replace_of_another_hosts_run_waits_for_its_worker_to_end_it(self):
+        ended = self.add_replaceable_task(linger=0)
+        proc, _ = self.host("a")
+        pid, _, _, _ = self.wait_for_start(1, 20)
+        self.assert_replaced_after_its_end(pid, ended)  # triggered by this machine's hostname: not host a
+        self.assertEqual(self.stop(proc)[0], 0)
+
+    def test_overlap_replace_of_a_run_of_this_host_also_waits_for_its_worker_to_end_it(self):
+        # The child lingers a second after SIGTERM; another host may take
+        # the replacing run, but only once the replaced one has ended.
+        ended = self.add_replaceable_task(linger=1)
+        here, _ = self.start("run", "--lease", f"{LEASE}s", log_name="here.log")  # the hostname, as trigger's
+        pid, _, _, _ = self.wait_for_start(1, 20)
+        other, _ = self.host("other")
+        self.assert_replaced_after_its_end(pid, ended)
         for proc in (here, other):
             self.assertEqual(self.stop(proc)[0], 0)
 

@@ -8,7 +8,8 @@ import signal
 import socket
 import unittest
 
-from taskd_test import TaskdTestCase, processes_matching
+from loop_helpers import wait_for
+from taskd_test import TaskdTestCase, processes_matching, sleeps_of
 
 T0 = "2026-11-21 14:00:00"
 T1 = "2026-11-21 14:00:05"
@@ -29,8 +30,9 @@ class RecoveryTest(TaskdTestCase):
         # --start-now made T0 the first slot; the workers' clocks stand at T1, after it.
         worker = self.popen_taskd("run-once", faketime=T1)
         self.addCleanup(worker.kill)
-        self.wait_for_file(started)
-        self.assertTrue(processes_matching("sleep " + marker), "the child is running")
+        # The shell, which touched the file, names the sleep too: wait for the sleep itself,
+        # or taskd's death could take the shell before it starts it.
+        wait_for(lambda: sleeps_of(marker), 20, "the child's sleep")
         # faketime runs taskd as its child: kill taskd itself, found by its --db.
         workers = [w for w in processes_matching("%s run-once" % self.db) if "faketime" not in w[1]]
         self.assertEqual(len(workers), 1, workers)
@@ -42,7 +44,7 @@ class RecoveryTest(TaskdTestCase):
         worker.stdout.close()
         worker.stderr.close()
         # The orphan outlived its worker; the run is stuck RUNNING until recovered.
-        self.assertTrue(processes_matching("sleep " + marker))
+        self.assertTrue(sleeps_of(marker))
         self.assertEqual([r["status"] for r in self.history("hang")], ["running"])
 
         out = self.run_once(faketime=T1)

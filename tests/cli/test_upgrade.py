@@ -14,7 +14,7 @@ from unittest import mock
 
 import taskd_test
 from loop_helpers import LoopTestCase, parse_logfmt, wait_for
-from taskd_test import processes_matching, watchdogs_of
+from taskd_test import processes_matching, sleeps_of, watchdogs_of
 
 
 class UpgradeTest(LoopTestCase):
@@ -180,14 +180,13 @@ class UpgradeTest(LoopTestCase):
         self.add("escapes", "--every", "1h", "--start-now", "--retry", "none", "--shell", "--",
                  "setsid sleep {m} & (sleep {m} &); sleep {m}".format(m=marker))
         proc, log = self.start("run")
-        sleeps = lambda: [p for p in processes_matching("sleep " + marker) if p[1] == "sleep " + marker]
-        wait_for(lambda: len(sleeps()) == 3, 20, "the run's sleeps")
+        wait_for(lambda: len(sleeps_of(marker)) == 3, 20, "the run's sleeps")
         watchdog = watchdogs_of(proc.pid)
         self.assertEqual(len(watchdog), 1)
         proc.send_signal(signal.SIGUSR2)
         wait_for(lambda: len(self.starts(log)) == 2, 30, "the second loop.started")
         self.assertEqual(watchdogs_of(proc.pid), watchdog, "the watchdog changed with the binary")
-        self.assertEqual(len(sleeps()), 3, "the upgrade ended processes of the run")
+        self.assertEqual(len(sleeps_of(marker)), 3, "the upgrade ended processes of the run")
         proc.kill()
         # Its watchdog ends what left the run's group, as it would have before the upgrade.
         wait_for(lambda: not processes_matching("sleep " + marker), 2, "the run's processes to end")
