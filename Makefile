@@ -37,11 +37,11 @@ demo: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target taskd
 	@examples/demo.sh $(BUILD)/taskd
 
-# Every benchmark in bench/ (each script takes the build directory); the
-# results and the commands that produced them are in BENCHMARKS.md.
+# Every benchmark in bench/, then their verdicts in one table (bench/all.sh);
+# the results and the commands that produced them are in BENCHMARKS.md.
 bench: build
 	@command -v hyperfine >/dev/null || apt-get install -y -q hyperfine python3-apscheduler python3-sqlalchemy
-	@for script in bench/*.sh; do echo "== $$script"; $$script $(BUILD) || exit 1; done
+	@bench/all.sh $(BUILD)
 
 # Coverage-guided fuzzing of the duration, cron and RRULE parsers with AFL++
 # (afl-g++ instrumentation), for FUZZ_SECONDS; findings in build-fuzz/findings.

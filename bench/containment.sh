@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Issue #17: what containment by cgroup costs a run's dispatch. 10 000 tasks
+# Issues #17 and #32: what containment costs a run's dispatch. 10 000 tasks
 # due at once run /bin/true under `taskd run-once --concurrency 8` on a
-# SQLite file, with --containment cgroup and --containment subreaper in
-# turns (PAIRS pairs, each on a fresh copy of the prepared file), and the
-# bare spawn loop (spawn_loop, 8 in flight) once: runs/s of each, and the
-# cgroup side's time over the subreaper side's. Where this machine lets
+# SQLite file, with --containment cgroup, --containment subreaper and the
+# bare spawn loop (spawn_loop, 8 in flight) in turns (PAIRS rounds, taskd
+# each time on a fresh copy of the prepared file): runs/s of each, each
+# mode's ratio to the loop (goals: subreaper >= 0.85, cgroup >= 0.75) and
+# the cgroup side's time over the subreaper side's. Where this machine lets
 # taskd make no cgroup, only the subreaper side runs.
 # Usage: bench/containment.sh [build-dir]   (BENCH_QUICK=1: 1 000 tasks, 1 pair)
 set -euo pipefail
@@ -38,16 +39,22 @@ for pair in $(seq 1 "$pairs"); do
   for mode in "${modes[@]}"; do
     ms=$(dispatch_ms "$mode")
     total[$mode]=$(( ${total[$mode]:-0} + ms ))
-    printf '  pair %d  %-10s %6d ms  %6.0f runs/s\n' "$pair" "$mode" "$ms" "$(bc -l <<<"$tasks * 1000 / $ms")"
+    printf '  round %d  %-10s %6d ms  %6.0f runs/s\n' "$pair" "$mode" "$ms" "$(bc -l <<<"$tasks * 1000 / $ms")"
   done
+  start=$(now_ms)
+  "$spawn_loop" "$tasks" 8 /bin/true
+  ms=$(( $(now_ms) - start ))
+  total[bare]=$(( ${total[bare]:-0} + ms ))
+  printf '  round %d  %-10s %6d ms  %6.0f runs/s\n' "$pair" "bare loop" "$ms" "$(bc -l <<<"$tasks * 1000 / $ms")"
 done
-start=$(now_ms)
-"$spawn_loop" "$tasks" 8 /bin/true
-bare_ms=$(( $(now_ms) - start ))
-printf '  bare spawn loop      %6d ms  %6.0f runs/s\n' "$bare_ms" "$(bc -l <<<"$tasks * 1000 / $bare_ms")"
+rate() { printf '%.0f/s' "$(bc -l <<<"$tasks * 1000 * $pairs / $1")"; }
+declare -A goal=([subreaper]=0.85 [cgroup]=0.75)
+echo "$tasks runs of /bin/true, 8 at once, $pairs rounds; load $(load_1m)"
+print_header
 for mode in "${modes[@]}"; do
-  mean=$(( total[$mode] / pairs ))
-  printf '  %-10s mean %6d ms: %.2f of the bare loop\n' "$mode" "$mean" "$(bc -l <<<"$bare_ms / $mean")"
+  ratio=$(printf '%.2f' "$(bc -l <<<"${total[bare]} / ${total[$mode]}")")
+  print_row "--containment $mode vs bare loop" "$(rate "${total[$mode]}")" "$(rate "${total[bare]}")" "$ratio" \
+    ">= ${goal[$mode]}" "$(compare "$ratio" ge "${goal[$mode]}")"
 done
 if [ "${#modes[@]}" = 2 ]; then
   printf '  cgroup / subreaper: %.2f\n' "$(bc -l <<<"${total[cgroup]} / ${total[subreaper]}")"

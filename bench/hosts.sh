@@ -51,6 +51,7 @@ for count in 1 2 3; do
                                       FROM (SELECT worker_host, count(*) n FROM taskd.runs WHERE status = 'succeeded' GROUP BY 1) c")
   printf '  %-22s %8.0f runs/s  (%.2f of the bare loop; runs per host: %s)\n' "$count host(s)" \
     "$(bc -l <<<"$dispatched * 1000 / $ms")" "$(bc -l <<<"$bare_ms / $ms")" "$per_host"
+  [ "$count" = 1 ] && one_host_ms=$ms
 done
 
 echo "== 2. failover: kill -9 of the host running a task, until its retry starts ($trials trials, --lease 2s)"
@@ -83,6 +84,7 @@ for trial in $(seq 1 "$trials"); do
 done
 sort -n "$work/failover.ms" | awk '{ v[NR] = $1; s += $1 } END {
   printf "  failover ms: min %d, mean %.0f, max %d (goal <= %d)\n", v[1], s / NR, v[NR], 4000 }'
+failover_max=$(sort -n "$work/failover.ms" | tail -n 1)
 
 echo "== 3. lateness: 1 000 tasks every 1-10 s, 3 hosts, ${seconds} s"
 fresh lateness
@@ -97,11 +99,20 @@ sleep "$seconds"
 for pid in "${hosts[@]}"; do kill -TERM "$pid"; wait "$pid" || true; done
 stopped=$(now_ms)
 hosts=()
+late="SELECT started_at - scheduled_at AS l FROM taskd.runs WHERE trigger = 'schedule' AND started_at IS NOT NULL
+        AND scheduled_at >= $((started + 2000)) AND scheduled_at < $((stopped - 1000))"
 psql_run -d lateness -c "SELECT '  runs ' || count(*) || ', late ms p50 ' || percentile_disc(0.5) WITHIN GROUP (ORDER BY l)
                                 || ', p99 ' || percentile_disc(0.99) WITHIN GROUP (ORDER BY l) || ', max ' || max(l)
                                 || ' (goal p99 <= 50); per host: ' || (SELECT string_agg(worker_host || ' ' || n, ', '
                                    ORDER BY worker_host) FROM (SELECT worker_host, count(*) n FROM taskd.runs
                                    WHERE started_at IS NOT NULL GROUP BY 1) c)
-                         FROM (SELECT started_at - scheduled_at AS l FROM taskd.runs
-                               WHERE trigger = 'schedule' AND started_at IS NOT NULL
-                                 AND scheduled_at >= $((started + 2000)) AND scheduled_at < $((stopped - 1000))) s"
+                         FROM ($late) s"
+p99=$(psql_run -d lateness -c "SELECT percentile_disc(0.99) WITHIN GROUP (ORDER BY l) FROM ($late) s")
+
+echo "load $(load_1m)"
+print_header
+ratio=$(printf '%.2f' "$(bc -l <<<"$bare_ms / $one_host_ms")")
+print_row "dispatch, 1 host vs bare loop" "$(( dispatched * 1000 / one_host_ms ))/s" "$(( dispatched * 1000 / bare_ms ))/s" \
+  "$ratio" ">= 0.5" "$(compare "$ratio" ge 0.5)"
+print_row "failover, worst of $trials (ms)" "$failover_max" "-" "-" "<= 4000" "$(compare "$failover_max" le 4000)"
+print_row "lateness p99, 3 hosts (ms)" "$p99" "-" "-" "<= 50" "$(compare "$p99" le 50)"

@@ -126,14 +126,33 @@ for round in $(seq 1 "$rounds"); do
 done
 
 echo "== medians over the rounds (by runs/s)"
-printf '  %-16s %7s %8s %8s %13s %15s\n' system workers runs/s "of loop" statements/job "server ms/job"
+medians=$work/medians
 for system in taskd graphile-worker pg-boss; do
   for count in 1 2 3; do
     awk -v s="$system" -v c="$count" '$1 == s && $2 == c' "$results" | sort -k3 -n |
-      awk '{ row[NR] = $0 } END { print row[int((NR + 1) / 2)] }' |
-      awk '{ printf "  %-16s %7d %8s %8s %13s %15s\n", $1, $2, $3, $4, $5, $6 }'
+      awk '{ row[NR] = $0 } END { print row[int((NR + 1) / 2)] }' >>"$medians"
   done
 done
+printf '  %-16s %7s %8s %8s %13s %15s\n' system workers runs/s "of loop" statements/job "server ms/job"
+awk '{ printf "  %-16s %7d %8s %8s %13s %15s\n", $1, $2, $3, $4, $5, $6 }' "$medians"
+
+# The median's field FIELD (3 runs/s, 4 of the loop, 5 statements, 6 server ms) of SYSTEM with COUNT workers.
+median_of() { awk -v s="$1" -v c="$2" -v f="$3" '$1 == s && $2 == c { print $f }' "$medians"; }
+print_header
+for count in 1 2 3; do
+  statements=$(median_of taskd "$count" 5) cpu=$(median_of taskd "$count" 6) rate=$(median_of taskd "$count" 3)
+  print_row "$count worker(s): statements/run" "$statements" "-" "-" "<= 4" "$(compare "$statements" le 4)"
+  print_row "$count worker(s): server ms/run" "$cpu" "-" "-" "<= 0.8" "$(compare "$cpu" le 0.8)"
+  for peer in graphile-worker pg-boss; do
+    peer_rate=$(median_of "$peer" "$count" 3) peer_cpu=$(median_of "$peer" "$count" 6)
+    print_row "$count worker(s): runs/s vs $peer" "$rate" "$peer_rate" "$(bc -l <<<"scale=2; $rate / $peer_rate")" \
+      ">= 1" "$(compare "$rate" ge "$peer_rate")"
+    print_row "$count worker(s): server ms vs $peer" "$cpu" "$peer_cpu" "$(bc -l <<<"scale=2; $cpu / $peer_cpu")" \
+      "<= 1" "$(compare "$cpu" le "$peer_cpu")"
+  done
+done
+one_host=$(median_of taskd 1 4)
+print_row "1 worker: runs/s vs bare loop" "$(median_of taskd 1 3)" "-" "$one_host" ">= 0.5" "$(compare "$one_host" ge 0.5)"
 
 echo "== failover after a worker dies (kill -9), as each package's code has it"
 pgboss_src=$npm_dir/node_modules/pg-boss/src
