@@ -5,7 +5,10 @@
 #include <cstdlib>
 #include <cstdio>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
+#include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -28,6 +31,44 @@ using namespace std::chrono_literals;
 
 // A notify command that runs longer than this is ended by SIGALRM.
 constexpr auto notify_time_limit = 60s;
+
+// The task rows a batch of ends read under its lock (on a server), each
+// served once: its first reader writes the row, so a later one reads it
+// again. Nothing read (a SQLite file): every row is read when asked for.
+class RowsReadUnderLock {
+ public:
+  explicit RowsReadUnderLock(std::optional<std::vector<store::StoredTask>> rows) : read_(rows.has_value()) {
+    for (auto& row : rows.value_or(std::vector<store::StoredTask>{})) {
+      const auto& upstream = store::readable(row).definition.after.task;
+      if (!row) unsure_of_followers_ = true;
+      else if (!upstream.empty()) upstreams_.insert(upstream);
+      auto id = store::readable(row).id;
+      rows_.emplace(id, std::move(row));
+    }
+  }
+
+  // The row of task `id` as read under the lock, if not served yet; else as
+  // it is now (none when the task was removed).
+  core::Result<std::optional<store::StoredTask>> take(store::Database& db, std::int64_t id) {
+    auto row = rows_.find(id);
+    if (row == rows_.end()) return store::find_stored_task(db, id);
+    std::optional<store::StoredTask> taken(std::move(row->second));
+    rows_.erase(row);
+    return taken;
+  }
+
+  // Whether a task may follow `upstream`: the lock took every follower of
+  // the batch's tasks, so none among them is none at all.
+  bool may_have_followers(std::string_view upstream) const {
+    return !read_ || unsure_of_followers_ || upstreams_.contains(upstream);
+  }
+
+ private:
+  bool read_;
+  bool unsure_of_followers_ = false;  // a malformed row was among them
+  std::map<std::int64_t, store::StoredTask> rows_;
+  std::set<std::string, std::less<>> upstreams_;  // of the followers among them
+};
 
 // Where the ends of a transaction queue their followers' runs.
 struct Followed {
@@ -104,7 +145,8 @@ core::Result<void> start_follower(store::Database& db, core::Task follower, cons
 // starts (--after on success, --after TASK:finished on any outcome). A
 // follower whose row is malformed is not run: a SKIPPED row says why.
 core::Result<void> start_followers(store::Database& db, const std::string& upstream, const AttemptEnd& end,
-                                   const Followed& followed) {
+                                   const Followed& followed, const RowsReadUnderLock& rows) {
+  if (!rows.may_have_followers(upstream)) return {};
   auto followers = TRY(store::followers_of(db, upstream));
   for (auto& follower : followers) {
     if (!store::readable(follower).definition.after.on_any_outcome && end.outcome != core::AttemptOutcome::succeeded)
@@ -227,8 +269,8 @@ struct Recorded {
 };
 
 core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptEnd& end, bool finished,
-                                             core::Time now) {
-  auto found = TRY(store::find_stored_task(db, end.task_id));
+                                             core::Time now, RowsReadUnderLock& rows) {
+  auto found = TRY(rows.take(db, end.task_id));
   if (!found) return Recorded{};
   if (!*found) return Recorded{.current = finished};
   core::Task task = std::move(**found);
@@ -268,7 +310,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   RecordedEnds recorded;
   std::vector<std::int64_t> task_ids;
   for (const auto& end : ends) task_ids.push_back(end.task_id);
-  TRY(store::lock_tasks_and_followers(db, task_ids));
+  RowsReadUnderLock rows(TRY(store::lock_tasks_and_followers(db, task_ids)));
   // Every run of the batch ends before any follower starts: a follower's own
   // run may have ended in it too, and is then no longer running.
   std::vector<bool> finished;
@@ -278,7 +320,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   }
   std::vector<std::pair<std::string, const AttemptEnd*>> final_outcomes;  // by the upstream's name
   for (std::size_t i = 0; i < ends.size(); ++i) {
-    auto result = TRY(record_in_transaction(db, ends[i], finished[i], now));
+    auto result = TRY(record_in_transaction(db, ends[i], finished[i], now, rows));
     recorded.written.push_back(finished[i]);
     recorded.current.push_back(result.current);
     if (!result.change) continue;
@@ -287,7 +329,7 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   }
   Followed followed{now, recorded.to_stop};
   for (const auto& [upstream, end] : final_outcomes) {
-    TRY(start_followers(db, upstream, *end, followed));
+    TRY(start_followers(db, upstream, *end, followed, rows));
   }
   return recorded;
 }

@@ -572,17 +572,19 @@ Result<void> make_due_at_boot(Database& db, std::string_view host, std::string_v
   return write(db, [&] { return keep_boot(db, host, boot_id, now); }, WriteScope::rows);
 }
 
-Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids) {
-  if (db.dialect() != Dialect::postgresql || ids.empty()) return {};
-  return guarded(db, [&]() -> Result<void> {
-    auto lock = db.cached(
-        "SELECT id FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])) OR (after_task <> '' AND after_task IN "
-        "(SELECT name FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])))) ORDER BY id FOR UPDATE");
+Result<std::optional<std::vector<StoredTask>>> lock_tasks_and_followers(Database& db,
+                                                                        const std::vector<std::int64_t>& ids) {
+  if (db.dialect() != Dialect::postgresql) return std::nullopt;
+  if (ids.empty()) return std::optional<std::vector<StoredTask>>(std::in_place);
+  return guarded(db, [&]() -> Result<std::optional<std::vector<StoredTask>>> {
+    static const std::string sql = fmt::format(
+        "SELECT {} FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])) OR (after_task <> '' AND after_task IN "
+        "(SELECT name FROM tasks WHERE id = ANY(CAST(?1 AS bigint[])))) ORDER BY id FOR UPDATE",
+        task_columns());
+    auto lock = db.cached(sql);
     Binder b(lock);
     b.id_array(ids);
-    while (lock.step()) {
-    }
-    return {};
+    return std::optional(TRY(tasks_from(lock)));
   });
 }
 

@@ -162,9 +162,11 @@ core::Result<void> make_due_at_boot(Database& db, std::string_view host, std::st
 // On a server, locks the rows of the tasks `ids` and of their followers
 // (the tasks --after one of them: an attempt's end may queue their runs)
 // until the transaction ends, all in the order of their ids, waiting for
-// the transactions that hold them (WriteScope::rows). Nothing on a SQLite
-// file, whose write transaction has it all.
-core::Result<void> lock_tasks_and_followers(Database& db, const std::vector<std::int64_t>& ids);
+// the transactions that hold them (WriteScope::rows), and returns them as
+// read under the lock: the statement that locks them reads them too.
+// Nothing on a SQLite file, whose write transaction has it all: none read.
+core::Result<std::optional<std::vector<StoredTask>>> lock_tasks_and_followers(Database& db,
+                                                                              const std::vector<std::int64_t>& ids);
 
 // The tasks --after the task named `name`, in the order of their ids.
 core::Result<std::vector<StoredTask>> followers_of(Database& db, std::string_view name);
