@@ -57,6 +57,21 @@ class RowsReadUnderLock {
     return taken;
   }
 
+  // The row of `end`'s task as read under the lock, taken for an end that
+  // writes its run's end and the task's new state in one: an attempt of
+  // the schedule's (a manual run's end may queue a retry first), not ended
+  // by taskd's shutdown, whose task's row is well-formed and holds it as its
+  // current attempt (the row stays locked: nothing else changes it).
+  std::optional<core::Task> take_for_one_write(const AttemptEnd& end) {
+    auto row = rows_.find(end.task_id);
+    if (end.shutdown || end.trigger == core::Trigger::manual || row == rows_.end() || !row->second ||
+        row->second->state.attempt_uid != end.attempt_uid)
+      return std::nullopt;
+    std::optional<core::Task> task(std::move(*row->second));
+    rows_.erase(row);
+    return task;
+  }
+
   // Whether a task may follow `upstream`: the lock took every follower of
   // the batch's tasks, so none among them is none at all.
   bool may_have_followers(std::string_view upstream) const {
@@ -89,15 +104,23 @@ core::Result<core::FinishDecision> finish_decision(store::Database& db, const co
   return core::on_manual_finish(schedule, task.state, now, end.outcome, end.reason);
 }
 
+// What is written beside the task's new state at an attempt's end: the
+// SKIPPED row of the slots the decision passed over, and what the run left
+// in $TASKD_STATE.
+core::Result<void> write_beside_state(store::Database& db, std::int64_t task_id, const core::FinishDecision& decision,
+                                      const AttemptEnd& end, core::Time now) {
+  if (decision.skipped) TRY(store::insert_skipped_run(db, task_id, *decision.skipped, now));
+  if (end.state_blob) TRY(store::save_state_blob(db, task_id, *end.state_blob));
+  return {};
+}
+
 // The policy's decision on the attempt's end, written.
 core::Result<core::FinishDecision> apply_policy(store::Database& db, const core::Task& task, const AttemptEnd& end,
                                                 core::Time now) {
   const auto& schedule = task.schedule.value();
   auto decision = TRY(finish_decision(db, task, schedule, end, now));
-  TRY(write_decision(db, task.id, decision.state, decision.skipped, now));
-  if (end.state_blob) {
-    TRY(store::save_state_blob(db, task.id, *end.state_blob));
-  }
+  TRY(store::save_state(db, task.id, decision.state, now));
+  TRY(write_beside_state(db, task.id, decision, end, now));
   return decision;
 }
 
@@ -243,17 +266,21 @@ void ping_end(const core::TaskDefinition& definition, const AttemptEnd& end) {
   ping_run(definition.ping_url, definition.name, end.run_id, ping, end.output);
 }
 
+// The final row of the run of an attempt's end.
+store::FinishRecord finish_record(const AttemptEnd& end, core::Time now) {
+  return {end.run_id,      end.attempt_uid, core::run_status_of(end.outcome),
+          now,             end.exit_code,   end.signal,
+          end.reason,      end.output,      end.output_truncated,
+          end.usage};
+}
+
 // The run row of an attempt's end (back in the queue when taskd's shutdown
 // ended it); false for a stale attempt.
 core::Result<bool> finish_attempt_run(store::Database& db, const AttemptEnd& end, core::Time now) {
   if (end.shutdown)
     return store::requeue_run(db, {end.run_id, end.attempt_uid, end.shutdown->run_attempt_no,
                                    end.shutdown->run_index, end.reason});
-  store::FinishRecord record{end.run_id, end.attempt_uid,    core::run_status_of(end.outcome),
-                             now,        end.exit_code,      end.signal,
-                             end.reason, end.output,         end.output_truncated,
-                             end.usage};
-  return store::finish_run(db, record);
+  return store::finish_run(db, finish_record(end, now));
 }
 
 // What recording an attempt's end (its run row already written, `finished`
@@ -288,6 +315,20 @@ core::Result<Recorded> record_in_transaction(store::Database& db, const AttemptE
   return Recorded{true, StateChange{std::move(task), std::move(decision.state)}, !decision.retry_pending};
 }
 
+// The end of an attempt whose task's row the lock read
+// (take_for_one_write): its run's end, the task's new state and its pruned
+// history in one write. Whether that ended the run, and what it recorded.
+core::Result<std::pair<bool, Recorded>> record_in_one_write(store::Database& db, const AttemptEnd& end,
+                                                            core::Task task, core::Time now) {
+  auto decision = core::on_finish(task.definition, task.schedule.value(), task.state, now, end.outcome, end.reason);
+  bool finished = TRY(store::finish_run_saving_state(db, finish_record(end, now), task.id, decision.state,
+                                                     task.definition.keep_runs, now));
+  if (!finished) return std::pair(false, Recorded{});
+  TRY(write_beside_state(db, task.id, decision, end, now));
+  bool final_outcome = !decision.retry_pending;
+  return std::pair(true, Recorded{true, StateChange{std::move(task), std::move(decision.state)}, final_outcome});
+}
+
 }  // namespace
 
 core::Result<EndRecorded> record_attempt_end(store::Database& db, const AttemptEnd& end, core::Time now) {
@@ -312,15 +353,27 @@ core::Result<RecordedEnds> record_attempt_ends_within(store::Database& db, const
   for (const auto& end : ends) task_ids.push_back(end.task_id);
   RowsReadUnderLock rows(TRY(store::lock_tasks_and_followers(db, task_ids)));
   // Every run of the batch ends before any follower starts: a follower's own
-  // run may have ended in it too, and is then no longer running.
+  // run may have ended in it too, and is then no longer running. An attempt
+  // whose task's row the lock read ends with its task's new state, in one
+  // write (below); the others' runs end first.
+  std::vector<std::optional<core::Task>> in_one_write;
   std::vector<bool> finished;
   for (const auto& end : ends) {
-    auto written = TRY(finish_attempt_run(db, end, now));
+    in_one_write.push_back(rows.take_for_one_write(end));
+    bool written = false;
+    if (!in_one_write.back()) written = TRY(finish_attempt_run(db, end, now));
     finished.push_back(written);
   }
   std::vector<std::pair<std::string, const AttemptEnd*>> final_outcomes;  // by the upstream's name
   for (std::size_t i = 0; i < ends.size(); ++i) {
-    auto result = TRY(record_in_transaction(db, ends[i], finished[i], now, rows));
+    Recorded result;
+    if (in_one_write[i]) {
+      auto [written, recorded_end] = TRY(record_in_one_write(db, ends[i], std::move(*in_one_write[i]), now));
+      finished[i] = written;
+      result = std::move(recorded_end);
+    } else {
+      result = TRY(record_in_transaction(db, ends[i], finished[i], now, rows));
+    }
     recorded.written.push_back(finished[i]);
     recorded.current.push_back(result.current);
     if (!result.change) continue;

@@ -54,18 +54,19 @@ core::Result<TaskEnqueued> enqueue_task(store::Database& db, const core::Task& t
     result.counts.skipped += 1;
     reports.emplace_back(0, task.definition.name, core::RunStatus::skipped, std::move(row.reason));
   }
-  if (decision.run_slot) {
-    if (active && task.definition.overlap == core::Overlap::replace) {
-      auto replaced = TRY(replace_active_runs(db, task.id, decision.state, *decision.run_slot, now));
-      result.replaced_child = replaced;
-      result.counts.replaced = replaced.has_value();
-    }
-    auto queued =
-        TRY(store::insert_queued_run(db, task, *decision.run_slot, decision.trigger, now, decision.not_before));
-    result.counts.enqueued = 1;
-    reports.emplace_back(queued, task.definition.name, core::RunStatus::queued, "");
+  if (!decision.run_slot) {
+    TRY(store::save_state(db, task.id, decision.state, now));
+    return result;
   }
-  TRY(store::save_state(db, task.id, decision.state, now));
+  if (active && task.definition.overlap == core::Overlap::replace) {
+    auto replaced = TRY(replace_active_runs(db, task.id, decision.state, *decision.run_slot, now));
+    result.replaced_child = replaced;
+    result.counts.replaced = replaced.has_value();
+  }
+  auto queued = TRY(store::queue_run_saving_state(db, task, *decision.run_slot, decision.trigger, now,
+                                                  decision.not_before, decision.state));
+  result.counts.enqueued = 1;
+  reports.emplace_back(queued, task.definition.name, core::RunStatus::queued, "");
   return result;
 }
 

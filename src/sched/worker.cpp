@@ -576,9 +576,8 @@ class WorkerImpl {
     store::StartRecord start{run.id, decision.state.attempt_uid, attempt_no_of(run, decision.state),
                              decision.state.run_index, now, decision.deadline,
                              lease_base + task.definition.kill_grace, identity_};
-    auto marked = TRY(store::mark_running(db_, start));
-    if (!marked) return {};
-    TRY(write_decision(db_, task.id, decision.state, decision.skipped, now));
+    if (!TRY(store::mark_running(db_, start, task.id, decision.state, now))) return {};
+    if (decision.skipped) TRY(store::insert_skipped_run(db_, task.id, *decision.skipped, now));
     auto before_start = std::exchange(task.state, decision.state);
     batch.claimed.push_back({run, std::move(task), decision.state.attempt_uid, decision.deadline,
                              std::move(found->state_blob), at.steady, "", std::move(before_start)});

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "store/columns.hpp"
+#include "store/task_row.hpp"
 #include "store/tasks.hpp"
 
 namespace taskd::store {
@@ -121,22 +122,53 @@ const std::string& claimable_run_condition() {
   return condition;
 }
 
+namespace {
+
+constexpr const char* queued_run_insert =
+    "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
+    "not_before, upstream_run_id) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?) RETURNING id";
+
+void bind_queued_run(Binder& b, const core::Task& task, Time slot, core::Trigger trigger, Time now,
+                     std::optional<Time> not_before, std::optional<std::int64_t> upstream_run_id) {
+  b.int64(task.id);
+  b.text(core::to_string(trigger));
+  b.int64(task.definition.priority);
+  b.time(slot);
+  b.time(now);
+  b.time(not_before.value_or(now));
+  b.optional_int(upstream_run_id);
+}
+
+}  // namespace
+
 Result<std::int64_t> insert_queued_run(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
                                        Time now, std::optional<Time> not_before,
                                        std::optional<std::int64_t> upstream_run_id) {
   return guarded(db, [&]() -> Result<std::int64_t> {
-    auto insert = db.cached(
-        "INSERT INTO runs (task_id, status, trigger, priority, scheduled_at, enqueued_at, "
-        "not_before, upstream_run_id) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?) RETURNING id");
+    auto insert = db.cached(queued_run_insert);
     Binder b(insert);
-    b.int64(task.id);
-    b.text(core::to_string(trigger));
-    b.int64(task.definition.priority);
-    b.time(slot);
-    b.time(now);
-    b.time(not_before.value_or(now));
-    b.optional_int(upstream_run_id);
+    bind_queued_run(b, task, slot, trigger, now, not_before, upstream_run_id);
     return insert.single_int64();
+  });
+}
+
+Result<std::int64_t> queue_run_saving_state(Database& db, const core::Task& task, Time slot, core::Trigger trigger,
+                                            Time now, std::optional<Time> not_before, const core::TaskState& state) {
+  if (db.dialect() != Dialect::postgresql) {
+    auto id = TRY(insert_queued_run(db, task, slot, trigger, now, not_before));
+    TRY(save_state(db, task.id, state, now));
+    return id;
+  }
+  return guarded(db, [&]() -> Result<std::int64_t> {
+    static const std::string sql =
+        fmt::format("WITH queued AS ({}), saved AS (UPDATE tasks SET {} WHERE id = ?) SELECT id FROM queued",
+                    queued_run_insert, state_assignments);
+    auto statement = db.cached(sql);
+    Binder b(statement);
+    bind_queued_run(b, task, slot, trigger, now, not_before, std::nullopt);
+    bind_state(b, state, now);
+    b.int64(task.id);
+    return statement.single_int64();
   });
 }
 
@@ -342,25 +374,56 @@ Result<bool> mark_dropped(Database& db, std::int64_t run_id, const std::string& 
   });
 }
 
-Result<bool> mark_running(Database& db, const StartRecord& start) {
+namespace {
+
+constexpr const char* start_assignments =
+    "status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, started_at = ?, deadline_at = ?, "
+    "lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, worker_pid = ?, worker_started_at = ?";
+
+void bind_start(Binder& b, const StartRecord& start) {
+  b.text(start.attempt_uid);
+  b.int64(start.attempt_no);
+  b.int64(start.run_index);
+  b.time(start.started_at);
+  b.time(start.deadline_at);
+  b.time(start.lease_expires_at);
+  b.text(start.worker.host);
+  b.text(start.worker.boot_id);
+  b.int64(start.worker.pid);
+  b.int64(start.worker.started_at);
+  b.int64(start.run_id);
+}
+
+Result<bool> mark_run_running(Database& db, const StartRecord& start) {
   return guarded(db, [&]() -> Result<bool> {
-    auto update = db.cached(
-        "UPDATE runs SET status = 'running', attempt_uid = ?, attempt_no = ?, run_index = ?, "
-        "started_at = ?, deadline_at = ?, lease_expires_at = ?, worker_host = ?, worker_boot_id = ?, "
-        "worker_pid = ?, worker_started_at = ? WHERE id = ? AND status = 'queued'");
+    static const std::string sql = fmt::format("UPDATE runs SET {} WHERE id = ? AND status = 'queued'", start_assignments);
+    auto update = db.cached(sql);
     Binder b(update);
-    b.text(start.attempt_uid);
-    b.int64(start.attempt_no);
-    b.int64(start.run_index);
-    b.time(start.started_at);
-    b.time(start.deadline_at);
-    b.time(start.lease_expires_at);
-    b.text(start.worker.host);
-    b.text(start.worker.boot_id);
-    b.int64(start.worker.pid);
-    b.int64(start.worker.started_at);
-    b.int64(start.run_id);
+    bind_start(b, start);
     return update.exec() == 1;
+  });
+}
+
+}  // namespace
+
+Result<bool> mark_running(Database& db, const StartRecord& start, std::int64_t task_id, const core::TaskState& state,
+                          Time now) {
+  if (db.dialect() != Dialect::postgresql) {
+    bool started = TRY(mark_run_running(db, start));
+    if (started) TRY(save_state(db, task_id, state, now));
+    return started;
+  }
+  return guarded(db, [&]() -> Result<bool> {
+    static const std::string sql = fmt::format(
+        "WITH started AS (UPDATE runs SET {} WHERE id = ? AND status = 'queued' RETURNING id), "
+        "saved AS (UPDATE tasks SET {} WHERE id = ? AND EXISTS (SELECT 1 FROM started)) SELECT count(*) FROM started",
+        start_assignments, state_assignments);
+    auto statement = db.cached(sql);
+    Binder b(statement);
+    bind_start(b, start);
+    bind_state(b, state, now);
+    b.int64(task_id);
+    return statement.single_int64() == 1;
   });
 }
 
@@ -481,25 +544,77 @@ Result<std::optional<InFlightRun>> running_run_of(Database& db, std::int64_t tas
   });
 }
 
+namespace {
+
+constexpr const char* finish_assignments =
+    "status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, output = ?, output_truncated = ?, "
+    "lease_expires_at = NULL, cpu_us = ?, peak_memory_bytes = ?";
+constexpr const char* finished_attempt = "id = ? AND status = 'running' AND attempt_uid = ?";
+
+void bind_finish(Binder& b, const FinishRecord& finish) {
+  b.text(core::to_string(finish.status));
+  b.time(finish.finished_at);
+  b.optional_int(finish.exit_code);
+  b.optional_int(finish.signal);
+  b.text(finish.reason);
+  b.blob(finish.output);
+  b.int64(finish.output_truncated);
+  b.optional_int(finish.usage.cpu ? std::optional(finish.usage.cpu->count()) : std::nullopt);
+  b.optional_int(finish.usage.peak_memory_bytes);
+  b.int64(finish.run_id);
+  b.text(finish.attempt_uid);
+}
+
+// How many parameters (each a bare ?) the pieces of SQL `pieces` hold.
+int parameters_in(std::initializer_list<std::string_view> pieces) {
+  std::size_t count = 0;
+  for (auto piece : pieces) count += static_cast<std::size_t>(std::ranges::count(piece, '?'));
+  return static_cast<int>(count);
+}
+
+// The ended runs of task ?N beyond its newest ?N+1 (prune_history).
+std::string pruned_runs(int task, int keep) {
+  return fmt::format("DELETE FROM runs WHERE task_id = ?{0} AND status NOT IN ('queued', 'running') AND id <= "
+                     "(SELECT id FROM runs WHERE task_id = ?{0} ORDER BY id DESC LIMIT 1 OFFSET ?{1})",
+                     task, keep);
+}
+
+}  // namespace
+
 Result<bool> finish_run(Database& db, const FinishRecord& finish) {
   return guarded(db, [&]() -> Result<bool> {
-    auto update = db.cached(
-        "UPDATE runs SET status = ?, finished_at = ?, exit_code = ?, signal = ?, reason = ?, "
-        "output = ?, output_truncated = ?, lease_expires_at = NULL, cpu_us = ?, peak_memory_bytes = ? "
-        "WHERE id = ? AND status = 'running' AND attempt_uid = ?");
+    static const std::string sql = fmt::format("UPDATE runs SET {} WHERE {}", finish_assignments, finished_attempt);
+    auto update = db.cached(sql);
     Binder b(update);
-    b.text(core::to_string(finish.status));
-    b.time(finish.finished_at);
-    b.optional_int(finish.exit_code);
-    b.optional_int(finish.signal);
-    b.text(finish.reason);
-    b.blob(finish.output);
-    b.int64(finish.output_truncated);
-    b.optional_int(finish.usage.cpu ? std::optional(finish.usage.cpu->count()) : std::nullopt);
-    b.optional_int(finish.usage.peak_memory_bytes);
-    b.int64(finish.run_id);
-    b.text(finish.attempt_uid);
+    bind_finish(b, finish);
     return update.exec() == 1;
+  });
+}
+
+Result<bool> finish_run_saving_state(Database& db, const FinishRecord& finish, std::int64_t task_id,
+                                     const core::TaskState& state, int keep_runs, Time now) {
+  if (db.dialect() != Dialect::postgresql) {
+    bool finished = TRY(finish_run(db, finish));
+    if (finished) TRY(save_state(db, task_id, state, now));
+    TRY(prune_history(db, task_id, keep_runs));
+    return finished;
+  }
+  return guarded(db, [&]() -> Result<bool> {
+    // The DELETE sees the runs as they were before the statement: the run
+    // it ends (the task's newest) is still running there, and kept.
+    static const int task = parameters_in({finish_assignments, finished_attempt, state_assignments}) + 1;
+    static const std::string sql = fmt::format(
+        "WITH ended AS (UPDATE runs SET {} WHERE {} RETURNING id), "
+        "saved AS (UPDATE tasks SET {} WHERE id = ?{} AND EXISTS (SELECT 1 FROM ended)), "
+        "pruned AS ({}) SELECT count(*) FROM ended",
+        finish_assignments, finished_attempt, state_assignments, task, pruned_runs(task, task + 1));
+    auto statement = db.cached(sql);
+    Binder b(statement);
+    bind_finish(b, finish);
+    bind_state(b, state, now);
+    b.int64(task_id);
+    b.int64(keep_runs);
+    return statement.single_int64() == 1;
   });
 }
 
@@ -525,9 +640,8 @@ Result<bool> requeue_run(Database& db, const RequeueRecord& requeue) {
 
 Result<int> prune_history(Database& db, std::int64_t task_id, int keep) {
   return guarded(db, [&]() -> Result<int> {
-    auto prune = db.cached(
-        "DELETE FROM runs WHERE task_id = ?1 AND status NOT IN ('queued', 'running') AND id <= "
-        "(SELECT id FROM runs WHERE task_id = ?1 ORDER BY id DESC LIMIT 1 OFFSET ?2)");
+    static const std::string sql = pruned_runs(1, 2);
+    auto prune = db.cached(sql);
     prune.bind(1, task_id);
     prune.bind(2, keep);
     return static_cast<int>(prune.exec());

@@ -72,6 +72,11 @@ core::Result<std::int64_t> insert_queued_run(Database& db, const core::Task& tas
                                              core::Trigger trigger, core::Time now,
                                              std::optional<core::Time> not_before = std::nullopt,
                                              std::optional<std::int64_t> upstream_run_id = std::nullopt);
+// A QUEUED run as insert_queued_run makes it, and the task's state `state`
+// written with it (one statement on a server).
+core::Result<std::int64_t> queue_run_saving_state(Database& db, const core::Task& task, core::Time slot,
+                                                  core::Trigger trigger, core::Time now,
+                                                  std::optional<core::Time> not_before, const core::TaskState& state);
 
 // A QUEUED retry of `run`, a manual run with its own ladder (a backfilled
 // one, a chain's): attempt `attempt_no` of the same slot, for the same
@@ -153,8 +158,11 @@ struct StartRecord {
   core::Time lease_expires_at;
   WorkerIdentity worker;
 };
-// QUEUED -> RUNNING; false if another worker claimed it first.
-core::Result<bool> mark_running(Database& db, const StartRecord& start);
+// QUEUED -> RUNNING, and task `task_id`'s state `state` written with it
+// (one statement on a server); false, and nothing written, if another
+// worker claimed the run first.
+core::Result<bool> mark_running(Database& db, const StartRecord& start, std::int64_t task_id,
+                                const core::TaskState& state, core::Time now);
 
 // A child started for a run: its pid and start time, so that a later
 // recovery can kill what a dead worker left running.
@@ -222,6 +230,11 @@ struct FinishRecord {
 // RUNNING -> a final status, only for the attempt that is running; false
 // (and nothing written) for a stale attempt_uid.
 core::Result<bool> finish_run(Database& db, const FinishRecord& finish);
+// finish_run, and task `task_id`'s state `state` written with it when it
+// finished the run; then the task's history pruned to its `keep_runs` newest
+// runs (prune_history), whether it did or not. One statement on a server.
+core::Result<bool> finish_run_saving_state(Database& db, const FinishRecord& finish, std::int64_t task_id,
+                                           const core::TaskState& state, int keep_runs, core::Time now);
 
 // A running attempt that taskd's shutdown ended: its run goes back to the
 // queue for the same slot, as it was queued (its attempt number and run

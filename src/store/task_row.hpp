@@ -24,6 +24,12 @@ extern const char* const headline_columns;
 // The task in the current row of `row`, task_columns in order.
 StoredTask read_task(const Query& row);
 
+class Binder;
+// A task's state columns as "column = ?" assignments, and their values
+// bound in that order (`now` the row's updated_at).
+extern const char* const state_assignments;
+void bind_state(Binder& b, const core::TaskState& state, core::Time now);
+
 // The task in the current row of `row`, headline_columns in order: the
 // others keep their defaults. Only a column read that does not read by
 // itself makes the row malformed here: whether the schedule's columns make

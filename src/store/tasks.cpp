@@ -58,36 +58,6 @@ Result<std::optional<Task>> well_formed(Result<std::optional<StoredTask>> found)
   return std::optional(std::move(**stored));
 }
 
-constexpr const char* state_assignments =
-    "next_run_at = ?, last_run_at = ?, last_finished_at = ?, last_status = ?, attempt_no = ?, attempt_uid = ?, "
-    "attempt_started_at = ?, attempt_timeout_at = ?, run_index = ?, disabled_until_update = ?, disabled_reason = ?, "
-    "paused = ?, accounted_until = ?, last_succeeded_at = ?, failing_since = ?, ladder_exhausted_at = ?, "
-    "updated_at = ?";
-
-void bind_state(Binder& b, const core::TaskState& s, Time now) {
-  b.time(s.next_run_at);
-  b.time(s.last_run_at);
-  b.time(s.last_finished_at);
-  if (s.last_status) {
-    b.text(core::to_string(*s.last_status));
-  } else {
-    b.null();
-  }
-  b.int64(s.attempt_no);
-  b.text(s.attempt_uid);
-  b.time(s.attempt_started_at);
-  b.time(s.attempt_timeout_at);
-  b.int64(s.run_index);
-  b.int64(s.disabled_until_update);
-  b.text(s.disabled_reason);
-  b.int64(s.paused);
-  b.time(s.accounted_until);
-  b.time(s.last_succeeded_at);
-  b.time(s.failing_since);
-  b.time(s.ladder_exhausted_at);
-  b.time(now);
-}
-
 // Every definition column but the name, in bind_definition's order: those
 // of the fields not in core::task_fields(), then those of the table.
 const std::string& definition_columns() {
@@ -154,6 +124,36 @@ void bind_definition(Binder& b, const core::TaskDefinition& d, const std::string
 }
 
 }  // namespace
+
+const char* const state_assignments =
+    "next_run_at = ?, last_run_at = ?, last_finished_at = ?, last_status = ?, attempt_no = ?, attempt_uid = ?, "
+    "attempt_started_at = ?, attempt_timeout_at = ?, run_index = ?, disabled_until_update = ?, disabled_reason = ?, "
+    "paused = ?, accounted_until = ?, last_succeeded_at = ?, failing_since = ?, ladder_exhausted_at = ?, "
+    "updated_at = ?";
+
+void bind_state(Binder& b, const core::TaskState& s, Time now) {
+  b.time(s.next_run_at);
+  b.time(s.last_run_at);
+  b.time(s.last_finished_at);
+  if (s.last_status) {
+    b.text(core::to_string(*s.last_status));
+  } else {
+    b.null();
+  }
+  b.int64(s.attempt_no);
+  b.text(s.attempt_uid);
+  b.time(s.attempt_started_at);
+  b.time(s.attempt_timeout_at);
+  b.int64(s.run_index);
+  b.int64(s.disabled_until_update);
+  b.text(s.disabled_reason);
+  b.int64(s.paused);
+  b.time(s.accounted_until);
+  b.time(s.last_succeeded_at);
+  b.time(s.failing_since);
+  b.time(s.ladder_exhausted_at);
+  b.time(now);
+}
 
 const Task& readable(const StoredTask& task) { return task ? *task : task.error().readable; }
 

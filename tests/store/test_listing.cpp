@@ -80,7 +80,9 @@ std::int64_t ended_run(store::Database& db, const core::Task& task, core::Time s
   auto id = store::insert_queued_run(db, task, slot, trigger, slot).value();
   auto started = slot + late;
   std::string uid = fmt::format("uid-{}", id);
-  REQUIRE(store::mark_running(db, {id, uid, 1, 1, started, started + 30s, started + 60s, {"h", "b", 1, 1}}).value());
+  store::StartRecord record{id, uid, 1, 1, started, started + 30s, started + 60s, {"h", "b", 1, 1}};
+  auto state = store::find_task(db, task.id).value()->state;  // left as it is
+  REQUIRE(store::mark_running(db, record, task.id, state, started).value());
   REQUIRE(store::finish_run(db, {id, uid, status, started + 1s, 0, std::nullopt, "", "out", false}).value());
   return id;
 }

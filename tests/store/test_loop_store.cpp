@@ -29,7 +29,7 @@ TEST_CASE("the earliest lease of a running run is upcoming, whether it ended or 
   CHECK_FALSE(store::upcoming_after(temp.db, at(10, 0), "here").value().earliest_lease_end);
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
   store::StartRecord start{run_id, "uid", 1, 1, at(10, 0), at(11, 0), at(10, 1), {"here", "boot", 1, 2}};
-  REQUIRE(store::mark_running(temp.db, start).value());
+  REQUIRE(store::mark_running(temp.db, start, task.id, task.state, at(10, 0)).value());
   CHECK(store::upcoming_after(temp.db, at(10, 0), "here").value().earliest_lease_end == at(10, 1));
   CHECK(store::upcoming_after(temp.db, at(10, 5), "here").value().earliest_lease_end == at(10, 1));
 }
@@ -74,7 +74,7 @@ TEST_CASE("the tick's probe tells a due task, a running run, a claimable run and
   CHECK(probe(at(10, 0, 42)).claimable);
 
   store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 0, 42), at(10, 1), at(10, 1, 10), {"host", "boot", 42, 7}};
-  REQUIRE(store::mark_running(temp.db, start).value());
+  REQUIRE(store::mark_running(temp.db, start, task.id, task.state, at(10, 0, 42)).value());
   auto running = probe(at(10, 0, 42));
   CHECK((running.running && !running.claimable && !running.workers));
 

@@ -39,10 +39,9 @@ sched::AttemptEnd start(store::Database& db, const Queued& queued) {
   auto uid = "uid-" + queued.task.definition.name;
   auto schedule = core::schedule_of(queued.task.definition).value();
   auto started = core::on_start(queued.task.definition, schedule, queued.task.state, at(10, 0), at(10, 0), uid);
-  REQUIRE(store::save_state(db, queued.task.id, started.state, at(10, 0)));
   store::StartRecord record{queued.run_id, uid, 1, 1, at(10, 0), started.deadline, started.deadline + 10s,
                             {"here", "boot", 1, 2}};
-  REQUIRE(store::mark_running(db, record).value());
+  REQUIRE(store::mark_running(db, record, queued.task.id, started.state, at(10, 0)).value());
   return {.run_id = queued.run_id, .task_id = queued.task.id, .attempt_uid = uid,
           .outcome = core::AttemptOutcome::succeeded};
 }

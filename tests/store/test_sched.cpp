@@ -442,9 +442,8 @@ std::int64_t running_under(test::TempDb& temp, const store::WorkerIdentity& work
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
   auto schedule = core::schedule_of(task.definition).value();
   auto start = core::on_start(task.definition, schedule, task.state, at(10, 0), at(10, 0), "uid-r");
-  REQUIRE(store::save_state(temp.db, task.id, start.state, at(10, 0)));
   store::StartRecord record{run_id, "uid-r", 1, 1, at(10, 0), start.deadline, start.deadline + 10s, worker};
-  REQUIRE(store::mark_running(temp.db, record).value());
+  REQUIRE(store::mark_running(temp.db, record, task.id, start.state, at(10, 0)).value());
   if (child == ChildRecorded::yes) REQUIRE(store::set_children(temp.db, {{run_id, 4242, 777}}));
   return run_id;
 }
@@ -537,7 +536,8 @@ TEST_CASE("the children of several runs are recorded in one statement, each in i
   auto first = running_under(temp, self, ChildRecorded::no);
   auto task = test::add_task(temp.db, test::every_definition("s", 1h), at(10, 0), true);
   auto second = store::insert_queued_run(temp.db, task, at(10, 0), core::Trigger::schedule, at(10, 0)).value();
-  REQUIRE(store::mark_running(temp.db, {second, "uid-s", 1, 1, at(10, 0), at(11, 0), at(11, 0), self}).value());
+  store::StartRecord record{second, "uid-s", 1, 1, at(10, 0), at(11, 0), at(11, 0), self};
+  REQUIRE(store::mark_running(temp.db, record, task.id, task.state, at(10, 0)).value());
   REQUIRE(store::set_children(temp.db, {{first, 4242, 777}, {second, 4343, 888}}));
   auto running = store::running_runs(temp.db).value();
   REQUIRE(running.size() == 2);

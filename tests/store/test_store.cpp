@@ -288,15 +288,20 @@ TEST_CASE("state written with a stale attempt_uid changes nothing (fencing)") {
   CHECK(store::find_task(temp.db, task.id).value()->state.next_run_at == at(23, 0));
 }
 
-TEST_CASE("a run is claimed once and finished only by its own attempt") {
+TEST_CASE("a run is claimed once, its task's state written with it, and finished only by its own attempt") {
   test::TempDb temp;
   auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
   auto run_id = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1)).value();
   CHECK(store::has_active_run(temp.db, task.id).value());
   store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 1), at(10, 1, 30), at(10, 1, 40), {"host", "boot", 42, 7}};
-  CHECK(store::mark_running(temp.db, start).value());
+  auto claimed = task.state;
+  claimed.attempt_uid = "uid-1";
+  CHECK(store::mark_running(temp.db, start, task.id, claimed, at(10, 1)).value());
+  CHECK(store::find_task(temp.db, task.id).value()->state.attempt_uid == "uid-1");
   start.attempt_uid = "uid-2";
-  CHECK_FALSE(store::mark_running(temp.db, start).value());  // a second worker loses the race
+  claimed.attempt_uid = "uid-2";
+  CHECK_FALSE(store::mark_running(temp.db, start, task.id, claimed, at(10, 1)).value());  // a second worker loses
+  CHECK(store::find_task(temp.db, task.id).value()->state.attempt_uid == "uid-1");         // and writes nothing
 
   store::FinishRecord stale{run_id, "uid-2", core::RunStatus::succeeded, at(10, 2), 0, std::nullopt, "", "", false};
   CHECK_FALSE(store::finish_run(temp.db, stale).value());
@@ -310,6 +315,21 @@ TEST_CASE("a run is claimed once and finished only by its own attempt") {
   CHECK(run.attempt_uid == "uid-1");
   CHECK(store::run_output(temp.db, run_id).value() == "out");
   CHECK_FALSE(store::has_active_run(temp.db, task.id).value());
+}
+
+TEST_CASE("a queued run and its task's state are written together") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  auto state = task.state;
+  state.next_run_at = at(10, 2);
+  auto run_id =
+      store::queue_run_saving_state(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1), at(10, 1, 5), state)
+          .value();
+  auto run = store::find_run(temp.db, run_id).value().value();
+  CHECK(run.status == core::RunStatus::queued);
+  CHECK(run.scheduled_at == at(10, 1));
+  CHECK(run.not_before == at(10, 1, 5));
+  CHECK(store::find_task(temp.db, task.id).value()->state.next_run_at == at(10, 2));
 }
 
 TEST_CASE("due tasks come from the partial index, not a scan" * doctest::test_suite("sqlite")) {
@@ -348,7 +368,7 @@ TEST_CASE("check's facts: last success, alert_after, the latest planned run, due
   auto planned = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1), at(10, 1, 5));
   REQUIRE(planned);
   store::StartRecord start{*planned, "uid", 1, 1, at(10, 3), at(10, 4), at(10, 5), {"host", "boot", 42, 7}};
-  REQUIRE(store::mark_running(temp.db, start).value());
+  REQUIRE(store::mark_running(temp.db, start, task.id, task.state, at(10, 3)).value());
   REQUIRE(store::insert_queued_run(temp.db, task, at(10, 6), core::Trigger::manual, at(10, 6)));  // left out
   auto state = store::find_task(temp.db, task.id).value()->state;
   state.last_succeeded_at = at(10, 4);
@@ -410,6 +430,31 @@ TEST_CASE("history is bounded per task, and unfinished runs are never pruned") {
   CHECK(kept[3].id == queued);
   CHECK(store::list_runs(temp.db, other.id, 100).value().size() == 5);
   CHECK(store::prune_history(temp.db, task.id, 3).value() == 0);
+}
+
+TEST_CASE("a run's end writes its task's state only when it ends the run, and prunes the history either way") {
+  test::TempDb temp;
+  auto task = test::add_task(temp.db, test::every_definition("a", 60s), at(10, 0));
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(store::insert_skipped_run(temp.db, task.id, {1, at(9, i), at(9, i), "skipped"}, at(9, i)));
+  auto run_id = store::insert_queued_run(temp.db, task, at(10, 1), core::Trigger::schedule, at(10, 1)).value();
+  store::StartRecord start{run_id, "uid-1", 1, 1, at(10, 1), at(10, 2), at(10, 3), {"host", "boot", 42, 7}};
+  REQUIRE(store::mark_running(temp.db, start, task.id, task.state, at(10, 1)).value());
+  auto ended = task.state;
+  ended.last_status = core::RunStatus::succeeded;
+
+  store::FinishRecord stale{run_id, "uid-0", core::RunStatus::succeeded, at(10, 2), 0, std::nullopt, "", "", false};
+  CHECK_FALSE(store::finish_run_saving_state(temp.db, stale, task.id, ended, 3, at(10, 2)).value());
+  CHECK_FALSE(store::find_task(temp.db, task.id).value()->state.last_status);
+  CHECK(store::list_runs(temp.db, task.id, 100).value().size() == 3);  // the oldest skipped row went
+
+  store::FinishRecord own{run_id, "uid-1", core::RunStatus::succeeded, at(10, 2), 0, std::nullopt, "", "out", false};
+  CHECK(store::finish_run_saving_state(temp.db, own, task.id, ended, 1, at(10, 2)).value());
+  CHECK(store::find_task(temp.db, task.id).value()->state.last_status == core::RunStatus::succeeded);
+  auto kept = store::list_runs(temp.db, task.id, 100).value();
+  REQUIRE(kept.size() == 1);  // the run it ended, the newest
+  CHECK(kept[0].id == run_id);
+  CHECK(kept[0].status == core::RunStatus::succeeded);
 }
 
 TEST_CASE("only a name taken is a duplicate: another constraint's failure is not reported as one") {
