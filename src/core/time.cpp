@@ -70,9 +70,7 @@ Rfc3339Text::Rfc3339Text(Time time, Precision precision) {
   size_ = static_cast<std::size_t>(end - bytes_.data());
 }
 
-std::string format_rfc3339(Time time, Precision precision) {
-  return std::string(Rfc3339Text(time, precision).view());
-}
+std::string format_rfc3339(Time time, Precision precision) { return std::string(Rfc3339Text(time, precision).view()); }
 
 Result<Time> parse_rfc3339(std::string_view text) {
   Rfc3339Reader in(text);
