@@ -1,7 +1,7 @@
 #include "cli/task_file_write.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
+#include <utility>
 
 #include "cli/task_options.hpp"
 #include "core/defaults.hpp"
@@ -48,13 +48,18 @@ std::string toml_string(std::string_view text) {
 // "a, b, c": the items, each as `format` writes it.
 template <class T, class Format>
 std::string joined(const std::vector<T>& items, Format format) {
-  std::vector<std::string> texts;
-  for (const auto& item : items) texts.push_back(format(item));
-  return fmt::format("{}", fmt::join(texts, ", "));
+  std::string text;
+  std::string_view separator;
+  for (const auto& item : items) {
+    text.append(std::exchange(separator, ", "));
+    text += format(item);
+  }
+  return text;
 }
 
-void write_key(std::string& out, std::string_view key, const std::string& value_text) {
-  out += fmt::format("{} = {}\n", key, value_text);
+// Appended, not formatted: a million tasks are exported at times.
+void write_key(std::string& out, std::string_view key, std::string_view value_text) {
+  out.append(key).append(" = ").append(value_text).push_back('\n');
 }
 
 // A text option, unless it says what leaving it out says.

@@ -292,9 +292,17 @@ std::optional<std::string> schedule_key(const TaskDefinition& d) {
   if ((!cron && d.schedule_kind != ScheduleKind::rrule) || set_dates) return std::nullopt;
   // Without a zone of its own, the schedule is on $TZ's clock.
   const char* tz_variable = d.tz.empty() ? std::getenv("TZ") : nullptr;
-  return fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}", to_string(d.schedule_kind), d.schedule_spec, d.tz,
-                     tz_variable ? tz_variable : "", d.dtstart ? format_local(*d.dtstart) : "",
-                     d.dst.gap ? to_string(*d.dst.gap) : "", d.dst.repeat ? to_string(*d.dst.repeat) : "");
+  auto dtstart = d.dtstart ? format_local(*d.dtstart) : std::string();
+  // Appended, not formatted: a listing makes one for every task it reads.
+  std::string key;
+  for (std::string_view part : {to_string(d.schedule_kind), std::string_view(d.schedule_spec), std::string_view(d.tz),
+                                std::string_view(tz_variable ? tz_variable : ""), std::string_view(dtstart),
+                                d.dst.gap ? to_string(*d.dst.gap) : "", d.dst.repeat ? to_string(*d.dst.repeat) : ""}) {
+    key.append(part);
+    key.push_back('\n');
+  }
+  key.pop_back();
+  return key;
 }
 
 Result<Schedule> schedule_without_skipped_days(const TaskDefinition& definition) {

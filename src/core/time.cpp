@@ -56,20 +56,21 @@ class Rfc3339Reader {
 
 }  // namespace
 
-std::string format_rfc3339(Time time, Precision precision) {
+Rfc3339Text::Rfc3339Text(Time time, Precision precision) {
   auto day = floor<days>(time);
   year_month_day date{day};
   hh_mm_ss clock{time - day};
-  fmt::memory_buffer out;
-  // Compiled formats: a listing writes three times a task.
-  fmt::format_to(fmt::appender(out), FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), int(date.year()),
-                 unsigned(date.month()), unsigned(date.day()), clock.hours().count(), clock.minutes().count(),
-                 clock.seconds().count());
+  // Compiled formats, straight into the buffer.
+  char* end = fmt::format_to(bytes_.data(), FMT_COMPILE("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}"), int(date.year()),
+                             unsigned(date.month()), unsigned(date.day()), clock.hours().count(),
+                             clock.minutes().count(), clock.seconds().count());
   if (precision == Precision::milliseconds || clock.subseconds().count() != 0)
-    fmt::format_to(fmt::appender(out), FMT_COMPILE(".{:03}"), clock.subseconds().count());
-  out.push_back('Z');
-  return fmt::to_string(out);
+    end = fmt::format_to(end, FMT_COMPILE(".{:03}"), clock.subseconds().count());
+  *end++ = 'Z';
+  size_ = static_cast<std::size_t>(end - bytes_.data());
 }
+
+std::string format_rfc3339(Time time, Precision precision) { return std::string(Rfc3339Text(time, precision).view()); }
 
 Result<Time> parse_rfc3339(std::string_view text) {
   Rfc3339Reader in(text);

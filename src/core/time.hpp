@@ -1,5 +1,6 @@
 #pragma once
 // Instants on the UTC timeline and their RFC 3339 spelling.
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -20,6 +21,18 @@ enum class Precision { exact, milliseconds };
 
 // "2026-11-21T14:00:00Z" or "…T14:00:00.137Z".
 std::string format_rfc3339(Time time, Precision precision = Precision::exact);
+
+// format_rfc3339's text in a buffer of its own, not a string: a listing
+// writes several times a task.
+class Rfc3339Text {
+ public:
+  explicit Rfc3339Text(Time time, Precision precision = Precision::exact);
+  std::string_view view() const { return {bytes_.data(), size_}; }
+
+ private:
+  std::array<char, 40> bytes_;  // the longest: a year of int's range, and milliseconds
+  std::size_t size_;
+};
 
 // Reads RFC 3339 with a "Z" or "±HH:MM" offset and optional fractional seconds.
 Result<Time> parse_rfc3339(std::string_view text);

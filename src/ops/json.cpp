@@ -7,14 +7,19 @@
 
 namespace taskd::ops {
 
-std::optional<std::string> time_text(const std::optional<core::Time>& time, core::Precision precision) {
-  if (!time) return std::nullopt;
-  return core::format_rfc3339(*time, precision);
+namespace {
+
+void put_time(JsonSink& out, const std::optional<core::Time>& time, core::Precision precision) {
+  if (!time) return out.null();
+  out.string(core::Rfc3339Text(*time, precision).view());
 }
 
+}  // namespace
+
 Json time_json(const std::optional<core::Time>& time, core::Precision precision) {
-  auto text = time_text(time, precision);
-  return text ? Json(*text) : Json(nullptr);
+  JsonBuilder out;
+  put_time(out, time, precision);
+  return out.take();
 }
 
 void put_seconds(JsonSink& out, const std::optional<core::Millis>& duration) {
@@ -33,6 +38,12 @@ Json seconds_json(const std::optional<core::Millis>& duration) {
 namespace {
 
 using core::Precision;
+
+void time_field(JsonSink& out, std::string_view name, const std::optional<core::Time>& time,
+                Precision precision = Precision::milliseconds) {
+  out.key(name);
+  put_time(out, time, precision);
+}
 
 void seconds_field(JsonSink& out, std::string_view name, const std::optional<core::Millis>& duration) {
   out.key(name);
@@ -106,21 +117,21 @@ void put_definition(JsonSink& out, const core::TaskDefinition& d, const std::opt
 }
 
 void put_state(JsonSink& out, const core::TaskState& s) {
-  out.field("next_run_at", time_text(s.next_run_at));
-  out.field("last_run_at", time_text(s.last_run_at, Precision::milliseconds));
-  out.field("last_finished_at", time_text(s.last_finished_at, Precision::milliseconds));
+  time_field(out, "next_run_at", s.next_run_at, Precision::exact);
+  time_field(out, "last_run_at", s.last_run_at);
+  time_field(out, "last_finished_at", s.last_finished_at);
   out.field("last_status", s.last_status ? std::optional(core::to_string(*s.last_status)) : std::nullopt);
   out.field("attempt_no", s.attempt_no);
   out.field("attempt_uid", s.attempt_uid.empty() ? std::nullopt : std::optional(s.attempt_uid));
-  out.field("attempt_started_at", time_text(s.attempt_started_at, Precision::milliseconds));
-  out.field("attempt_timeout_at", time_text(s.attempt_timeout_at, Precision::milliseconds));
+  time_field(out, "attempt_started_at", s.attempt_started_at);
+  time_field(out, "attempt_timeout_at", s.attempt_timeout_at);
   out.field("run_index", s.run_index);
   out.field("disabled_until_update", s.disabled_until_update);
   out.field("disabled_reason", s.disabled_reason);
   out.field("paused", s.paused);
-  out.field("last_succeeded_at", time_text(s.last_succeeded_at, Precision::milliseconds));
-  out.field("failing_since", time_text(s.failing_since, Precision::milliseconds));
-  out.field("ladder_exhausted_at", time_text(s.ladder_exhausted_at, Precision::milliseconds));
+  time_field(out, "last_succeeded_at", s.last_succeeded_at);
+  time_field(out, "failing_since", s.failing_since);
+  time_field(out, "ladder_exhausted_at", s.ladder_exhausted_at);
 }
 
 }  // namespace
@@ -174,10 +185,10 @@ void write_run(JsonSink& out, const store::RunRecord& run) {
   out.field("id", run.id);
   out.field("task", run.task);
   out.field("status", core::to_string(run.status));
-  out.field("scheduled_at", time_text(run.scheduled_at));
-  out.field("enqueued_at", time_text(run.enqueued_at, Precision::milliseconds));
-  out.field("started_at", time_text(run.started_at, Precision::milliseconds));
-  out.field("finished_at", time_text(run.finished_at, Precision::milliseconds));
+  time_field(out, "scheduled_at", run.scheduled_at, Precision::exact);
+  time_field(out, "enqueued_at", run.enqueued_at);
+  time_field(out, "started_at", run.started_at);
+  time_field(out, "finished_at", run.finished_at);
   out.field("exit_code", run.exit_code);
   out.field("signal", run.signal);
   out.field("attempt_no", run.attempt_no);

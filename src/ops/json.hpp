@@ -10,8 +10,6 @@
 namespace taskd::ops {
 
 // An RFC 3339 UTC time, or null.
-std::optional<std::string> time_text(const std::optional<core::Time>& time,
-                                     core::Precision precision = core::Precision::exact);
 Json time_json(const std::optional<core::Time>& time, core::Precision precision = core::Precision::exact);
 // Durations are seconds: whole ones as integers, others with their
 // milliseconds; null for none.

@@ -129,6 +129,8 @@ class JsonTextWriter final : public JsonSink {
   // Before a value: the separator and line break of an array's element.
   void start_value();
   void next_line();
+  // In a compact object: a key that needs no escape.
+  void compact_key(std::string_view name);
   // The string in quotes, then what `closing` adds after its closing quote
   // (a key's colon: a key and its colon are written at once).
   void quoted(std::string_view value, std::string_view closing = "\"");

@@ -124,7 +124,11 @@ Result<core::Millis> phase(Cell c) {
 // JSON text as taskd writes it, read a token at a time.
 struct JsonText {
   std::string_view rest;
-  void skip_spaces() { rest.remove_prefix(std::min(rest.find_first_not_of(" \t\n"), rest.size())); }
+  // A loop, not find_first_not_of: that looks each byte up in the set with memchr.
+  void skip_spaces() {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t' || rest.front() == '\n'))
+      rest.remove_prefix(1);
+  }
   // Takes `c` (and the spaces after it) if it comes next.
   bool take(char c) {
     if (!rest.starts_with(c)) return false;
@@ -143,6 +147,7 @@ std::optional<std::vector<std::int64_t>> integers_in(std::string_view text) {
   std::vector<std::int64_t> out;
   if (!in.take('[')) return std::nullopt;
   if (in.take(']')) return in.rest.empty() ? std::optional(out) : std::nullopt;
+  out.reserve(static_cast<std::size_t>(std::ranges::count(in.rest, ',')) + 1);
   do {
     std::int64_t value = 0;
     auto [end, error] = std::from_chars(in.rest.data(), in.rest.data() + in.rest.size(), value);
@@ -163,6 +168,7 @@ Result<std::vector<T>> integer_list(const core::StoredCell& c, std::int64_t leas
   if (!values || std::ranges::any_of(*values, [&](auto v) { return v < least || v > most; }))
     return malformed_value(what, c.text());
   std::vector<T> out;
+  out.reserve(values->size());
   for (auto value : *values) out.push_back(T(value));
   return out;
 }

@@ -73,3 +73,20 @@ TEST_CASE("the compact layout is dump()'s, with a line per element of an outermo
   CHECK(written(escaped_keys, JsonLayout::compact) == escaped_keys.dump());
   CHECK(Json::parse(written(listing, JsonLayout::compact)) == listing);
 }
+
+TEST_CASE("a byte to escape is found wherever it stands in a string") {
+  for (int byte : std::initializer_list<int>{0x00, 0x0a, 0x1f, 0x20, '!', '"', '#', '[', '\\', ']', 0x7e, 0x7f, 0x80,
+                                           0xc3, 0xff}) {
+    for (std::size_t size = 1; size <= 17; ++size) {
+      for (std::size_t at = 0; at < size; ++at) {
+        std::string text(size, 'a');
+        text[at] = static_cast<char>(byte);
+        CAPTURE(byte);
+        CAPTURE(text);
+        CHECK(written(Json(text)) == dumped(Json(text)));
+        Json keyed{{text, 1}};
+        CHECK(written(keyed, JsonLayout::compact) == keyed.dump(-1, ' ', false, Json::error_handler_t::replace));
+      }
+    }
+  }
+}
