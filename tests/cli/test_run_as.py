@@ -12,6 +12,7 @@ import sys
 import time
 import unittest
 
+from loop_helpers import next_slot_half_a_day_away
 from taskd_test import STORE, TASKD_BIN, TaskdTestCase, processes_matching
 
 NOBODY = pwd.getpwnam("nobody")
@@ -364,8 +365,10 @@ class UserStopsItsRunsTest(TaskdTestCase):
         self.addCleanup(proc.kill)
         names = [f"t{i}" for i in range(16)]
         for name in names:
-            self.add(name, "--every", "1h", "--start-now", "--user", self.USER.pw_name, "--timeout", "1s",
-                     "--kill-grace", "1s", "--retry", "none", "--", "/bin/true")
+            # The next slot half a day away: one drawn from the name could pass
+            # in the half minute all this takes, and leave a SKIPPED row.
+            self.add(name, "--every", "1d", "--phase", next_slot_half_a_day_away(), "--start-now", "--user",
+                     self.USER.pw_name, "--timeout", "1s", "--kill-grace", "1s", "--retry", "none", "--", "/bin/true")
         # Before: a run stopped before it executed stopped taskd with it, for good. Now
         # taskd waits 2 s at most for each run stopped before it executes: 32 s for all.
         code, _, err = self.run_taskd("run-once", "--concurrency", "8", timeout=120)

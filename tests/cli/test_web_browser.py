@@ -63,6 +63,17 @@ class BrowserTestCase(WebTestCase):
         return next(row for row in driver.find_elements(By.CSS_SELECTOR, "#tasks tbody tr")
                     if row.find_element(By.CSS_SELECTOR, "td.name").text == name)
 
+    def click_in_row(self, driver, name, selector):
+        """Clicks the element `selector` finds in task `name`'s row once there
+        is one; found again when a redraw (news, the strips' runs) took the
+        row away before the click."""
+        def clicked(d):
+            found = self.row(d, name).find_elements(By.CSS_SELECTOR, selector)
+            if found:
+                found[0].click()
+            return bool(found)
+        self.until(driver, clicked, "%s in the row of %s" % (selector, name))
+
     def marks(self, driver, name):
         """The classes of the strip's marks of task `name`, oldest first."""
         return [mark.get_attribute("class") for mark in self.row(driver, name).find_elements(By.CSS_SELECTOR, ".run")]
@@ -129,13 +140,13 @@ class BoardTest(BrowserTestCase):
         driver = self.open_browser()
         self.open_board(driver, self.start_web(token=TOKEN), ["t"])
         notice = driver.find_element(By.ID, "notice")
-        self.row(driver, "t").find_element(By.CSS_SELECTOR, "button.trigger").click()
+        self.click_in_row(driver, "t", "button.trigger")
         self.until(driver, lambda d: notice.text != "", "the refusal")
         self.assertEqual(notice.text, "Cannot trigger t: this needs the token")
         self.assertEqual(self.history(), [])
         driver.find_element(By.ID, "token").send_keys(TOKEN)
         driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
-        self.row(driver, "t").find_element(By.CSS_SELECTOR, "button.trigger").click()
+        self.click_in_row(driver, "t", "button.trigger")
         self.until(driver, lambda d: notice.text.endswith(" queued"), "the queued run")
         [run] = self.history()
         self.assertEqual((run["task"], run["trigger"], run["status"]), ("t", "manual", "queued"))
@@ -157,7 +168,7 @@ class BoardTest(BrowserTestCase):
         driver.find_element(By.ID, "token").send_keys(TOKEN)
         driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
         for name in HOSTILE_NAMES:
-            self.row(driver, name).find_element(By.CSS_SELECTOR, "button.trigger").click()
+            self.click_in_row(driver, name, "button.trigger")
             self.until(driver, lambda d: [r["task"] for r in self.history()].count(name) == 1, "a run of " + name)
         self.assertNoAlert(driver)
 
@@ -471,7 +482,7 @@ class TaskPageTest(BrowserTestCase):
         driver = self.open_browser()
         url = self.start_web(token=TOKEN)
         self.open_board(driver, url, [name])
-        self.row(driver, name).find_element(By.CSS_SELECTOR, "td.name a").click()
+        self.click_in_row(driver, name, "td.name a")
         self.until(driver, lambda d: d.find_elements(By.ID, "title") and d.find_element(By.ID, "title").text == name
                    and d.find_element(By.ID, "status").text == "", "the task's page")
         self.assertEqual(driver.find_elements(By.TAG_NAME, "img"), [])
@@ -554,7 +565,7 @@ class RunPageTest(BrowserTestCase):
         [run] = self.history()
         driver = self.open_browser()
         self.open_board(driver, self.start_web(), ["alpha"])
-        self.row(driver, "alpha").find_element(By.CSS_SELECTOR, "a.run").click()
+        self.click_in_row(driver, "alpha", "a.run")
         self.until(driver, lambda d: d.find_elements(By.ID, "output")
                    and d.find_element(By.ID, "output").text == "hello", "the run's output")
         self.assertTrue(driver.current_url.endswith("/runs/%d" % run["id"]))
