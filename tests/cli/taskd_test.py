@@ -250,11 +250,13 @@ class TaskdTestCase(unittest.TestCase):
     def logs(self, name, **kwargs):
         return self.ok("logs", name, **kwargs)
 
-    def wait_for_file(self, path, seconds=20):
-        """Polls for a file a child writes: a condition, with a deadline."""
+    def wait_for_file(self, path, seconds=20, seen=None):
+        """Polls for a file a child writes: a condition, with a deadline.
+        `seen`: what the failure should also tell, asked only then."""
         deadline = time.monotonic() + seconds
         while not os.path.exists(path):
-            self.assertLess(time.monotonic(), deadline, "the child never wrote %s" % path)
+            if time.monotonic() >= deadline:
+                self.fail("the child never wrote %s%s" % (path, "; " + seen() if seen else ""))
             time.sleep(0.02)
 
     def unique_sleep(self):

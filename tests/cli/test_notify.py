@@ -35,7 +35,9 @@ class NotifyTest(LoopTestCase):
 
     def notification(self, run_id):
         path = os.path.join(self.inbox, "run-%d" % run_id)
-        self.wait_for_file(path)
+        # What there is instead says which step went missing: the command, or its mv.
+        self.wait_for_file(path, seen=lambda: "the inbox holds %s, the runs are %s" % (
+            sorted(os.listdir(self.inbox)), [(r["id"], r["status"]) for r in self.history()]))
         with open(path) as f:
             return f.read().rstrip("\n").split("|")
 
