@@ -28,7 +28,9 @@ class RecoveryTest(TaskdTestCase):
         self.add("hang", "--every", "1h", "--phase", "0", "--start-now", "--timeout", "10m", "--shell", "--", script,
                  faketime=T0)
         # --start-now made T0 the first slot; the workers' clocks stand at T1, after it.
-        worker = self.popen_taskd("run-once", faketime=T1)
+        # By process group, not a cgroup: any taskd that starts meanwhile (a test beside
+        # this one) ends the cgroups of a dead taskd's runs at once, before this recovery.
+        worker = self.popen_taskd("run-once", "--containment", "subreaper", faketime=T1)
         self.addCleanup(worker.kill)
         # The shell, which touched the file, names the sleep too: wait for the sleep itself,
         # or taskd's death could take the shell before it starts it.
@@ -47,7 +49,7 @@ class RecoveryTest(TaskdTestCase):
         self.assertTrue(sleeps_of(marker))
         self.assertEqual([r["status"] for r in self.history("hang")], ["running"])
 
-        out = self.run_once(faketime=T1)
+        out = self.run_once("--containment", "subreaper", faketime=T1)
         self.assertIn("lost", out)
         self.assertEqual(processes_matching("sleep " + marker), [])
         runs = self.history("hang")
